@@ -1,0 +1,123 @@
+// Graph-masked multi-head attention, forward and backward, over any Pattern.
+//
+//   out_i^h = sum_{j in N(i)} alpha_ij^h v_j^h,   alpha_i.^h = normalize_j(score(i, j, h) + bias_ij^h)
+//
+// Scores (`Score`):
+//   dot_product  scale * <q_i, k_j>                          (Vaswani et al. 2017)
+//   additive     LeakyReLU(score_dst_i + score_src_j)        (GAT, Velickovic et al. 2018; the two
+//                                                             per-node scalars are a_dst.Wh_i, a_src.Wh_j)
+//   gatv2        a . LeakyReLU(q_i + k_j)                    (GATv2, Brody et al. 2022; q = W_r h_i,
+//                                                             k = W_l h_j)
+//   bilinear     scale * q_i W k_j^T                         (Luong et al. 2015, "general")
+//   perceptron   v . tanh(W q_i + U k_j)                     (Bahdanau et al. 2015)
+// Normalisations: softmax over row i (default), or relu(score) unnormalised.
+// Heads are combined by concatenation ([num_dst, H, Dv]) or mean ([num_dst, Dv]).
+// Attention dropout drops alpha_ij^h with probability p (survivors scaled by 1/(1-p)); the mask
+// is a pure function of (seed, i, j, h), so backward regenerates it and every path agrees.
+//
+// The sparse path is fused: one pass per destination row with an online softmax; nothing of size
+// edges x features is ever stored. Extra memory is the row log-sum-exp [num_dst, H] saved for
+// backward, plus [num_edges, H] only when attention weights are requested. Backward is
+// atomics-free: destination-parallel for query-side gradients, source-parallel (over the cached
+// transpose) for key/value-side gradients. Results are bit-identical for any thread count.
+//
+// Example (Transformer attention restricted to a graph):
+//   edgeattn::Graph g = edgeattn::build_graph(n, n, src, dst);
+//   edgeattn::AttentionInputs in{.query = q, .key = k, .value = v};   // [n, H, D] each
+//   auto fwd = edgeattn::attention_forward(g, in, {});                // fwd.out: [n, H, D]
+//   auto grads = edgeattn::attention_backward(g, in, {}, fwd, grad_out);
+//   // grads.query, grads.key, grads.value have the shapes of q, k, v
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "edgeattn/core/tensor.hpp"
+#include "edgeattn/graph/pattern.hpp"
+
+namespace edgeattn {
+
+enum class Score { dot_product, additive, gatv2, bilinear, perceptron };
+enum class Normalization { softmax, relu };
+enum class HeadCombine { concat, mean };
+
+/// Which implementation runs. `automatic` picks dense for dot-product/bilinear scores when the
+/// pattern's density is at least `AttentionConfig::dense_threshold`, else sparse.
+enum class AttentionPath {
+  automatic,
+  sparse,     ///< fused, parallel, any pattern and score
+  dense,      ///< blocked BLAS GEMM with a mask; dot_product and bilinear scores only
+  reference,  ///< serial, written for clarity; the test oracle
+};
+
+const char* to_string(Score s);
+const char* to_string(Normalization n);
+const char* to_string(AttentionPath p);
+/// Parses "dot_product"/"dot", "additive"/"gat", "gatv2", "bilinear", "perceptron".
+Score parse_score(const std::string& name);
+
+/// Density at and above which `automatic` uses the dense path; measured by
+/// bench/kernels/dense_vs_sparse_bench.cpp (see bench/RESULTS.md).
+inline constexpr double kDefaultDenseThreshold = 0.35;
+
+struct AttentionConfig {
+  Score score = Score::dot_product;
+  Normalization normalization = Normalization::softmax;
+  HeadCombine combine = HeadCombine::concat;
+  /// dot_product and bilinear: multiplies the score; 0 means 1/sqrt(head_dim).
+  float scale = 0.f;
+  /// additive and gatv2: LeakyReLU slope for negative inputs.
+  float negative_slope = 0.2f;
+  /// Attention dropout probability in [0, 1); 0 disables dropout.
+  float dropout = 0.f;
+  /// Key of the dropout mask; use a new seed per training step.
+  uint64_t seed = 0;
+  /// Also return the normalised weights alpha [num_edges, H] (before dropout), in CSR edge order.
+  bool return_attention = false;
+  AttentionPath path = AttentionPath::automatic;
+  double dense_threshold = kDefaultDenseThreshold;
+};
+
+/// Operands, as views (not copied). Which ones are required depends on the score; the rest stay
+/// empty. H = heads, Dk = key dim, Dv = value dim, C = perceptron hidden size, E = num_edges.
+struct AttentionInputs {
+  ConstView query;       ///< [num_dst, H, Dk]  dot_product, bilinear, gatv2 (W_r h_i), perceptron
+  ConstView key;         ///< [num_src, H, Dk]  dot_product, bilinear, gatv2 (W_l h_j), perceptron
+  ConstView value;       ///< [num_src, H, Dv]  always
+  ConstView score_dst;   ///< [num_dst, H]      additive (a_dst . W h_i)
+  ConstView score_src;   ///< [num_src, H]      additive (a_src . W h_j)
+  ConstView weight;      ///< bilinear: [H, Dk, Dk]; perceptron W: [H, C, Dk] (applied to query)
+  ConstView key_weight;  ///< perceptron U: [H, C, Dk] (applied to key)
+  ConstView att;         ///< gatv2 a: [H, Dk]; perceptron v: [H, C]
+  ConstView edge_bias;   ///< optional [E, H], added to the score, CSR edge order
+};
+
+struct AttentionResult {
+  Tensor out;        ///< concat: [num_dst, H, Dv]; mean: [num_dst, Dv]. Rows with no edges are 0.
+  Tensor row_stats;  ///< softmax: row log-sum-exp of scores [num_dst, H] (-inf for empty rows); relu: empty
+  Tensor attention;  ///< [E, H] when requested, else empty
+  AttentionPath path = AttentionPath::sparse;  ///< the path that ran
+};
+
+/// Gradients with the shapes of the corresponding inputs; empty where the input was empty.
+struct AttentionGrads {
+  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias;
+};
+
+/// Validates shapes and options (ShapeError / InvalidArgument naming the operand) and runs.
+AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs& inputs,
+                                  const AttentionConfig& config = {});
+
+/// `forward` is the result of attention_forward with the same pattern, inputs and config;
+/// grad_out has the shape of forward.out. Runs on the path the forward took.
+AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs& inputs,
+                                  const AttentionConfig& config, const AttentionResult& forward,
+                                  ConstView grad_out);
+
+/// Maps per-edge values in CSR order ([E, H], e.g. AttentionResult::attention) to the order of
+/// the edge list the graph was built from ([num_input_edges, H]). Input edges the builder dropped
+/// get 0; merged duplicates get the kept edge's value. Throws GraphError if the graph carries no
+/// input map (it was built from CSR).
+Tensor to_input_edge_order(const Graph& graph, ConstView per_edge);
+
+}  // namespace edgeattn

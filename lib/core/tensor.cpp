@@ -1,0 +1,121 @@
+#include "edgeattn/core/tensor.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace edgeattn {
+
+Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
+
+Shape::Shape(std::span<const int64_t> dims) {
+  if (dims.size() > static_cast<size_t>(kMaxRank))
+    raise<ShapeError>("Shape: rank ", dims.size(), " exceeds the maximum rank ", kMaxRank);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] < 0) raise<ShapeError>("Shape: extent ", d, " is ", dims[d], ", expected >= 0");
+    dims_[d] = dims[d];
+  }
+  rank_ = static_cast<int>(dims.size());
+}
+
+int64_t Shape::numel() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank_; ++i) n *= dims_[static_cast<size_t>(i)];
+  return n;
+}
+
+std::string Shape::str() const {
+  std::ostringstream os;
+  os << '[';
+  for (int i = 0; i < rank_; ++i) os << (i ? ", " : "") << dims_[static_cast<size_t>(i)];
+  os << ']';
+  return os.str();
+}
+
+void Tensor::allocate() {
+  // A zero-element tensor still owns a (minimal) block, so its views are distinguishable from
+  // absent operands: an empty graph's value tensor [0, H, D] is "given", not "missing".
+  const int64_t n = std::max<int64_t>(shape_.numel(), 1);
+  data_.reset(static_cast<float*>(::operator new[](static_cast<size_t>(n) * sizeof(float), std::align_val_t{64})));
+}
+
+Tensor::Tensor(Shape shape) : shape_(shape) {
+  allocate();
+  fill(0.f);
+}
+
+Tensor::Tensor(Shape shape, float value) : shape_(shape) {
+  allocate();
+  fill(value);
+}
+
+Tensor::Tensor(Shape shape, std::span<const float> values) : shape_(shape) {
+  if (static_cast<int64_t>(values.size()) != shape.numel())
+    raise<ShapeError>("Tensor: ", values.size(), " values given for shape ", shape.str(), " (", shape.numel(),
+                      " elements)");
+  allocate();
+  if (!values.empty()) std::memcpy(data(), values.data(), values.size() * sizeof(float));
+}
+
+Tensor::Tensor(const Tensor& other) : shape_(other.shape_) {
+  if (other.absent()) return;
+  allocate();
+  if (numel() > 0) std::memcpy(data(), other.data(), static_cast<size_t>(numel()) * sizeof(float));
+}
+
+Tensor& Tensor::operator=(const Tensor& other) {
+  if (this != &other) *this = Tensor(other);
+  return *this;
+}
+
+void Tensor::fill(float value) { std::fill_n(data(), numel(), value); }
+
+Tensor Tensor::reshaped(Shape shape) const& { return Tensor(*this).reshaped(shape); }
+
+Tensor Tensor::reshaped(Shape shape) && {
+  if (shape.numel() != numel())
+    raise<ShapeError>("Tensor::reshaped: cannot view ", shape_.str(), " (", numel(), " elements) as ", shape.str());
+  Tensor t(std::move(*this));
+  t.shape_ = shape;
+  return t;
+}
+
+void check_shape(const std::string& what, ConstView view, std::initializer_list<int64_t> expected) {
+  bool ok = view.rank() == static_cast<int>(expected.size());
+  if (ok) {
+    int d = 0;
+    for (int64_t e : expected) {
+      if (e != kAny && view.dim(d) != e) ok = false;
+      ++d;
+    }
+  }
+  if (ok) return;
+  std::ostringstream want;
+  want << '[';
+  int d = 0;
+  for (int64_t e : expected) {
+    want << (d++ ? ", " : "");
+    if (e == kAny)
+      want << '*';
+    else
+      want << e;
+  }
+  want << ']';
+  raise<ShapeError>(what, " has shape ", view.empty() ? std::string("(missing)") : view.shape().str(),
+                    ", expected ", want.str());
+}
+
+float max_abs_diff(ConstView a, ConstView b) {
+  if (!(a.shape() == b.shape()))
+    raise<ShapeError>("max_abs_diff: shapes differ: ", a.shape().str(), " vs ", b.shape().str());
+  float m = 0.f;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float d = std::fabs(a.data()[i] - b.data()[i]);
+    if (std::isnan(d)) return d;
+    m = std::max(m, d);
+  }
+  return m;
+}
+
+}  // namespace edgeattn

@@ -1,0 +1,361 @@
+// The one dispatch point of graph attention: validates operands, reduces every public score to a
+// canonical edge form (attention_backend.hpp), picks the path, and combines heads.
+//
+// Score reductions (per head h):
+//   bilinear    s = scale * q_i^T W k_j = scale * <q_i, W k_j>      -> dot with key' = W k
+//   perceptron  s = v^T tanh(W q_i + U k_j)                          -> vector_tanh on (W q, U k)
+// The projections are GEMMs over nodes (O(N * D^2)), never per edge; backward maps gradients back
+// through them (kernels/head_projection.hpp).
+#include "edgeattn/kernels/attention.hpp"
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "kernels/attention_backend.hpp"
+#include "kernels/head_projection.hpp"
+
+namespace edgeattn {
+namespace {
+
+using kernels::EdgeScore;
+
+bool uses_query_key(Score s) { return s != Score::additive; }
+
+// Everything the backends need, plus the projected operands that must outlive the call.
+struct Prepared {
+  int64_t num_dst = 0, num_src = 0, num_edges = 0, heads = 0, dk = 0, dv = 0, hidden = 0;
+  kernels::KernelArgs args;
+  Tensor projected_q;  // perceptron: W q  [Nd, H, C]
+  Tensor projected_k;  // bilinear: W k [Ns, H, Dk]; perceptron: U k [Ns, H, C]
+  AttentionPath path = AttentionPath::sparse;
+};
+
+std::string where(const AttentionConfig& c, const char* operand) {
+  return detail::message("attention(score=", to_string(c.score), "): ", operand);
+}
+
+void require_absent(const AttentionConfig& c, ConstView v, const char* operand) {
+  if (!v.empty())
+    raise<InvalidArgument>(where(c, operand), " was given but score '", to_string(c.score),
+                           "' does not use it");
+}
+
+AttentionPath resolve_path(const Pattern& p, const AttentionConfig& c, int64_t num_edges) {
+  const bool gemm_form = c.score == Score::dot_product || c.score == Score::bilinear;
+  switch (c.path) {
+    case AttentionPath::automatic:
+      return gemm_form && num_edges > 0 && density(p) >= c.dense_threshold ? AttentionPath::dense
+                                                                           : AttentionPath::sparse;
+    case AttentionPath::dense:
+      if (!gemm_form)
+        raise<InvalidArgument>("attention: path=dense computes scores with GEMM and supports score "
+                               "dot_product or bilinear, got score '",
+                               to_string(c.score), "'; use path=sparse");
+      return AttentionPath::dense;
+    default:
+      return c.path;
+  }
+}
+
+// Validates every operand against the pattern and config; fills sizes and raw pointers.
+Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionConfig& c) {
+  Prepared r;
+  r.num_dst = num_dst(p);
+  r.num_src = num_src(p);
+  r.num_edges = num_edges(p);
+  if (!(c.dropout >= 0.f && c.dropout < 1.f))
+    raise<InvalidArgument>("attention: dropout is ", c.dropout, ", expected in [0, 1)");
+  if (!std::isfinite(c.scale) || c.scale < 0.f)
+    raise<InvalidArgument>("attention: scale is ", c.scale, ", expected finite and >= 0 (0 = 1/sqrt(head_dim))");
+  if (!std::isfinite(c.negative_slope))
+    raise<InvalidArgument>("attention: negative_slope is ", c.negative_slope, ", expected finite");
+
+  if (in.value.empty()) raise<ShapeError>(where(c, "value"), " is required, shape [num_src, heads, value_dim]");
+  if (in.value.rank() != 3)
+    raise<ShapeError>(where(c, "value"), " has shape ", in.value.shape().str(), ", expected [num_src=", r.num_src,
+                      ", heads, value_dim]");
+  r.heads = in.value.dim(1);
+  r.dv = in.value.dim(2);
+  if (r.heads < 1) raise<InvalidArgument>(where(c, "value"), " has 0 heads, expected at least 1");
+  check_shape(where(c, "value"), in.value, {r.num_src, r.heads, kAny});
+
+  auto& a = r.args;
+  a.heads = r.heads;
+  a.dv = r.dv;
+  a.v = in.value.data();
+  a.norm = c.normalization;
+  a.dropout = c.dropout;
+  a.seed = c.seed;
+  a.score.slope = c.negative_slope;
+
+  if (uses_query_key(c.score)) {
+    if (in.query.empty() || in.key.empty())
+      raise<ShapeError>(where(c, "query and key"), " are required, shapes [num_dst, heads, dim] and [num_src, heads, dim]");
+    if (in.query.rank() != 3) raise<ShapeError>(where(c, "query"), " has shape ", in.query.shape().str(), ", expected rank 3 [num_dst, heads, dim]");
+    r.dk = in.query.dim(2);
+    check_shape(where(c, "query"), in.query, {r.num_dst, r.heads, r.dk});
+    check_shape(where(c, "key"), in.key, {r.num_src, r.heads, r.dk});
+    require_absent(c, in.score_dst, "score_dst");
+    require_absent(c, in.score_src, "score_src");
+  } else {
+    check_shape(where(c, "score_dst"), in.score_dst, {r.num_dst, r.heads});
+    check_shape(where(c, "score_src"), in.score_src, {r.num_src, r.heads});
+    require_absent(c, in.query, "query");
+    require_absent(c, in.key, "key");
+  }
+  if (!in.edge_bias.empty()) {
+    check_shape(where(c, "edge_bias"), in.edge_bias, {r.num_edges, r.heads});
+    a.bias = in.edge_bias.data();
+  }
+  r.path = resolve_path(p, c, r.num_edges);
+  const bool reference = r.path == AttentionPath::reference;
+  const float default_scale = r.dk > 0 ? 1.f / std::sqrt(static_cast<float>(r.dk)) : 1.f;
+
+  switch (c.score) {
+    case Score::dot_product:
+      require_absent(c, in.weight, "weight");
+      require_absent(c, in.key_weight, "key_weight");
+      require_absent(c, in.att, "att");
+      a.score = {.kind = EdgeScore::dot, .scale = c.scale > 0 ? c.scale : default_scale, .slope = c.negative_slope,
+                 .dk = r.dk, .q = in.query.data(), .k = in.key.data()};
+      break;
+    case Score::bilinear: {
+      require_absent(c, in.key_weight, "key_weight");
+      require_absent(c, in.att, "att");
+      check_shape(where(c, "weight"), in.weight, {r.heads, r.dk, r.dk});
+      r.projected_k = Tensor({r.num_src, r.heads, r.dk});
+      kernels::head_map_forward({r.num_src, r.heads, r.dk, r.dk}, in.key.data(), in.weight.data(),
+                                r.projected_k.data(), reference);
+      a.score = {.kind = EdgeScore::dot, .scale = c.scale > 0 ? c.scale : default_scale, .slope = c.negative_slope,
+                 .dk = r.dk, .q = in.query.data(), .k = r.projected_k.data()};
+      break;
+    }
+    case Score::additive:
+      require_absent(c, in.weight, "weight");
+      require_absent(c, in.key_weight, "key_weight");
+      require_absent(c, in.att, "att");
+      a.score = {.kind = EdgeScore::additive, .slope = c.negative_slope, .sd = in.score_dst.data(),
+                 .ss = in.score_src.data()};
+      break;
+    case Score::gatv2:
+      require_absent(c, in.weight, "weight");
+      require_absent(c, in.key_weight, "key_weight");
+      check_shape(where(c, "att"), in.att, {r.heads, r.dk});
+      a.score = {.kind = EdgeScore::vector_leaky, .slope = c.negative_slope, .dk = r.dk, .q = in.query.data(),
+                 .k = in.key.data(), .att = in.att.data()};
+      break;
+    case Score::perceptron: {
+      if (in.weight.rank() != 3)
+        raise<ShapeError>(where(c, "weight"), " has shape ", in.weight.empty() ? "(missing)" : in.weight.shape().str(),
+                          ", expected [heads=", r.heads, ", hidden, dim=", r.dk, "]");
+      r.hidden = in.weight.dim(1);
+      check_shape(where(c, "weight"), in.weight, {r.heads, r.hidden, r.dk});
+      check_shape(where(c, "key_weight"), in.key_weight, {r.heads, r.hidden, r.dk});
+      check_shape(where(c, "att"), in.att, {r.heads, r.hidden});
+      r.projected_q = Tensor({r.num_dst, r.heads, r.hidden});
+      r.projected_k = Tensor({r.num_src, r.heads, r.hidden});
+      kernels::head_map_forward({r.num_dst, r.heads, r.dk, r.hidden}, in.query.data(), in.weight.data(),
+                                r.projected_q.data(), reference);
+      kernels::head_map_forward({r.num_src, r.heads, r.dk, r.hidden}, in.key.data(), in.key_weight.data(),
+                                r.projected_k.data(), reference);
+      a.score = {.kind = EdgeScore::vector_tanh, .slope = c.negative_slope, .dk = r.hidden,
+                 .q = r.projected_q.data(), .k = r.projected_k.data(), .att = in.att.data()};
+      break;
+    }
+  }
+  return r;
+}
+
+// Materialises the pattern only when it is not already a Graph.
+const Graph& as_graph(const Pattern& p, std::optional<Graph>& storage) {
+  if (const Graph* g = std::get_if<Graph>(&p)) return *g;
+  storage = materialize(p);
+  return *storage;
+}
+
+}  // namespace
+
+const char* to_string(Score s) {
+  switch (s) {
+    case Score::dot_product: return "dot_product";
+    case Score::additive: return "additive";
+    case Score::gatv2: return "gatv2";
+    case Score::bilinear: return "bilinear";
+    case Score::perceptron: return "perceptron";
+  }
+  return "?";
+}
+
+const char* to_string(Normalization n) { return n == Normalization::softmax ? "softmax" : "relu"; }
+
+const char* to_string(AttentionPath p) {
+  switch (p) {
+    case AttentionPath::automatic: return "automatic";
+    case AttentionPath::sparse: return "sparse";
+    case AttentionPath::dense: return "dense";
+    case AttentionPath::reference: return "reference";
+  }
+  return "?";
+}
+
+Score parse_score(const std::string& name) {
+  if (name == "dot_product" || name == "dot" || name == "scaled_dot_product") return Score::dot_product;
+  if (name == "additive" || name == "gat") return Score::additive;
+  if (name == "gatv2") return Score::gatv2;
+  if (name == "bilinear" || name == "general") return Score::bilinear;
+  if (name == "perceptron" || name == "concat") return Score::perceptron;
+  raise<InvalidArgument>("unknown score '", name, "', expected one of: dot_product, additive, gatv2, bilinear, perceptron");
+}
+
+AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs& inputs,
+                                  const AttentionConfig& config) {
+  Prepared prep = prepare(pattern, inputs, config);
+  AttentionResult result;
+  result.path = prep.path;
+  Tensor per_head({prep.num_dst, prep.heads, prep.dv});
+  if (config.normalization == Normalization::softmax) result.row_stats = Tensor({prep.num_dst, prep.heads});
+  if (config.return_attention) result.attention = Tensor({prep.num_edges, prep.heads});
+  const kernels::ForwardBuffers buffers{per_head.data(), result.row_stats.data(),
+                                        config.return_attention ? result.attention.data() : nullptr};
+  switch (prep.path) {
+    case AttentionPath::reference: {
+      std::optional<Graph> storage;
+      kernels::reference_forward(as_graph(pattern, storage), prep.args, buffers);
+      break;
+    }
+    case AttentionPath::dense:
+      kernels::dense_forward(pattern, prep.args, buffers);
+      break;
+    default:
+      kernels::parallel_forward(pattern, prep.args, buffers);
+  }
+  if (config.combine == HeadCombine::concat) {
+    result.out = std::move(per_head);
+  } else {
+    result.out = Tensor({prep.num_dst, prep.dv});
+    const float inv = 1.f / static_cast<float>(prep.heads);
+    for (int64_t i = 0; i < prep.num_dst; ++i)
+      for (int64_t h = 0; h < prep.heads; ++h)
+        for (int64_t d = 0; d < prep.dv; ++d) result.out(i, d) += per_head(i, h, d) * inv;
+  }
+  return result;
+}
+
+AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs& inputs,
+                                  const AttentionConfig& config, const AttentionResult& forward,
+                                  ConstView grad_out) {
+  Prepared prep = prepare(pattern, inputs, config);
+  prep.path = forward.path;  // backward runs where forward ran
+  const int64_t nd = prep.num_dst, ns = prep.num_src, h = prep.heads;
+  if (config.normalization == Normalization::softmax)
+    check_shape("attention_backward: forward.row_stats", forward.row_stats, {nd, h});
+
+  // Per-head output gradient [Nd, H, Dv].
+  Tensor dout_storage;
+  const float* dout = grad_out.data();
+  if (config.combine == HeadCombine::concat) {
+    check_shape("attention_backward: grad_out", grad_out, {nd, h, prep.dv});
+  } else {
+    check_shape("attention_backward: grad_out", grad_out, {nd, prep.dv});
+    dout_storage = Tensor({nd, h, prep.dv});
+    const float inv = 1.f / static_cast<float>(h);
+    for (int64_t i = 0; i < nd; ++i)
+      for (int64_t k = 0; k < h; ++k)
+        for (int64_t d = 0; d < prep.dv; ++d) dout_storage(i, k, d) = grad_out.data()[i * prep.dv + d] * inv;
+    dout = dout_storage.data();
+  }
+
+  AttentionGrads g;
+  g.value = Tensor(inputs.value.shape());
+  if (!inputs.edge_bias.empty()) g.edge_bias = Tensor(inputs.edge_bias.shape());
+  kernels::BackwardBuffers b;
+  b.dv = g.value.data();
+  b.dbias = g.edge_bias.data();
+  // Gradients w.r.t. the canonical (possibly projected) q and k.
+  Tensor dq_canon, dk_canon;
+  switch (config.score) {
+    case Score::dot_product:
+    case Score::gatv2:
+      g.query = Tensor(inputs.query.shape());
+      g.key = Tensor(inputs.key.shape());
+      b.dq = g.query.data();
+      b.dk = g.key.data();
+      if (config.score == Score::gatv2) {
+        g.att = Tensor(inputs.att.shape());
+        b.datt = g.att.data();
+      }
+      break;
+    case Score::additive:
+      g.score_dst = Tensor(inputs.score_dst.shape());
+      g.score_src = Tensor(inputs.score_src.shape());
+      b.dsd = g.score_dst.data();
+      b.dss = g.score_src.data();
+      break;
+    case Score::bilinear:
+      g.query = Tensor(inputs.query.shape());
+      dk_canon = Tensor({ns, h, prep.dk});
+      b.dq = g.query.data();
+      b.dk = dk_canon.data();
+      break;
+    case Score::perceptron:
+      dq_canon = Tensor({nd, h, prep.hidden});
+      dk_canon = Tensor({ns, h, prep.hidden});
+      g.att = Tensor(inputs.att.shape());
+      b.dq = dq_canon.data();
+      b.dk = dk_canon.data();
+      b.datt = g.att.data();
+      break;
+  }
+
+  const kernels::BackwardInputs bin{dout, forward.row_stats.absent() ? nullptr : forward.row_stats.data()};
+  switch (prep.path) {
+    case AttentionPath::reference: {
+      std::optional<Graph> storage;
+      kernels::reference_backward(as_graph(pattern, storage), prep.args, bin, b);
+      break;
+    }
+    case AttentionPath::dense:
+      kernels::dense_backward(pattern, prep.args, bin, b);
+      break;
+    default:
+      kernels::parallel_backward(pattern, prep.args, bin, b);
+  }
+
+  const bool reference = prep.path == AttentionPath::reference;
+  if (config.score == Score::bilinear) {  // key' = W key
+    g.key = Tensor(inputs.key.shape());
+    g.weight = Tensor(inputs.weight.shape());
+    kernels::head_map_backward({ns, h, prep.dk, prep.dk}, inputs.key.data(), inputs.weight.data(),
+                               dk_canon.data(), g.key.data(), g.weight.data(), reference);
+  } else if (config.score == Score::perceptron) {  // q' = W q, k' = U k
+    g.query = Tensor(inputs.query.shape());
+    g.key = Tensor(inputs.key.shape());
+    g.weight = Tensor(inputs.weight.shape());
+    g.key_weight = Tensor(inputs.key_weight.shape());
+    kernels::head_map_backward({nd, h, prep.dk, prep.hidden}, inputs.query.data(), inputs.weight.data(),
+                               dq_canon.data(), g.query.data(), g.weight.data(), reference);
+    kernels::head_map_backward({ns, h, prep.dk, prep.hidden}, inputs.key.data(), inputs.key_weight.data(),
+                               dk_canon.data(), g.key.data(), g.key_weight.data(), reference);
+  }
+  return g;
+}
+
+Tensor to_input_edge_order(const Graph& graph, ConstView per_edge) {
+  const auto map = graph.csr_edge_of_input();
+  if (map.empty() && graph.input_edge_of_csr().empty())
+    raise<GraphError>("to_input_edge_order: the graph carries no input edge order (it was built from CSR); "
+                      "build it with build_graph to map per-edge values back");
+  if (per_edge.rank() != 2)
+    raise<ShapeError>("to_input_edge_order: per_edge has shape ", per_edge.shape().str(),
+                      ", expected [num_edges=", graph.num_edges(), ", heads]");
+  check_shape("to_input_edge_order: per_edge", per_edge, {graph.num_edges(), kAny});
+  const int64_t h = per_edge.dim(1);
+  Tensor out({static_cast<int64_t>(map.size()), h});
+  for (size_t k = 0; k < map.size(); ++k)
+    if (map[k] >= 0)
+      for (int64_t c = 0; c < h; ++c) out(static_cast<int64_t>(k), c) = per_edge.data()[map[k] * h + c];
+  return out;
+}
+
+}  // namespace edgeattn

@@ -1,0 +1,84 @@
+// Internal contract between the attention dispatch (lib/kernels/attention.cpp) and its backends:
+//   reference/  serial, obviously correct, the test oracle          (reference_attention.cpp)
+//   parallel/   fused online-softmax kernels over any pattern        (parallel_attention_*.cpp)
+//   dense/      blocked BLAS GEMM with a mask, dot-product scores    (dense_attention.cpp)
+//
+// The dispatch has already validated shapes and reduced every public score to one of four
+// per-edge forms (bilinear and perceptron are projected to these with GEMMs first):
+//   dot          s = scale * <q_i, k_j>                   q [Nd,H,Dk], k [Ns,H,Dk]
+//   additive     s = leaky(sd_i + ss_j)                   sd [Nd,H], ss [Ns,H]
+//   vector_leaky s = sum_c a_c * leaky(q_ic + k_jc)       q [Nd,H,Dk], k [Ns,H,Dk], a [H,Dk]
+//   vector_tanh  s = sum_c a_c * tanh(q_ic + k_jc)        same
+// then s += bias[e, h] if bias is given. Heads are always kept separate here: out [Nd,H,Dv].
+#pragma once
+
+#include <cstdint>
+
+#include "edgeattn/graph/pattern.hpp"
+#include "edgeattn/kernels/attention.hpp"
+
+namespace edgeattn::kernels {
+
+enum class EdgeScore { dot, additive, vector_leaky, vector_tanh };
+
+struct ScoreArgs {
+  EdgeScore kind = EdgeScore::dot;
+  float scale = 1.f;           // dot
+  float slope = 0.2f;          // additive, vector_leaky
+  int64_t dk = 0;              // dot, vector_*: feature length per head of q and k
+  const float* q = nullptr;    // [Nd, H, dk]
+  const float* k = nullptr;    // [Ns, H, dk]
+  const float* sd = nullptr;   // [Nd, H]
+  const float* ss = nullptr;   // [Ns, H]
+  const float* att = nullptr;  // [H, dk]
+};
+
+struct KernelArgs {
+  int64_t heads = 0;
+  int64_t dv = 0;
+  ScoreArgs score;
+  const float* v = nullptr;     // [Ns, H, dv]
+  const float* bias = nullptr;  // [E, H] or null
+  Normalization norm = Normalization::softmax;
+  float dropout = 0.f;
+  uint64_t seed = 0;
+};
+
+struct ForwardBuffers {
+  float* out = nullptr;    // [Nd, H, dv], written fully
+  float* lse = nullptr;    // [Nd, H], softmax only: written fully (-inf for empty rows)
+  float* alpha = nullptr;  // [E, H] or null: normalised weights before dropout
+};
+
+/// Gradient buffers, zero-filled by the caller; a null pointer means "not needed".
+struct BackwardBuffers {
+  float* dq = nullptr;    // [Nd, H, dk]
+  float* dk = nullptr;    // [Ns, H, dk]
+  float* dv = nullptr;    // [Ns, H, dv]
+  float* dsd = nullptr;   // [Nd, H]
+  float* dss = nullptr;   // [Ns, H]
+  float* datt = nullptr;  // [H, dk]
+  float* dbias = nullptr; // [E, H]
+};
+
+struct BackwardInputs {
+  const float* dout = nullptr;  // [Nd, H, dv]
+  const float* lse = nullptr;   // [Nd, H] from forward (softmax only)
+};
+
+// Serial oracle. Works on the materialised CSR of the pattern.
+void reference_forward(const Graph& g, const KernelArgs& a, const ForwardBuffers& out);
+void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInputs& in,
+                        const BackwardBuffers& grads);
+
+// Fused parallel kernels, any pattern.
+void parallel_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out);
+void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
+                       const BackwardBuffers& grads);
+
+// Dense blocked-GEMM path; a.score.kind must be EdgeScore::dot.
+void dense_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out);
+void dense_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
+                    const BackwardBuffers& grads);
+
+}  // namespace edgeattn::kernels

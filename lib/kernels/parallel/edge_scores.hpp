@@ -1,0 +1,140 @@
+// The four canonical edge-score forms as small structs shared by the fused forward and backward
+// kernels. Each computes the scores of all heads of one edge (i <- j) at once, so loops over heads
+// vectorise, and knows how a score gradient ds[h] flows to its destination-side operand (query or
+// score_dst, width dst_width per head... flattened as [H * dst_width]) and its source-side operand.
+//
+//   form          s[h]                              dst operand     src operand    shared
+//   DotScore      scale <q_ih, k_jh>                q  [H*dk]       k  [H*dk]
+//   AdditiveScore leaky(sd_ih + ss_jh)              sd [H]          ss [H]
+//   VectorScore   sum_c a_hc act(q_ihc + k_jhc)     q  [H*C]        k  [H*C]       a [H*C]
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/attention_backend.hpp"
+#include "kernels/parallel/fast_math.hpp"
+
+namespace edgeattn::kernels {
+
+struct DotScore {
+  const float* q;
+  const float* k;
+  int64_t heads, dk;
+  float scale;
+
+  int64_t width() const { return heads * dk; }
+  void scores(int64_t i, int64_t j, float* s) const {
+    const float* qi = q + i * heads * dk;
+    const float* kj = k + j * heads * dk;
+    for (int64_t h = 0; h < heads; ++h) {
+      float t = 0.f;
+      for (int64_t d = 0; d < dk; ++d) t += qi[h * dk + d] * kj[h * dk + d];
+      s[h] = scale * t;
+    }
+  }
+  // dq_i += scale * ds * k_j
+  void grad_dst(int64_t /*i*/, int64_t j, const float* ds, float* dst_acc, float* /*datt*/) const {
+    const float* kj = k + j * heads * dk;
+    for (int64_t h = 0; h < heads; ++h) {
+      const float g = scale * ds[h];
+      for (int64_t d = 0; d < dk; ++d) dst_acc[h * dk + d] += g * kj[h * dk + d];
+    }
+  }
+  // dk_j += scale * ds * q_i
+  void grad_src(int64_t i, int64_t /*j*/, const float* ds, float* src_acc) const {
+    const float* qi = q + i * heads * dk;
+    for (int64_t h = 0; h < heads; ++h) {
+      const float g = scale * ds[h];
+      for (int64_t d = 0; d < dk; ++d) src_acc[h * dk + d] += g * qi[h * dk + d];
+    }
+  }
+};
+
+struct AdditiveScore {
+  const float* sd;
+  const float* ss;
+  int64_t heads;
+  float slope;
+
+  int64_t width() const { return heads; }
+  void scores(int64_t i, int64_t j, float* s) const {
+    const float* a = sd + i * heads;
+    const float* b = ss + j * heads;
+    for (int64_t h = 0; h < heads; ++h) s[h] = leaky_relu(a[h] + b[h], slope);
+  }
+  void grad_dst(int64_t i, int64_t j, const float* ds, float* dst_acc, float* /*datt*/) const {
+    const float* a = sd + i * heads;
+    const float* b = ss + j * heads;
+    for (int64_t h = 0; h < heads; ++h) dst_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
+  }
+  void grad_src(int64_t i, int64_t j, const float* ds, float* src_acc) const {
+    const float* a = sd + i * heads;
+    const float* b = ss + j * heads;
+    for (int64_t h = 0; h < heads; ++h) src_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
+  }
+};
+
+/// GATv2 (act = LeakyReLU) and the perceptron score (act = tanh).
+template <bool kTanh>
+struct VectorScore {
+  const float* q;
+  const float* k;
+  const float* att;
+  int64_t heads, dk;
+  float slope;
+
+  static float act(float u, float slope) { return kTanh ? fast_tanh(u) : leaky_relu(u, slope); }
+  static float act_grad(float u, float slope) {
+    if constexpr (kTanh) {
+      const float t = fast_tanh(u);
+      return 1.f - t * t;
+    } else {
+      return leaky_relu_grad(u, slope);
+    }
+  }
+
+  int64_t width() const { return heads * dk; }
+  void scores(int64_t i, int64_t j, float* s) const {
+    const float* qi = q + i * heads * dk;
+    const float* kj = k + j * heads * dk;
+    for (int64_t h = 0; h < heads; ++h) {
+      float t = 0.f;
+      for (int64_t c = 0; c < dk; ++c) t += att[h * dk + c] * act(qi[h * dk + c] + kj[h * dk + c], slope);
+      s[h] = t;
+    }
+  }
+  // dq_i += ds * a * act'(u);  datt += ds * act(u)
+  void grad_dst(int64_t i, int64_t j, const float* ds, float* dst_acc, float* datt) const {
+    const float* qi = q + i * heads * dk;
+    const float* kj = k + j * heads * dk;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t c = 0; c < dk; ++c) {
+        const float u = qi[h * dk + c] + kj[h * dk + c];
+        dst_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(u, slope);
+        if (datt) datt[h * dk + c] += ds[h] * act(u, slope);
+      }
+  }
+  void grad_src(int64_t i, int64_t j, const float* ds, float* src_acc) const {
+    const float* qi = q + i * heads * dk;
+    const float* kj = k + j * heads * dk;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t c = 0; c < dk; ++c)
+        src_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(qi[h * dk + c] + kj[h * dk + c], slope);
+  }
+};
+
+/// Calls f(score) with the concrete score struct for a.score.kind.
+template <class F>
+decltype(auto) visit_score(const KernelArgs& a, F&& f) {
+  const ScoreArgs& s = a.score;
+  switch (s.kind) {
+    case EdgeScore::dot: return f(DotScore{s.q, s.k, a.heads, s.dk, s.scale});
+    case EdgeScore::additive: return f(AdditiveScore{s.sd, s.ss, a.heads, s.slope});
+    case EdgeScore::vector_leaky: return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
+    case EdgeScore::vector_tanh: break;
+  }
+  return f(VectorScore<true>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
+}
+
+}  // namespace edgeattn::kernels

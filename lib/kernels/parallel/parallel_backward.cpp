@@ -1,0 +1,181 @@
+// Fused graph-attention backward without atomics, recomputing attention from the saved row
+// log-sum-exp instead of storing per-edge weights (as in FlashAttention, Dao et al. 2022).
+//
+// With alpha = softmax_j(s), mask m_ij^h in {0, 1/(1-p)} (dropout) and dO the output gradient:
+//   dalpha_ij = m_ij <dO_i, v_j>,   D_i = sum_j alpha_ij dalpha_ij,   ds_ij = alpha_ij (dalpha_ij - D_i)
+//   (relu normalisation: alpha = relu(s), ds = dalpha [s > 0])
+//   dv_j = sum_i alpha_ij m_ij dO_i
+// Pass 1 (destination-parallel over row chunks) computes D_i, ds along each row and accumulates
+// the destination-side score gradients (dq or d score_dst), the per-edge bias gradient and, for
+// GATv2/perceptron, per-chunk partials of d att (summed in chunk order afterwards).
+// Pass 2 (source-parallel over the transpose, `for_each_in_col`) recomputes alpha and ds for each
+// in-edge of source j and accumulates dk (or d score_src) and dv for j.
+// Every output element is written by exactly one task, and chunking depends only on the pattern,
+// so gradients are bit-identical for any thread count. Extra memory: D [num_dst, H] plus
+// O(max_degree * H) per task.
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/core/rng.hpp"
+#include "kernels/attention_backend.hpp"
+#include "kernels/parallel/edge_scores.hpp"
+
+namespace edgeattn::kernels {
+namespace {
+
+// Source-side chunks: balanced by in-degree of the transpose for explicit graphs; structured
+// patterns have near-uniform column counts, so equal column ranges suffice.
+template <class P>
+std::vector<int64_t> column_chunks(const P& pattern) {
+  const int64_t ns = pattern.num_src();
+  if constexpr (std::is_same_v<P, CsrPattern>) {
+    const auto& t = pattern.graph().transpose();
+    const int64_t target = std::max<int64_t>(2048, (pattern.num_edges() + ns) / 256);
+    return balanced_row_chunks(t.col_ptr, target);
+  } else {
+    const int64_t grain = std::max<int64_t>(1, ns / 256);
+    std::vector<int64_t> b;
+    for (int64_t j = 0; j < ns; j += grain) b.push_back(j);
+    b.push_back(ns);
+    return b;
+  }
+}
+
+template <bool kSoftmax, class P, class S>
+void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const BackwardInputs& in,
+                   const BackwardBuffers& g) {
+  const int64_t heads = a.heads, dv = a.dv, width = score.width();
+  const int64_t nd = pattern.num_dst();
+  const bool additive = a.score.kind == EdgeScore::additive;
+  float* dst_grad = additive ? g.dsd : g.dq;  // [Nd, width]
+  float* src_grad = additive ? g.dss : g.dk;  // [Ns, width]
+  const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
+
+  // keep factor of (i, j, h): 0 or 1/(1-p) under dropout, else 1
+  auto keep_factors = [&](int64_t i, int64_t j, float* kf) {
+    for (int64_t h = 0; h < heads; ++h)
+      kf[h] = a.dropout > 0.f
+                  ? (dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f)
+                  : 1.f;
+  };
+  // s (with bias) -> alpha, for row i
+  auto weights = [&](int64_t i, int64_t e, float* s, float* alpha) {
+    if (a.bias)
+      for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
+    for (int64_t h = 0; h < heads; ++h)
+      alpha[h] = kSoftmax ? fast_exp(s[h] - in.lse[i * heads + h]) : std::max(s[h], 0.f);
+  };
+  // dalpha_h = kf_h * <dO_i^h, v_j^h>
+  auto dalpha = [&](int64_t i, int64_t j, const float* kf, float* da) {
+    const float* dout_i = in.dout + i * heads * dv;
+    const float* vj = a.v + j * heads * dv;
+    for (int64_t h = 0; h < heads; ++h) {
+      float t = 0.f;
+      for (int64_t d = 0; d < dv; ++d) t += dout_i[h * dv + d] * vj[h * dv + d];
+      da[h] = kf[h] * t;
+    }
+  };
+
+  // ---- Pass 1: destination rows --------------------------------------------------------------
+  std::vector<float> row_sum(kSoftmax ? static_cast<size_t>(nd * heads) : 0);  // D [Nd, H]
+  const auto chunks = pattern.partition();
+  const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
+  std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
+  const bool need_pass1 = dst_grad || g.dbias || g.datt || kSoftmax;
+  if (need_pass1) {
+    parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
+      std::vector<float> scratch(static_cast<size_t>(5 * heads + width));
+      float* s = scratch.data();
+      float* kf = s + heads;
+      float* ds = kf + heads;
+      float* drow = ds + heads;
+      float* acc = drow + heads;  // [width]
+      float* datt = g.datt ? datt_partial.data() + chunk * static_cast<size_t>(width) : nullptr;
+      std::vector<float> edge_buf;  // per edge of the row: alpha [H], dalpha [H]
+      for (int64_t i = row_begin; i < row_end; ++i) {
+        const int64_t first = pattern.row_offset(i);
+        edge_buf.resize(static_cast<size_t>(2 * heads * (pattern.row_offset(i + 1) - first)));
+        std::fill_n(drow, heads, 0.f);
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+          float* alpha = edge_buf.data() + 2 * heads * (e - first);
+          float* da = alpha + heads;
+          score.scores(i, j, s);
+          weights(i, e, s, alpha);
+          keep_factors(i, j, kf);
+          dalpha(i, j, kf, da);
+          for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
+        });
+        if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum.data() + i * heads);
+        if (!dst_grad && !g.dbias && !g.datt) continue;
+        std::fill_n(acc, width, 0.f);
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+          const float* alpha = edge_buf.data() + 2 * heads * (e - first);
+          const float* da = alpha + heads;
+          for (int64_t h = 0; h < heads; ++h)
+            ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
+          if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
+          score.grad_dst(i, j, ds, acc, datt);
+        });
+        if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
+      }
+    });
+  }
+  if (g.datt)
+    for (size_t c = 0; c < num_chunks; ++c)
+      for (int64_t k = 0; k < width; ++k) g.datt[k] += datt_partial[c * static_cast<size_t>(width) + static_cast<size_t>(k)];
+
+  // ---- Pass 2: source columns over the transpose ----------------------------------------------
+  if (!src_grad && !g.dv) return;
+  const std::vector<int64_t> col_chunks = column_chunks(pattern);
+  parallel_for_chunks(col_chunks, [&](size_t, int64_t col_begin, int64_t col_end) {
+    std::vector<float> scratch(static_cast<size_t>(5 * heads + width + heads * dv));
+    float* s = scratch.data();
+    float* alpha = s + heads;
+    float* kf = alpha + heads;
+    float* da = kf + heads;
+    float* ds = da + heads;
+    float* acc = ds + heads;      // [width]
+    float* dv_acc = acc + width;  // [H * dv]
+    for (int64_t j = col_begin; j < col_end; ++j) {
+      std::fill_n(acc, width, 0.f);
+      std::fill_n(dv_acc, heads * dv, 0.f);
+      pattern.for_each_in_col(j, [&](int32_t i, int64_t e) {
+        score.scores(i, j, s);
+        weights(i, e, s, alpha);
+        keep_factors(i, j, kf);
+        const float* dout_i = in.dout + static_cast<int64_t>(i) * heads * dv;
+        for (int64_t h = 0; h < heads; ++h) {
+          const float wt = alpha[h] * kf[h];
+          for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
+        }
+        if (!src_grad) return;
+        dalpha(i, j, kf, da);
+        for (int64_t h = 0; h < heads; ++h)
+          ds[h] = kSoftmax ? alpha[h] * (da[h] - row_sum[static_cast<size_t>(i * heads + h)])
+                           : (alpha[h] > 0.f ? da[h] : 0.f);
+        score.grad_src(i, j, ds, acc);
+      });
+      if (src_grad) std::copy_n(acc, width, src_grad + j * width);
+      if (g.dv) std::copy_n(dv_acc, heads * dv, g.dv + j * heads * dv);
+    }
+  });
+}
+
+}  // namespace
+
+void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
+                       const BackwardBuffers& g) {
+  visit_pattern(p, [&](const auto& pattern) {
+    visit_score(a, [&](const auto& score) {
+      if (a.norm == Normalization::softmax)
+        backward_impl<true>(pattern, score, a, in, g);
+      else
+        backward_impl<false>(pattern, score, a, in, g);
+    });
+  });
+}
+
+}  // namespace edgeattn::kernels

@@ -1,0 +1,114 @@
+// Fused graph-attention forward: one pass per destination row with an online softmax.
+//
+// For row i and head h, edges arrive in CSR order; the kernel keeps the running maximum m, the
+// running sum l of exp(s - m) and the running weighted sum acc of values, rescaling both by
+// exp(m_old - m_new) when the maximum grows (Milakov & Gimelshein 2018, "Online normalizer
+// calculation for softmax"; the same recurrence as FlashAttention, Dao et al. 2022). At the end
+// out = acc / l and the row log-sum-exp m + log(l) is saved for backward. Nothing of size
+// edges x features is stored; with dropout, the value sum uses the masked weights while l uses all
+// of them, so the kept weights are alpha * mask / (1 - p) exactly as in the reference.
+//
+// Rows are processed in parallel over the pattern's edge-balanced row chunks (pull style: each
+// row is written by one task, no atomics), so results are identical for any thread count.
+// The update is branch-free per head (two exps) so that loops over heads and features vectorise.
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/core/rng.hpp"
+#include "kernels/attention_backend.hpp"
+#include "kernels/parallel/edge_scores.hpp"
+
+namespace edgeattn::kernels {
+namespace {
+
+template <bool kSoftmax, class P, class S>
+void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const ForwardBuffers& out) {
+  const int64_t heads = a.heads, dv = a.dv;
+  const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
+  parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
+    // Scratch, per task: s, w (weight), c (rescale), m, l  [H] each; acc [H * dv].
+    std::vector<float> scratch(static_cast<size_t>(5 * heads + heads * dv));
+    float* s = scratch.data();
+    float* w = s + heads;
+    float* c = w + heads;
+    float* m = c + heads;
+    float* l = m + heads;
+    float* acc = l + heads;
+    for (int64_t i = row_begin; i < row_end; ++i) {
+      for (int64_t h = 0; h < heads; ++h) {
+        m[h] = -FLT_MAX;
+        l[h] = 0.f;
+      }
+      std::fill_n(acc, heads * dv, 0.f);
+      pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+        score.scores(i, j, s);
+        if (a.bias)
+          for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
+        if constexpr (kSoftmax) {
+          for (int64_t h = 0; h < heads; ++h) {
+            const float mn = std::max(m[h], s[h]);
+            c[h] = fast_exp(m[h] - mn);
+            w[h] = fast_exp(s[h] - mn);
+            l[h] = l[h] * c[h] + w[h];
+            m[h] = mn;
+          }
+        } else {
+          for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
+        }
+        if (a.dropout > 0.f)
+          for (int64_t h = 0; h < heads; ++h)
+            w[h] *= dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f;
+        const float* vj = a.v + static_cast<int64_t>(j) * heads * dv;
+        for (int64_t h = 0; h < heads; ++h) {
+          float* acc_h = acc + h * dv;
+          const float* v_h = vj + h * dv;
+          const float wh = w[h];
+          if constexpr (kSoftmax) {
+            const float ch = c[h];
+            for (int64_t d = 0; d < dv; ++d) acc_h[d] = acc_h[d] * ch + wh * v_h[d];
+          } else {
+            for (int64_t d = 0; d < dv; ++d) acc_h[d] += wh * v_h[d];
+          }
+        }
+      });
+      float* out_i = out.out + i * heads * dv;
+      if constexpr (kSoftmax) {
+        for (int64_t h = 0; h < heads; ++h) {
+          const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
+          for (int64_t d = 0; d < dv; ++d) out_i[h * dv + d] = acc[h * dv + d] * inv;
+          out.lse[i * heads + h] = l[h] > 0.f ? m[h] + std::log(l[h]) : -INFINITY;
+        }
+      } else {
+        std::copy_n(acc, heads * dv, out_i);
+      }
+      if (out.alpha) {  // second pass over the row, only when weights are requested
+        const float* lse = kSoftmax ? out.lse + i * heads : nullptr;
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+          score.scores(i, j, s);
+          float* alpha_e = out.alpha + e * heads;
+          for (int64_t h = 0; h < heads; ++h) {
+            const float sh = a.bias ? s[h] + a.bias[e * heads + h] : s[h];
+            alpha_e[h] = kSoftmax ? fast_exp(sh - lse[h]) : std::max(sh, 0.f);
+          }
+        });
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void parallel_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
+  visit_pattern(p, [&](const auto& pattern) {
+    visit_score(a, [&](const auto& score) {
+      if (a.norm == Normalization::softmax)
+        forward_rows<true>(pattern, score, a, out);
+      else
+        forward_rows<false>(pattern, score, a, out);
+    });
+  });
+}
+
+}  // namespace edgeattn::kernels

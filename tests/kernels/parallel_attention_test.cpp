@@ -1,0 +1,313 @@
+// The fused parallel kernels against the serial reference: every score and normalisation, with
+// and without dropout and edge bias, concat and mean heads, on uniform and power-law graphs (with
+// isolated rows and self-loops), on bipartite graphs and on every structured pattern. Plus
+// bit-identical results for 1 and 2 threads, extreme logits, and weights mapped back to input order.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/graph/build.hpp"
+#include "edgeattn/kernels/attention.hpp"
+#include "support/test_graphs.hpp"
+
+namespace edgeattn {
+namespace {
+
+using testing::random_tensor;
+
+// All operands for one configuration, sized from the pattern.
+struct Operands {
+  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, grad_out;
+  AttentionInputs inputs() const {
+    AttentionInputs in{.value = value, .edge_bias = edge_bias};
+    if (!query.absent()) in.query = query, in.key = key;
+    if (!score_dst.absent()) in.score_dst = score_dst, in.score_src = score_src;
+    if (!weight.absent()) in.weight = weight;
+    if (!key_weight.absent()) in.key_weight = key_weight;
+    if (!att.absent()) in.att = att;
+    return in;
+  }
+};
+
+Operands make_operands(const Pattern& p, const AttentionConfig& c, int64_t heads, int64_t dk, int64_t dv,
+                       bool bias, uint64_t seed) {
+  const int64_t nd = num_dst(p), ns = num_src(p), hidden = 5;
+  Operands o;
+  o.value = random_tensor({ns, heads, dv}, seed + 1);
+  if (c.score == Score::additive) {
+    o.score_dst = random_tensor({nd, heads}, seed + 2, -2.f, 2.f);
+    o.score_src = random_tensor({ns, heads}, seed + 3, -2.f, 2.f);
+  } else {
+    o.query = random_tensor({nd, heads, dk}, seed + 4, -1.5f, 1.5f);
+    o.key = random_tensor({ns, heads, dk}, seed + 5, -1.5f, 1.5f);
+  }
+  if (c.score == Score::bilinear) o.weight = random_tensor({heads, dk, dk}, seed + 6);
+  if (c.score == Score::gatv2) o.att = random_tensor({heads, dk}, seed + 7);
+  if (c.score == Score::perceptron) {
+    o.weight = random_tensor({heads, hidden, dk}, seed + 6);
+    o.key_weight = random_tensor({heads, hidden, dk}, seed + 8);
+    o.att = random_tensor({heads, hidden}, seed + 7);
+  }
+  if (bias) o.edge_bias = random_tensor({num_edges(p), heads}, seed + 9, -0.5f, 0.5f);
+  const int64_t out_heads = c.combine == HeadCombine::concat ? heads : 0;
+  o.grad_out = out_heads ? random_tensor({nd, heads, dv}, seed + 10) : random_tensor({nd, dv}, seed + 10);
+  return o;
+}
+
+// Max |a - b| / (1 + max|b|): a relative-to-scale error that is robust for values near 0.
+float scaled_error(const Tensor& a, const Tensor& b) {
+  if (a.absent() || b.absent()) return a.absent() == b.absent() ? 0.f : INFINITY;
+  float scale = 0.f;
+  for (float v : b.span()) scale = std::max(scale, std::fabs(v));
+  return max_abs_diff(a, b) / (1.f + scale);
+}
+
+void expect_close(const char* what, const Tensor& got, const Tensor& want, float tol = 2e-4f) {
+  ASSERT_EQ(got.absent(), want.absent()) << what;
+  if (got.absent()) return;
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  EXPECT_LE(scaled_error(got, want), tol) << what;
+}
+
+void expect_same_grads(const AttentionGrads& a, const AttentionGrads& b, float tol = 2e-4f) {
+  expect_close("d query", a.query, b.query, tol);
+  expect_close("d key", a.key, b.key, tol);
+  expect_close("d value", a.value, b.value, tol);
+  expect_close("d score_dst", a.score_dst, b.score_dst, tol);
+  expect_close("d score_src", a.score_src, b.score_src, tol);
+  expect_close("d weight", a.weight, b.weight, tol);
+  expect_close("d key_weight", a.key_weight, b.key_weight, tol);
+  expect_close("d att", a.att, b.att, tol);
+  expect_close("d edge_bias", a.edge_bias, b.edge_bias, tol);
+}
+
+// Runs forward + backward on `path` and on the reference, and compares everything.
+void check_against_reference(const Pattern& p, AttentionConfig c, AttentionPath path, bool bias,
+                             int64_t heads = 3, int64_t dk = 4, int64_t dv = 5) {
+  const Operands o = make_operands(p, c, heads, dk, dv, bias, 42);
+  c.return_attention = true;
+  c.path = AttentionPath::reference;
+  const AttentionResult want = attention_forward(p, o.inputs(), c);
+  const AttentionGrads want_g = attention_backward(p, o.inputs(), c, want, o.grad_out);
+  c.path = path;
+  const AttentionResult got = attention_forward(p, o.inputs(), c);
+  EXPECT_EQ(got.path, path);
+  expect_close("out", got.out, want.out);
+  expect_close("attention", got.attention, want.attention);
+  if (!want.row_stats.absent()) {
+    // -inf for empty rows must match exactly; elsewhere close.
+    for (int64_t k = 0; k < want.row_stats.numel(); ++k) {
+      const float a = got.row_stats.data()[k], b = want.row_stats.data()[k];
+      if (std::isinf(b)) {
+        EXPECT_EQ(a, b) << "row_stats[" << k << "]";
+      } else {
+        EXPECT_NEAR(a, b, 1e-4f * (1.f + std::fabs(b))) << "row_stats[" << k << "]";
+      }
+    }
+  }
+  const AttentionGrads got_g = attention_backward(p, o.inputs(), c, got, o.grad_out);
+  expect_same_grads(got_g, want_g);
+}
+
+struct Case {
+  Score score;
+  Normalization norm;
+  float dropout;
+  bool bias;
+  HeadCombine combine;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  return std::string(to_string(c.score)) + "_" + to_string(c.norm) + (c.dropout > 0 ? "_dropout" : "") +
+         (c.bias ? "_bias" : "") + (c.combine == HeadCombine::mean ? "_mean" : "");
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (Score s : {Score::dot_product, Score::additive, Score::gatv2, Score::bilinear, Score::perceptron})
+    for (Normalization n : {Normalization::softmax, Normalization::relu}) {
+      cases.push_back({s, n, 0.f, false, HeadCombine::concat});
+      cases.push_back({s, n, 0.3f, true, HeadCombine::concat});
+      cases.push_back({s, n, 0.f, true, HeadCombine::mean});
+    }
+  return cases;
+}
+
+class ParallelVsReference : public ::testing::TestWithParam<Case> {
+ protected:
+  AttentionConfig config() const {
+    const Case& k = GetParam();
+    return {.score = k.score, .normalization = k.norm, .combine = k.combine, .dropout = k.dropout, .seed = 7};
+  }
+};
+
+TEST_P(ParallelVsReference, MatchesOnUniformRandomGraph) {
+  check_against_reference(testing::uniform_graph(60, 60, 400, 1), config(), AttentionPath::sparse, GetParam().bias);
+}
+
+TEST_P(ParallelVsReference, MatchesOnPowerLawGraphWithIsolatedRowsAndSelfLoops) {
+  const Graph g = testing::power_law_graph(120, 900, 2);
+  ASSERT_GT(g.degree_stats().isolated_rows, 0);
+  ASSERT_GT(g.degree_stats().self_loops, 0);
+  check_against_reference(g, config(), AttentionPath::sparse, GetParam().bias);
+}
+
+TEST_P(ParallelVsReference, MatchesOnBipartiteGraph) {
+  check_against_reference(testing::uniform_graph(30, 70, 250, 3), config(), AttentionPath::sparse, GetParam().bias);
+}
+
+TEST_P(ParallelVsReference, MatchesOnEveryStructuredPattern) {
+  const std::vector<std::pair<std::string, Pattern>> patterns = {
+      {"complete", CompletePattern(23, 31)},
+      {"causal", CausalPattern(40)},
+      {"causal_kv", CausalPattern(17, 40)},
+      {"window", WindowPattern::sliding(50, 4)},
+      {"window_causal_dilated", WindowPattern::sliding(50, 3, /*causal=*/true, /*dilation=*/2)},
+      {"padded_batch", BlockDiagonalPattern::padded_batch(9, {9, 0, 4, 7})},
+      {"window_global", WindowGlobalPattern(45, 2, {0, 44, 20})},
+  };
+  for (const auto& [name, p] : patterns) {
+    SCOPED_TRACE(name);
+    check_against_reference(p, config(), AttentionPath::sparse, GetParam().bias);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllScores, ParallelVsReference, ::testing::ValuesIn(all_cases()), case_name);
+
+TEST(ParallelAttention, LargeHeadAndFeatureDimsMatchReference) {
+  check_against_reference(testing::power_law_graph(200, 3000, 4), {.score = Score::dot_product},
+                          AttentionPath::sparse, true, /*heads=*/8, /*dk=*/64, /*dv=*/64);
+  check_against_reference(testing::power_law_graph(200, 3000, 4), {.score = Score::additive},
+                          AttentionPath::sparse, false, /*heads=*/8, /*dk=*/8, /*dv=*/8);
+}
+
+TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
+  const Graph g = testing::power_law_graph(3000, 60000, 5);
+  for (Score s : {Score::dot_product, Score::additive, Score::gatv2}) {
+    SCOPED_TRACE(to_string(s));
+    AttentionConfig c{.score = s, .dropout = 0.2f, .seed = 3, .return_attention = true, .path = AttentionPath::sparse};
+    const Operands o = make_operands(g, c, 4, 8, 8, true, 9);
+    auto run = [&](int threads) {
+      ThreadLimit limit(threads);
+      AttentionResult r = attention_forward(g, o.inputs(), c);
+      AttentionGrads d = attention_backward(g, o.inputs(), c, r, o.grad_out);
+      return std::make_pair(std::move(r), std::move(d));
+    };
+    const auto [r1, g1] = run(1);
+    const auto [r2, g2] = run(2);
+    EXPECT_EQ(max_abs_diff(r1.out, r2.out), 0.f);
+    EXPECT_EQ(max_abs_diff(r1.attention, r2.attention), 0.f);
+    EXPECT_EQ(max_abs_diff(g1.value, g2.value), 0.f);
+    EXPECT_EQ(max_abs_diff(g1.edge_bias, g2.edge_bias), 0.f);
+    if (!g1.query.absent()) EXPECT_EQ(max_abs_diff(g1.query, g2.query), 0.f);
+    if (!g1.key.absent()) EXPECT_EQ(max_abs_diff(g1.key, g2.key), 0.f);
+    if (!g1.att.absent()) EXPECT_EQ(max_abs_diff(g1.att, g2.att), 0.f);
+    if (!g1.score_src.absent()) EXPECT_EQ(max_abs_diff(g1.score_src, g2.score_src), 0.f);
+  }
+}
+
+TEST(ParallelAttention, LogitsOfTenThousandStayFiniteAndPickTheMaximum) {
+  // Row 0 <- {0, 1, 2}: scores 1e4, -1e4, 1e4 - 1 => weights (1/(1+e^-1), 0, e^-1/(1+e^-1)).
+  const Graph g = Graph::from_csr(1, 3, {0, 3}, {0, 1, 2});
+  Tensor sd({1, 1}, 0.f), ss({3, 1}), v({3, 1, 1});
+  ss(0, 0) = 1e4f, ss(1, 0) = -1e4f, ss(2, 0) = 1e4f - 1.f;
+  v(0, 0, 0) = 1.f, v(1, 0, 0) = 100.f, v(2, 0, 0) = 0.f;
+  for (AttentionPath path : {AttentionPath::sparse, AttentionPath::reference}) {
+    const AttentionConfig c{.score = Score::additive, .return_attention = true, .path = path};
+    const auto r = attention_forward(g, {.value = v, .score_dst = sd, .score_src = ss}, c);
+    const float w0 = 1.f / (1.f + std::exp(-1.f));
+    EXPECT_NEAR(r.out(0, 0, 0), w0, 1e-5f) << to_string(path);
+    EXPECT_NEAR(r.attention(1, 0), 0.f, 1e-6f);
+    EXPECT_TRUE(std::isfinite(r.row_stats(0, 0)));
+    const auto d = attention_backward(g, {.value = v, .score_dst = sd, .score_src = ss}, c, r, Tensor({1, 1, 1}, 1.f));
+    for (float x : d.score_src.span()) EXPECT_TRUE(std::isfinite(x));
+  }
+}
+
+TEST(ParallelAttention, EmptyGraphGivesEmptyOutputs) {
+  const Graph g;
+  const Tensor q({0, 2, 3}), v({0, 2, 3});
+  const auto r = attention_forward(g, {.query = q, .key = q, .value = v}, {.path = AttentionPath::sparse});
+  EXPECT_EQ(r.out.shape(), Shape({0, 2, 3}));
+  const auto d = attention_backward(g, {.query = q, .key = q, .value = v}, {.path = AttentionPath::sparse}, r, r.out);
+  EXPECT_EQ(d.query.shape(), Shape({0, 2, 3}));
+}
+
+TEST(ParallelAttention, RowsWithoutEdgesGiveZerosNotNaN) {
+  const Graph g = Graph::from_csr(3, 3, {0, 0, 2, 2}, {0, 2});  // rows 0 and 2 are empty
+  const Tensor q = random_tensor({3, 2, 4}, 1), v = random_tensor({3, 2, 4}, 2);
+  for (Normalization n : {Normalization::softmax, Normalization::relu}) {
+    const auto r = attention_forward(g, {.query = q, .key = q, .value = v}, {.normalization = n, .path = AttentionPath::sparse});
+    for (int64_t d = 0; d < 4; ++d) {
+      EXPECT_EQ(r.out(0, 1, d), 0.f);
+      EXPECT_EQ(r.out(2, 0, d), 0.f);
+    }
+    for (float x : r.out.span()) EXPECT_FALSE(std::isnan(x));
+  }
+}
+
+TEST(ParallelAttention, AttentionWeightsMapBackToTheCallersEdgeOrderAfterAddingSelfLoops) {
+  // Input edges (src -> dst): 2->0, 1->0, 0->1, 0->0 (self-loop, removed then re-added), 2->0 (dup).
+  const std::vector<int64_t> src = {2, 1, 0, 0, 2}, dst = {0, 0, 1, 0, 0};
+  const Graph g = build_graph(3, 3, src, dst, {.self_loops = SelfLoops::add, .duplicates = Duplicates::merge});
+  const Tensor sd = random_tensor({3, 2}, 1), ss = random_tensor({3, 2}, 2), v = random_tensor({3, 2, 2}, 3);
+  const auto r = attention_forward(g, {.value = v, .score_dst = sd, .score_src = ss},
+                                   {.score = Score::additive, .return_attention = true});
+  const Tensor by_input = to_input_edge_order(g, r.attention);
+  ASSERT_EQ(by_input.shape(), Shape({5, 2}));
+  for (int64_t k = 0; k < 5; ++k) {
+    const int64_t e = g.csr_edge_of_input()[static_cast<size_t>(k)];
+    for (int64_t h = 0; h < 2; ++h) {
+      if (e < 0) {
+        EXPECT_EQ(by_input(k, h), 0.f) << "dropped input edge " << k;
+        continue;
+      }
+      // The weight is that of the edge (src[k] -> dst[k]): recompute it from the scores.
+      const int64_t i = dst[static_cast<size_t>(k)], j = src[static_cast<size_t>(k)];
+      double z = 0;
+      for (int32_t jj : g.row(i)) z += std::exp(std::max(0.2 * (sd(i, h) + ss(jj, h)), double(sd(i, h) + ss(jj, h))));
+      const double s = sd(i, h) + ss(j, h);
+      EXPECT_NEAR(by_input(k, h), std::exp(std::max(0.2 * s, s)) / z, 1e-5) << "input edge " << k;
+    }
+  }
+  EXPECT_EQ(by_input(0, 0), by_input(4, 0));  // merged duplicate gets the kept edge's weight
+}
+
+TEST(ParallelAttention, AutomaticPathPicksDenseOnlyForDenseGemmScores) {
+  const Pattern full = CompletePattern(16, 16);
+  const Tensor q = random_tensor({16, 1, 4}, 1);
+  EXPECT_EQ(attention_forward(full, {.query = q, .key = q, .value = q}, {}).path, AttentionPath::dense);
+  const Pattern sparse = WindowPattern::sliding(16, 1);
+  EXPECT_EQ(attention_forward(sparse, {.query = q, .key = q, .value = q}, {}).path, AttentionPath::sparse);
+  const Tensor a = random_tensor({1, 4}, 2);
+  EXPECT_EQ(attention_forward(full, {.query = q, .key = q, .value = q, .att = a}, {.score = Score::gatv2}).path,
+            AttentionPath::sparse);
+  EXPECT_THROW(attention_forward(full, {.query = q, .key = q, .value = q, .att = a},
+                                 {.score = Score::gatv2, .path = AttentionPath::dense}),
+               InvalidArgument);
+}
+
+TEST(ParallelAttention, ShapeMismatchesAreRejectedWithTheOperandNamed) {
+  const Graph g = testing::uniform_graph(5, 5, 10, 1);
+  const Tensor q = random_tensor({5, 2, 4}, 1), bad = random_tensor({4, 2, 4}, 2);
+  try {
+    attention_forward(g, {.query = q, .key = bad, .value = q});
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("key"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("[4, 2, 4]"));
+  }
+  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = q}, {.dropout = 1.f}), InvalidArgument);
+  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = Tensor({5, 0, 4})}), InvalidArgument);
+  EXPECT_THROW(attention_forward(g, {.query = q, .key = q}), ShapeError);
+  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = q}, {.score = Score::additive}), ShapeError);
+  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = q, .edge_bias = Tensor({3, 2})}), ShapeError);
+}
+
+}  // namespace
+}  // namespace edgeattn
