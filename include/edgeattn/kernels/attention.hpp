@@ -81,15 +81,15 @@ struct AttentionConfig {
 /// Operands, as views (not copied). Which ones are required depends on the score; the rest stay
 /// empty. H = heads, Dk = key dim, Dv = value dim, C = perceptron hidden size, E = num_edges.
 struct AttentionInputs {
-  ConstView query;       ///< [num_dst, H, Dk]  dot_product, bilinear, gatv2 (W_r h_i), perceptron
-  ConstView key;         ///< [num_src, H, Dk]  dot_product, bilinear, gatv2 (W_l h_j), perceptron
-  ConstView value;       ///< [num_src, H, Dv]  always
-  ConstView score_dst;   ///< [num_dst, H]      additive (a_dst . W h_i)
-  ConstView score_src;   ///< [num_src, H]      additive (a_src . W h_j)
-  ConstView weight;      ///< bilinear: [H, Dk, Dk]; perceptron W: [H, C, Dk] (applied to query)
-  ConstView key_weight;  ///< perceptron U: [H, C, Dk] (applied to key)
-  ConstView att;         ///< gatv2 a: [H, Dk]; perceptron v: [H, C]
-  ConstView edge_bias;   ///< optional [E, H], added to the score, CSR edge order
+  ConstView query{};       ///< [num_dst, H, Dk]  dot_product, bilinear, gatv2 (W_r h_i), perceptron
+  ConstView key{};         ///< [num_src, H, Dk]  dot_product, bilinear, gatv2 (W_l h_j), perceptron
+  ConstView value{};       ///< [num_src, H, Dv]  always
+  ConstView score_dst{};   ///< [num_dst, H]      additive (a_dst . W h_i)
+  ConstView score_src{};   ///< [num_src, H]      additive (a_src . W h_j)
+  ConstView weight{};      ///< bilinear: [H, Dk, Dk]; perceptron W: [H, C, Dk] (applied to query)
+  ConstView key_weight{};  ///< perceptron U: [H, C, Dk] (applied to key)
+  ConstView att{};         ///< gatv2 a: [H, Dk]; perceptron v: [H, C]
+  ConstView edge_bias{};   ///< optional [E, H], added to the score, CSR edge order
 };
 
 struct AttentionResult {
