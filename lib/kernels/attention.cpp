@@ -13,6 +13,7 @@
 #include <string>
 
 #include "kernels/attention_backend.hpp"
+#include "kernels/blas.hpp"
 #include "kernels/head_projection.hpp"
 
 namespace edgeattn {
@@ -60,6 +61,7 @@ AttentionPath resolve_path(const Pattern& p, const AttentionConfig& c, int64_t n
 
 // Validates every operand against the pattern and config; fills sizes and raw pointers.
 Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionConfig& c) {
+  kernels::ensure_single_threaded_blas();
   Prepared r;
   r.num_dst = num_dst(p);
   r.num_src = num_src(p);
@@ -308,7 +310,8 @@ AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs&
       break;
   }
 
-  const kernels::BackwardInputs bin{dout, forward.row_stats.absent() ? nullptr : forward.row_stats.data()};
+  const kernels::BackwardInputs bin{dout, forward.row_stats.absent() ? nullptr : forward.row_stats.data(),
+                                    config.combine == HeadCombine::concat ? forward.out.data() : nullptr};
   switch (prep.path) {
     case AttentionPath::reference: {
       std::optional<Graph> storage;

@@ -64,6 +64,8 @@ struct BackwardBuffers {
 struct BackwardInputs {
   const float* dout = nullptr;  // [Nd, H, dv]
   const float* lse = nullptr;   // [Nd, H] from forward (softmax only)
+  const float* out = nullptr;   // [Nd, H, dv] per-head forward output, or null (e.g. heads were
+                                // averaged): lets a backend get D_i = <dO_i, O_i> without a sweep
 };
 
 // Serial oracle. Works on the materialised CSR of the pattern.

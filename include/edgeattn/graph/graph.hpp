@@ -28,7 +28,9 @@ namespace edgeattn {
 /// How strictly `Graph::from_csr` checks its input.
 enum class CsrCheck {
   require_sorted,  ///< throw GraphError if a row's columns are not strictly increasing
-  sort,            ///< sort each row's columns (edge ids follow); duplicates are kept
+  sort,            ///< sort each row's columns (edge ids follow); duplicates are kept. If no
+                   ///< input_edge_of_csr was given and some row had to move, input_edge_of_csr()
+                   ///< then gives each edge's position in the col_idx passed in.
 };
 
 /// The cached transpose: CSC by source. Column j's in-edges in the forward view are

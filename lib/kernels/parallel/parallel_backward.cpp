@@ -22,6 +22,7 @@
 #include "edgeattn/core/rng.hpp"
 #include "kernels/attention_backend.hpp"
 #include "kernels/parallel/edge_scores.hpp"
+#include "kernels/parallel/tiled_attention.hpp"
 
 namespace edgeattn::kernels {
 namespace {
@@ -168,6 +169,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
 
 void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
                        const BackwardBuffers& g) {
+  if (tiled_applies(p, a, /*want_alpha=*/false)) return tiled_backward(p, a, in, g);
   visit_pattern(p, [&](const auto& pattern) {
     visit_score(a, [&](const auto& score) {
       if (a.norm == Normalization::softmax)

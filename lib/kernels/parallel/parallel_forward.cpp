@@ -19,7 +19,7 @@
 #include "edgeattn/core/rng.hpp"
 #include "kernels/attention_backend.hpp"
 #include "kernels/parallel/edge_scores.hpp"
-#include "kernels/parallel/tiled_forward.hpp"
+#include "kernels/parallel/tiled_attention.hpp"
 
 namespace edgeattn::kernels {
 namespace {
@@ -102,7 +102,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
 }  // namespace
 
 void parallel_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
-  if (tiled_forward_applies(p, a, out)) return tiled_forward(p, a, out);
+  if (tiled_applies(p, a, out.alpha != nullptr)) return tiled_forward(p, a, out);
   visit_pattern(p, [&](const auto& pattern) {
     visit_score(a, [&](const auto& score) {
       if (a.norm == Normalization::softmax)

@@ -1,4 +1,4 @@
-#include "kernels/parallel/tiled_forward.hpp"
+#include "kernels/parallel/tiled_attention.hpp"
 
 #include <cblas.h>
 
@@ -13,20 +13,6 @@
 
 namespace edgeattn::kernels {
 namespace {
-
-constexpr int64_t kRowTile = 64;
-constexpr int64_t kColTile = 256;
-// Below this mean row length the per-edge kernel wins (tile hulls would be mostly masked).
-constexpr double kMinMeanRow = 64.0;
-
-template <class P>
-constexpr bool kContiguous = ContiguousRowPattern<P> && !std::is_same_v<P, WindowPattern>;
-
-template <class P>
-bool contiguous_rows(const P& p) {
-  if constexpr (std::is_same_v<P, WindowPattern>) return p.dilation() == 1;
-  return kContiguous<P>;
-}
 
 template <bool kSoftmax, class P>
 void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
@@ -118,13 +104,13 @@ void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
 
 }  // namespace
 
-bool tiled_forward_applies(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
-  if (a.score.kind != EdgeScore::dot || out.alpha || num_dst(p) == 0) return false;
+bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
+  if (a.score.kind != EdgeScore::dot || want_alpha || num_dst(p) == 0) return false;
   return visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
     if constexpr (ContiguousRowPattern<P>) {
-      return contiguous_rows(pattern) &&
-             static_cast<double>(pattern.num_edges()) >= kMinMeanRow * static_cast<double>(pattern.num_dst());
+      return has_contiguous_rows(pattern) &&
+             static_cast<double>(pattern.num_edges()) >= kTiledMinMeanRow * static_cast<double>(pattern.num_dst());
     } else {
       return false;
     }

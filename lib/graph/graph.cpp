@@ -1,0 +1,291 @@
+// Graph: validated CSR by destination, with caches prepared once on first use.
+//
+// Storage is split in two shared, immutable pieces so that copies and `with_input_maps` never copy
+// edges or recompute caches:
+//   Structure  the CSR arrays and the lazily built caches (transpose, degree stats, partition),
+//              each guarded by its own std::once_flag so concurrent first calls build it once;
+//   Data       a Structure plus the optional input-order maps of the builder.
+#include "edgeattn/graph/graph.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <utility>
+
+#include "edgeattn/core/error.hpp"
+
+namespace edgeattn {
+namespace {
+
+// Column indices and transposed row indices are int32, so node counts must fit.
+constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
+
+// The partition aims at about this many chunks; the floor keeps small graphs in few chunks so
+// per-chunk scheduling overhead stays negligible. Both depend only on the graph.
+constexpr int64_t kPartitionMinUnits = 2048;
+constexpr int64_t kPartitionTargetChunks = 256;
+
+struct Structure {
+  int64_t num_dst = 0;
+  int64_t num_src = 0;
+  std::vector<int64_t> row_ptr{0};  // [num_dst + 1]
+  std::vector<int32_t> col_idx;     // [num_edges]
+
+  mutable std::once_flag transpose_once, stats_once, partition_once;
+  mutable Transpose transpose;
+  mutable DegreeStats stats;
+  mutable std::vector<int64_t> partition;
+
+  int64_t num_edges() const { return static_cast<int64_t>(col_idx.size()); }
+};
+
+// Counting sort of the edges by source. Rows are scanned in order, so within a column the
+// destinations come out ascending and the result is unique (deterministic). O(E + num_src).
+Transpose build_transpose(const Structure& s) {
+  Transpose t;
+  const size_t num_src = static_cast<size_t>(s.num_src);
+  const size_t num_edges = s.col_idx.size();
+  t.col_ptr.assign(num_src + 1, 0);
+  t.row_idx.resize(num_edges);
+  t.edge.resize(num_edges);
+  for (int32_t j : s.col_idx) ++t.col_ptr[static_cast<size_t>(j) + 1];
+  std::partial_sum(t.col_ptr.begin(), t.col_ptr.end(), t.col_ptr.begin());
+  std::vector<int64_t> next(t.col_ptr.begin(), t.col_ptr.end() - 1);
+  for (int64_t i = 0; i < s.num_dst; ++i) {
+    const auto row = static_cast<size_t>(i);
+    for (int64_t e = s.row_ptr[row]; e < s.row_ptr[row + 1]; ++e) {
+      const auto p = static_cast<size_t>(next[static_cast<size_t>(s.col_idx[static_cast<size_t>(e)])]++);
+      t.row_idx[p] = static_cast<int32_t>(i);
+      t.edge[p] = e;
+    }
+  }
+  return t;
+}
+
+DegreeStats build_degree_stats(const Structure& s) {
+  DegreeStats d;
+  if (s.num_dst == 0) return d;
+  d.min_degree = std::numeric_limits<int64_t>::max();
+  for (int64_t i = 0; i < s.num_dst; ++i) {
+    const auto row = static_cast<size_t>(i);
+    const int64_t deg = s.row_ptr[row + 1] - s.row_ptr[row];
+    d.min_degree = std::min(d.min_degree, deg);
+    d.max_degree = std::max(d.max_degree, deg);
+    if (deg == 0) ++d.isolated_rows;
+    for (int64_t e = s.row_ptr[row]; e < s.row_ptr[row + 1]; ++e)
+      if (s.col_idx[static_cast<size_t>(e)] == i) ++d.self_loops;
+  }
+  d.mean_degree = static_cast<double>(s.num_edges()) / static_cast<double>(s.num_dst);
+  return d;
+}
+
+// Validates the CSR arrays; with `sort`, sorts rows stably and permutes `input_map` alongside
+// (creating it as the original positions if the caller gave none and some row had to move, so
+// per-edge data in the caller's order stays reachable).
+void validate_csr(int64_t num_dst, int64_t num_src, const std::vector<int64_t>& row_ptr,
+                  std::vector<int32_t>& col_idx, CsrCheck check, std::vector<int64_t>& input_map) {
+  if (num_dst < 0 || num_dst > kMaxNodes)
+    raise<GraphError>("Graph::from_csr: num_dst is ", num_dst, ", expected in [0, ", kMaxNodes, "]");
+  if (num_src < 0 || num_src > kMaxNodes)
+    raise<GraphError>("Graph::from_csr: num_src is ", num_src, ", expected in [0, ", kMaxNodes, "]");
+  if (static_cast<int64_t>(row_ptr.size()) != num_dst + 1)
+    raise<GraphError>("Graph::from_csr: row_ptr has ", row_ptr.size(),
+                      " entries, expected num_dst + 1 = ", num_dst + 1);
+  if (row_ptr[0] != 0) raise<GraphError>("Graph::from_csr: row_ptr[0] is ", row_ptr[0], ", expected 0");
+  for (size_t i = 1; i < row_ptr.size(); ++i)
+    if (row_ptr[i] < row_ptr[i - 1])
+      raise<GraphError>("Graph::from_csr: row_ptr[", i, "] is ", row_ptr[i], ", expected >= row_ptr[", i - 1,
+                        "] = ", row_ptr[i - 1], " (offsets must be non-decreasing)");
+  const auto num_edges = static_cast<int64_t>(col_idx.size());
+  if (row_ptr.back() != num_edges)
+    raise<GraphError>("Graph::from_csr: row_ptr[num_dst=", num_dst, "] is ", row_ptr.back(),
+                      ", expected col_idx.size() = ", num_edges);
+  for (size_t e = 0; e < col_idx.size(); ++e)
+    if (col_idx[e] < 0 || col_idx[e] >= num_src)
+      raise<GraphError>("Graph::from_csr: col_idx[", e, "] is ", col_idx[e],
+                        ", expected in [0, num_src=", num_src, ")");
+  if (!input_map.empty()) {
+    if (static_cast<int64_t>(input_map.size()) != num_edges)
+      raise<GraphError>("Graph::from_csr: input_edge_of_csr has ", input_map.size(),
+                        " entries, expected 0 or num_edges = ", num_edges);
+    for (size_t e = 0; e < input_map.size(); ++e)
+      if (input_map[e] < -1)
+        raise<GraphError>("Graph::from_csr: input_edge_of_csr[", e, "] is ", input_map[e],
+                          ", expected >= -1");
+  }
+
+  std::vector<std::pair<int32_t, int64_t>> scratch;  // (column, original position) of one row
+  for (int64_t i = 0; i < num_dst; ++i) {
+    const auto begin = static_cast<size_t>(row_ptr[static_cast<size_t>(i)]);
+    const auto end = static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1]);
+    for (size_t e = begin + 1; e < end; ++e) {
+      const bool ok =
+          check == CsrCheck::require_sorted ? col_idx[e - 1] < col_idx[e] : col_idx[e - 1] <= col_idx[e];
+      if (ok) continue;
+      if (check == CsrCheck::require_sorted)
+        raise<GraphError>(
+            "Graph::from_csr: row ", i, " is not strictly increasing: col_idx[", e - 1,
+            "] = ", col_idx[e - 1], ", col_idx[", e, "] = ", col_idx[e],
+            " (use CsrCheck::sort to sort rows; duplicates are not allowed when sorted is required)");
+      // Sort this row stably, carrying the original positions along.
+      if (input_map.empty()) {
+        input_map.resize(col_idx.size());
+        std::iota(input_map.begin(), input_map.end(), int64_t{0});
+      }
+      scratch.clear();
+      for (size_t p = begin; p < end; ++p) scratch.emplace_back(col_idx[p], input_map[p]);
+      std::stable_sort(scratch.begin(), scratch.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (size_t p = begin; p < end; ++p) {
+        col_idx[p] = scratch[p - begin].first;
+        input_map[p] = scratch[p - begin].second;
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+struct Graph::Data {
+  std::shared_ptr<const Structure> structure;
+  std::vector<int64_t> input_edge_of_csr;  // [num_edges] or empty
+  std::vector<int64_t> csr_edge_of_input;  // [input edges] or empty
+};
+
+Graph::Graph() {
+  static const auto empty = [] {
+    auto d = std::make_shared<Data>();
+    d->structure = std::make_shared<Structure>();
+    return std::shared_ptr<const Data>(std::move(d));
+  }();
+  data_ = empty;
+}
+
+Graph::Graph(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
+
+Graph Graph::from_csr(int64_t num_dst, int64_t num_src, std::vector<int64_t> row_ptr,
+                      std::vector<int32_t> col_idx, CsrCheck check, std::vector<int64_t> input_edge_of_csr) {
+  validate_csr(num_dst, num_src, row_ptr, col_idx, check, input_edge_of_csr);
+  auto s = std::make_shared<Structure>();
+  s->num_dst = num_dst;
+  s->num_src = num_src;
+  s->row_ptr = std::move(row_ptr);
+  s->col_idx = std::move(col_idx);
+  auto d = std::make_shared<Data>();
+  d->structure = std::move(s);
+  d->input_edge_of_csr = std::move(input_edge_of_csr);
+  return Graph(std::move(d));
+}
+
+Graph Graph::with_input_maps(std::vector<int64_t> input_edge_of_csr,
+                             std::vector<int64_t> csr_edge_of_input) const {
+  const int64_t num_edges = this->num_edges();
+  const auto num_inputs = static_cast<int64_t>(csr_edge_of_input.size());
+  if (!input_edge_of_csr.empty() && static_cast<int64_t>(input_edge_of_csr.size()) != num_edges)
+    raise<GraphError>("Graph::with_input_maps: input_edge_of_csr has ", input_edge_of_csr.size(),
+                      " entries, expected 0 or num_edges = ", num_edges);
+  for (size_t e = 0; e < input_edge_of_csr.size(); ++e) {
+    const int64_t k = input_edge_of_csr[e];
+    if (k < -1 || (num_inputs > 0 && k >= num_inputs))
+      raise<GraphError>("Graph::with_input_maps: input_edge_of_csr[", e, "] is ", k, ", expected in [-1, ",
+                        num_inputs > 0 ? num_inputs : std::numeric_limits<int64_t>::max(), ")");
+  }
+  for (size_t k = 0; k < csr_edge_of_input.size(); ++k) {
+    const int64_t e = csr_edge_of_input[k];
+    if (e < -1 || e >= num_edges)
+      raise<GraphError>("Graph::with_input_maps: csr_edge_of_input[", k, "] is ", e, ", expected in [-1, ",
+                        num_edges, ")");
+  }
+  auto d = std::make_shared<Data>();
+  d->structure = data_->structure;
+  d->input_edge_of_csr = std::move(input_edge_of_csr);
+  d->csr_edge_of_input = std::move(csr_edge_of_input);
+  return Graph(std::move(d));
+}
+
+int64_t Graph::num_dst() const { return data_->structure->num_dst; }
+int64_t Graph::num_src() const { return data_->structure->num_src; }
+int64_t Graph::num_edges() const { return data_->structure->num_edges(); }
+
+double Graph::density() const {
+  const auto& s = *data_->structure;
+  if (s.num_dst == 0 || s.num_src == 0) return 0.0;
+  return static_cast<double>(s.num_edges()) /
+         (static_cast<double>(s.num_dst) * static_cast<double>(s.num_src));
+}
+
+std::span<const int64_t> Graph::row_ptr() const { return data_->structure->row_ptr; }
+std::span<const int32_t> Graph::col_idx() const { return data_->structure->col_idx; }
+
+std::span<const int32_t> Graph::row(int64_t i) const {
+  const auto& s = *data_->structure;
+  if (i < 0 || i >= s.num_dst)
+    raise<InvalidArgument>("Graph::row: i is ", i, ", expected in [0, ", s.num_dst, ")");
+  const auto b = static_cast<size_t>(s.row_ptr[static_cast<size_t>(i)]);
+  const auto e = static_cast<size_t>(s.row_ptr[static_cast<size_t>(i) + 1]);
+  return std::span<const int32_t>(s.col_idx).subspan(b, e - b);
+}
+
+int64_t Graph::degree(int64_t i) const {
+  const auto& s = *data_->structure;
+  if (i < 0 || i >= s.num_dst)
+    raise<InvalidArgument>("Graph::degree: i is ", i, ", expected in [0, ", s.num_dst, ")");
+  return s.row_ptr[static_cast<size_t>(i) + 1] - s.row_ptr[static_cast<size_t>(i)];
+}
+
+std::span<const int64_t> Graph::input_edge_of_csr() const { return data_->input_edge_of_csr; }
+std::span<const int64_t> Graph::csr_edge_of_input() const { return data_->csr_edge_of_input; }
+
+const Transpose& Graph::transpose() const {
+  const Structure& s = *data_->structure;
+  std::call_once(s.transpose_once, [&] { s.transpose = build_transpose(s); });
+  return s.transpose;
+}
+
+const DegreeStats& Graph::degree_stats() const {
+  const Structure& s = *data_->structure;
+  std::call_once(s.stats_once, [&] { s.stats = build_degree_stats(s); });
+  return s.stats;
+}
+
+std::span<const int64_t> Graph::partition() const {
+  const Structure& s = *data_->structure;
+  std::call_once(s.partition_once, [&] {
+    const int64_t units = s.num_edges() + s.num_dst;
+    s.partition =
+        balanced_row_chunks(s.row_ptr, std::max(kPartitionMinUnits, units / kPartitionTargetChunks));
+  });
+  return s.partition;
+}
+
+std::string Graph::describe() const {
+  return detail::message("Graph(num_dst=", num_dst(), ", num_src=", num_src(), ", num_edges=", num_edges(),
+                         ")");
+}
+
+std::vector<int64_t> balanced_row_chunks(std::span<const int64_t> row_offset, int64_t target) {
+  if (row_offset.empty())
+    raise<InvalidArgument>("balanced_row_chunks: row_offset is empty, expected num_rows + 1 >= 1 entries");
+  if (target < 1) raise<InvalidArgument>("balanced_row_chunks: target is ", target, ", expected >= 1");
+  const auto num_rows = static_cast<int64_t>(row_offset.size()) - 1;
+  std::vector<int64_t> bounds{0};
+  int64_t acc = 0;
+  for (int64_t i = 0; i < num_rows; ++i) {
+    const int64_t edges = row_offset[static_cast<size_t>(i) + 1] - row_offset[static_cast<size_t>(i)];
+    if (edges < 0)
+      raise<InvalidArgument>("balanced_row_chunks: row_offset[", i + 1, "] is ",
+                             row_offset[static_cast<size_t>(i) + 1], ", expected >= row_offset[", i,
+                             "] = ", row_offset[static_cast<size_t>(i)]);
+    acc += edges + 1;
+    if (acc >= target) {
+      bounds.push_back(i + 1);
+      acc = 0;
+    }
+  }
+  if (bounds.back() != num_rows) bounds.push_back(num_rows);
+  return bounds;
+}
+
+}  // namespace edgeattn
