@@ -24,17 +24,14 @@ struct DotScore {
   float scale;
 
   int64_t width() const { return heads * dk; }
-  void scores(int64_t i, int64_t j, float* s) const {
+  void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
+  void scores(int64_t i, int64_t j, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
-    for (int64_t h = 0; h < heads; ++h) {
-      float t = 0.f;
-      for (int64_t d = 0; d < dk; ++d) t += qi[h * dk + d] * kj[h * dk + d];
-      s[h] = scale * t;
-    }
+    for (int64_t h = 0; h < heads; ++h) s[h] = scale * dot(qi + h * dk, kj + h * dk, dk);
   }
   // dq_i += scale * ds * k_j
-  void grad_dst(int64_t /*i*/, int64_t j, const float* ds, float* dst_acc, float* /*datt*/) const {
+  void grad_dst(int64_t /*i*/, int64_t j, const float* __restrict ds, float* __restrict dst_acc, float* /*datt*/) const {
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
       const float g = scale * ds[h];
@@ -42,7 +39,7 @@ struct DotScore {
     }
   }
   // dk_j += scale * ds * q_i
-  void grad_src(int64_t i, int64_t /*j*/, const float* ds, float* src_acc) const {
+  void grad_src(int64_t i, int64_t /*j*/, const float* __restrict ds, float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
       const float g = scale * ds[h];
@@ -58,17 +55,18 @@ struct AdditiveScore {
   float slope;
 
   int64_t width() const { return heads; }
-  void scores(int64_t i, int64_t j, float* s) const {
+  void prefetch_src(int64_t j) const { prefetch_row(ss + j * heads, heads); }
+  void scores(int64_t i, int64_t j, float* __restrict s) const {
     const float* a = sd + i * heads;
     const float* b = ss + j * heads;
     for (int64_t h = 0; h < heads; ++h) s[h] = leaky_relu(a[h] + b[h], slope);
   }
-  void grad_dst(int64_t i, int64_t j, const float* ds, float* dst_acc, float* /*datt*/) const {
+  void grad_dst(int64_t i, int64_t j, const float* __restrict ds, float* __restrict dst_acc, float* /*datt*/) const {
     const float* a = sd + i * heads;
     const float* b = ss + j * heads;
     for (int64_t h = 0; h < heads; ++h) dst_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
   }
-  void grad_src(int64_t i, int64_t j, const float* ds, float* src_acc) const {
+  void grad_src(int64_t i, int64_t j, const float* __restrict ds, float* __restrict src_acc) const {
     const float* a = sd + i * heads;
     const float* b = ss + j * heads;
     for (int64_t h = 0; h < heads; ++h) src_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
@@ -95,7 +93,8 @@ struct VectorScore {
   }
 
   int64_t width() const { return heads * dk; }
-  void scores(int64_t i, int64_t j, float* s) const {
+  void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
+  void scores(int64_t i, int64_t j, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
@@ -115,7 +114,7 @@ struct VectorScore {
         if (datt) datt[h * dk + c] += ds[h] * act(u, slope);
       }
   }
-  void grad_src(int64_t i, int64_t j, const float* ds, float* src_acc) const {
+  void grad_src(int64_t i, int64_t j, const float* __restrict ds, float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)

@@ -36,3 +36,92 @@ inline float leaky_relu(float x, float slope) { return x > 0.f ? x : slope * x; 
 inline float leaky_relu_grad(float x, float slope) { return x > 0.f ? 1.f : slope; }
 
 }  // namespace edgeattn::kernels
+
+namespace edgeattn::kernels {
+
+// Reductions with a fixed association order over 8 independent lanes: GCC vectorises them without
+// -ffast-math (which it needs to reassociate a plain `t += a[i] * b[i]`), and the fixed order keeps
+// results independent of anything but the data.
+inline float dot(const float* a, const float* b, int64_t n) {
+  float acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += a[i + k] * b[i + k];
+  float tail = 0.f;
+  for (; i < n; ++i) tail += a[i] * b[i];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
+}
+
+inline float sum(const float* a, int64_t n) {
+  float acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += a[i + k];
+  float tail = 0.f;
+  for (; i < n; ++i) tail += a[i];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
+}
+
+/// max(init, a[0..n)).
+inline float max_of(const float* a, int64_t n, float init) {
+  float acc[8] = {init, init, init, init, init, init, init, init};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] = acc[k] > a[i + k] ? acc[k] : a[i + k];
+  for (; i < n; ++i) acc[0] = acc[0] > a[i] ? acc[0] : a[i];
+  for (int k = 1; k < 8; ++k) acc[0] = acc[0] > acc[k] ? acc[0] : acc[k];
+  return acc[0];
+}
+
+}  // namespace edgeattn::kernels
+
+namespace edgeattn::kernels {
+
+/// Per-edge state arrays are padded to a multiple of this many heads, so that the per-head
+/// updates below run on whole 8-lane vectors with no remainder loop.
+inline constexpr int64_t kHeadLanes = 8;
+inline int64_t padded_heads(int64_t heads) { return (heads + kHeadLanes - 1) / kHeadLanes * kHeadLanes; }
+
+/// One edge's step of the online softmax for all heads (Milakov & Gimelshein 2018):
+///   m' = max(m, s);  c = exp(m - m');  w = exp(s - m');  l' = l c + w.
+/// Arrays hold padded_heads(heads) entries.
+inline void online_softmax_step(int64_t heads_padded, const float* __restrict s, float* __restrict m,
+                                float* __restrict l, float* __restrict c, float* __restrict w) {
+  for (int64_t h0 = 0; h0 < heads_padded; h0 += kHeadLanes)
+    for (int64_t k = 0; k < kHeadLanes; ++k) {
+      const int64_t h = h0 + k;
+      const float mn = m[h] > s[h] ? m[h] : s[h];
+      c[h] = fast_exp(m[h] - mn);
+      w[h] = fast_exp(s[h] - mn);
+      l[h] = l[h] * c[h] + w[h];
+      m[h] = mn;
+    }
+}
+
+/// acc[h, :] = acc[h, :] * c[h] + w[h] * v[h, :] for every head (acc, v: [heads, dv]).
+inline void rescale_accumulate(int64_t heads, int64_t dv, float* __restrict acc, const float* __restrict c,
+                               const float* __restrict w, const float* __restrict v) {
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t d = 0; d < dv; ++d) acc[h * dv + d] = acc[h * dv + d] * c[h] + w[h] * v[h * dv + d];
+}
+
+/// acc[h, :] += w[h] * v[h, :] for every head.
+inline void accumulate(int64_t heads, int64_t dv, float* __restrict acc, const float* __restrict w,
+                       const float* __restrict v) {
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t d = 0; d < dv; ++d) acc[h * dv + d] += w[h] * v[h * dv + d];
+}
+
+}  // namespace edgeattn::kernels
+
+namespace edgeattn::kernels {
+
+/// Asks for the cache lines of row [p, p + n) ahead of use (random gathers over explicit graphs).
+inline void prefetch_row(const float* p, int64_t n) {
+  for (int64_t x = 0; x < n; x += 16) __builtin_prefetch(p + x);
+}
+
+/// How many edges ahead the per-edge kernels prefetch the source rows of explicit graphs.
+inline constexpr int64_t kPrefetchEdges = 6;
+
+}  // namespace edgeattn::kernels

@@ -73,11 +73,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   auto dalpha = [&](int64_t i, int64_t j, const float* kf, float* da) {
     const float* dout_i = in.dout + i * heads * dv;
     const float* vj = a.v + j * heads * dv;
-    for (int64_t h = 0; h < heads; ++h) {
-      float t = 0.f;
-      for (int64_t d = 0; d < dv; ++d) t += dout_i[h * dv + d] * vj[h * dv + d];
-      da[h] = kf[h] * t;
-    }
+    for (int64_t h = 0; h < heads; ++h) da[h] = kf[h] * dot(dout_i + h * dv, vj + h * dv, dv);
   };
 
   // ---- Pass 1: destination rows --------------------------------------------------------------

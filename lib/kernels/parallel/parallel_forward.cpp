@@ -13,6 +13,7 @@
 // The update is branch-free per head (two exps) so that loops over heads and features vectorise.
 #include <cfloat>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -26,53 +27,52 @@ namespace {
 
 template <bool kSoftmax, class P, class S>
 void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const ForwardBuffers& out) {
-  const int64_t heads = a.heads, dv = a.dv;
+  const int64_t heads = a.heads, dv = a.dv, lanes = padded_heads(heads);
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
   parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
-    // Scratch, per task: s, w (weight), c (rescale), m, l  [H] each; acc [H * dv].
-    std::vector<float> scratch(static_cast<size_t>(5 * heads + heads * dv));
+    // Scratch, per task: s (score), w (weight), c (rescale), m (max), l (sum) [lanes] each; acc [H, dv].
+    std::vector<float> scratch(static_cast<size_t>(5 * lanes + heads * dv));
     float* s = scratch.data();
-    float* w = s + heads;
-    float* c = w + heads;
-    float* m = c + heads;
-    float* l = m + heads;
-    float* acc = l + heads;
+    float* w = s + lanes;
+    float* c = w + lanes;
+    float* m = c + lanes;
+    float* l = m + lanes;
+    float* acc = l + lanes;
+    // Explicit graphs gather source rows at random: prefetch a few edges ahead. (Structured
+    // patterns walk sources in order, which the hardware prefetcher already follows.)
+    const int32_t* cols = nullptr;
+    int64_t edge_end = 0;
+    if constexpr (std::is_same_v<P, CsrPattern>) {
+      cols = pattern.graph().col_idx().data();
+      edge_end = pattern.row_offset(row_end);
+    }
     for (int64_t i = row_begin; i < row_end; ++i) {
-      for (int64_t h = 0; h < heads; ++h) {
-        m[h] = -FLT_MAX;
-        l[h] = 0.f;
-      }
+      std::fill_n(m, lanes, -FLT_MAX);
+      std::fill_n(l, lanes, 0.f);
       std::fill_n(acc, heads * dv, 0.f);
       pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+        if constexpr (std::is_same_v<P, CsrPattern>) {
+          if (e + kPrefetchEdges < edge_end) {
+            const int64_t ahead = cols[e + kPrefetchEdges];
+            score.prefetch_src(ahead);
+            prefetch_row(a.v + ahead * heads * dv, heads * dv);
+          }
+        }
         score.scores(i, j, s);
         if (a.bias)
           for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
-        if constexpr (kSoftmax) {
-          for (int64_t h = 0; h < heads; ++h) {
-            const float mn = std::max(m[h], s[h]);
-            c[h] = fast_exp(m[h] - mn);
-            w[h] = fast_exp(s[h] - mn);
-            l[h] = l[h] * c[h] + w[h];
-            m[h] = mn;
-          }
-        } else {
+        if constexpr (kSoftmax)
+          online_softmax_step(lanes, s, m, l, c, w);
+        else
           for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
-        }
         if (a.dropout > 0.f)
           for (int64_t h = 0; h < heads; ++h)
             w[h] *= dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f;
         const float* vj = a.v + static_cast<int64_t>(j) * heads * dv;
-        for (int64_t h = 0; h < heads; ++h) {
-          float* acc_h = acc + h * dv;
-          const float* v_h = vj + h * dv;
-          const float wh = w[h];
-          if constexpr (kSoftmax) {
-            const float ch = c[h];
-            for (int64_t d = 0; d < dv; ++d) acc_h[d] = acc_h[d] * ch + wh * v_h[d];
-          } else {
-            for (int64_t d = 0; d < dv; ++d) acc_h[d] += wh * v_h[d];
-          }
-        }
+        if constexpr (kSoftmax)
+          rescale_accumulate(heads, dv, acc, c, w, vj);
+        else
+          accumulate(heads, dv, acc, w, vj);
       });
       float* out_i = out.out + i * heads * dv;
       if constexpr (kSoftmax) {

@@ -127,8 +127,7 @@ class TiledBackward {
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = r0 + r;
         float d = 0.f;
-        if (in_.out)
-          for (int64_t x = 0; x < dv_; ++x) d += in_.dout[(i * heads_ + h) * dv_ + x] * in_.out[(i * heads_ + h) * dv_ + x];
+        if (in_.out) d = dot(in_.dout + (i * heads_ + h) * dv_, in_.out + (i * heads_ + h) * dv_, dv_);
         row_sum_[static_cast<size_t>(i * heads_ + h)] = d;
       }
       if (!in_.out)

@@ -58,16 +58,12 @@ void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
             for (int64_t x = vb; x < ve; ++x) s[x] += a.bias[(e0 + x - vb) * heads + h];
           }
           if constexpr (kSoftmax) {
-            float mx = m[static_cast<size_t>(r)];
-            for (int64_t x = vb; x < ve; ++x) mx = std::max(mx, s[x]);
-            float sum = 0.f;
-            for (int64_t x = vb; x < ve; ++x) {
-              s[x] = fast_exp(s[x] - mx);
-              sum += s[x];
-            }
+            const float mx = max_of(s + vb, ve - vb, m[static_cast<size_t>(r)]);
+            for (int64_t x = vb; x < ve; ++x) s[x] = fast_exp(s[x] - mx);
+            const float row_sum = sum(s + vb, ve - vb);
             const float rescale = fast_exp(m[static_cast<size_t>(r)] - mx);
             c[static_cast<size_t>(r)] = rescale;
-            l[static_cast<size_t>(r)] = l[static_cast<size_t>(r)] * rescale + sum;
+            l[static_cast<size_t>(r)] = l[static_cast<size_t>(r)] * rescale + row_sum;
             m[static_cast<size_t>(r)] = mx;
           } else {
             for (int64_t x = vb; x < ve; ++x) s[x] = std::max(s[x], 0.f);
