@@ -25,6 +25,7 @@ struct DotScore {
 
   int64_t width() const { return heads * dk; }
   void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
+  void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
   void scores(int64_t i, int64_t j, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
@@ -56,6 +57,7 @@ struct AdditiveScore {
 
   int64_t width() const { return heads; }
   void prefetch_src(int64_t j) const { prefetch_row(ss + j * heads, heads); }
+  void prefetch_dst(int64_t i) const { prefetch_row(sd + i * heads, heads); }
   void scores(int64_t i, int64_t j, float* __restrict s) const {
     const float* a = sd + i * heads;
     const float* b = ss + j * heads;
@@ -94,6 +96,7 @@ struct VectorScore {
 
   int64_t width() const { return heads * dk; }
   void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
+  void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
   void scores(int64_t i, int64_t j, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <numeric>
 #include <type_traits>
+#include <type_traits>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -92,11 +93,55 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       float* acc = drow + heads;  // [width]
       float* datt = g.datt ? datt_partial.data() + chunk * static_cast<size_t>(width) : nullptr;
       std::vector<float> edge_buf;  // per edge of the row: alpha [H], dalpha [H]
+      const int32_t* cols = nullptr;  // explicit graphs: prefetch the gathered source rows
+      int64_t edge_end = 0;
+      if constexpr (std::is_same_v<P, CsrPattern>) {
+        cols = pattern.graph().col_idx().data();
+        edge_end = pattern.row_offset(row_end);
+      }
+      auto prefetch = [&](int64_t e) {
+        if constexpr (std::is_same_v<P, CsrPattern>) {
+          if (e + kPrefetchEdges < edge_end) {
+            const int64_t ahead = cols[e + kPrefetchEdges];
+            score.prefetch_src(ahead);
+            prefetch_row(a.v + ahead * heads * dv, heads * dv);
+          }
+        }
+      };
       for (int64_t i = row_begin; i < row_end; ++i) {
         const int64_t first = pattern.row_offset(i);
+        if (!kSoftmax || in.out) {
+          // One sweep: D_i = <dO_i, O_i> is known up front (softmax), or not needed (relu).
+          if constexpr (kSoftmax) {
+            for (int64_t h = 0; h < heads; ++h)
+              drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
+            std::copy_n(drow, heads, row_sum.data() + i * heads);
+          }
+          if (!dst_grad && !g.dbias && !g.datt) continue;
+          std::fill_n(acc, width, 0.f);
+          edge_buf.resize(static_cast<size_t>(2 * heads));
+          float* alpha = edge_buf.data();
+          float* da = alpha + heads;
+          pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+            prefetch(e);
+            score.scores(i, j, s);
+            weights(i, e, s, alpha);
+            keep_factors(i, j, kf);
+            dalpha(i, j, kf, da);
+            for (int64_t h = 0; h < heads; ++h)
+              ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
+            if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
+            score.grad_dst(i, j, ds, acc, datt);
+          });
+          if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
+          continue;
+        }
+        // Two sweeps: the first computes D_i = sum_j alpha_ij dalpha_ij, keeping alpha and dalpha
+        // per edge of the row (O(degree * H)); the second forms ds.
         edge_buf.resize(static_cast<size_t>(2 * heads * (pattern.row_offset(i + 1) - first)));
         std::fill_n(drow, heads, 0.f);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+          prefetch(e);
           float* alpha = edge_buf.data() + 2 * heads * (e - first);
           float* da = alpha + heads;
           score.scores(i, j, s);
@@ -136,10 +181,24 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     float* ds = da + heads;
     float* acc = ds + heads;      // [width]
     float* dv_acc = acc + width;  // [H * dv]
+    const Transpose* t = nullptr;  // explicit graphs: prefetch the gathered destination rows
+    if constexpr (std::is_same_v<P, CsrPattern>) t = &pattern.graph().transpose();
     for (int64_t j = col_begin; j < col_end; ++j) {
       std::fill_n(acc, width, 0.f);
       std::fill_n(dv_acc, heads * dv, 0.f);
+      int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
+      const int64_t pos_end = t ? t->col_ptr[static_cast<size_t>(col_end)] : 0;
       pattern.for_each_in_col(j, [&](int32_t i, int64_t e) {
+        if (t && pos + kPrefetchEdges < pos_end) {
+          const int64_t ahead = t->row_idx[static_cast<size_t>(pos + kPrefetchEdges)];
+          score.prefetch_dst(ahead);
+          prefetch_row(in.dout + ahead * heads * dv, heads * dv);
+          if constexpr (kSoftmax) {
+            prefetch_row(in.lse + ahead * heads, heads);
+            prefetch_row(row_sum.data() + ahead * heads, heads);
+          }
+        }
+        ++pos;
         score.scores(i, j, s);
         weights(i, e, s, alpha);
         keep_factors(i, j, kf);
