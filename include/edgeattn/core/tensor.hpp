@@ -90,6 +90,14 @@ class TensorView {
 using View = TensorView<float>;
 using ConstView = TensorView<const float>;
 
+namespace detail {
+/// Frees storage allocated with an explicit alignment (64 bytes, or 2 MiB for huge-page tensors).
+struct AlignedFree {
+  std::align_val_t alignment{64};
+  void operator()(float* p) const { ::operator delete[](p, alignment); }
+};
+}  // namespace detail
+
 /// Owning float32 tensor, zero-initialised, 64-byte aligned, contiguous row-major.
 class Tensor {
  public:
@@ -141,9 +149,6 @@ class Tensor {
   void fill(float value);
 
  private:
-  struct AlignedFree {
-    void operator()(float* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
   template <class... I>
   int64_t offset(I... idx) const {
     static_assert(sizeof...(I) <= Shape::kMaxRank);
@@ -159,7 +164,7 @@ class Tensor {
   void allocate();
 
   Shape shape_;
-  std::unique_ptr<float[], AlignedFree> data_;
+  std::unique_ptr<float[], detail::AlignedFree> data_;
 };
 
 /// Throws ShapeError unless `view` has `expected` extents (`kAny` matches any extent).

@@ -21,6 +21,7 @@
 
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
+#include "edgeattn/core/tensor.hpp"
 #include "kernels/attention_backend.hpp"
 #include "kernels/parallel/edge_scores.hpp"
 #include "kernels/parallel/tiled_attention.hpp"
@@ -78,7 +79,10 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   };
 
   // ---- Pass 1: destination rows --------------------------------------------------------------
-  std::vector<float> row_sum(kSoftmax ? static_cast<size_t>(nd * heads) : 0);  // D [Nd, H]
+  // D [Nd, H], gathered at random by the source pass: a Tensor, so it sits on huge pages.
+  Tensor row_sum_storage(Shape{kSoftmax ? nd : 0, heads});
+  float* row_sum_data = row_sum_storage.data();
+  const auto row_sum = [row_sum_data](size_t k) -> float& { return row_sum_data[k]; };
   const auto chunks = pattern.partition();
   const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
   std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
@@ -115,7 +119,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           if constexpr (kSoftmax) {
             for (int64_t h = 0; h < heads; ++h)
               drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
-            std::copy_n(drow, heads, row_sum.data() + i * heads);
+            std::copy_n(drow, heads, row_sum_data + i * heads);
           }
           if (!dst_grad && !g.dbias && !g.datt) continue;
           std::fill_n(acc, width, 0.f);
@@ -150,7 +154,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           dalpha(i, j, kf, da);
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
         });
-        if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum.data() + i * heads);
+        if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum_data + i * heads);
         if (!dst_grad && !g.dbias && !g.datt) continue;
         std::fill_n(acc, width, 0.f);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
@@ -195,7 +199,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           prefetch_row(in.dout + ahead * heads * dv, heads * dv);
           if constexpr (kSoftmax) {
             prefetch_row(in.lse + ahead * heads, heads);
-            prefetch_row(row_sum.data() + ahead * heads, heads);
+            prefetch_row(row_sum_data + ahead * heads, heads);
           }
         }
         ++pos;
@@ -210,7 +214,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         if (!src_grad) return;
         dalpha(i, j, kf, da);
         for (int64_t h = 0; h < heads; ++h)
-          ds[h] = kSoftmax ? alpha[h] * (da[h] - row_sum[static_cast<size_t>(i * heads + h)])
+          ds[h] = kSoftmax ? alpha[h] * (da[h] - row_sum(static_cast<size_t>(i * heads + h)))
                            : (alpha[h] > 0.f ? da[h] : 0.f);
         score.grad_src(i, j, ds, acc);
       });
