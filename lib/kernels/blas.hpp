@@ -1,8 +1,8 @@
 // Every BLAS call in edgeattn runs inside a oneTBB task on its own block, so BLAS itself must be
-// single-threaded. The build links Debian's serial OpenBLAS (with a RUNPATH to it); this guard
-// also covers binaries that end up with the threaded OpenBLAS at run time (e.g. a Python
-// extension whose loader resolves libopenblas.so.0 through the system alternatives): it pins
-// that library to one thread once, before the first GEMM.
+// single-threaded and safe to call from many threads at once. We link the pthread build of
+// OpenBLAS (thread-safe; Debian's serial build is not, see cmake/FindEdgeattnBLAS.cmake) and pin
+// it to one thread here, once, before the first GEMM. Every function that calls BLAS calls this
+// first (it is a call_once, so the cost is one atomic load).
 #pragma once
 
 namespace edgeattn::kernels {

@@ -1,3 +1,4 @@
+#include "kernels/blas.hpp"
 #include "kernels/head_projection.hpp"
 
 #include <cblas.h>
@@ -39,6 +40,7 @@ void reference_backward(const HeadMap& m, const float* x, const float* w, const 
 }  // namespace
 
 void head_map_forward(const HeadMap& m, const float* x, const float* w, float* y, bool reference) {
+  ensure_single_threaded_blas();
   if (m.rows == 0 || m.heads == 0 || m.out_dim == 0) return;
   if (reference) return reference_forward(m, x, w, y);
   const int64_t blocks = (m.rows + kRowBlock - 1) / kRowBlock;
@@ -57,6 +59,7 @@ void head_map_forward(const HeadMap& m, const float* x, const float* w, float* y
 
 void head_map_backward(const HeadMap& m, const float* x, const float* w, const float* dy, float* dx,
                        float* dw, bool reference) {
+  ensure_single_threaded_blas();
   if (m.rows == 0 || m.heads == 0 || m.out_dim == 0 || m.in_dim == 0) return;
   if (reference) return reference_backward(m, x, w, dy, dx, dw);
   const int ldx = static_cast<int>(m.heads * m.in_dim), ldy = static_cast<int>(m.heads * m.out_dim);

@@ -268,6 +268,29 @@ TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
   }
 }
 
+TEST(ParallelAttention, ConcurrentGemmPathsGiveIdenticalResultsOnEveryCall) {
+  // The tiled sparse path and the dense path call BLAS from several TBB tasks at once. A BLAS that
+  // is not thread-safe (Debian's serial OpenBLAS) corrupts results nondeterministically; repeated
+  // identical calls must agree bit for bit.
+  ThreadLimit limit(2);
+  const Pattern p = CompletePattern(512, 512);
+  for (AttentionPath path : {AttentionPath::sparse, AttentionPath::dense}) {
+    SCOPED_TRACE(to_string(path));
+    AttentionConfig c{.path = path};
+    const Operands o = make_operands(p, c, 4, 64, 64, false, 21);
+    const AttentionResult first = attention_forward(p, o.inputs(), c);
+    const AttentionGrads first_g = attention_backward(p, o.inputs(), c, first, o.grad_out);
+    for (int rep = 0; rep < 8; ++rep) {
+      const AttentionResult again = attention_forward(p, o.inputs(), c);
+      ASSERT_EQ(max_abs_diff(again.out, first.out), 0.f) << "repetition " << rep;
+      const AttentionGrads g = attention_backward(p, o.inputs(), c, again, o.grad_out);
+      ASSERT_EQ(max_abs_diff(g.query, first_g.query), 0.f) << "repetition " << rep;
+      ASSERT_EQ(max_abs_diff(g.key, first_g.key), 0.f) << "repetition " << rep;
+      ASSERT_EQ(max_abs_diff(g.value, first_g.value), 0.f) << "repetition " << rep;
+    }
+  }
+}
+
 TEST(ParallelAttention, LogitsOfTenThousandStayFiniteAndPickTheMaximum) {
   // Row 0 <- {0, 1, 2}: scores 1e4, -1e4, 1e4 - 1 => weights (1/(1+e^-1), 0, e^-1/(1+e^-1)).
   const Graph g = Graph::from_csr(1, 3, {0, 3}, {0, 1, 2});

@@ -54,6 +54,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/blas.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
@@ -599,12 +600,14 @@ void backward_impl(const P& p, const KernelArgs& a, const BackwardInputs& in, co
 }  // namespace
 
 void dense_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
+  ensure_single_threaded_blas();
   check_dot(a, "dense_forward");
   visit_pattern(p, [&](const auto& pat) { forward_impl(pat, a, out); });
 }
 
 void dense_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
                     const BackwardBuffers& grads) {
+  ensure_single_threaded_blas();
   check_dot(a, "dense_backward");
   if (a.norm == Normalization::softmax && !in.lse)
     raise<InvalidArgument>(

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/blas.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
 #include "kernels/parallel/fast_math.hpp"
@@ -201,6 +202,7 @@ class TiledBackward {
 }  // namespace
 
 void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g) {
+  ensure_single_threaded_blas();
   visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
     if constexpr (ContiguousRowPattern<P>) {

@@ -1,3 +1,4 @@
+#include "kernels/blas.hpp"
 #include "kernels/parallel/tiled_attention.hpp"
 
 #include <cblas.h>
@@ -114,6 +115,7 @@ bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
 }
 
 void tiled_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
+  ensure_single_threaded_blas();
   visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
     if constexpr (ContiguousRowPattern<P>) {

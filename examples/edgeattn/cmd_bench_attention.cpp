@@ -1,0 +1,191 @@
+// edgeattn bench attention: times one attention configuration and prints one JSON object.
+//
+// The main measurement runs on --path (sparse by default): forward, and forward + backward, each
+// the median of --repeat runs after one untimed warm-up. The dense path is timed as well when it
+// can run (dot or bilinear score), the graph is small enough for it to finish quickly (at most
+// 16384 nodes) and --no-dense is absent; the report then includes the largest difference between
+// the two outputs.
+//
+// bytes_moved and forward_gflops use the benchmarks' models (bench/support/traffic_model.hpp), so
+// the tool and the Google Benchmark suite report the same figures: the compulsory traffic of the
+// fused forward when no gathered source row is reused, in float32,
+//   per edge:            4 B column index + the source's key row (H*D*4 B; additive: its score
+//                        scalars, H*4 B) + the source's value row (H*D*4 B)
+//   per destination row: its query row (H*D*4 B; additive: H*4 B) + its output row (H*D*4 B)
+//                        + 8 B row offset + H*4 B row log-sum-exp
+// and 2 * (D + D) useful flops per edge and head (2 + 2D for additive). The projections that
+// bilinear and perceptron scores run first (GEMMs over nodes) are not counted.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/kernels/attention.hpp"
+#include "inputs.hpp"
+#include "json.hpp"
+#include "patterns.hpp"
+#include "support/machine_limits.hpp"
+#include "support/traffic_model.hpp"
+#include "timing.hpp"
+
+namespace edgeattn::cli {
+namespace {
+
+constexpr int64_t kMaxDenseNodes = 16384;
+
+const char* kSummary =
+    "Times graph-masked multi-head attention (forward, and forward + backward) and prints one JSON\n"
+    "object: edges, nodes, heads, head_dim, score, pattern, threads, path, forward_ms,\n"
+    "forward_backward_ms (medians of --repeat runs), peak_rss_mb, edges_per_s and achieved_gbps of the\n"
+    "forward, bytes_moved, and dense_forward_ms, dense_forward_backward_ms and max_abs_diff_dense\n"
+    "when the dense path also ran (dot or bilinear score, at most 16384 nodes, no --no-dense).\n"
+    "With --limits also the machine's STREAM triad bandwidth and FMA peak, and the fractions of them\n"
+    "the forward reached.\n"
+    "\n"
+    "bytes_moved models the compulsory traffic of the fused forward, every gathered row counted\n"
+    "once per edge (as bench/README.md): per edge 4 B of column index + the source's key row\n"
+    "(additive: its score scalars) + its value row; per destination its query row (additive: score\n"
+    "scalars) + its output row + 8 B row offset + 4 B per head of log-sum-exp.";
+
+Score parse_score_option(const std::string& text) {
+  try {
+    return parse_score(text);
+  } catch (const InvalidArgument&) {
+    throw UsageError("--score is '" + text + "', expected dot, additive, gatv2, bilinear or perceptron");
+  }
+}
+
+AttentionPath parse_path_option(const std::string& text) {
+  if (text == "auto" || text == "automatic") return AttentionPath::automatic;
+  if (text == "sparse") return AttentionPath::sparse;
+  if (text == "dense") return AttentionPath::dense;
+  throw UsageError("--path is '" + text + "', expected auto, sparse or dense");
+}
+
+bool dense_capable(Score s) { return s == Score::dot_product || s == Score::bilinear; }
+
+struct Timings {
+  double forward_ms = 0, forward_backward_ms = 0;
+  AttentionResult result;  // the last forward, for comparing paths
+};
+
+Timings time_path(const Pattern& pattern, const Operands& ops, const AttentionConfig& config,
+                  ConstView grad_out, int repeat) {
+  Timings t;
+  t.forward_ms = median_ms(repeat, [&] { t.result = attention_forward(pattern, ops.inputs, config); });
+  t.forward_backward_ms = median_ms(repeat, [&] {
+    const AttentionResult fwd = attention_forward(pattern, ops.inputs, config);
+    const AttentionGrads grads = attention_backward(pattern, ops.inputs, config, fwd, grad_out);
+    (void)grads;
+  });
+  return t;
+}
+
+}  // namespace
+
+int run_bench_attention(std::span<const std::string> argv) {
+  Args args("edgeattn bench attention", kSummary);
+  args.option("pattern", "P", "uniform",
+              "uniform | rmat | complete | causal | window:W | PATH of an edge list ('src dst' lines, # "
+              "comments)")
+      .option("nodes", "N", "65536", "number of nodes (edge list: max id + 1 unless given)")
+      .option("edges", "E", "16 * nodes", "edges to draw for uniform and rmat; duplicates are merged")
+      .option("heads", "H", "4", "attention heads")
+      .option("head-dim", "D", "64", "features per head of query, key and value")
+      .option("score", "S", "dot", "dot | additive | gatv2 | bilinear | perceptron")
+      .option("threads", "T", "all cores", "worker threads")
+      .option("seed", "S", "1", "seed of the graph and the operands")
+      .option("repeat", "R", "5", "timed runs per measurement; the median is reported")
+      .option("path", "P", "sparse", "auto | sparse | dense: the path of the main measurement")
+      .flag("no-dense", "do not time the dense path for comparison")
+      .flag("limits", "also measure STREAM triad and FMA peak (about half a second)");
+  if (!args.parse(argv)) {
+    std::cout << args.help();
+    return 0;
+  }
+
+  const PatternSpec spec = parse_pattern(args.str("pattern"));
+  const bool from_file = spec.kind == PatternSpec::Kind::file;
+  const int64_t nodes =
+      (args.given("nodes") || !from_file) ? args.integer("nodes", 1, (int64_t{1} << 31) - 1) : 0;
+  if (args.given("edges") && !takes_edge_count(spec))
+    throw UsageError("--edges applies to --pattern uniform and rmat only; '" + spec.text +
+                     "' determines its own edges");
+  const int64_t edges = args.given("edges") ? args.integer("edges", 0) : 16 * nodes;
+  const int64_t heads = args.integer("heads", 1, 4096);
+  const int64_t dim = args.integer("head-dim", 1, 1 << 16);
+  const Score score = parse_score_option(args.str("score"));
+  const auto seed = static_cast<uint64_t>(args.integer("seed", 0));
+  const int repeat = static_cast<int>(args.integer("repeat", 1, 1000));
+  const AttentionPath path = parse_path_option(args.str("path"));
+  if (path == AttentionPath::dense && !dense_capable(score))
+    throw UsageError("--path dense supports --score dot and bilinear, got '" + args.str("score") + "'");
+  std::optional<ThreadLimit> limit;
+  if (args.given("threads")) limit.emplace(static_cast<int>(args.integer("threads", 1, 1 << 16)));
+
+  Pattern pattern;
+  const double pattern_ms = time_ms([&] { pattern = make_pattern(spec, nodes, edges, seed); });
+  const int64_t nd = num_dst(pattern), ns = num_src(pattern), ne = num_edges(pattern);
+  const Operands ops = make_operands(score, nd, ns, heads, dim, seed);
+  const Tensor grad_out = random_tensor({nd, heads, dim}, seed, 99);
+
+  AttentionConfig config;
+  config.score = score;
+  config.path = path;
+  const Timings main_run = time_path(pattern, ops, config, grad_out, repeat);
+
+  JsonObject json;
+  json.field("pattern", spec.text)
+      .field("nodes", nd)
+      .field("edges", ne)
+      .field("density", density(pattern))
+      .field("heads", heads)
+      .field("head_dim", dim)
+      .field("score", to_string(score))
+      .field("threads", max_threads())
+      .field("seed", static_cast<int64_t>(seed))
+      .field("repeat", repeat)
+      .field("path", to_string(main_run.result.path))
+      .field("pattern_build_ms", pattern_ms)
+      .field("forward_ms", main_run.forward_ms)
+      .field("forward_backward_ms", main_run.forward_backward_ms);
+  const bench::AttentionShape shape{.num_dst = nd,
+                                    .num_src = ns,
+                                    .num_edges = ne,
+                                    .heads = heads,
+                                    .qk_dim = score == Score::additive ? 0 : dim,
+                                    .value_dim = dim};
+  const double bytes = bench::attention_forward_bytes(shape);
+  const double forward_s = main_run.forward_ms / 1e3;
+  const double gbps = bytes / forward_s / 1e9,
+               gflops = bench::attention_forward_flops(shape) / forward_s / 1e9;
+  json.field("edges_per_s", static_cast<double>(ne) / forward_s)
+      .field("bytes_moved", static_cast<int64_t>(bytes))
+      .field("achieved_gbps", gbps)
+      .field("forward_gflops", gflops);
+  if (args.flag_set("limits")) {
+    const bench::MachineLimits limits = bench::measure_machine_limits(max_threads());
+    json.field("stream_triad_gbps", limits.stream_triad_gbps)
+        .field("stream_fraction", gbps / limits.stream_triad_gbps)
+        .field("fma_peak_gflops", limits.fma_peak_gflops)
+        .field("fma_fraction", gflops / limits.fma_peak_gflops);
+  }
+
+  const bool run_dense = dense_capable(score) && nd <= kMaxDenseNodes && !args.flag_set("no-dense") &&
+                         main_run.result.path != AttentionPath::dense;
+  if (run_dense) {
+    config.path = AttentionPath::dense;
+    const Timings dense = time_path(pattern, ops, config, grad_out, repeat);
+    json.field("dense_forward_ms", dense.forward_ms)
+        .field("dense_forward_backward_ms", dense.forward_backward_ms)
+        .field("max_abs_diff_dense",
+               static_cast<double>(max_abs_diff(main_run.result.out, dense.result.out)));
+  }
+  json.field("peak_rss_mb", peak_rss_mb());
+  std::cout << json.str() << std::endl;
+  return 0;
+}
+
+}  // namespace edgeattn::cli

@@ -1,0 +1,211 @@
+// Synthetic graph generators: uniform random, and R-MAT (Chakrabarti, Zhan, Faloutsos, "R-MAT: A
+// Recursive Model for Graph Mining", SDM 2004) with Graph500's parameters and vertex relabelling.
+//
+// Determinism: the random bits of edge k depend on (seed, k) alone, never on the thread count or
+// on how the edge range is split. A uniform edge takes both endpoints from one block
+// philox4x32(seed, {k_lo, k_hi, 0, stream}). An R-MAT draw needs 32 bits per level, so one philox
+// block for (k, attempt) keys a splitmix64 sequence, several times cheaper per bit than further
+// philox blocks; each level picks a quadrant with one 32-bit uniform, without branches.
+//
+// Vertex relabelling is a 4-round Feistel network on the smallest even number of bits covering n,
+// restricted to [0, n) by cycle walking (Black and Rogaway, "Ciphers with Arbitrary Finite
+// Domains", 2002): a seeded bijection evaluated per endpoint in O(1) memory.
+#include "edgeattn/graph/generators.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/core/rng.hpp"
+
+namespace edgeattn {
+namespace {
+
+// Philox counter word 3: keeps the random streams of different generators apart.
+constexpr uint32_t kStreamUniform = 0x75726e64;   // "urnd"
+constexpr uint32_t kStreamRmat = 0x726d6174;      // "rmat"
+constexpr uint32_t kStreamScramble = 0x7363726d;  // "scrm"
+
+// Edges per parallel piece: large enough to amortise scheduling, small enough to balance 2-64 cores.
+constexpr int64_t kGrain = 1 << 15;
+// R-MAT rejections in a row before an edge falls back to modulo (see generators.hpp).
+constexpr uint32_t kMaxAttempts = 64;
+
+std::array<uint32_t, 4> draw(uint64_t seed, int64_t edge, uint32_t word2, uint32_t stream) {
+  const auto k = static_cast<uint64_t>(edge);
+  return philox4x32(seed, {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32), word2, stream});
+}
+
+// splitmix64's finaliser: a fast, well-mixing 64-bit hash.
+uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// The random bits of one R-MAT edge draw: one philox block keys a splitmix64 sequence, which is
+// several times cheaper per bit than further philox blocks (R-MAT needs 32 bits per level).
+class EdgeStream {
+ public:
+  explicit EdgeStream(std::array<uint32_t, 4> key) : state_((uint64_t{key[0]} << 32) | key[1]) {}
+  uint64_t next() {
+    state_ += 0x9e3779b97f4a7c15ull;  // splitmix64's increment (golden ratio)
+    return mix64(state_);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+// floor(x * n / 2^64) without 128-bit arithmetic; n < 2^31. Unbiased to within n / 2^64.
+uint32_t scale_to(uint64_t x, uint64_t n) {
+  const uint64_t hi = (x >> 32) * n;
+  const uint64_t lo = ((x & 0xffffffffu) * n) >> 32;
+  return static_cast<uint32_t>((hi + lo) >> 32);
+}
+
+void check_sizes(const char* fn, int64_t n, int64_t num_edges) {
+  if (n < 1 || n > std::numeric_limits<int32_t>::max())
+    raise<InvalidArgument>(fn, ": n is ", n, ", expected in [1, ", std::numeric_limits<int32_t>::max(), "]");
+  if (num_edges < 0) raise<InvalidArgument>(fn, ": num_edges is ", num_edges, ", expected >= 0");
+}
+
+EdgeList allocate(int64_t n, int64_t num_edges) {
+  EdgeList list;
+  list.num_nodes = n;
+  list.src.resize(static_cast<size_t>(num_edges));
+  list.dst.resize(static_cast<size_t>(num_edges));
+  return list;
+}
+
+// A seeded bijection of [0, n): Feistel network on 2*half bits plus cycle walking.
+class Scrambler {
+ public:
+  Scrambler(uint64_t seed, int64_t n) : n_(static_cast<uint64_t>(n)) {
+    const int bits = n <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(n - 1));
+    half_ = (bits + 1) / 2;
+    mask_ = (uint64_t{1} << half_) - 1;
+    for (uint32_t round = 0; round < keys_.size(); ++round) {
+      const auto r = philox4x32(seed, {round, 0, 0, kStreamScramble});
+      keys_[round] = (static_cast<uint64_t>(r[0]) << 32) | r[1];
+    }
+  }
+
+  uint32_t operator()(uint32_t id) const {
+    if (n_ <= 1) return id;
+    uint64_t x = id;
+    do x = permute(x);
+    while (x >= n_);
+    return static_cast<uint32_t>(x);
+  }
+
+ private:
+  uint64_t permute(uint64_t x) const {
+    uint64_t left = x >> half_, right = x & mask_;
+    for (uint64_t key : keys_) {
+      const uint64_t next = left ^ (mix64(right ^ key) & mask_);
+      left = right;
+      right = next;
+    }
+    return (left << half_) | right;
+  }
+  uint64_t n_;
+  int half_ = 0;
+  uint64_t mask_ = 0;
+  std::array<uint64_t, 4> keys_{};
+};
+
+}  // namespace
+
+EdgeList erdos_renyi_edges(int64_t n, int64_t num_edges, uint64_t seed) {
+  check_sizes("erdos_renyi_edges", n, num_edges);
+  EdgeList list = allocate(n, num_edges);
+  const auto un = static_cast<uint64_t>(n);
+  parallel_for(0, num_edges, kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t e = begin; e < end; ++e) {
+      const auto r = draw(seed, e, 0, kStreamUniform);
+      list.src[static_cast<size_t>(e)] = static_cast<int32_t>(scale_to((uint64_t{r[0]} << 32) | r[1], un));
+      list.dst[static_cast<size_t>(e)] = static_cast<int32_t>(scale_to((uint64_t{r[2]} << 32) | r[3], un));
+    }
+  });
+  return list;
+}
+
+EdgeList rmat_edges(int64_t n, int64_t num_edges, uint64_t seed, const RmatParams& params) {
+  check_sizes("rmat_edges", n, num_edges);
+  const double probs[4] = {params.a, params.b, params.c, params.d};
+  const char* names[4] = {"a", "b", "c", "d"};
+  for (int q = 0; q < 4; ++q)
+    if (!(probs[q] >= 0.0 && probs[q] <= 1.0))
+      raise<InvalidArgument>("rmat_edges: params.", names[q], " is ", probs[q], ", expected in [0, 1]");
+  const double sum = params.a + params.b + params.c + params.d;
+  if (std::abs(sum - 1.0) > 1e-6)
+    raise<InvalidArgument>("rmat_edges: params a + b + c + d is ", sum, ", expected 1");
+
+  // Cumulative 32-bit thresholds: u < t_a -> a, u < t_ab -> b, u < t_abc -> c, else d.
+  const auto threshold = [](double p) {
+    return static_cast<uint64_t>(std::min(std::llround(p * 4294967296.0), 4294967296ll));
+  };
+  const uint64_t t_a = threshold(params.a);
+  const uint64_t t_ab = threshold(params.a + params.b);
+  const uint64_t t_abc = threshold(params.a + params.b + params.c);
+
+  const int scale = n <= 1 ? 0 : std::bit_width(static_cast<uint64_t>(n - 1));
+  const auto un = static_cast<uint64_t>(n);
+  const Scrambler scramble(seed, n);
+  EdgeList list = allocate(n, num_edges);
+
+  parallel_for(0, num_edges, kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t e = begin; e < end; ++e) {
+      uint64_t s = 0, d = 0;
+      for (uint32_t attempt = 0;; ++attempt) {
+        s = 0;
+        d = 0;
+        EdgeStream bits(draw(seed, e, attempt, kStreamRmat));
+        uint64_t word = 0;
+        for (int level = 0; level < scale; ++level) {
+          if (level % 2 == 0) word = bits.next();
+          const uint64_t u = (level % 2 == 0) ? (word & 0xffffffffu) : (word >> 32);
+          // Branch-free: random comparisons would mispredict about half the time.
+          const auto ge_a = static_cast<uint64_t>(u >= t_a), ge_ab = static_cast<uint64_t>(u >= t_ab),
+                     ge_abc = static_cast<uint64_t>(u >= t_abc);
+          const uint64_t src_bit = ge_ab;                  // quadrants c, d
+          const uint64_t dst_bit = ge_a ^ ge_ab ^ ge_abc;  // quadrants b, d
+          s |= src_bit << level;
+          d |= dst_bit << level;
+        }
+        if (s < un && d < un) break;
+        if (attempt + 1 == kMaxAttempts) {
+          s %= un;
+          d %= un;
+          break;
+        }
+      }
+      uint32_t s32 = static_cast<uint32_t>(s), d32 = static_cast<uint32_t>(d);
+      if (params.scramble_ids) {
+        s32 = scramble(s32);
+        d32 = scramble(d32);
+      }
+      list.src[static_cast<size_t>(e)] = static_cast<int32_t>(s32);
+      list.dst[static_cast<size_t>(e)] = static_cast<int32_t>(d32);
+    }
+  });
+  return list;
+}
+
+Graph erdos_renyi_graph(int64_t n, int64_t num_edges, uint64_t seed, const BuildOptions& options) {
+  const EdgeList list = erdos_renyi_edges(n, num_edges, seed);
+  return build_graph(n, n, std::span<const int32_t>(list.src), std::span<const int32_t>(list.dst), options);
+}
+
+Graph rmat_graph(int64_t n, int64_t num_edges, uint64_t seed, const RmatParams& params,
+                 const BuildOptions& options) {
+  const EdgeList list = rmat_edges(n, num_edges, seed, params);
+  return build_graph(n, n, std::span<const int32_t>(list.src), std::span<const int32_t>(list.dst), options);
+}
+
+}  // namespace edgeattn
