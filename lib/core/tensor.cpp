@@ -1,18 +1,19 @@
 #include "edgeattn/core/tensor.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
-
-#include <sys/mman.h>
 
 namespace edgeattn {
 namespace {
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 }  // namespace
 
-Shape::Shape(std::initializer_list<int64_t> dims) : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
+Shape::Shape(std::initializer_list<int64_t> dims)
+    : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
 
 Shape::Shape(std::span<const int64_t> dims) {
   if (dims.size() > static_cast<size_t>(kMaxRank))
@@ -46,8 +47,8 @@ void Tensor::allocate() {
   // huge pages where the kernel offers them: with 4 KiB pages every random row gather is also a
   // TLB miss, which dominated the gather time on 1M-node graphs.
   const std::align_val_t alignment{bytes >= kHugePageBytes ? kHugePageBytes : 64};
-  data_ = std::unique_ptr<float[], detail::AlignedFree>(static_cast<float*>(::operator new[](bytes, alignment)),
-                                                detail::AlignedFree{alignment});
+  data_ = std::unique_ptr<float[], detail::AlignedFree>(
+      static_cast<float*>(::operator new[](bytes, alignment)), detail::AlignedFree{alignment});
 #ifdef MADV_HUGEPAGE
   if (bytes >= kHugePageBytes) madvise(data_.get(), bytes, MADV_HUGEPAGE);  // advisory; failure is harmless
 #endif
@@ -88,7 +89,8 @@ Tensor Tensor::reshaped(Shape shape) const& { return Tensor(*this).reshaped(shap
 
 Tensor Tensor::reshaped(Shape shape) && {
   if (shape.numel() != numel())
-    raise<ShapeError>("Tensor::reshaped: cannot view ", shape_.str(), " (", numel(), " elements) as ", shape.str());
+    raise<ShapeError>("Tensor::reshaped: cannot view ", shape_.str(), " (", numel(), " elements) as ",
+                      shape.str());
   Tensor t(std::move(*this));
   t.shape_ = shape;
   return t;

@@ -50,9 +50,10 @@ AttentionPath resolve_path(const Pattern& p, const AttentionConfig& c, int64_t n
                                                                            : AttentionPath::sparse;
     case AttentionPath::dense:
       if (!gemm_form)
-        raise<InvalidArgument>("attention: path=dense computes scores with GEMM and supports score "
-                               "dot_product or bilinear, got score '",
-                               to_string(c.score), "'; use path=sparse");
+        raise<InvalidArgument>(
+            "attention: path=dense computes scores with GEMM and supports score "
+            "dot_product or bilinear, got score '",
+            to_string(c.score), "'; use path=sparse");
       return AttentionPath::dense;
     default:
       return c.path;
@@ -69,14 +70,16 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
   if (!(c.dropout >= 0.f && c.dropout < 1.f))
     raise<InvalidArgument>("attention: dropout is ", c.dropout, ", expected in [0, 1)");
   if (!std::isfinite(c.scale) || c.scale < 0.f)
-    raise<InvalidArgument>("attention: scale is ", c.scale, ", expected finite and >= 0 (0 = 1/sqrt(head_dim))");
+    raise<InvalidArgument>("attention: scale is ", c.scale,
+                           ", expected finite and >= 0 (0 = 1/sqrt(head_dim))");
   if (!std::isfinite(c.negative_slope))
     raise<InvalidArgument>("attention: negative_slope is ", c.negative_slope, ", expected finite");
 
-  if (in.value.empty()) raise<ShapeError>(where(c, "value"), " is required, shape [num_src, heads, value_dim]");
+  if (in.value.empty())
+    raise<ShapeError>(where(c, "value"), " is required, shape [num_src, heads, value_dim]");
   if (in.value.rank() != 3)
-    raise<ShapeError>(where(c, "value"), " has shape ", in.value.shape().str(), ", expected [num_src=", r.num_src,
-                      ", heads, value_dim]");
+    raise<ShapeError>(where(c, "value"), " has shape ", in.value.shape().str(),
+                      ", expected [num_src=", r.num_src, ", heads, value_dim]");
   r.heads = in.value.dim(1);
   r.dv = in.value.dim(2);
   if (r.heads < 1) raise<InvalidArgument>(where(c, "value"), " has 0 heads, expected at least 1");
@@ -93,8 +96,11 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
 
   if (uses_query_key(c.score)) {
     if (in.query.empty() || in.key.empty())
-      raise<ShapeError>(where(c, "query and key"), " are required, shapes [num_dst, heads, dim] and [num_src, heads, dim]");
-    if (in.query.rank() != 3) raise<ShapeError>(where(c, "query"), " has shape ", in.query.shape().str(), ", expected rank 3 [num_dst, heads, dim]");
+      raise<ShapeError>(where(c, "query and key"),
+                        " are required, shapes [num_dst, heads, dim] and [num_src, heads, dim]");
+    if (in.query.rank() != 3)
+      raise<ShapeError>(where(c, "query"), " has shape ", in.query.shape().str(),
+                        ", expected rank 3 [num_dst, heads, dim]");
     r.dk = in.query.dim(2);
     check_shape(where(c, "query"), in.query, {r.num_dst, r.heads, r.dk});
     check_shape(where(c, "key"), in.key, {r.num_src, r.heads, r.dk});
@@ -119,8 +125,12 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
       require_absent(c, in.weight, "weight");
       require_absent(c, in.key_weight, "key_weight");
       require_absent(c, in.att, "att");
-      a.score = {.kind = EdgeScore::dot, .scale = c.scale > 0 ? c.scale : default_scale, .slope = c.negative_slope,
-                 .dk = r.dk, .q = in.query.data(), .k = in.key.data()};
+      a.score = {.kind = EdgeScore::dot,
+                 .scale = c.scale > 0 ? c.scale : default_scale,
+                 .slope = c.negative_slope,
+                 .dk = r.dk,
+                 .q = in.query.data(),
+                 .k = in.key.data()};
       break;
     case Score::bilinear: {
       require_absent(c, in.key_weight, "key_weight");
@@ -129,27 +139,38 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
       r.projected_k = Tensor({r.num_src, r.heads, r.dk});
       kernels::head_map_forward({r.num_src, r.heads, r.dk, r.dk}, in.key.data(), in.weight.data(),
                                 r.projected_k.data(), reference);
-      a.score = {.kind = EdgeScore::dot, .scale = c.scale > 0 ? c.scale : default_scale, .slope = c.negative_slope,
-                 .dk = r.dk, .q = in.query.data(), .k = r.projected_k.data()};
+      a.score = {.kind = EdgeScore::dot,
+                 .scale = c.scale > 0 ? c.scale : default_scale,
+                 .slope = c.negative_slope,
+                 .dk = r.dk,
+                 .q = in.query.data(),
+                 .k = r.projected_k.data()};
       break;
     }
     case Score::additive:
       require_absent(c, in.weight, "weight");
       require_absent(c, in.key_weight, "key_weight");
       require_absent(c, in.att, "att");
-      a.score = {.kind = EdgeScore::additive, .slope = c.negative_slope, .sd = in.score_dst.data(),
+      a.score = {.kind = EdgeScore::additive,
+                 .slope = c.negative_slope,
+                 .sd = in.score_dst.data(),
                  .ss = in.score_src.data()};
       break;
     case Score::gatv2:
       require_absent(c, in.weight, "weight");
       require_absent(c, in.key_weight, "key_weight");
       check_shape(where(c, "att"), in.att, {r.heads, r.dk});
-      a.score = {.kind = EdgeScore::vector_leaky, .slope = c.negative_slope, .dk = r.dk, .q = in.query.data(),
-                 .k = in.key.data(), .att = in.att.data()};
+      a.score = {.kind = EdgeScore::vector_leaky,
+                 .slope = c.negative_slope,
+                 .dk = r.dk,
+                 .q = in.query.data(),
+                 .k = in.key.data(),
+                 .att = in.att.data()};
       break;
     case Score::perceptron: {
       if (in.weight.rank() != 3)
-        raise<ShapeError>(where(c, "weight"), " has shape ", in.weight.empty() ? "(missing)" : in.weight.shape().str(),
+        raise<ShapeError>(where(c, "weight"), " has shape ",
+                          in.weight.empty() ? "(missing)" : in.weight.shape().str(),
                           ", expected [heads=", r.heads, ", hidden, dim=", r.dk, "]");
       r.hidden = in.weight.dim(1);
       check_shape(where(c, "weight"), in.weight, {r.heads, r.hidden, r.dk});
@@ -161,8 +182,12 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
                                 r.projected_q.data(), reference);
       kernels::head_map_forward({r.num_src, r.heads, r.dk, r.hidden}, in.key.data(), in.key_weight.data(),
                                 r.projected_k.data(), reference);
-      a.score = {.kind = EdgeScore::vector_tanh, .slope = c.negative_slope, .dk = r.hidden,
-                 .q = r.projected_q.data(), .k = r.projected_k.data(), .att = in.att.data()};
+      a.score = {.kind = EdgeScore::vector_tanh,
+                 .slope = c.negative_slope,
+                 .dk = r.hidden,
+                 .q = r.projected_q.data(),
+                 .k = r.projected_k.data(),
+                 .att = in.att.data()};
       break;
     }
   }
@@ -180,11 +205,16 @@ const Graph& as_graph(const Pattern& p, std::optional<Graph>& storage) {
 
 const char* to_string(Score s) {
   switch (s) {
-    case Score::dot_product: return "dot_product";
-    case Score::additive: return "additive";
-    case Score::gatv2: return "gatv2";
-    case Score::bilinear: return "bilinear";
-    case Score::perceptron: return "perceptron";
+    case Score::dot_product:
+      return "dot_product";
+    case Score::additive:
+      return "additive";
+    case Score::gatv2:
+      return "gatv2";
+    case Score::bilinear:
+      return "bilinear";
+    case Score::perceptron:
+      return "perceptron";
   }
   return "?";
 }
@@ -193,10 +223,14 @@ const char* to_string(Normalization n) { return n == Normalization::softmax ? "s
 
 const char* to_string(AttentionPath p) {
   switch (p) {
-    case AttentionPath::automatic: return "automatic";
-    case AttentionPath::sparse: return "sparse";
-    case AttentionPath::dense: return "dense";
-    case AttentionPath::reference: return "reference";
+    case AttentionPath::automatic:
+      return "automatic";
+    case AttentionPath::sparse:
+      return "sparse";
+    case AttentionPath::dense:
+      return "dense";
+    case AttentionPath::reference:
+      return "reference";
   }
   return "?";
 }
@@ -207,7 +241,8 @@ Score parse_score(const std::string& name) {
   if (name == "gatv2") return Score::gatv2;
   if (name == "bilinear" || name == "general") return Score::bilinear;
   if (name == "perceptron" || name == "concat") return Score::perceptron;
-  raise<InvalidArgument>("unknown score '", name, "', expected one of: dot_product, additive, gatv2, bilinear, perceptron");
+  raise<InvalidArgument>("unknown score '", name,
+                         "', expected one of: dot_product, additive, gatv2, bilinear, perceptron");
 }
 
 AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs& inputs,
@@ -347,8 +382,9 @@ AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs&
 Tensor to_input_edge_order(const Graph& graph, ConstView per_edge) {
   const auto map = graph.csr_edge_of_input();
   if (map.empty() && graph.input_edge_of_csr().empty())
-    raise<GraphError>("to_input_edge_order: the graph carries no input edge order (it was built from CSR); "
-                      "build it with build_graph to map per-edge values back");
+    raise<GraphError>(
+        "to_input_edge_order: the graph carries no input edge order (it was built from CSR); "
+        "build it with build_graph to map per-edge values back");
   if (per_edge.rank() != 2)
     raise<ShapeError>("to_input_edge_order: per_edge has shape ", per_edge.shape().str(),
                       ", expected [num_edges=", graph.num_edges(), ", heads]");

@@ -52,13 +52,13 @@ struct ForwardBuffers {
 
 /// Gradient buffers, zero-filled by the caller; a null pointer means "not needed".
 struct BackwardBuffers {
-  float* dq = nullptr;    // [Nd, H, dk]
-  float* dk = nullptr;    // [Ns, H, dk]
-  float* dv = nullptr;    // [Ns, H, dv]
-  float* dsd = nullptr;   // [Nd, H]
-  float* dss = nullptr;   // [Ns, H]
-  float* datt = nullptr;  // [H, dk]
-  float* dbias = nullptr; // [E, H]
+  float* dq = nullptr;     // [Nd, H, dk]
+  float* dk = nullptr;     // [Ns, H, dk]
+  float* dv = nullptr;     // [Ns, H, dv]
+  float* dsd = nullptr;    // [Nd, H]
+  float* dss = nullptr;    // [Ns, H]
+  float* datt = nullptr;   // [H, dk]
+  float* dbias = nullptr;  // [E, H]
 };
 
 struct BackwardInputs {

@@ -1,4 +1,3 @@
-#include "kernels/blas.hpp"
 #include "kernels/head_projection.hpp"
 
 #include <cblas.h>
@@ -6,6 +5,7 @@
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
+#include "kernels/blas.hpp"
 
 namespace edgeattn::kernels {
 namespace {
@@ -19,7 +19,8 @@ void reference_forward(const HeadMap& m, const float* x, const float* w, float* 
       for (int64_t o = 0; o < m.out_dim; ++o) {
         double s = 0;
         for (int64_t i = 0; i < m.in_dim; ++i)
-          s += static_cast<double>(w[(h * m.out_dim + o) * m.in_dim + i]) * x[(n * m.heads + h) * m.in_dim + i];
+          s += static_cast<double>(w[(h * m.out_dim + o) * m.in_dim + i]) *
+               x[(n * m.heads + h) * m.in_dim + i];
         y[(n * m.heads + h) * m.out_dim + o] = static_cast<float>(s);
       }
 }
@@ -51,8 +52,9 @@ void head_map_forward(const HeadMap& m, const float* x, const float* w, float* y
       const int64_t r = std::min(kRowBlock, m.rows - r0);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r), static_cast<int>(m.out_dim),
                   static_cast<int>(m.in_dim), 1.f, x + (r0 * m.heads + h) * m.in_dim,
-                  static_cast<int>(m.heads * m.in_dim), w + h * m.out_dim * m.in_dim, static_cast<int>(m.in_dim),
-                  0.f, y + (r0 * m.heads + h) * m.out_dim, static_cast<int>(m.heads * m.out_dim));
+                  static_cast<int>(m.heads * m.in_dim), w + h * m.out_dim * m.in_dim,
+                  static_cast<int>(m.in_dim), 0.f, y + (r0 * m.heads + h) * m.out_dim,
+                  static_cast<int>(m.heads * m.out_dim));
     }
   });
 }
@@ -70,10 +72,10 @@ void head_map_backward(const HeadMap& m, const float* x, const float* w, const f
       for (int64_t t = b; t < e; ++t) {
         const int64_t h = t % m.heads, r0 = (t / m.heads) * kRowBlock;
         const int64_t r = std::min(kRowBlock, m.rows - r0);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r), static_cast<int>(m.in_dim),
-                    static_cast<int>(m.out_dim), 1.f, dy + (r0 * m.heads + h) * m.out_dim, ldy,
-                    w + h * m.out_dim * m.in_dim, static_cast<int>(m.in_dim), 1.f,
-                    dx + (r0 * m.heads + h) * m.in_dim, ldx);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r),
+                    static_cast<int>(m.in_dim), static_cast<int>(m.out_dim), 1.f,
+                    dy + (r0 * m.heads + h) * m.out_dim, ldy, w + h * m.out_dim * m.in_dim,
+                    static_cast<int>(m.in_dim), 1.f, dx + (r0 * m.heads + h) * m.in_dim, ldx);
       }
     });
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
+#include "support/expect_error.hpp"
 
 namespace edgeattn {
 namespace {
@@ -28,15 +29,7 @@ std::vector<T> vec(std::span<const T> s) {
   return {s.begin(), s.end()};
 }
 
-template <class E, class F>
-void expect_throw_naming(F&& f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    for (const auto& n : needles) EXPECT_THAT(e.what(), HasSubstr(n));
-  }
-}
+using testing::expect_throw_naming;
 
 Graph build(int64_t nd, int64_t ns, const V& src, const V& dst, const BuildOptions& o = {}) {
   return build_graph(nd, ns, std::span<const int64_t>(src), std::span<const int64_t>(dst), o);

@@ -15,6 +15,7 @@
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
+#include "support/expect_error.hpp"
 #include "support/test_graphs.hpp"
 
 namespace edgeattn {
@@ -29,17 +30,7 @@ std::vector<T> vec(std::span<const T> s) {
   return {s.begin(), s.end()};
 }
 
-// Expects `f` to throw exactly E (a different type propagates and fails the test) with a message
-// containing every needle.
-template <class E, class F>
-void expect_throw_naming(F&& f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception";
-  } catch (const E& e) {
-    for (const auto& n : needles) EXPECT_THAT(e.what(), HasSubstr(n));
-  }
-}
+using testing::expect_throw_naming;
 
 // ---------------------------------------------------------------------------------------------
 // API and shapes

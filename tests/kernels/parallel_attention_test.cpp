@@ -147,7 +147,8 @@ class ParallelVsReference : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(ParallelVsReference, MatchesOnUniformRandomGraph) {
-  check_against_reference(testing::uniform_graph(60, 60, 400, 1), config(), AttentionPath::sparse, GetParam().bias);
+  check_against_reference(testing::uniform_graph(60, 60, 400, 1), config(), AttentionPath::sparse,
+                          GetParam().bias);
 }
 
 TEST_P(ParallelVsReference, MatchesOnPowerLawGraphWithIsolatedRowsAndSelfLoops) {
@@ -158,7 +159,8 @@ TEST_P(ParallelVsReference, MatchesOnPowerLawGraphWithIsolatedRowsAndSelfLoops) 
 }
 
 TEST_P(ParallelVsReference, MatchesOnBipartiteGraph) {
-  check_against_reference(testing::uniform_graph(30, 70, 250, 3), config(), AttentionPath::sparse, GetParam().bias);
+  check_against_reference(testing::uniform_graph(30, 70, 250, 3), config(), AttentionPath::sparse,
+                          GetParam().bias);
 }
 
 TEST_P(ParallelVsReference, MatchesOnEveryStructuredPattern) {
@@ -203,11 +205,19 @@ TEST(ParallelAttention, TiledKernelOnLongContiguousRowsMatchesReference) {
           const AttentionResult got = attention_forward(p, o.inputs(), c);
           expect_close("out", got.out, want.out);
           if (n == Normalization::softmax)
-            for (int64_t k = 0; k < want.row_stats.numel(); ++k)
-              if (std::isfinite(want.row_stats.data()[k]))
-                EXPECT_NEAR(got.row_stats.data()[k], want.row_stats.data()[k], 1e-4f * (1.f + std::fabs(want.row_stats.data()[k])));
+            for (int64_t k = 0; k < want.row_stats.numel(); ++k) {
+              if (!std::isfinite(want.row_stats.data()[k])) continue;
+              EXPECT_NEAR(got.row_stats.data()[k], want.row_stats.data()[k],
+                          1e-4f * (1.f + std::fabs(want.row_stats.data()[k])));
+            }
           expect_same_grads(attention_backward(p, o.inputs(), c, got, o.grad_out),
-                            attention_backward(p, o.inputs(), {.score = s, .normalization = n, .dropout = c.dropout, .seed = 11, .path = AttentionPath::reference}, want, o.grad_out));
+                            attention_backward(p, o.inputs(),
+                                               {.score = s,
+                                                .normalization = n,
+                                                .dropout = c.dropout,
+                                                .seed = 11,
+                                                .path = AttentionPath::reference},
+                                               want, o.grad_out));
         }
 }
 
@@ -215,8 +225,10 @@ TEST(ParallelAttention, SparseKernelsOnStructuredPatternsMatchTheDensePath) {
   // Dense attention with a mask is the classical formulation; every structured pattern, short rows
   // (per-edge kernel) and long rows (tiled kernel), must agree with it.
   const std::vector<std::pair<std::string, Pattern>> patterns = {
-      {"complete", CompletePattern(300, 300)},   {"complete_short", CompletePattern(40, 30)},
-      {"causal", CausalPattern(300)},            {"window", WindowPattern::sliding(400, 70)},
+      {"complete", CompletePattern(300, 300)},
+      {"complete_short", CompletePattern(40, 30)},
+      {"causal", CausalPattern(300)},
+      {"window", WindowPattern::sliding(400, 70)},
       {"window_short", WindowPattern::sliding(100, 3)},
       {"padded_batch", BlockDiagonalPattern::padded_batch(128, {128, 5, 0, 90})},
       {"window_global", WindowGlobalPattern(200, 8, {0, 100})},
@@ -247,7 +259,8 @@ TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
   const Graph g = testing::power_law_graph(3000, 60000, 5);
   for (Score s : {Score::dot_product, Score::additive, Score::gatv2}) {
     SCOPED_TRACE(to_string(s));
-    AttentionConfig c{.score = s, .dropout = 0.2f, .seed = 3, .return_attention = true, .path = AttentionPath::sparse};
+    AttentionConfig c{
+        .score = s, .dropout = 0.2f, .seed = 3, .return_attention = true, .path = AttentionPath::sparse};
     const Operands o = make_operands(g, c, 4, 8, 8, true, 9);
     auto run = [&](int threads) {
       ThreadLimit limit(threads);
@@ -261,10 +274,18 @@ TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
     EXPECT_EQ(max_abs_diff(r1.attention, r2.attention), 0.f);
     EXPECT_EQ(max_abs_diff(g1.value, g2.value), 0.f);
     EXPECT_EQ(max_abs_diff(g1.edge_bias, g2.edge_bias), 0.f);
-    if (!g1.query.absent()) EXPECT_EQ(max_abs_diff(g1.query, g2.query), 0.f);
-    if (!g1.key.absent()) EXPECT_EQ(max_abs_diff(g1.key, g2.key), 0.f);
-    if (!g1.att.absent()) EXPECT_EQ(max_abs_diff(g1.att, g2.att), 0.f);
-    if (!g1.score_src.absent()) EXPECT_EQ(max_abs_diff(g1.score_src, g2.score_src), 0.f);
+    if (!g1.query.absent()) {
+      EXPECT_EQ(max_abs_diff(g1.query, g2.query), 0.f);
+    }
+    if (!g1.key.absent()) {
+      EXPECT_EQ(max_abs_diff(g1.key, g2.key), 0.f);
+    }
+    if (!g1.att.absent()) {
+      EXPECT_EQ(max_abs_diff(g1.att, g2.att), 0.f);
+    }
+    if (!g1.score_src.absent()) {
+      EXPECT_EQ(max_abs_diff(g1.score_src, g2.score_src), 0.f);
+    }
   }
 }
 
@@ -304,7 +325,8 @@ TEST(ParallelAttention, LogitsOfTenThousandStayFiniteAndPickTheMaximum) {
     EXPECT_NEAR(r.out(0, 0, 0), w0, 1e-5f) << to_string(path);
     EXPECT_NEAR(r.attention(1, 0), 0.f, 1e-6f);
     EXPECT_TRUE(std::isfinite(r.row_stats(0, 0)));
-    const auto d = attention_backward(g, {.value = v, .score_dst = sd, .score_src = ss}, c, r, Tensor({1, 1, 1}, 1.f));
+    const auto d =
+        attention_backward(g, {.value = v, .score_dst = sd, .score_src = ss}, c, r, Tensor({1, 1, 1}, 1.f));
     for (float x : d.score_src.span()) EXPECT_TRUE(std::isfinite(x));
   }
 }
@@ -314,7 +336,8 @@ TEST(ParallelAttention, EmptyGraphGivesEmptyOutputs) {
   const Tensor q({0, 2, 3}), v({0, 2, 3});
   const auto r = attention_forward(g, {.query = q, .key = q, .value = v}, {.path = AttentionPath::sparse});
   EXPECT_EQ(r.out.shape(), Shape({0, 2, 3}));
-  const auto d = attention_backward(g, {.query = q, .key = q, .value = v}, {.path = AttentionPath::sparse}, r, r.out);
+  const auto d =
+      attention_backward(g, {.query = q, .key = q, .value = v}, {.path = AttentionPath::sparse}, r, r.out);
   EXPECT_EQ(d.query.shape(), Shape({0, 2, 3}));
 }
 
@@ -322,7 +345,8 @@ TEST(ParallelAttention, RowsWithoutEdgesGiveZerosNotNaN) {
   const Graph g = Graph::from_csr(3, 3, {0, 0, 2, 2}, {0, 2});  // rows 0 and 2 are empty
   const Tensor q = random_tensor({3, 2, 4}, 1), v = random_tensor({3, 2, 4}, 2);
   for (Normalization n : {Normalization::softmax, Normalization::relu}) {
-    const auto r = attention_forward(g, {.query = q, .key = q, .value = v}, {.normalization = n, .path = AttentionPath::sparse});
+    const auto r = attention_forward(g, {.query = q, .key = q, .value = v},
+                                     {.normalization = n, .path = AttentionPath::sparse});
     for (int64_t d = 0; d < 4; ++d) {
       EXPECT_EQ(r.out(0, 1, d), 0.f);
       EXPECT_EQ(r.out(2, 0, d), 0.f);
@@ -334,7 +358,8 @@ TEST(ParallelAttention, RowsWithoutEdgesGiveZerosNotNaN) {
 TEST(ParallelAttention, AttentionWeightsMapBackToTheCallersEdgeOrderAfterAddingSelfLoops) {
   // Input edges (src -> dst): 2->0, 1->0, 0->1, 0->0 (self-loop, removed then re-added), 2->0 (dup).
   const std::vector<int64_t> src = {2, 1, 0, 0, 2}, dst = {0, 0, 1, 0, 0};
-  const Graph g = build_graph(3, 3, src, dst, {.self_loops = SelfLoops::add, .duplicates = Duplicates::merge});
+  const Graph g =
+      build_graph(3, 3, src, dst, {.self_loops = SelfLoops::add, .duplicates = Duplicates::merge});
   const Tensor sd = random_tensor({3, 2}, 1), ss = random_tensor({3, 2}, 2), v = random_tensor({3, 2, 2}, 3);
   const auto r = attention_forward(g, {.value = v, .score_dst = sd, .score_src = ss},
                                    {.score = Score::additive, .return_attention = true});
@@ -350,7 +375,8 @@ TEST(ParallelAttention, AttentionWeightsMapBackToTheCallersEdgeOrderAfterAddingS
       // The weight is that of the edge (src[k] -> dst[k]): recompute it from the scores.
       const int64_t i = dst[static_cast<size_t>(k)], j = src[static_cast<size_t>(k)];
       double z = 0;
-      for (int32_t jj : g.row(i)) z += std::exp(std::max(0.2 * (sd(i, h) + ss(jj, h)), double(sd(i, h) + ss(jj, h))));
+      for (int32_t jj : g.row(i))
+        z += std::exp(std::max(0.2 * (sd(i, h) + ss(jj, h)), double(sd(i, h) + ss(jj, h))));
       const double s = sd(i, h) + ss(j, h);
       EXPECT_NEAR(by_input(k, h), std::exp(std::max(0.2 * s, s)) / z, 1e-5) << "input edge " << k;
     }
@@ -365,8 +391,9 @@ TEST(ParallelAttention, AutomaticPathPicksDenseOnlyForDenseGemmScores) {
   const Pattern sparse = WindowPattern::sliding(16, 1);
   EXPECT_EQ(attention_forward(sparse, {.query = q, .key = q, .value = q}, {}).path, AttentionPath::sparse);
   const Tensor a = random_tensor({1, 4}, 2);
-  EXPECT_EQ(attention_forward(full, {.query = q, .key = q, .value = q, .att = a}, {.score = Score::gatv2}).path,
-            AttentionPath::sparse);
+  EXPECT_EQ(
+      attention_forward(full, {.query = q, .key = q, .value = q, .att = a}, {.score = Score::gatv2}).path,
+      AttentionPath::sparse);
   EXPECT_THROW(attention_forward(full, {.query = q, .key = q, .value = q, .att = a},
                                  {.score = Score::gatv2, .path = AttentionPath::dense}),
                InvalidArgument);
@@ -385,8 +412,10 @@ TEST(ParallelAttention, ShapeMismatchesAreRejectedWithTheOperandNamed) {
   EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = q}, {.dropout = 1.f}), InvalidArgument);
   EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = Tensor({5, 0, 4})}), InvalidArgument);
   EXPECT_THROW(attention_forward(g, {.query = q, .key = q}), ShapeError);
-  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = q}, {.score = Score::additive}), ShapeError);
-  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = q, .edge_bias = Tensor({3, 2})}), ShapeError);
+  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = q}, {.score = Score::additive}),
+               ShapeError);
+  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = q, .edge_bias = Tensor({3, 2})}),
+               ShapeError);
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ Graph uniform_graph(int64_t num_dst, int64_t num_src, int64_t num_edges, uint64_
     src[static_cast<size_t>(e)] = static_cast<int64_t>(uniform(seed, 1, e) * static_cast<float>(num_src));
     dst[static_cast<size_t>(e)] = static_cast<int64_t>(uniform(seed, 2, e) * static_cast<float>(num_dst));
   }
-  return build_graph(num_dst, num_src, src, dst, {.self_loops = SelfLoops::keep, .duplicates = Duplicates::merge});
+  return build_graph(num_dst, num_src, src, dst,
+                     {.self_loops = SelfLoops::keep, .duplicates = Duplicates::merge});
 }
 
 Graph power_law_graph(int64_t n, int64_t num_edges, uint64_t seed) {

@@ -9,13 +9,13 @@
 //   edgeattn::ThreadLimit limit(2);   // in main(), not in library code
 #pragma once
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 namespace edgeattn {
 

@@ -33,10 +33,10 @@ constexpr std::array<uint32_t, 4> philox4x32(uint64_t key, std::array<uint32_t, 
 
 /// Uniform float in [0, 1) for the entry (dst, src, head) under `seed`.
 constexpr float edge_uniform(uint64_t seed, int64_t dst, int64_t src, int32_t head) {
-  const auto r = philox4x32(seed, {static_cast<uint32_t>(dst), static_cast<uint32_t>(src),
-                                   static_cast<uint32_t>(head),
-                                   static_cast<uint32_t>((static_cast<uint64_t>(dst) >> 32) ^
-                                                         ((static_cast<uint64_t>(src) >> 32) << 16))});
+  const auto r =
+      philox4x32(seed, {static_cast<uint32_t>(dst), static_cast<uint32_t>(src), static_cast<uint32_t>(head),
+                        static_cast<uint32_t>((static_cast<uint64_t>(dst) >> 32) ^
+                                              ((static_cast<uint64_t>(src) >> 32) << 16))});
   return static_cast<float>(r[0] >> 8) * (1.0f / 16777216.0f);  // 24 random bits
 }
 

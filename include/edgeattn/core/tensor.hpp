@@ -70,8 +70,9 @@ class TensorView {
   TensorView(T* data, Shape shape) : data_(data), shape_(shape) {}
   /// A const view from a mutable one.
   template <class U>
-    requires(std::is_const_v<T> && std::is_same_v<std::remove_const_t<T>, U>)
-  TensorView(const TensorView<U>& other) : data_(other.data()), shape_(other.shape()) {}
+  requires(std::is_const_v<T>&& std::is_same_v<std::remove_const_t<T>, U>)
+      TensorView(const TensorView<U>& other)
+      : data_(other.data()), shape_(other.shape()) {}
 
   T* data() const { return data_; }
   const Shape& shape() const { return shape_; }
@@ -130,8 +131,8 @@ class Tensor {
   View view() { return {data(), shape_}; }
   ConstView view() const { return {data(), shape_}; }
   // Note: the view of an absent tensor is an empty (absent) view.
-  operator View() { return view(); }              // NOLINT(google-explicit-constructor)
-  operator ConstView() const { return view(); }   // NOLINT(google-explicit-constructor)
+  operator View() { return view(); }             // NOLINT(google-explicit-constructor)
+  operator ConstView() const { return view(); }  // NOLINT(google-explicit-constructor)
 
   /// Same data, new extents with the same element count (throws ShapeError otherwise).
   Tensor reshaped(Shape shape) const&;

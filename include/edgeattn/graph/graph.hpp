@@ -96,8 +96,7 @@ class Graph {
   std::string describe() const;
 
   /// Internal: attaches the input-order maps (used by the builders).
-  Graph with_input_maps(std::vector<int64_t> input_edge_of_csr,
-                        std::vector<int64_t> csr_edge_of_input) const;
+  Graph with_input_maps(std::vector<int64_t> input_edge_of_csr, std::vector<int64_t> csr_edge_of_input) const;
 
  private:
   struct Data;

@@ -84,8 +84,10 @@ class CompletePattern : public PatternRows {
   CompletePattern(int64_t num_dst, int64_t num_src);
   bool contains(int64_t i, int64_t j) const;
   std::pair<int64_t, int64_t> row_range(int64_t i) const;
-  template <class F> void for_each_in_row(int64_t i, F&& f) const;
-  template <class F> void for_each_in_col(int64_t j, F&& f) const;
+  template <class F>
+  void for_each_in_row(int64_t i, F&& f) const;
+  template <class F>
+  void for_each_in_col(int64_t j, F&& f) const;
 };
 
 /// Row i attends to sources j <= i + (num_src - num_dst): the causal mask, aligned to the end
@@ -96,8 +98,10 @@ class CausalPattern : public PatternRows {
   CausalPattern(int64_t num_dst, int64_t num_src);
   bool contains(int64_t i, int64_t j) const;
   std::pair<int64_t, int64_t> row_range(int64_t i) const;
-  template <class F> void for_each_in_row(int64_t i, F&& f) const;
-  template <class F> void for_each_in_col(int64_t j, F&& f) const;
+  template <class F>
+  void for_each_in_row(int64_t i, F&& f) const;
+  template <class F>
+  void for_each_in_col(int64_t j, F&& f) const;
 
  private:
   int64_t shift_ = 0;  // num_src - num_dst
@@ -117,8 +121,10 @@ class WindowPattern : public PatternRows {
   bool contains(int64_t i, int64_t j) const;
   /// [first, last) of row i's sources; the row is contiguous only when dilation == 1.
   std::pair<int64_t, int64_t> row_range(int64_t i) const;
-  template <class F> void for_each_in_row(int64_t i, F&& f) const;
-  template <class F> void for_each_in_col(int64_t j, F&& f) const;
+  template <class F>
+  void for_each_in_row(int64_t i, F&& f) const;
+  template <class F>
+  void for_each_in_col(int64_t j, F&& f) const;
 
  private:
   int64_t left_, right_, dilation_;
@@ -141,8 +147,10 @@ class BlockDiagonalPattern : public PatternRows {
   int64_t block_of(int64_t i) const;
   bool contains(int64_t i, int64_t j) const;
   std::pair<int64_t, int64_t> row_range(int64_t i) const;
-  template <class F> void for_each_in_row(int64_t i, F&& f) const;
-  template <class F> void for_each_in_col(int64_t j, F&& f) const;
+  template <class F>
+  void for_each_in_row(int64_t i, F&& f) const;
+  template <class F>
+  void for_each_in_col(int64_t j, F&& f) const;
 
  private:
   std::shared_ptr<const std::vector<int64_t>> starts_, valid_;
@@ -159,8 +167,10 @@ class WindowGlobalPattern : public PatternRows {
   std::span<const int64_t> global_tokens() const;  // sorted, unique
   bool is_global(int64_t i) const;
   bool contains(int64_t i, int64_t j) const;
-  template <class F> void for_each_in_row(int64_t i, F&& f) const;
-  template <class F> void for_each_in_col(int64_t j, F&& f) const;
+  template <class F>
+  void for_each_in_row(int64_t i, F&& f) const;
+  template <class F>
+  void for_each_in_col(int64_t j, F&& f) const;
 
  private:
   /// Number of row i's sources that are < j (row i not global).
@@ -200,8 +210,8 @@ class CsrPattern {
 };
 
 /// Any pattern the public API accepts.
-using Pattern = std::variant<Graph, CompletePattern, CausalPattern, WindowPattern,
-                             BlockDiagonalPattern, WindowGlobalPattern>;
+using Pattern = std::variant<Graph, CompletePattern, CausalPattern, WindowPattern, BlockDiagonalPattern,
+                             WindowGlobalPattern>;
 
 /// Calls `f(p)` with the concrete pattern (a Graph arrives as CsrPattern).
 template <class F>

@@ -54,11 +54,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/blas.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
 #include "kernels/attention_backend.hpp"
+#include "kernels/blas.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 namespace {
@@ -75,67 +76,8 @@ constexpr int64_t kMaxTileRows = 512;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// ---------------------------------------------------------------------------------------------
-// Vectorisable row math. Plain loops the compiler turns into SIMD code (no -ffast-math needed);
-// reductions keep 16 partial results so they vectorise too, in a fixed order.
-// ---------------------------------------------------------------------------------------------
-
-/// exp(x) to about 1 ulp (Cephes expf: exp(x) = 2^n exp(r), |r| <= ln2/2, degree-6 polynomial),
-/// written without calls or branches so loops over it vectorise; 0 below -87.5.
-inline float exp_approx(float x) {
-  const float xc = std::min(std::max(x, -87.5f), 88.3f);
-  constexpr float kRound = 12582912.f;  // 1.5 · 2^23: adding it rounds to an integer
-  const float t = xc * 1.44269504088896341f + kRound;
-  const float n = t - kRound;
-  const int32_t ni = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(kRound);
-  float r = xc - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  float y = 1.9875691500e-4f;
-  y = y * r + 1.3981999507e-3f;
-  y = y * r + 8.3334519073e-3f;
-  y = y * r + 4.1665795894e-2f;
-  y = y * r + 1.6666665459e-1f;
-  y = y * r + 5.0000001201e-1f;
-  y = y * (r * r) + r + 1.f;
-  const float scale = std::bit_cast<float>((ni + 127) << 23);
-  return x < -87.5f ? 0.f : y * scale;
-}
-
-constexpr int kLanes = 16;
-
-float row_max(const float* x, int64_t n) {
-  float acc[kLanes];
-  for (int l = 0; l < kLanes; ++l) acc[l] = kNegInf;
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] = acc[l] < x[j + l] ? x[j + l] : acc[l];
-  float m = kNegInf;
-  for (int l = 0; l < kLanes; ++l) m = m < acc[l] ? acc[l] : m;
-  for (; j < n; ++j) m = m < x[j] ? x[j] : m;
-  return m;
-}
-
-float row_sum(const float* x, int64_t n) {
-  float acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += x[j + l];
-  float s = 0.f;
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
-  for (; j < n; ++j) s += x[j];
-  return s;
-}
-
-float row_dot(const float* x, const float* y, int64_t n) {
-  float acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += x[j + l] * y[j + l];
-  float s = 0.f;
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
-  for (; j < n; ++j) s += x[j] * y[j];
-  return s;
-}
+// Row math: the shared vectorisable exp and fixed-order reductions (kernels/vector_math.hpp).
+float row_max(const float* x, int64_t n) { return max_of(x, n, kNegInf); }
 
 void zero(float* x, int64_t n) {
   if (n > 0) std::memset(x, 0, static_cast<size_t>(n) * sizeof(float));
@@ -313,11 +255,11 @@ void forward_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, co
         for (int64_t j = 0; j < n; ++j) x[j] += a.bias[(e0 + j) * d.heads + h];
       if (softmax) {
         const float m = row_max(x, n);
-        for (int64_t j = 0; j < n; ++j) x[j] = exp_approx(x[j] - m);
-        const float sum = row_sum(x, n);
-        const float inv = 1.f / sum;
+        for (int64_t j = 0; j < n; ++j) x[j] = fast_exp(x[j] - m);
+        const float total = sum(x, n);
+        const float inv = 1.f / total;
         for (int64_t j = 0; j < n; ++j) x[j] *= inv;
-        lse = m + std::log(sum);
+        lse = m + std::log(total);
       } else {
         for (int64_t j = 0; j < n; ++j) x[j] = x[j] > 0.f ? x[j] : 0.f;
       }
@@ -333,19 +275,19 @@ void forward_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, co
       return tmp[j - tile.first] + (a.bias ? a.bias[e * d.heads + h] : 0.f);
     };
     int64_t count = 0;
-    float m = kNegInf, sum = 0.f;
+    float m = kNegInf, total = 0.f;
     if (softmax) {
       p.for_each_in_row(i, [&](int64_t j, int64_t e) {
         m = std::max(m, score(j, e));
         ++count;
       });
-      p.for_each_in_row(i, [&](int64_t j, int64_t e) { sum += exp_approx(score(j, e) - m); });
-      if (count > 0) lse = m + std::log(sum);
+      p.for_each_in_row(i, [&](int64_t j, int64_t e) { total += fast_exp(score(j, e) - m); });
+      if (count > 0) lse = m + std::log(total);
     }
-    const float inv = 1.f / sum;
+    const float inv = 1.f / total;
     p.for_each_in_row(i, [&](int64_t j, int64_t e) {
       const float v = score(j, e);
-      const float pe = softmax ? exp_approx(v - m) * inv : (v > 0.f ? v : 0.f);
+      const float pe = softmax ? fast_exp(v - m) * inv : (v > 0.f ? v : 0.f);
       if (out.alpha) out.alpha[e * d.heads + h] = pe;
       s[j - tile.first] += a.dropout > 0.f ? pe * drop_factor(a, d, i, j, h) : pe;
     });
@@ -416,8 +358,8 @@ float phase1_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, co
     if (a.dropout > 0.f)
       for (int64_t j = 0; j < n; ++j) y[j] *= drop_factor(a, d, i, r.first + j, h);
     if (softmax) {
-      for (int64_t j = 0; j < n; ++j) x[j] = exp_approx(x[j] - lse);
-      dsum = row_dot(x, y, n);
+      for (int64_t j = 0; j < n; ++j) x[j] = fast_exp(x[j] - lse);
+      dsum = dot(x, y, n);
       for (int64_t j = 0; j < n; ++j) y[j] = x[j] * (y[j] - dsum);
     } else {
       for (int64_t j = 0; j < n; ++j) y[j] = x[j] > 0.f ? y[j] : 0.f;
@@ -438,10 +380,10 @@ float phase1_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, co
       return a.dropout > 0.f ? dp * drop_factor(a, d, i, j, h) : dp;
     };
     if (softmax)
-      p.for_each_in_row(i, [&](int64_t j, int64_t e) { dsum += exp_approx(score(j, e) - lse) * dprob(j); });
+      p.for_each_in_row(i, [&](int64_t j, int64_t e) { dsum += fast_exp(score(j, e) - lse) * dprob(j); });
     p.for_each_in_row(i, [&](int64_t j, int64_t e) {
       const float v = score(j, e), dp = dprob(j);
-      const float ds = softmax ? exp_approx(v - lse) * (dp - dsum) : (v > 0.f ? dp : 0.f);
+      const float ds = softmax ? fast_exp(v - lse) * (dp - dsum) : (v > 0.f ? dp : 0.f);
       if (grads.dbias) grads.dbias[e * d.heads + h] += ds;
       g[j - tile.first] += ds;
     });
@@ -476,7 +418,7 @@ void phase2_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, con
     if (a.bias)
       for (int64_t j = 0; j < n; ++j) x[j] += a.bias[(e0 + j) * d.heads + h];
     if (softmax)  // P; relu keeps the sign test exact: max(s, 0) > 0 iff s > 0
-      for (int64_t j = 0; j < n; ++j) x[j] = exp_approx(x[j] - lse);
+      for (int64_t j = 0; j < n; ++j) x[j] = fast_exp(x[j] - lse);
     else
       for (int64_t j = 0; j < n; ++j) x[j] = x[j] > 0.f ? x[j] : 0.f;
     float* f = nullptr;  // dropout factors, computed once for P~ and dP
@@ -507,7 +449,7 @@ void phase2_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, con
       if (j < tile.first || j >= tile.last) return;
       const int64_t c = j - tile.first;
       const float v = ts[c] + (a.bias ? a.bias[e * d.heads + h] : 0.f);
-      const float pe = softmax ? exp_approx(v - lse) : (v > 0.f ? v : 0.f);
+      const float pe = softmax ? fast_exp(v - lse) : (v > 0.f ? v : 0.f);
       const float f = a.dropout > 0.f ? drop_factor(a, d, i, j, h) : 1.f;
       s[c] += pe * f;
       if (g) g[c] += softmax ? pe * (tg[c] * f - dsum) : (v > 0.f ? tg[c] * f : 0.f);

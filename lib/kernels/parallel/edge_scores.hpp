@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "kernels/attention_backend.hpp"
-#include "kernels/parallel/fast_math.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 
@@ -32,7 +32,8 @@ struct DotScore {
     for (int64_t h = 0; h < heads; ++h) s[h] = scale * dot(qi + h * dk, kj + h * dk, dk);
   }
   // dq_i += scale * ds * k_j
-  void grad_dst(int64_t /*i*/, int64_t j, const float* __restrict ds, float* __restrict dst_acc, float* /*datt*/) const {
+  void grad_dst(int64_t /*i*/, int64_t j, const float* __restrict ds, float* __restrict dst_acc,
+                float* /*datt*/) const {
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
       const float g = scale * ds[h];
@@ -63,7 +64,8 @@ struct AdditiveScore {
     const float* b = ss + j * heads;
     for (int64_t h = 0; h < heads; ++h) s[h] = leaky_relu(a[h] + b[h], slope);
   }
-  void grad_dst(int64_t i, int64_t j, const float* __restrict ds, float* __restrict dst_acc, float* /*datt*/) const {
+  void grad_dst(int64_t i, int64_t j, const float* __restrict ds, float* __restrict dst_acc,
+                float* /*datt*/) const {
     const float* a = sd + i * heads;
     const float* b = ss + j * heads;
     for (int64_t h = 0; h < heads; ++h) dst_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
@@ -131,10 +133,14 @@ template <class F>
 decltype(auto) visit_score(const KernelArgs& a, F&& f) {
   const ScoreArgs& s = a.score;
   switch (s.kind) {
-    case EdgeScore::dot: return f(DotScore{s.q, s.k, a.heads, s.dk, s.scale});
-    case EdgeScore::additive: return f(AdditiveScore{s.sd, s.ss, a.heads, s.slope});
-    case EdgeScore::vector_leaky: return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
-    case EdgeScore::vector_tanh: break;
+    case EdgeScore::dot:
+      return f(DotScore{s.q, s.k, a.heads, s.dk, s.scale});
+    case EdgeScore::additive:
+      return f(AdditiveScore{s.sd, s.ss, a.heads, s.slope});
+    case EdgeScore::vector_leaky:
+      return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
+    case EdgeScore::vector_tanh:
+      break;
   }
   return f(VectorScore<true>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
 }

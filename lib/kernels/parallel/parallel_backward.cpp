@@ -16,7 +16,6 @@
 #include <cmath>
 #include <numeric>
 #include <type_traits>
-#include <type_traits>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -96,7 +95,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       float* drow = ds + heads;
       float* acc = drow + heads;  // [width]
       float* datt = g.datt ? datt_partial.data() + chunk * static_cast<size_t>(width) : nullptr;
-      std::vector<float> edge_buf;  // per edge of the row: alpha [H], dalpha [H]
+      std::vector<float> edge_buf;    // per edge of the row: alpha [H], dalpha [H]
       const int32_t* cols = nullptr;  // explicit graphs: prefetch the gathered source rows
       int64_t edge_end = 0;
       if constexpr (std::is_same_v<P, CsrPattern>) {
@@ -171,7 +170,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   }
   if (g.datt)
     for (size_t c = 0; c < num_chunks; ++c)
-      for (int64_t k = 0; k < width; ++k) g.datt[k] += datt_partial[c * static_cast<size_t>(width) + static_cast<size_t>(k)];
+      for (int64_t k = 0; k < width; ++k)
+        g.datt[k] += datt_partial[c * static_cast<size_t>(width) + static_cast<size_t>(k)];
 
   // ---- Pass 2: source columns over the transpose ----------------------------------------------
   if (!src_grad && !g.dv) return;
@@ -183,8 +183,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     float* kf = alpha + heads;
     float* da = kf + heads;
     float* ds = da + heads;
-    float* acc = ds + heads;      // [width]
-    float* dv_acc = acc + width;  // [H * dv]
+    float* acc = ds + heads;       // [width]
+    float* dv_acc = acc + width;   // [H * dv]
     const Transpose* t = nullptr;  // explicit graphs: prefetch the gathered destination rows
     if constexpr (std::is_same_v<P, CsrPattern>) t = &pattern.graph().transpose();
     for (int64_t j = col_begin; j < col_end; ++j) {

@@ -5,33 +5,41 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/blas.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
-#include "kernels/parallel/fast_math.hpp"
+#include "kernels/blas.hpp"
 #include "kernels/parallel/tiled_attention.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 namespace {
 
 // C[m x n] = alpha op(A) op(B) + beta C, row-major, serial BLAS.
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda), b,
-              static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda),
+              b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
 template <bool kSoftmax, class P>
 class TiledBackward {
  public:
   TiledBackward(const P& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g)
-      : p_(p), a_(a), in_(in), g_(g), heads_(a.heads), dk_(a.score.dk), dv_(a.dv), nd_(p.num_dst()),
+      : p_(p),
+        a_(a),
+        in_(in),
+        g_(g),
+        heads_(a.heads),
+        dk_(a.score.dk),
+        dv_(a.dv),
+        nd_(p.num_dst()),
         ns_(p.num_src()) {
     keep_scale_ = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
     first_.resize(static_cast<size_t>(nd_));
     last_.resize(static_cast<size_t>(nd_));
-    for (int64_t i = 0; i < nd_; ++i) std::tie(first_[static_cast<size_t>(i)], last_[static_cast<size_t>(i)]) = p.row_range(i);
+    for (int64_t i = 0; i < nd_; ++i)
+      std::tie(first_[static_cast<size_t>(i)], last_[static_cast<size_t>(i)]) = p.row_range(i);
     const int64_t blocks = (nd_ + kRowTile - 1) / kRowTile;
     hull_lo_.assign(static_cast<size_t>(blocks), INT64_MAX);
     hull_hi_.assign(static_cast<size_t>(blocks), INT64_MIN);
@@ -69,8 +77,9 @@ class TiledBackward {
   };
 
   float keep(int64_t i, int64_t j, int64_t h) const {
-    return a_.dropout > 0.f ? (dropout_keep(a_.seed, i, j, static_cast<int32_t>(h), a_.dropout) ? keep_scale_ : 0.f)
-                            : 1.f;
+    return a_.dropout > 0.f
+               ? (dropout_keep(a_.seed, i, j, static_cast<int32_t>(h), a_.dropout) ? keep_scale_ : 0.f)
+               : 1.f;
   }
   // Columns of row i inside block [c0, c0 + cols), relative to c0.
   std::pair<int64_t, int64_t> valid(int64_t i, int64_t c0, int64_t cols) const {
@@ -141,8 +150,8 @@ class TiledBackward {
             const auto [vb, ve] = valid(r0 + r, c0, cols);
             float d = 0.f;
             for (int64_t x = vb; x < ve; ++x)
-              d += s.prob[static_cast<size_t>(r * kColTile + x)] * s.dprob[static_cast<size_t>(r * kColTile + x)] *
-                   keep(r0 + r, c0 + x, h);
+              d += s.prob[static_cast<size_t>(r * kColTile + x)] *
+                   s.dprob[static_cast<size_t>(r * kColTile + x)] * keep(r0 + r, c0 + x, h);
             row_sum_[static_cast<size_t>((r0 + r) * heads_ + h)] += d;
           }
         }
@@ -157,11 +166,13 @@ class TiledBackward {
           const int64_t i = r0 + r;
           const auto [vb, ve] = valid(i, c0, cols);
           const int64_t e0 = p_.row_offset(i) + (c0 + vb - first_[static_cast<size_t>(i)]);
-          for (int64_t x = vb; x < ve; ++x) g_.dbias[(e0 + x - vb) * heads_ + h] = s.dprob[static_cast<size_t>(r * kColTile + x)];
+          for (int64_t x = vb; x < ve; ++x)
+            g_.dbias[(e0 + x - vb) * heads_ + h] = s.dprob[static_cast<size_t>(r * kColTile + x)];
         }
       if (g_.dq)  // dQ_rows += scale dS K_block
         gemm(false, false, rows, dk_, cols, a_.score.scale, s.dprob.data(), kColTile,
-             a_.score.k + (c0 * heads_ + h) * dk_, heads_ * dk_, 1.f, g_.dq + (r0 * heads_ + h) * dk_, heads_ * dk_);
+             a_.score.k + (c0 * heads_ + h) * dk_, heads_ * dk_, 1.f, g_.dq + (r0 * heads_ + h) * dk_,
+             heads_ * dk_);
     }
   }
 
@@ -183,7 +194,8 @@ class TiledBackward {
       if (g_.dk) {  // dK_block += scale dS^T Q_rows
         score_gradients(h, r0, rows, c0, cols, s.prob.data(), s.dprob.data());
         gemm(true, false, cols, dk_, rows, a_.score.scale, s.dprob.data(), kColTile,
-             a_.score.q + (r0 * heads_ + h) * dk_, heads_ * dk_, 1.f, g_.dk + (c0 * heads_ + h) * dk_, heads_ * dk_);
+             a_.score.q + (r0 * heads_ + h) * dk_, heads_ * dk_, 1.f, g_.dk + (c0 * heads_ + h) * dk_,
+             heads_ * dk_);
       }
     }
   }
@@ -201,7 +213,8 @@ class TiledBackward {
 
 }  // namespace
 
-void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g) {
+void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
+                    const BackwardBuffers& g) {
   ensure_single_threaded_blas();
   visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;

@@ -1,6 +1,3 @@
-#include "kernels/blas.hpp"
-#include "kernels/parallel/tiled_attention.hpp"
-
 #include <cblas.h>
 
 #include <cfloat>
@@ -10,7 +7,9 @@
 
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
-#include "kernels/parallel/fast_math.hpp"
+#include "kernels/blas.hpp"
+#include "kernels/parallel/tiled_attention.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 namespace {
@@ -106,8 +105,8 @@ bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
   return visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
     if constexpr (ContiguousRowPattern<P>) {
-      return has_contiguous_rows(pattern) &&
-             static_cast<double>(pattern.num_edges()) >= kTiledMinMeanRow * static_cast<double>(pattern.num_dst());
+      return has_contiguous_rows(pattern) && static_cast<double>(pattern.num_edges()) >=
+                                                 kTiledMinMeanRow * static_cast<double>(pattern.num_dst());
     } else {
       return false;
     }
