@@ -25,14 +25,20 @@ namespace edgeattn::bench {
 struct MachineLimits {
   double stream_triad_gbps = 0.0;  ///< best STREAM triad bandwidth, 1e9 bytes per second
   double fma_peak_gflops = 0.0;    ///< float32 FMA throughput, 1e9 flops per second, all threads
-  int threads = 0;                 ///< threads both measurements ran on
-  std::string cpu_model;           ///< "model name" from /proc/cpuinfo, "unknown" if absent
+  /// Random gather of 256-byte rows from a 256 MiB table (the access of attention over a random
+  /// graph: one source row per edge), with software prefetch; 1e9 bytes of rows per second.
+  double random_gather_gbps = 0.0;
+  int threads = 0;        ///< threads both measurements ran on
+  std::string cpu_model;  ///< "model name" from /proc/cpuinfo, "unknown" if absent
 };
 
 /// Measures both limits on `threads` threads (a oneTBB arena of that size for the triad, one
 /// std::thread per FMA stream, started together). Throws InvalidArgument when threads < 1.
 /// Runs inside any active ThreadLimit: a limit below `threads` caps the triad's arena.
 MachineLimits measure_machine_limits(int threads);
+
+/// Just the random-row gather: `rows` rows of 64 floats, `gathers` random row reads.
+double measure_random_gather_gbps(int threads, int64_t rows, int64_t gathers);
 
 /// Just the triad, for callers that want another array size: `elements` floats per array.
 double measure_stream_triad_gbps(int threads, int64_t elements, int repetitions = 5);

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("edgeattn_cpu_model", limits.cpu_model);
     benchmark::AddCustomContext("edgeattn_stream_triad_gbps", fixed(limits.stream_triad_gbps, 2));
     benchmark::AddCustomContext("edgeattn_fma_peak_gflops", fixed(limits.fma_peak_gflops, 1));
+    benchmark::AddCustomContext("edgeattn_random_gather_gbps", fixed(limits.random_gather_gbps, 2));
     benchmark::AddCustomContext("edgeattn_large_cases", eb::large_cases_enabled() ? "1" : "0");
     benchmark::RunSpecifiedBenchmarks();
   } catch (const std::exception& e) {

@@ -169,6 +169,8 @@ int run_bench_attention(std::span<const std::string> argv) {
     const bench::MachineLimits limits = bench::measure_machine_limits(max_threads());
     json.field("stream_triad_gbps", limits.stream_triad_gbps)
         .field("stream_fraction", gbps / limits.stream_triad_gbps)
+        .field("random_gather_gbps", limits.random_gather_gbps)
+        .field("random_gather_fraction", gbps / limits.random_gather_gbps)
         .field("fma_peak_gflops", limits.fma_peak_gflops)
         .field("fma_fraction", gflops / limits.fma_peak_gflops);
   }
