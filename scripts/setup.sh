@@ -19,7 +19,8 @@ for arg in "$@"; do
   esac
 done
 
-# Serial OpenBLAS on purpose: all parallelism in edgeattn is oneTBB (see cmake/FindOpenBLASSerial.cmake).
+# OpenBLAS: the pthread build, which edgeattn pins to one thread per oneTBB task (see
+# cmake/FindEdgeattnBLAS.cmake: Debian's serial build is not thread-safe).
 packages=(build-essential cmake ninja-build pkg-config libtbb-dev libsuitesparse-dev libgraphblas-dev
           libboost-graph-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev
           python3)

@@ -13,7 +13,6 @@
 #include <string>
 
 #include "kernels/attention_backend.hpp"
-#include "kernels/blas.hpp"
 #include "kernels/head_projection.hpp"
 
 namespace edgeattn {
@@ -62,7 +61,6 @@ AttentionPath resolve_path(const Pattern& p, const AttentionConfig& c, int64_t n
 
 // Validates every operand against the pattern and config; fills sizes and raw pointers.
 Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionConfig& c) {
-  kernels::ensure_single_threaded_blas();
   Prepared r;
   r.num_dst = num_dst(p);
   r.num_src = num_src(p);

@@ -1,7 +1,5 @@
 #include "kernels/head_projection.hpp"
 
-#include <cblas.h>
-
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -41,7 +39,6 @@ void reference_backward(const HeadMap& m, const float* x, const float* w, const 
 }  // namespace
 
 void head_map_forward(const HeadMap& m, const float* x, const float* w, float* y, bool reference) {
-  ensure_single_threaded_blas();
   if (m.rows == 0 || m.heads == 0 || m.out_dim == 0) return;
   if (reference) return reference_forward(m, x, w, y);
   const int64_t blocks = (m.rows + kRowBlock - 1) / kRowBlock;
@@ -50,21 +47,18 @@ void head_map_forward(const HeadMap& m, const float* x, const float* w, float* y
     for (int64_t t = b; t < e; ++t) {
       const int64_t h = t % m.heads, r0 = (t / m.heads) * kRowBlock;
       const int64_t r = std::min(kRowBlock, m.rows - r0);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(r), static_cast<int>(m.out_dim),
-                  static_cast<int>(m.in_dim), 1.f, x + (r0 * m.heads + h) * m.in_dim,
-                  static_cast<int>(m.heads * m.in_dim), w + h * m.out_dim * m.in_dim,
-                  static_cast<int>(m.in_dim), 0.f, y + (r0 * m.heads + h) * m.out_dim,
-                  static_cast<int>(m.heads * m.out_dim));
+      gemm(false, true, r, m.out_dim, m.in_dim, 1.f, x + (r0 * m.heads + h) * m.in_dim, m.heads * m.in_dim,
+           w + h * m.out_dim * m.in_dim, m.in_dim, 0.f, y + (r0 * m.heads + h) * m.out_dim,
+           m.heads * m.out_dim);
     }
   });
 }
 
 void head_map_backward(const HeadMap& m, const float* x, const float* w, const float* dy, float* dx,
                        float* dw, bool reference) {
-  ensure_single_threaded_blas();
   if (m.rows == 0 || m.heads == 0 || m.out_dim == 0 || m.in_dim == 0) return;
   if (reference) return reference_backward(m, x, w, dy, dx, dw);
-  const int ldx = static_cast<int>(m.heads * m.in_dim), ldy = static_cast<int>(m.heads * m.out_dim);
+  const int64_t ldx = m.heads * m.in_dim, ldy = m.heads * m.out_dim;
   if (dx) {
     const int64_t blocks = (m.rows + kRowBlock - 1) / kRowBlock;
     // dX_h[rows] += dY_h[rows] W_h : [r, Out] x [Out, In]
@@ -72,10 +66,8 @@ void head_map_backward(const HeadMap& m, const float* x, const float* w, const f
       for (int64_t t = b; t < e; ++t) {
         const int64_t h = t % m.heads, r0 = (t / m.heads) * kRowBlock;
         const int64_t r = std::min(kRowBlock, m.rows - r0);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(r),
-                    static_cast<int>(m.in_dim), static_cast<int>(m.out_dim), 1.f,
-                    dy + (r0 * m.heads + h) * m.out_dim, ldy, w + h * m.out_dim * m.in_dim,
-                    static_cast<int>(m.in_dim), 1.f, dx + (r0 * m.heads + h) * m.in_dim, ldx);
+        gemm(false, false, r, m.in_dim, m.out_dim, 1.f, dy + (r0 * m.heads + h) * m.out_dim, ldy,
+             w + h * m.out_dim * m.in_dim, m.in_dim, 1.f, dx + (r0 * m.heads + h) * m.in_dim, ldx);
       }
     });
   }
@@ -83,9 +75,8 @@ void head_map_backward(const HeadMap& m, const float* x, const float* w, const f
     // dW_h += dY_h^T X_h : [Out, N] x [N, In]; one task per head keeps the sum order fixed.
     parallel_for(0, m.heads, 1, [&](int64_t b, int64_t e) {
       for (int64_t h = b; h < e; ++h)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, static_cast<int>(m.out_dim),
-                    static_cast<int>(m.in_dim), static_cast<int>(m.rows), 1.f, dy + h * m.out_dim, ldy,
-                    x + h * m.in_dim, ldx, 1.f, dw + h * m.out_dim * m.in_dim, static_cast<int>(m.in_dim));
+        gemm(true, false, m.out_dim, m.in_dim, m.rows, 1.f, dy + h * m.out_dim, ldy, x + h * m.in_dim, ldx,
+             1.f, dw + h * m.out_dim * m.in_dim, m.in_dim);
     });
   }
 }

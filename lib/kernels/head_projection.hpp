@@ -2,7 +2,7 @@
 // forms of attention_backend.hpp, with their backward:
 //   apply:     y[n, h, :] = W_h x[n, h, :]        x: [N, H, In], W: [H, Out, In], y: [N, H, Out]
 //   backward:  dx[n, h, :] = W_h^T dy[n, h, :],   dW_h = sum_n dy[n, h, :] x[n, h, :]^T
-// The reference twin uses plain loops; the fast one calls (serial) BLAS per head, in parallel
+// The reference twin uses plain loops; the fast one calls single-threaded BLAS per head, in parallel
 // over heads and row blocks.
 #pragma once
 

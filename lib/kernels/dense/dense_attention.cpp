@@ -36,13 +36,12 @@
 // floats, with Br = min(kMaxRowBlock, kBlockBudget / num_src) (at least 1), plus two rows of
 // num_src; phase-2 tiles hold at most 2 × kMaxTileRows × kSourceBlock floats (1 MiB).
 // Block sizes are constants, never derived from the thread count, so results are bit-identical
-// for 1 and N threads. BLAS is the serial OpenBLAS: parallelism comes from the oneTBB tasks.
+// for 1 and N threads. BLAS runs single-threaded inside each task (kernels/blas.hpp).
 //
 // Rows whose sources form one contiguous range (complete, causal, block-diagonal, undilated
 // window) are masked with vectorised loops over that range. Other rows (explicit graphs, dilated
 // windows, window + global tokens) go edge by edge; there each edge is its own softmax entry and
 // the dense P sums repeated sources, so a Graph that keeps duplicate edges matches the reference.
-#include <cblas.h>
 #include <tbb/enumerable_thread_specific.h>
 
 #include <algorithm>
@@ -81,27 +80,6 @@ float row_max(const float* x, int64_t n) { return max_of(x, n, kNegInf); }
 
 void zero(float* x, int64_t n) {
   if (n > 0) std::memset(x, 0, static_cast<size_t>(n) * sizeof(float));
-}
-
-// ---------------------------------------------------------------------------------------------
-// BLAS
-// ---------------------------------------------------------------------------------------------
-
-/// Row-major C = alpha · op(A) · op(B) + beta · C, where op(A) is m × k and op(B) is k × n.
-/// Tolerates k == 0 (cblas rejects a zero leading dimension).
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    if (beta == 0.f)
-      for (int64_t r = 0; r < m; ++r) zero(c + r * ldc, n);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(std::max<int64_t>(lda, 1)), b,
-              static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, c,
-              static_cast<blasint>(std::max<int64_t>(ldc, 1)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -542,14 +520,12 @@ void backward_impl(const P& p, const KernelArgs& a, const BackwardInputs& in, co
 }  // namespace
 
 void dense_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
-  ensure_single_threaded_blas();
   check_dot(a, "dense_forward");
   visit_pattern(p, [&](const auto& pat) { forward_impl(pat, a, out); });
 }
 
 void dense_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
                     const BackwardBuffers& grads) {
-  ensure_single_threaded_blas();
   check_dot(a, "dense_backward");
   if (a.norm == Normalization::softmax && !in.lse)
     raise<InvalidArgument>(

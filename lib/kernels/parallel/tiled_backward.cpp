@@ -1,6 +1,4 @@
 // Backward of the tiled schedule; see tiled_attention.hpp for the algorithm and its references.
-#include <cblas.h>
-
 #include <cmath>
 #include <tuple>
 #include <vector>
@@ -13,14 +11,6 @@
 
 namespace edgeattn::kernels {
 namespace {
-
-// C[m x n] = alpha op(A) op(B) + beta C, row-major, serial BLAS.
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(lda),
-              b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-}
 
 template <bool kSoftmax, class P>
 class TiledBackward {
@@ -215,7 +205,6 @@ class TiledBackward {
 
 void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
                     const BackwardBuffers& g) {
-  ensure_single_threaded_blas();
   visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
     if constexpr (ContiguousRowPattern<P>) {

@@ -1,5 +1,3 @@
-#include <cblas.h>
-
 #include <cfloat>
 #include <cmath>
 #include <type_traits>
@@ -17,7 +15,7 @@ namespace {
 template <bool kSoftmax, class P>
 void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
   const int64_t heads = a.heads, dk = a.score.dk, dv = a.dv, nd = p.num_dst();
-  const int ldq = static_cast<int>(heads * dk), ldv = static_cast<int>(heads * dv);
+  const int64_t ldq = heads * dk, ldv = heads * dv;
   const float scale = a.score.scale;
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
   const int64_t row_tiles = (nd + kRowTile - 1) / kRowTile;
@@ -40,9 +38,8 @@ void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
       std::fill(acc.begin(), acc.end(), 0.f);
       for (int64_t c0 = lo; c0 < hi; c0 += kColTile) {
         const int64_t cols = std::min(kColTile, hi - c0);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(cols),
-                    static_cast<int>(dk), scale, a.score.q + (r0 * heads + h) * dk, ldq,
-                    a.score.k + (c0 * heads + h) * dk, ldq, 0.f, s_buf.data(), static_cast<int>(kColTile));
+        gemm(false, true, rows, cols, dk, scale, a.score.q + (r0 * heads + h) * dk, ldq,
+             a.score.k + (c0 * heads + h) * dk, ldq, 0.f, s_buf.data(), kColTile);
         for (int64_t r = 0; r < rows; ++r) {
           float* s = s_buf.data() + r * kColTile;
           const int64_t i = r0 + r;
@@ -78,9 +75,8 @@ void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
             if (cr != 1.f)
               for (int64_t d = 0; d < dv; ++d) acc[static_cast<size_t>(r * dv + d)] *= cr;
           }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(dv),
-                    static_cast<int>(cols), 1.f, s_buf.data(), static_cast<int>(kColTile),
-                    a.v + (c0 * heads + h) * dv, ldv, 1.f, acc.data(), static_cast<int>(dv));
+        gemm(false, false, rows, dv, cols, 1.f, s_buf.data(), kColTile, a.v + (c0 * heads + h) * dv, ldv, 1.f,
+             acc.data(), dv);
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = r0 + r;
@@ -114,7 +110,6 @@ bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
 }
 
 void tiled_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
-  ensure_single_threaded_blas();
   visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
     if constexpr (ContiguousRowPattern<P>) {
