@@ -48,6 +48,13 @@ class ParseError : public Error {
   using Error::Error;
 };
 
+/// A file's bytes do not match the checksum recorded for it; the message names the file and both
+/// digests.
+class ChecksumError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 namespace detail {
 
 /// Concatenates streamable arguments into one message string.

@@ -1,0 +1,73 @@
+// Sparse float32 matrices in CSR (compressed sparse row) form: node features that are mostly zero
+// (Cora's bag-of-words features are 1.3% non-zero) and sparse operands of SpMM.
+//
+//   row r holds columns indices[indptr[r] .. indptr[r+1]) with values values[...]
+//
+// Invariants, checked by the constructor (InvalidArgument/ShapeError naming the entry):
+// indptr has rows+1 non-decreasing entries from 0 to nnz; every column is in [0, cols); columns
+// are strictly increasing within a row (sorted, no duplicates). Values may be any float, including
+// explicit zeros.
+//
+// Example:
+//   // [[0, 2, 0],
+//   //  [1, 0, 3]]
+//   edgeattn::CsrMatrix m(2, 3, {0, 1, 3}, {1, 0, 2}, {2.f, 1.f, 3.f});
+//   m.row_values(1);                 // {1, 3}
+//   edgeattn::Tensor d = m.to_dense();  // [2, 3]
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "edgeattn/core/tensor.hpp"
+
+namespace edgeattn {
+
+class CsrMatrix {
+ public:
+  /// The 0 x 0 matrix.
+  CsrMatrix() : indptr_{0} {}
+  /// Takes the arrays (move them in) and validates them; `what` names the matrix in errors.
+  CsrMatrix(int64_t rows, int64_t cols, std::vector<int64_t> indptr, std::vector<int32_t> indices,
+            std::vector<float> values, const std::string& what = "CsrMatrix");
+
+  /// From (row, col, value) triplets in any order; duplicates are summed. Throws InvalidArgument
+  /// naming the first triplet out of range.
+  static CsrMatrix from_triplets(int64_t rows, int64_t cols, std::span<const int64_t> row,
+                                 std::span<const int64_t> col, std::span<const float> value);
+  /// Keeps the entries of a rank-2 tensor with |x| > tolerance.
+  static CsrMatrix from_dense(ConstView dense, float tolerance = 0.f);
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  int64_t nnz() const { return static_cast<int64_t>(indices_.size()); }
+  /// nnz / (rows * cols); 0 for an empty matrix.
+  double density() const;
+
+  std::span<const int64_t> indptr() const { return indptr_; }    // [rows + 1]
+  std::span<const int32_t> indices() const { return indices_; }  // [nnz]
+  std::span<const float> values() const { return values_; }      // [nnz]
+  std::span<float> values() { return values_; }                  // mutable values, fixed pattern
+  std::span<const int32_t> row_indices(int64_t r) const;
+  std::span<const float> row_values(int64_t r) const;
+
+  /// [rows, cols] dense copy.
+  Tensor to_dense() const;
+  /// The rows listed in `rows` (any order, repeats allowed), as a new matrix.
+  CsrMatrix select_rows(std::span<const int64_t> rows) const;
+  /// The transpose (CSC of this matrix as CSR), columns sorted.
+  CsrMatrix transposed() const;
+
+  friend bool operator==(const CsrMatrix& a, const CsrMatrix& b) = default;
+
+ private:
+  int64_t rows_ = 0;
+  int64_t cols_ = 0;
+  std::vector<int64_t> indptr_;
+  std::vector<int32_t> indices_;
+  std::vector<float> values_;
+};
+
+}  // namespace edgeattn

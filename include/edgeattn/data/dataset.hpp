@@ -1,0 +1,116 @@
+// A node-classification dataset: graph, node features, labels, named splits and provenance.
+//
+//   graph     Graph, CSR by destination; undirected datasets store both directions. Node i of
+//             the graph is row i of the features and entry i of the labels.
+//   features  [num_nodes, num_features], dense (Tensor) or sparse (CsrMatrix) as the source
+//             stored them (Cora's bag-of-words: 1.3% non-zero, so sparse)
+//   labels    single-label: class id per node, -1 where the node has no label;
+//             multi-label:  [num_nodes, num_classes] 0/1
+//   splits    named train/val/test node sets ("public", "full", "random", OGB's own names)
+//
+// Example:
+//   edgeattn::data::Dataset ds = edgeattn::data::load_dataset("cora");
+//   const auto& split = ds.split();            // the default split ("public" for Planetoid)
+//   split.train.size();                        // 140
+//   ds.features.is_sparse();                   // true
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "edgeattn/core/sparse_matrix.hpp"
+#include "edgeattn/core/tensor.hpp"
+#include "edgeattn/graph/graph.hpp"
+
+namespace edgeattn::data {
+
+/// Node features, dense or sparse.
+class Features {
+ public:
+  Features() = default;
+  Features(Tensor dense);     // NOLINT(google-explicit-constructor): [num_nodes, num_features]
+  Features(CsrMatrix sparse); // NOLINT(google-explicit-constructor)
+
+  bool is_sparse() const { return std::holds_alternative<CsrMatrix>(storage_); }
+  int64_t rows() const;
+  int64_t cols() const;
+  /// Stored non-zeros (sparse), or the count of non-zero entries (dense).
+  int64_t nnz() const;
+  /// nnz / (rows * cols).
+  double density() const;
+  /// Throw InvalidArgument when the features are of the other kind.
+  const Tensor& dense() const;
+  Tensor& dense();
+  const CsrMatrix& sparse() const;
+  CsrMatrix& sparse();
+  /// [rows, cols] dense copy (of either kind).
+  Tensor to_dense() const;
+
+ private:
+  std::variant<Tensor, CsrMatrix> storage_;
+};
+
+/// Class labels of the nodes.
+struct Labels {
+  /// [num_nodes] class id in [0, num_classes), or -1 for a node without a label. Empty when the
+  /// dataset is multi-label.
+  std::vector<int32_t> classes;
+  /// [num_nodes, num_classes] with entries 0 or 1 for multi-label datasets; absent otherwise.
+  Tensor multi_hot;
+  int64_t num_classes = 0;
+  /// Optional human-readable class names, [num_classes] when present.
+  std::vector<std::string> class_names;
+
+  bool multi_label() const { return !multi_hot.absent(); }
+};
+
+/// A train/validation/test division of the nodes: sorted, disjoint node ids.
+struct Split {
+  std::vector<int64_t> train;
+  std::vector<int64_t> val;
+  std::vector<int64_t> test;
+};
+
+/// Where the data came from: one entry per file read.
+struct SourceFile {
+  std::string path;
+  std::string sha256;  ///< lowercase hex; empty when not computed
+  int64_t bytes = 0;
+};
+
+struct Dataset {
+  std::string name;
+  std::string format;  ///< "planetoid", "linqs", "npz", "ogb", "matrix-market", "edge-list", ...
+  Graph graph;
+  Features features;   ///< may be 0 columns (a graph with no features, e.g. karate)
+  Labels labels;
+  std::map<std::string, Split> splits;
+  std::string default_split;  ///< key into `splits`; empty when there are none
+  /// Optional per-edge weights in the graph's CSR order ([num_edges]); empty when unweighted.
+  std::vector<float> edge_weight;
+  /// Optional original node identifiers (paper ids, PMIDs, names), [num_nodes] when present.
+  std::vector<std::string> node_names;
+  std::vector<SourceFile> sources;
+
+  int64_t num_nodes() const { return graph.num_dst(); }
+  int64_t num_edges() const { return graph.num_edges(); }
+  int64_t num_features() const { return features.cols(); }
+  int64_t num_classes() const { return labels.num_classes; }
+
+  /// The named split (the default split when `name` is empty). Throws InvalidArgument listing the
+  /// available names when there is no such split.
+  const Split& split(const std::string& name = {}) const;
+
+  /// Checks that every part agrees on num_nodes, labels are in range, splits are sorted, disjoint
+  /// and in range, and edge weights match the edge count. Throws InvalidArgument naming the field.
+  void validate() const;
+};
+
+/// Split masks: [num_nodes] with 1 for the nodes in `ids`.
+std::vector<uint8_t> to_mask(const std::vector<int64_t>& ids, int64_t num_nodes);
+
+}  // namespace edgeattn::data

@@ -1,0 +1,121 @@
+#include "edgeattn/core/file_io.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "edgeattn/core/error.hpp"
+
+namespace edgeattn {
+
+bool is_gzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+std::string gunzip(std::string_view compressed, const std::string& what) {
+  std::string out;
+  out.resize(std::max<size_t>(compressed.size() * 4, 1 << 16));
+  z_stream zs{};
+  // 16 + MAX_WBITS: gzip wrapper only (no raw/zlib guessing).
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) raise<IoError>(what, ": cannot initialise zlib");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  zs.avail_in = static_cast<uInt>(compressed.size());
+  size_t produced = 0;
+  for (;;) {
+    if (produced == out.size()) out.resize(out.size() * 2);
+    zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
+    const size_t room = std::min<size_t>(out.size() - produced, size_t{1} << 30);
+    zs.avail_out = static_cast<uInt>(room);
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    produced += room - zs.avail_out;
+    if (rc == Z_STREAM_END) {
+      // Concatenated gzip members (as `cat a.gz b.gz` makes) are one file.
+      if (zs.avail_in > 0 && is_gzip(std::string_view(reinterpret_cast<const char*>(zs.next_in), zs.avail_in))) {
+        inflateReset(&zs);
+        continue;
+      }
+      if (zs.avail_in > 0) {
+        const size_t offset = compressed.size() - zs.avail_in;
+        inflateEnd(&zs);
+        raise<ParseError>(what, ": ", zs.avail_in, " bytes of trailing garbage after the gzip stream at offset ",
+                          offset);
+      }
+      break;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      const size_t offset = compressed.size() - zs.avail_in;
+      const std::string msg = zs.msg ? zs.msg : "error " + std::to_string(rc);
+      inflateEnd(&zs);
+      raise<ParseError>(what, ": corrupt gzip data near compressed offset ", offset, " (", msg, ")");
+    }
+    if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
+      inflateEnd(&zs);
+      raise<ParseError>(what, ": gzip stream is truncated after ", compressed.size(), " compressed bytes (",
+                        produced, " bytes decompressed)");
+    }
+  }
+  inflateEnd(&zs);
+  out.resize(produced);
+  return out;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");
+  std::string bytes;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) raise<IoError>(path.string(), ": cannot determine the file size");
+  bytes.resize(static_cast<size_t>(size));
+  in.seekg(0, std::ios::beg);
+  in.read(bytes.data(), size);
+  if (in.gcount() != size) raise<IoError>(path.string(), ": read ", in.gcount(), " of ", size, " bytes");
+  if (is_gzip(bytes)) return gunzip(bytes, path.string());
+  return bytes;
+}
+
+void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
+  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::random_device rd;
+  std::string tmp_name = ".";  // built by appends: GCC 12 warns (-Wrestrict) on the operator+ chain
+  tmp_name.append(path.filename().string()).append(".tmp-").append(std::to_string(::getpid()));
+  tmp_name.append("-").append(std::to_string(rd()));
+  const std::filesystem::path tmp = dir / tmp_name;
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) raise<IoError>(path.string(), ": cannot create temporary file ", tmp.string(), " (", std::strerror(errno), ")");
+  size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      raise<IoError>(path.string(), ": write failed after ", written, " of ", bytes.size(), " bytes (",
+                     std::strerror(err), ")");
+    }
+    written += static_cast<size_t>(n);
+  }
+  const bool synced = ::fsync(fd) == 0;
+  const int sync_err = errno;
+  const bool closed = ::close(fd) == 0;
+  if (!synced || !closed) {
+    const int err = synced ? errno : sync_err;
+    ::unlink(tmp.c_str());
+    raise<IoError>(path.string(), ": cannot flush the temporary file (", std::strerror(err), ")");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    raise<IoError>(path.string(), ": cannot rename the temporary file into place (", std::strerror(err), ")");
+  }
+}
+
+}  // namespace edgeattn

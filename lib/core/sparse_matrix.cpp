@@ -1,0 +1,150 @@
+#include "edgeattn/core/sparse_matrix.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace edgeattn {
+
+CsrMatrix::CsrMatrix(int64_t rows, int64_t cols, std::vector<int64_t> indptr, std::vector<int32_t> indices,
+                     std::vector<float> values, const std::string& what)
+    : rows_(rows), cols_(cols), indptr_(std::move(indptr)), indices_(std::move(indices)), values_(std::move(values)) {
+  if (rows_ < 0 || cols_ < 0) raise<ShapeError>(what, ": shape [", rows_, ", ", cols_, "] has a negative extent");
+  if (cols_ > int64_t{1} << 31)
+    raise<ShapeError>(what, ": ", cols_, " columns do not fit 32-bit column indices");
+  if (static_cast<int64_t>(indptr_.size()) != rows_ + 1)
+    raise<ShapeError>(what, ": indptr has ", indptr_.size(), " entries, expected rows + 1 = ", rows_ + 1);
+  if (indices_.size() != values_.size())
+    raise<ShapeError>(what, ": ", indices_.size(), " column indices but ", values_.size(), " values");
+  if (indptr_[0] != 0) raise<InvalidArgument>(what, ": indptr[0] is ", indptr_[0], ", expected 0");
+  if (indptr_.back() != nnz())
+    raise<InvalidArgument>(what, ": indptr[", rows_, "] is ", indptr_.back(), ", expected nnz = ", nnz());
+  for (int64_t r = 0; r < rows_; ++r) {
+    const int64_t b = indptr_[static_cast<size_t>(r)], e = indptr_[static_cast<size_t>(r) + 1];
+    if (e < b) raise<InvalidArgument>(what, ": indptr decreases at row ", r, " (", b, " then ", e, ")");
+    for (int64_t p = b; p < e; ++p) {
+      const int32_t c = indices_[static_cast<size_t>(p)];
+      if (c < 0 || c >= cols_)
+        raise<InvalidArgument>(what, ": row ", r, " has column ", c, " (entry ", p, "), expected [0, ", cols_, ")");
+      if (p > b && c <= indices_[static_cast<size_t>(p) - 1])
+        raise<InvalidArgument>(what, ": row ", r, " columns are not strictly increasing at entry ", p, " (",
+                               indices_[static_cast<size_t>(p) - 1], " then ", c, ")");
+    }
+  }
+}
+
+CsrMatrix CsrMatrix::from_triplets(int64_t rows, int64_t cols, std::span<const int64_t> row,
+                                   std::span<const int64_t> col, std::span<const float> value) {
+  if (row.size() != col.size() || row.size() != value.size())
+    raise<ShapeError>("CsrMatrix::from_triplets: ", row.size(), " rows, ", col.size(), " columns and ", value.size(),
+                      " values; expected equal counts");
+  for (size_t t = 0; t < row.size(); ++t) {
+    if (row[t] < 0 || row[t] >= rows || col[t] < 0 || col[t] >= cols)
+      raise<InvalidArgument>("CsrMatrix::from_triplets: triplet ", t, " is (", row[t], ", ", col[t],
+                             "), outside the shape [", rows, ", ", cols, "]");
+  }
+  std::vector<size_t> order(row.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return row[a] != row[b] ? row[a] < row[b] : col[a] < col[b]; });
+  std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  indices.reserve(order.size());
+  values.reserve(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const size_t t = order[k];
+    if (k > 0 && row[order[k - 1]] == row[t] && col[order[k - 1]] == col[t]) {
+      values.back() += value[t];
+      continue;
+    }
+    indices.push_back(static_cast<int32_t>(col[t]));
+    values.push_back(value[t]);
+    ++indptr[static_cast<size_t>(row[t]) + 1];
+  }
+  std::partial_sum(indptr.begin(), indptr.end(), indptr.begin());
+  return CsrMatrix(rows, cols, std::move(indptr), std::move(indices), std::move(values), "CsrMatrix::from_triplets");
+}
+
+CsrMatrix CsrMatrix::from_dense(ConstView dense, float tolerance) {
+  check_shape("CsrMatrix::from_dense: dense", dense, {kAny, kAny});
+  const int64_t rows = dense.dim(0), cols = dense.dim(1);
+  std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const float x = dense.data()[r * cols + c];
+      if (std::fabs(x) > tolerance) {
+        indices.push_back(static_cast<int32_t>(c));
+        values.push_back(x);
+      }
+    }
+    indptr[static_cast<size_t>(r) + 1] = static_cast<int64_t>(indices.size());
+  }
+  return CsrMatrix(rows, cols, std::move(indptr), std::move(indices), std::move(values), "CsrMatrix::from_dense");
+}
+
+double CsrMatrix::density() const {
+  if (rows_ == 0 || cols_ == 0) return 0.0;
+  return static_cast<double>(nnz()) / (static_cast<double>(rows_) * static_cast<double>(cols_));
+}
+
+std::span<const int32_t> CsrMatrix::row_indices(int64_t r) const {
+  assert(r >= 0 && r < rows_);
+  const auto b = static_cast<size_t>(indptr_[static_cast<size_t>(r)]);
+  const auto e = static_cast<size_t>(indptr_[static_cast<size_t>(r) + 1]);
+  return std::span<const int32_t>(indices_).subspan(b, e - b);
+}
+
+std::span<const float> CsrMatrix::row_values(int64_t r) const {
+  assert(r >= 0 && r < rows_);
+  const auto b = static_cast<size_t>(indptr_[static_cast<size_t>(r)]);
+  const auto e = static_cast<size_t>(indptr_[static_cast<size_t>(r) + 1]);
+  return std::span<const float>(values_).subspan(b, e - b);
+}
+
+Tensor CsrMatrix::to_dense() const {
+  Tensor out({rows_, cols_});
+  float* d = out.data();
+  for (int64_t r = 0; r < rows_; ++r)
+    for (int64_t p = indptr_[static_cast<size_t>(r)]; p < indptr_[static_cast<size_t>(r) + 1]; ++p)
+      d[r * cols_ + indices_[static_cast<size_t>(p)]] = values_[static_cast<size_t>(p)];
+  return out;
+}
+
+CsrMatrix CsrMatrix::select_rows(std::span<const int64_t> rows) const {
+  std::vector<int64_t> indptr(rows.size() + 1, 0);
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    const int64_t r = rows[k];
+    if (r < 0 || r >= rows_)
+      raise<InvalidArgument>("CsrMatrix::select_rows: rows[", k, "] is ", r, ", expected [0, ", rows_, ")");
+    const auto ri = row_indices(r);
+    const auto rv = row_values(r);
+    indices.insert(indices.end(), ri.begin(), ri.end());
+    values.insert(values.end(), rv.begin(), rv.end());
+    indptr[k + 1] = static_cast<int64_t>(indices.size());
+  }
+  return CsrMatrix(static_cast<int64_t>(rows.size()), cols_, std::move(indptr), std::move(indices), std::move(values),
+                   "CsrMatrix::select_rows");
+}
+
+CsrMatrix CsrMatrix::transposed() const {
+  std::vector<int64_t> indptr(static_cast<size_t>(cols_) + 1, 0);
+  for (const int32_t c : indices_) ++indptr[static_cast<size_t>(c) + 1];
+  std::partial_sum(indptr.begin(), indptr.end(), indptr.begin());
+  std::vector<int64_t> next(indptr.begin(), indptr.end() - 1);
+  std::vector<int32_t> indices(indices_.size());
+  std::vector<float> values(values_.size());
+  for (int64_t r = 0; r < rows_; ++r)  // rows ascending, so each output row comes out sorted
+    for (int64_t p = indptr_[static_cast<size_t>(r)]; p < indptr_[static_cast<size_t>(r) + 1]; ++p) {
+      const auto q = static_cast<size_t>(next[static_cast<size_t>(indices_[static_cast<size_t>(p)])]++);
+      indices[q] = static_cast<int32_t>(r);
+      values[q] = values_[static_cast<size_t>(p)];
+    }
+  return CsrMatrix(cols_, rows_, std::move(indptr), std::move(indices), std::move(values), "CsrMatrix::transposed");
+}
+
+}  // namespace edgeattn

@@ -1,0 +1,131 @@
+#include "edgeattn/data/dataset.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "edgeattn/core/error.hpp"
+
+namespace edgeattn::data {
+
+Features::Features(Tensor dense) : storage_(std::move(dense)) {
+  const Tensor& t = std::get<Tensor>(storage_);
+  if (!t.absent() && t.rank() != 2)
+    raise<ShapeError>("Features: dense features have shape ", t.shape().str(), ", expected [num_nodes, num_features]");
+}
+
+Features::Features(CsrMatrix sparse) : storage_(std::move(sparse)) {}
+
+int64_t Features::rows() const {
+  if (is_sparse()) return sparse().rows();
+  const Tensor& t = std::get<Tensor>(storage_);
+  return t.absent() ? 0 : t.dim(0);
+}
+
+int64_t Features::cols() const {
+  if (is_sparse()) return sparse().cols();
+  const Tensor& t = std::get<Tensor>(storage_);
+  return t.absent() ? 0 : t.dim(1);
+}
+
+int64_t Features::nnz() const {
+  if (is_sparse()) return sparse().nnz();
+  const Tensor& t = std::get<Tensor>(storage_);
+  return std::count_if(t.span().begin(), t.span().end(), [](float x) { return x != 0.f; });
+}
+
+double Features::density() const {
+  const double cells = static_cast<double>(rows()) * static_cast<double>(cols());
+  return cells > 0 ? static_cast<double>(nnz()) / cells : 0.0;
+}
+
+const Tensor& Features::dense() const {
+  if (is_sparse()) raise<InvalidArgument>("Features::dense: the features are sparse (use sparse() or to_dense())");
+  return std::get<Tensor>(storage_);
+}
+Tensor& Features::dense() {
+  if (is_sparse()) raise<InvalidArgument>("Features::dense: the features are sparse (use sparse() or to_dense())");
+  return std::get<Tensor>(storage_);
+}
+const CsrMatrix& Features::sparse() const {
+  if (!is_sparse()) raise<InvalidArgument>("Features::sparse: the features are dense (use dense())");
+  return std::get<CsrMatrix>(storage_);
+}
+CsrMatrix& Features::sparse() {
+  if (!is_sparse()) raise<InvalidArgument>("Features::sparse: the features are dense (use dense())");
+  return std::get<CsrMatrix>(storage_);
+}
+
+Tensor Features::to_dense() const {
+  if (is_sparse()) return sparse().to_dense();
+  const Tensor& t = std::get<Tensor>(storage_);
+  return t.absent() ? Tensor({0, 0}) : t;
+}
+
+const Split& Dataset::split(const std::string& which) const {
+  const std::string& key = which.empty() ? default_split : which;
+  const auto it = splits.find(key);
+  if (it == splits.end()) {
+    std::ostringstream names;
+    for (const auto& [n, s] : splits) names << (names.tellp() > 0 ? ", " : "") << n;
+    raise<InvalidArgument>("Dataset '", name, "': no split named '", key, "' (available: ",
+                           splits.empty() ? std::string("none") : names.str(), ")");
+  }
+  return it->second;
+}
+
+void Dataset::validate() const {
+  const int64_t n = num_nodes();
+  const std::string where = "Dataset '" + name + "'";
+  if (graph.num_src() != n)
+    raise<InvalidArgument>(where, ": graph has ", n, " destinations but ", graph.num_src(), " sources, expected a square graph");
+  if (features.rows() != n && !(features.rows() == 0 && features.cols() == 0))
+    raise<InvalidArgument>(where, ": features have ", features.rows(), " rows, expected num_nodes = ", n);
+  if (labels.multi_label()) {
+    if (labels.multi_hot.rank() != 2 || labels.multi_hot.dim(0) != n || labels.multi_hot.dim(1) != labels.num_classes)
+      raise<InvalidArgument>(where, ": multi-label labels have shape ", labels.multi_hot.shape().str(),
+                             ", expected [", n, ", ", labels.num_classes, "]");
+  } else if (!labels.classes.empty()) {
+    if (static_cast<int64_t>(labels.classes.size()) != n)
+      raise<InvalidArgument>(where, ": ", labels.classes.size(), " labels, expected num_nodes = ", n);
+    for (size_t i = 0; i < labels.classes.size(); ++i) {
+      const int32_t c = labels.classes[i];
+      if (c < -1 || c >= labels.num_classes)
+        raise<InvalidArgument>(where, ": node ", i, " has label ", c, ", expected -1 or [0, ", labels.num_classes, ")");
+    }
+  }
+  if (!labels.class_names.empty() && static_cast<int64_t>(labels.class_names.size()) != labels.num_classes)
+    raise<InvalidArgument>(where, ": ", labels.class_names.size(), " class names for ", labels.num_classes, " classes");
+  if (!edge_weight.empty() && static_cast<int64_t>(edge_weight.size()) != graph.num_edges())
+    raise<InvalidArgument>(where, ": ", edge_weight.size(), " edge weights for ", graph.num_edges(), " edges");
+  if (!node_names.empty() && static_cast<int64_t>(node_names.size()) != n)
+    raise<InvalidArgument>(where, ": ", node_names.size(), " node names for ", n, " nodes");
+  if (!default_split.empty() && !splits.contains(default_split))
+    raise<InvalidArgument>(where, ": default split '", default_split, "' is not among the splits");
+  for (const auto& [split_name, s] : splits) {
+    std::vector<uint8_t> seen(static_cast<size_t>(n), 0);
+    const std::pair<const char*, const std::vector<int64_t>*> parts[] = {{"train", &s.train}, {"val", &s.val}, {"test", &s.test}};
+    for (const auto& [part, ids] : parts) {
+      for (size_t k = 0; k < ids->size(); ++k) {
+        const int64_t v = (*ids)[k];
+        if (v < 0 || v >= n)
+          raise<InvalidArgument>(where, ": split '", split_name, "' ", part, "[", k, "] is ", v, ", expected [0, ", n, ")");
+        if (k > 0 && v <= (*ids)[k - 1])
+          raise<InvalidArgument>(where, ": split '", split_name, "' ", part, " is not sorted and unique at position ", k);
+        if (seen[static_cast<size_t>(v)])
+          raise<InvalidArgument>(where, ": split '", split_name, "' puts node ", v, " in ", part, " and another part");
+        seen[static_cast<size_t>(v)] = 1;
+      }
+    }
+  }
+}
+
+std::vector<uint8_t> to_mask(const std::vector<int64_t>& ids, int64_t num_nodes) {
+  std::vector<uint8_t> mask(static_cast<size_t>(num_nodes), 0);
+  for (const int64_t v : ids) {
+    if (v < 0 || v >= num_nodes) raise<InvalidArgument>("to_mask: node ", v, " is outside [0, ", num_nodes, ")");
+    mask[static_cast<size_t>(v)] = 1;
+  }
+  return mask;
+}
+
+}  // namespace edgeattn::data

@@ -1,0 +1,166 @@
+// Internal: a cursor over the text of a file, for the line-oriented formats (Matrix Market, edge
+// lists, adjacency lists, LINQS, OGB csv). It tracks the line number so every error names
+// "<file>:<line>: ...", and parses numbers with std::from_chars (no locale, no allocation), which
+// is what keeps the text readers above 100 MB/s on one core.
+//
+// Usage:
+//   TextScanner s(text, path);
+//   while (!s.at_end()) {
+//     if (s.skip_blank_or_comment("#%")) continue;        // whole line consumed
+//     const int64_t u = s.read_int64("source id");
+//     const int64_t v = s.read_int64("target id");
+//     s.expect_end_of_line();                               // or s.skip_rest_of_line()
+//   }
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "edgeattn/core/error.hpp"
+
+namespace edgeattn::data {
+
+class TextScanner {
+ public:
+  TextScanner(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
+
+  bool at_end() const { return pos_ >= text_.size(); }
+  /// 1-based number of the line the cursor is on.
+  int64_t line() const { return line_; }
+  const std::string& file() const { return file_; }
+  size_t offset() const { return pos_; }
+
+  /// Skips spaces and tabs (not newlines).
+  void skip_spaces() {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\r')) ++pos_;
+  }
+  /// Skips any whitespace, newlines included (line count follows).
+  void skip_whitespace() {
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == '\n') ++line_;
+      else if (c != ' ' && c != '\t' && c != '\r') break;
+      ++pos_;
+    }
+  }
+  /// After optional spaces: true at '\n', end of text, or (if any) a character of `comment`.
+  bool at_end_of_line(std::string_view comment = {}) {
+    skip_spaces();
+    return pos_ >= text_.size() || text_[pos_] == '\n' || comment.find(text_[pos_]) != std::string_view::npos;
+  }
+  /// If the current line is blank or starts (after spaces) with a character in `comment`, consumes
+  /// it with its newline and returns true.
+  bool skip_blank_or_comment(std::string_view comment) {
+    const size_t save = pos_;
+    if (at_end_of_line(comment)) {
+      skip_rest_of_line();
+      return true;
+    }
+    pos_ = save;
+    return false;
+  }
+  /// Consumes up to and including the next '\n'.
+  void skip_rest_of_line() {
+    while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+    if (pos_ < text_.size()) {
+      ++pos_;
+      ++line_;
+    }
+  }
+  /// The rest of the current line (without '\n' or a trailing '\r'), and moves to the next line.
+  std::string_view read_line() {
+    const size_t b = pos_;
+    while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+    size_t e = pos_;
+    if (e > b && text_[e - 1] == '\r') --e;
+    if (pos_ < text_.size()) {
+      ++pos_;
+      ++line_;
+    }
+    return text_.substr(b, e - b);
+  }
+  /// Throws unless only spaces remain on the line (or a comment character follows); then moves on.
+  void expect_end_of_line(std::string_view what_line = "the line", std::string_view comment = {}) {
+    if (!at_end_of_line(comment))
+      fail("expected the end of ", what_line, ", found '", peek_token(), "'");
+    skip_rest_of_line();
+  }
+
+  /// Next token of non-space characters (spaces/tabs separate; does not cross lines).
+  std::string_view read_token(std::string_view what) {
+    skip_spaces();
+    const size_t b = pos_;
+    while (pos_ < text_.size() && !is_separator(text_[pos_])) ++pos_;
+    if (pos_ == b) fail("expected ", what, ", found ", describe_here(b));
+    return text_.substr(b, pos_ - b);
+  }
+  /// Next field up to `sep` or the end of the line (fields may contain spaces); consumes `sep`.
+  std::string_view read_field(char sep, std::string_view what) {
+    if (pos_ >= text_.size() || text_[pos_] == '\n') fail("expected ", what, ", found the end of the line");
+    const size_t b = pos_;
+    while (pos_ < text_.size() && text_[pos_] != sep && text_[pos_] != '\n') ++pos_;
+    size_t e = pos_;
+    if (e > b && text_[e - 1] == '\r') --e;
+    if (pos_ < text_.size() && text_[pos_] == sep) ++pos_;
+    return text_.substr(b, e - b);
+  }
+
+  int64_t read_int64(std::string_view what) { return read_number<int64_t>(what); }
+  double read_double(std::string_view what) { return read_number<double>(what); }
+  float read_float(std::string_view what) { return read_number<float>(what); }
+
+  /// Throws ParseError "<file>:<line>: <args...>".
+  template <class... Args>
+  [[noreturn]] void fail(Args&&... args) const {
+    raise<ParseError>(file_, ":", line_, ": ", std::forward<Args>(args)...);
+  }
+
+  /// Parses a whole token as a number of type T (used for fields obtained elsewhere).
+  template <class T>
+  T parse(std::string_view token, std::string_view what) const {
+    T value{};
+    const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (ec == std::errc::result_out_of_range) fail(what, " '", token, "' is out of range");
+    if (ec != std::errc() || end != token.data() + token.size())
+      fail("expected ", what, " (a number), found '", token, "'");
+    return value;
+  }
+
+ private:
+  static bool is_separator(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+  template <class T>
+  T read_number(std::string_view what) {
+    skip_spaces();
+    const char* b = text_.data() + pos_;
+    const char* e = text_.data() + text_.size();
+    if (b < e && *b == '+') ++b;  // from_chars rejects a leading '+'
+    T value{};
+    const auto [end, ec] = std::from_chars(b, e, value);
+    if (ec == std::errc::result_out_of_range) fail(what, " '", peek_token(), "' is out of range");
+    if (ec != std::errc() || (end < e && !is_separator(*end) && *end != ',')) {
+      if (pos_ >= text_.size() || text_[pos_] == '\n') fail("expected ", what, ", found the end of the line");
+      fail("expected ", what, " (a number), found '", peek_token(), "'");
+    }
+    pos_ = static_cast<size_t>(end - text_.data());
+    if (pos_ < text_.size() && text_[pos_] == ',') ++pos_;  // csv
+    return value;
+  }
+  std::string peek_token() const {
+    size_t e = pos_;
+    while (e < text_.size() && !is_separator(text_[e]) && e - pos_ < 40) ++e;
+    return std::string(text_.substr(pos_, e - pos_));
+  }
+  std::string describe_here(size_t p) const {
+    return p >= text_.size() || text_[p] == '\n' ? std::string("the end of the line") : "'" + peek_token() + "'";
+  }
+
+  std::string_view text_;
+  std::string file_;
+  size_t pos_ = 0;
+  int64_t line_ = 1;
+};
+
+}  // namespace edgeattn::data

@@ -1,0 +1,90 @@
+#include "edgeattn/core/file_io.hpp"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "edgeattn/core/error.hpp"
+#include "support/expect_error.hpp"
+
+namespace edgeattn {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_throw_naming;
+
+fs::path temp_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("edgeattn_file_io_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::string gzip_bytes(const std::string& plain) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, plain.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
+  zs.avail_in = static_cast<uInt>(plain.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+TEST(FileIo, WriteAtomicThenReadRoundTrips) {
+  const fs::path p = temp_dir() / "plain.txt";
+  write_file_atomic(p, "hello\nworld\n");
+  EXPECT_EQ(read_file(p), "hello\nworld\n");
+  write_file_atomic(p, "replaced");
+  EXPECT_EQ(read_file(p), "replaced");
+  for (const auto& entry : fs::directory_iterator(p.parent_path()))  // no temporary left behind
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+}
+
+TEST(FileIo, ReadsGzipTransparently) {
+  std::string plain;
+  for (int i = 0; i < 100000; ++i) plain += std::to_string(i) + "\t" + std::to_string(i * 7) + "\n";
+  const fs::path p = temp_dir() / "edges.txt.gz";
+  write_file_atomic(p, gzip_bytes(plain));
+  EXPECT_EQ(read_file(p), plain);
+}
+
+TEST(FileIo, ReadsConcatenatedGzipMembersAsOneFile) {
+  const fs::path p = temp_dir() / "two.gz";
+  write_file_atomic(p, gzip_bytes("first\n") + gzip_bytes("second\n"));
+  EXPECT_EQ(read_file(p), "first\nsecond\n");
+}
+
+TEST(FileIo, TruncatedGzipNamesTheFile) {
+  std::string plain(50000, 'x');
+  for (size_t i = 0; i < plain.size(); i += 7) plain[i] = static_cast<char>('a' + i % 26);
+  std::string gz = gzip_bytes(plain);
+  gz.resize(gz.size() / 2);
+  const fs::path p = temp_dir() / "truncated.gz";
+  write_file_atomic(p, gz);
+  expect_throw_naming<ParseError>([&] { read_file(p); }, {"truncated.gz", "truncated"});
+}
+
+TEST(FileIo, CorruptGzipNamesTheOffset) {
+  std::string gz = gzip_bytes(std::string(1000, 'y'));
+  for (size_t i = 10; i < gz.size() - 8; ++i) gz[i] = static_cast<char>(0xff);
+  const fs::path p = temp_dir() / "corrupt.gz";
+  write_file_atomic(p, gz);
+  expect_throw_naming<ParseError>([&] { read_file(p); }, {"corrupt.gz", "offset"});
+}
+
+TEST(FileIo, MissingFileIsAnIoErrorNamingThePath) {
+  expect_throw_naming<IoError>([] { read_file("/nonexistent/dir/file.bin"); }, {"/nonexistent/dir/file.bin", "cannot open"});
+}
+
+TEST(FileIo, WriteIntoAMissingDirectoryFailsCleanly) {
+  expect_throw_naming<IoError>([] { write_file_atomic("/nonexistent/dir/out.bin", "x"); }, {"/nonexistent/dir/out.bin"});
+}
+
+}  // namespace
+}  // namespace edgeattn

@@ -1,0 +1,74 @@
+#include "edgeattn/core/sparse_matrix.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "support/expect_error.hpp"
+
+namespace edgeattn {
+namespace {
+
+using testing::expect_throw_naming;
+
+CsrMatrix two_by_three() { return CsrMatrix(2, 3, {0, 1, 3}, {1, 0, 2}, {2.f, 1.f, 3.f}); }
+
+TEST(CsrMatrix, ToDenseFillsTheStoredEntries) {
+  const Tensor d = two_by_three().to_dense();
+  ASSERT_EQ(d.shape(), Shape({2, 3}));
+  const std::vector<float> expected = {0, 2, 0, 1, 0, 3};
+  EXPECT_EQ(std::vector<float>(d.span().begin(), d.span().end()), expected);
+}
+
+TEST(CsrMatrix, FromDenseRoundTrips) {
+  const CsrMatrix m = two_by_three();
+  EXPECT_EQ(CsrMatrix::from_dense(m.to_dense()), m);
+  EXPECT_DOUBLE_EQ(m.density(), 0.5);
+}
+
+TEST(CsrMatrix, FromTripletsSortsAndSumsDuplicates) {
+  const std::vector<int64_t> r = {1, 0, 1, 1};
+  const std::vector<int64_t> c = {2, 1, 0, 2};
+  const std::vector<float> v = {1.f, 2.f, 1.f, 2.f};
+  EXPECT_EQ(CsrMatrix::from_triplets(2, 3, r, c, v), two_by_three());
+}
+
+TEST(CsrMatrix, TransposeTwiceIsIdentity) {
+  const CsrMatrix m = two_by_three();
+  const CsrMatrix t = m.transposed();
+  EXPECT_EQ(t.rows(), 3);
+  EXPECT_EQ(t.to_dense()(2, 1), 3.f);
+  EXPECT_EQ(t.transposed(), m);
+}
+
+TEST(CsrMatrix, SelectRowsKeepsOrderAndRepeats) {
+  const std::vector<int64_t> rows = {1, 1, 0};
+  const CsrMatrix s = two_by_three().select_rows(rows);
+  EXPECT_EQ(s.rows(), 3);
+  EXPECT_EQ(s.to_dense()(1, 2), 3.f);
+  EXPECT_EQ(s.to_dense()(2, 1), 2.f);
+}
+
+TEST(CsrMatrix, RejectsAColumnOutOfRangeNamingTheRow) {
+  expect_throw_naming<InvalidArgument>([] { CsrMatrix(2, 3, {0, 1, 2}, {1, 3}, {1.f, 1.f}, "features"); },
+                                       {"features", "row 1", "column 3", "[0, 3)"});
+}
+
+TEST(CsrMatrix, RejectsUnsortedColumns) {
+  expect_throw_naming<InvalidArgument>([] { CsrMatrix(1, 3, {0, 2}, {2, 1}, {1.f, 1.f}); },
+                                       {"not strictly increasing", "2 then 1"});
+}
+
+TEST(CsrMatrix, RejectsAnIndptrOfTheWrongLength) {
+  expect_throw_naming<ShapeError>([] { CsrMatrix(2, 3, {0, 1}, {1}, {1.f}); }, {"indptr has 2 entries", "3"});
+}
+
+TEST(CsrMatrix, RejectsATripletOutsideTheShape) {
+  const std::vector<int64_t> r = {0, 5};
+  const std::vector<int64_t> c = {0, 0};
+  const std::vector<float> v = {1.f, 1.f};
+  expect_throw_naming<InvalidArgument>([&] { CsrMatrix::from_triplets(2, 2, r, c, v); }, {"triplet 1", "(5, 0)"});
+}
+
+}  // namespace
+}  // namespace edgeattn
