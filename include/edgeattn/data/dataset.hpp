@@ -95,6 +95,9 @@ struct Dataset {
   /// Optional original node identifiers (paper ids, PMIDs, names), [num_nodes] when present.
   std::vector<std::string> node_names;
   std::vector<SourceFile> sources;
+  /// What the loader did that a user should know, one line each, e.g. "cora.cites:17: cites
+  /// unknown paper 'x'; skipped" or "removed 124 self-loops". Printed by `edgeattn dataset info`.
+  std::vector<std::string> notes;
 
   int64_t num_nodes() const { return graph.num_dst(); }
   int64_t num_edges() const { return graph.num_edges(); }
