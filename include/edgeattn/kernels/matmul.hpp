@@ -1,0 +1,25 @@
+// Dense matrix products for the autograd layer: C = op(A) . op(B), tiled over C and run in
+// parallel, one single-threaded BLAS GEMM (kernels::gemm) per tile.
+//
+//   matmul:  c [m, n] (+)= op(a) . op(b),  op(a): [m, k], op(b): [k, n]
+//            op(a) = a ([m, k]) or a^T (a: [k, m]); likewise op(b).
+//
+// Tiles are fixed by the shapes alone (never by the thread count) and each element of C is
+// computed by exactly one GEMM over the full k, so results are bit-identical for any number of
+// threads. The serial oracle (double accumulation) is kernels/reference/reference_matmul.cpp.
+//
+// Example (a linear layer's forward y = x W^T and its input gradient dx = dy W):
+//   edgeattn::kernels::matmul(x, false, w, true, y);     // x: [N, in], w: [out, in], y: [N, out]
+//   edgeattn::kernels::matmul(dy, false, w, false, dx);  // dy: [N, out], dx: [N, in]
+//   edgeattn::kernels::matmul(dy, true, x, false, dw, /*accumulate=*/true);  // dw += dy^T x
+#pragma once
+
+#include "edgeattn/core/tensor.hpp"
+
+namespace edgeattn::kernels {
+
+/// c = op(a) . op(b), or c += op(a) . op(b) when `accumulate`. All rank 2; ShapeError naming
+/// the operand when the extents do not match.
+void matmul(ConstView a, bool trans_a, ConstView b, bool trans_b, View c, bool accumulate = false);
+
+}  // namespace edgeattn::kernels
