@@ -1,0 +1,50 @@
+// Graph attention with backward: the fused kernels of kernels/attention.hpp on the tape, and the
+// per-node score terms of GAT.
+//
+// graph_attention takes the operands as Vars (only the ones its score uses; see AttentionInputs
+// for shapes) and gives gradients to every defined operand that needs one. Attention dropout
+// uses config.seed and is switched off when !tape.training. The forward's row log-sum-exp is kept
+// for backward; per-edge weights are never stored unless asked for.
+//
+// Example (one GAT layer, PyG GATConv semantics, heads H, out channels D):
+//   Var h   = linear(tape, x, w);                                  // [N, H*D]
+//   Var h3  = reshape(tape, h, {n, H, D});                         // [N, H, D]
+//   Var src = head_scores(tape, h3, att_src);                      // [N, H]  (att_src: [H, D])
+//   Var dst = head_scores(tape, h3, att_dst);                      // [N, H]
+//   AttentionConfig cfg{.score = Score::additive, .negative_slope = 0.2f, .dropout = 0.6f,
+//                       .seed = step_seed};
+//   Var out = graph_attention(tape, graph, {.value = h3, .score_dst = dst, .score_src = src}, cfg);
+//   // out: [N, H, D] (cfg.combine = concat) or [N, D] (mean)
+#pragma once
+
+#include "edgeattn/autograd/tape.hpp"
+#include "edgeattn/kernels/attention.hpp"
+
+namespace edgeattn::autograd {
+
+/// The operands of graph_attention as tape variables; leave unused ones empty. Shapes as in
+/// edgeattn::AttentionInputs (H = heads):
+struct AttentionVars {
+  Var query;       ///< [num_dst, H, Dk]
+  Var key;         ///< [num_src, H, Dk]
+  Var value;       ///< [num_src, H, Dv]  always
+  Var score_dst;   ///< [num_dst, H]      additive
+  Var score_src;   ///< [num_src, H]      additive
+  Var weight;      ///< bilinear [H, Dk, Dk]; perceptron [H, C, Dk]
+  Var key_weight;  ///< perceptron [H, C, Dk]
+  Var att;         ///< gatv2 [H, Dk]; perceptron [H, C]
+  Var edge_bias;   ///< [num_edges, H], CSR edge order
+};
+
+/// -> concat: [num_dst, H, Dv]; mean: [num_dst, Dv]. ShapeError / InvalidArgument from the kernel
+/// name the operand. When `attention` is given and config.return_attention is set, it receives
+/// the normalised weights [num_edges, H] (CSR order, before dropout). The pattern is copied
+/// (cheap: patterns share their storage) and kept for backward.
+Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& vars, AttentionConfig config,
+                    Tensor* attention = nullptr);
+
+/// Per-node, per-head score a_h . h_{n,h}: h: [N, H, D], a: [H, D] -> [N, H].
+/// (GAT's a^T [W h_i || W h_j] split into a_dst . W h_i and a_src . W h_j.)
+Var head_scores(Tape& tape, Var h, Var a);
+
+}  // namespace edgeattn::autograd

@@ -1,0 +1,33 @@
+// Inverted dropout with counter-based masks (core/rng.hpp, Philox4x32-10).
+//
+// Each element is kept with probability 1 - p and survivors are scaled by 1 / (1 - p), so the
+// expected value is unchanged and evaluation needs no rescaling. The keep decision is a pure
+// function of (seed, element): dense tensors key it by the flat element index, sparse matrices by
+// (row, column), so masks are deterministic, independent of the thread count, and the sparse
+// mask does not depend on how the matrix is stored. Use a different seed per step and per site.
+// When !tape.training or p == 0 both are the identity (no copy of the dense value is recorded
+// beyond the output itself).
+//
+// Example (GAT: dropout 0.6 on the sparse input features, then on the hidden features):
+//   CsrMatrix xd = dropout(tape, features, 0.6f, step_seed ^ 1);   // same pattern, new values
+//   Var h = dropout(tape, elu(tape, h1), 0.6f, step_seed ^ 2);
+#pragma once
+
+#include <cstdint>
+
+#include "edgeattn/autograd/tape.hpp"
+#include "edgeattn/core/sparse_matrix.hpp"
+
+namespace edgeattn::autograd {
+
+/// x: any shape -> same shape. p in [0, 1) (InvalidArgument otherwise).
+Var dropout(Tape& tape, Var x, float p, uint64_t seed);
+
+/// x: [rows, cols] CSR constant -> the same pattern with dropped entries set to 0 and kept ones
+/// scaled by 1 / (1 - p). No gradient (x is a constant); feed the result to the sparse linear.
+CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed);
+
+/// The dense keep decision for element `index` (exposed for tests).
+bool dropout_keeps_element(uint64_t seed, int64_t index, float p);
+
+}  // namespace edgeattn::autograd

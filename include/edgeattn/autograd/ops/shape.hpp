@@ -1,0 +1,24 @@
+// Shape ops with backward: reshape, head mean, concatenation along the last dimension.
+//
+// Example (GAT heads: concat for hidden layers, mean for the output layer):
+//   Var hidden = reshape(tape, heads_out, {n, heads * dim});   // [N, H, D] -> [N, H*D]
+//   Var logits = mean_heads(tape, heads_out);                   // [N, H, D] -> [N, D]
+#pragma once
+
+#include <initializer_list>
+
+#include "edgeattn/autograd/tape.hpp"
+
+namespace edgeattn::autograd {
+
+/// x: any shape -> `shape` with the same element count (ShapeError otherwise). The output is a
+/// copy of x's values in the new shape (one memcpy); the gradient is reshaped back.
+Var reshape(Tape& tape, Var x, Shape shape);
+
+/// x: [N, H, D] -> [N, D], the mean over heads
+Var mean_heads(Tape& tape, Var x);
+
+/// xs: each [..., F_i] with equal leading extents -> [..., sum F_i]
+Var concat(Tape& tape, std::initializer_list<Var> xs);
+
+}  // namespace edgeattn::autograd

@@ -1,0 +1,113 @@
+// Internal helpers shared by the autograd ops: parallel element loops, deterministic column sums
+// over rows, blocked transposes, and shape checks that name the op and operand.
+//
+// Loops split work by a fixed grain (core/parallel.hpp), and reductions sum fixed row blocks in
+// block order, so every result is bit-identical for any thread count.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/core/tensor.hpp"
+
+namespace edgeattn::autograd::detail {
+
+/// Elements per task of element-wise loops.
+inline constexpr int64_t kElementGrain = int64_t{1} << 15;
+/// Rows per partial sum of column reductions (fixed, so sums do not depend on threads).
+inline constexpr int64_t kReduceRows = 256;
+
+/// Runs f(i) for i in [0, n), in parallel pieces of kElementGrain.
+template <class F>
+void for_each_index(int64_t n, F&& f) {
+  if (n <= kElementGrain) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  parallel_for(0, n, kElementGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
+/// Runs f(row_begin, row_end) over [0, rows) in pieces of about kElementGrain elements.
+template <class F>
+void for_each_row_block(int64_t rows, int64_t cols, F&& f) {
+  const int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(cols, 1));
+  if (rows <= grain) {
+    if (rows > 0) f(int64_t{0}, rows);
+    return;
+  }
+  parallel_for(0, rows, grain, f);
+}
+
+/// dst[i] += src[i]
+inline void add_into(float* dst, const float* src, int64_t n) {
+  for_each_index(n, [&](int64_t i) { dst[i] += src[i]; });
+}
+
+/// out[c] (+)= sum_r row_value(r, c) over rows [0, rows), for c in [0, cols). `add_row(r, acc)`
+/// adds row r's contribution into acc[0..cols). Rows are summed in fixed blocks of kReduceRows,
+/// blocks in order: the result does not depend on the number of threads.
+template <class AddRow>
+void column_sums(int64_t rows, int64_t cols, AddRow&& add_row, float* out, bool accumulate) {
+  const int64_t blocks = std::max<int64_t>(1, (rows + kReduceRows - 1) / kReduceRows);
+  std::vector<float> partial(static_cast<size_t>(blocks * cols), 0.f);
+  auto run_block = [&](int64_t b) {
+    float* acc = partial.data() + b * cols;
+    const int64_t end = std::min(rows, (b + 1) * kReduceRows);
+    for (int64_t r = b * kReduceRows; r < end; ++r) add_row(r, acc);
+  };
+  if (blocks == 1) {
+    run_block(0);
+  } else {
+    parallel_for(0, blocks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k) run_block(k);
+    });
+  }
+  for (int64_t c = 0; c < cols; ++c) {
+    float s = accumulate ? out[c] : 0.f;
+    for (int64_t b = 0; b < blocks; ++b) s += partial[static_cast<size_t>(b * cols + c)];
+    out[c] = s;
+  }
+}
+
+/// dst [cols, rows] (+)= src [rows, cols]^T, in cache tiles, in parallel over row tiles of src.
+inline void transpose_into(const float* src, int64_t rows, int64_t cols, float* dst, bool accumulate) {
+  constexpr int64_t kTile = 32;
+  const int64_t tiles = (rows + kTile - 1) / kTile;
+  auto run = [&](int64_t t) {
+    const int64_t r0 = t * kTile, r1 = std::min(rows, r0 + kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) {
+          float& d = dst[c * rows + r];
+          d = accumulate ? d + src[r * cols + c] : src[r * cols + c];
+        }
+    }
+  };
+  const int64_t tile_grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(kTile * cols, 1));
+  parallel_for(0, tiles, tile_grain, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) run(t);
+  });
+}
+
+/// "op: operand"
+inline std::string operand(const char* op, const char* name) { return std::string(op) + ": " + name; }
+
+/// ShapeError naming op and operand unless `t` has the expected extents (kAny matches any).
+inline void expect_shape(const char* op, const char* name, const Tensor& t, std::initializer_list<int64_t> expected) {
+  check_shape(operand(op, name), t, expected);
+}
+
+/// ShapeError unless t has rank `rank`; `layout` describes the expected shape ("[N, F]").
+inline void expect_rank(const char* op, const char* name, const Tensor& t, int rank, const char* layout) {
+  if (t.rank() != rank)
+    raise<ShapeError>(op, ": ", name, " has shape ", t.shape().str(), ", expected ", layout);
+}
+
+}  // namespace edgeattn::autograd::detail

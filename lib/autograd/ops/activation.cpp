@@ -1,0 +1,76 @@
+// Activations: one parallel element loop forward, one backward. Backward reads whichever of x
+// or y gives the derivative most cheaply (relu, elu: y; leaky_relu, gelu: x).
+#include "edgeattn/autograd/ops/activation.hpp"
+
+#include <cmath>
+#include <utility>
+
+#include "autograd/elementwise.hpp"
+
+namespace edgeattn::autograd {
+namespace {
+
+// y = f(x) element-wise.
+template <class F>
+Tensor map(const Tensor& x, F f) {
+  Tensor y(x.shape());
+  const float* xd = x.data();
+  float* yd = y.data();
+  detail::for_each_index(x.numel(), [&](int64_t i) { yd[i] = f(xd[i]); });
+  return y;
+}
+
+// dx += dy * d(x_i, y_i) element-wise; `input` is x or y, whichever `d` reads.
+template <class D>
+void backward_map(BackwardContext& ctx, Var x, const Tensor& input, D d) {
+  if (!ctx.needs_grad(x)) return;
+  const float* g = ctx.grad_out().data();
+  const float* in = input.data();
+  float* dx = ctx.grad(x).data();
+  detail::for_each_index(input.numel(), [&](int64_t i) { dx[i] += g[i] * d(in[i]); });
+}
+
+}  // namespace
+
+Var relu(Tape& tape, Var x) {
+  Tensor y = map(tape.value(x), [](float v) { return v > 0.f ? v : 0.f; });
+  return tape.record("relu", std::move(y), {x}, [x](BackwardContext& ctx) {
+    backward_map(ctx, x, ctx.out(), [](float y) { return y > 0.f ? 1.f : 0.f; });
+  });
+}
+
+Var leaky_relu(Tape& tape, Var x, float negative_slope) {
+  const float s = negative_slope;
+  Tensor y = map(tape.value(x), [s](float v) { return v > 0.f ? v : s * v; });
+  return tape.record("leaky_relu", std::move(y), {x}, [x, s](BackwardContext& ctx) {
+    backward_map(ctx, x, ctx.value(x), [s](float v) { return v > 0.f ? 1.f : s; });
+  });
+}
+
+Var elu(Tape& tape, Var x, float alpha) {
+  Tensor y = map(tape.value(x), [alpha](float v) { return v > 0.f ? v : alpha * std::expm1(v); });
+  return tape.record("elu", std::move(y), {x}, [x, alpha](BackwardContext& ctx) {
+    // For x <= 0: d/dx alpha (e^x - 1) = alpha e^x = y + alpha. Reading x keeps the kink rule.
+    const float* xd = ctx.value(x).data();
+    const float* yd = ctx.out().data();
+    if (!ctx.needs_grad(x)) return;
+    const float* g = ctx.grad_out().data();
+    float* dx = ctx.grad(x).data();
+    detail::for_each_index(ctx.out().numel(),
+                           [&](int64_t i) { dx[i] += g[i] * (xd[i] > 0.f ? 1.f : yd[i] + alpha); });
+  });
+}
+
+Var gelu(Tape& tape, Var x) {
+  constexpr float kInvSqrt2 = 0.70710678118654752f;
+  constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+  Tensor y = map(tape.value(x), [](float v) { return 0.5f * v * (1.f + std::erf(v * kInvSqrt2)); });
+  return tape.record("gelu", std::move(y), {x}, [x](BackwardContext& ctx) {
+    // d/dx x Phi(x) = Phi(x) + x phi(x)
+    backward_map(ctx, x, ctx.value(x), [](float v) {
+      return 0.5f * (1.f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+    });
+  });
+}
+
+}  // namespace edgeattn::autograd

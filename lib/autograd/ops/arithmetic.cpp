@@ -1,0 +1,67 @@
+#include "edgeattn/autograd/ops/arithmetic.hpp"
+
+#include <utility>
+
+#include "autograd/elementwise.hpp"
+
+namespace edgeattn::autograd {
+
+Var add(Tape& tape, Var a, Var b) {
+  const Tensor& av = tape.value(a);
+  const Tensor& bv = tape.value(b);
+  if (!(av.shape() == bv.shape()))
+    raise<ShapeError>("add: b has shape ", bv.shape().str(), ", expected the shape of a ", av.shape().str());
+  Tensor y(av.shape());
+  float* yd = y.data();
+  const float *ad = av.data(), *bd = bv.data();
+  detail::for_each_index(y.numel(), [&](int64_t i) { yd[i] = ad[i] + bd[i]; });
+  return tape.record("add", std::move(y), {a, b}, [a, b](BackwardContext& ctx) {
+    const Tensor& dy = ctx.grad_out();
+    for (Var v : {a, b})
+      if (ctx.needs_grad(v)) detail::add_into(ctx.grad(v).data(), dy.data(), dy.numel());
+  });
+}
+
+Var add_bias(Tape& tape, Var x, Var bias) {
+  const Tensor& xv = tape.value(x);
+  const Tensor& bv = tape.value(bias);
+  if (xv.rank() < 1) raise<ShapeError>("add_bias: x has shape ", xv.shape().str(), ", expected [..., F]");
+  const int64_t cols = xv.dim(xv.rank() - 1), rows = cols ? xv.numel() / cols : 0;
+  detail::expect_shape("add_bias", "bias", bv, {cols});
+  Tensor y(xv.shape());
+  float* yd = y.data();
+  const float *xd = xv.data(), *bd = bv.data();
+  detail::for_each_row_block(rows, cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < cols; ++c) yd[r * cols + c] = xd[r * cols + c] + bd[c];
+  });
+  return tape.record("add_bias", std::move(y), {x, bias}, [x, bias, rows, cols](BackwardContext& ctx) {
+    const Tensor& dy = ctx.grad_out();
+    if (ctx.needs_grad(x)) detail::add_into(ctx.grad(x).data(), dy.data(), dy.numel());
+    if (ctx.needs_grad(bias)) {
+      const float* g = dy.data();
+      detail::column_sums(
+          rows, cols,
+          [&](int64_t r, float* acc) {
+            for (int64_t c = 0; c < cols; ++c) acc[c] += g[r * cols + c];
+          },
+          ctx.grad(bias).data(), true);
+    }
+  });
+}
+
+Var scale(Tape& tape, Var x, float factor) {
+  const Tensor& xv = tape.value(x);
+  Tensor y(xv.shape());
+  float* yd = y.data();
+  const float* xd = xv.data();
+  detail::for_each_index(y.numel(), [&](int64_t i) { yd[i] = factor * xd[i]; });
+  return tape.record("scale", std::move(y), {x}, [x, factor](BackwardContext& ctx) {
+    if (!ctx.needs_grad(x)) return;
+    const float* g = ctx.grad_out().data();
+    float* dx = ctx.grad(x).data();
+    detail::for_each_index(ctx.grad_out().numel(), [&](int64_t i) { dx[i] += factor * g[i]; });
+  });
+}
+
+}  // namespace edgeattn::autograd

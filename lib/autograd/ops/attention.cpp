@@ -1,0 +1,124 @@
+#include "edgeattn/autograd/ops/attention.hpp"
+
+#include <memory>
+#include <utility>
+
+#include "autograd/elementwise.hpp"
+
+namespace edgeattn::autograd {
+namespace {
+
+// `Source` is the Tape (forward) or the BackwardContext (backward): anything with value(Var).
+template <class Source>
+ConstView view_of(const Source& tape, Var v) {
+  return v ? ConstView(tape.value(v)) : ConstView();
+}
+
+template <class Source>
+AttentionInputs inputs_of(const Source& tape, const AttentionVars& v) {
+  return {.query = view_of(tape, v.query),
+          .key = view_of(tape, v.key),
+          .value = view_of(tape, v.value),
+          .score_dst = view_of(tape, v.score_dst),
+          .score_src = view_of(tape, v.score_src),
+          .weight = view_of(tape, v.weight),
+          .key_weight = view_of(tape, v.key_weight),
+          .att = view_of(tape, v.att),
+          .edge_bias = view_of(tape, v.edge_bias)};
+}
+
+// What backward needs from the forward, besides the output (which stays the node's value).
+struct Saved {
+  Pattern pattern;
+  AttentionVars vars;
+  AttentionConfig config;
+  AttentionResult forward;  // row_stats and path; `out` is borrowed from the node during backward
+};
+
+// Puts the node's output back even if the kernel throws.
+struct OutputLoan {
+  Tensor& node_out;
+  Tensor& borrowed;
+  OutputLoan(Tensor& node, Tensor& into) : node_out(node), borrowed(into) { borrowed = std::move(node_out); }
+  ~OutputLoan() { node_out = std::move(borrowed); }
+  OutputLoan(const OutputLoan&) = delete;
+  OutputLoan& operator=(const OutputLoan&) = delete;
+};
+
+}  // namespace
+
+Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& vars, AttentionConfig config,
+                    Tensor* attention) {
+  if (!tape.training) config.dropout = 0.f;
+  const bool want_attention = config.return_attention && attention != nullptr;
+  config.return_attention = want_attention;
+  AttentionResult result = attention_forward(pattern, inputs_of(tape, vars), config);
+  Tensor out = std::move(result.out);
+  if (want_attention) *attention = std::move(result.attention);
+  result.attention = Tensor();
+  config.return_attention = false;
+  auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result)});
+  const std::initializer_list<Var> inputs = {vars.query,  vars.key,        vars.value,
+                                             vars.score_dst, vars.score_src, vars.weight,
+                                             vars.key_weight, vars.att,     vars.edge_bias};
+  return tape.record("graph_attention", std::move(out), inputs, [saved](BackwardContext& ctx) {
+    const AttentionVars& v = saved->vars;
+    AttentionGrads g;
+    {
+      OutputLoan loan(ctx.mutable_out(), saved->forward.out);
+      g = attention_backward(saved->pattern, inputs_of(ctx, v), saved->config, saved->forward, ctx.grad_out());
+    }
+    ctx.add_grad(v.query, std::move(g.query));
+    ctx.add_grad(v.key, std::move(g.key));
+    ctx.add_grad(v.value, std::move(g.value));
+    ctx.add_grad(v.score_dst, std::move(g.score_dst));
+    ctx.add_grad(v.score_src, std::move(g.score_src));
+    ctx.add_grad(v.weight, std::move(g.weight));
+    ctx.add_grad(v.key_weight, std::move(g.key_weight));
+    ctx.add_grad(v.att, std::move(g.att));
+    ctx.add_grad(v.edge_bias, std::move(g.edge_bias));
+  });
+}
+
+Var head_scores(Tape& tape, Var h, Var a) {
+  const Tensor& hv = tape.value(h);
+  const Tensor& av = tape.value(a);
+  detail::expect_rank("head_scores", "h", hv, 3, "[N, heads, dim]");
+  const int64_t n = hv.dim(0), heads = hv.dim(1), d = hv.dim(2);
+  detail::expect_shape("head_scores", "a", av, {heads, d});
+  Tensor s({n, heads});
+  const float *hd = hv.data(), *ad = av.data();
+  float* sd = s.data();
+  detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t k = 0; k < heads; ++k) {
+        float acc = 0.f;
+        for (int64_t c = 0; c < d; ++c) acc += hd[(i * heads + k) * d + c] * ad[k * d + c];
+        sd[i * heads + k] = acc;
+      }
+  });
+  return tape.record("head_scores", std::move(s), {h, a}, [h, a, n, heads, d](BackwardContext& ctx) {
+    const float* g = ctx.grad_out().data();
+    if (ctx.needs_grad(h)) {  // dh[i, k, :] += ds[i, k] a[k, :]
+      const float* ad = ctx.value(a).data();
+      float* dh = ctx.grad(h).data();
+      detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i)
+          for (int64_t k = 0; k < heads; ++k)
+            for (int64_t c = 0; c < d; ++c) dh[(i * heads + k) * d + c] += g[i * heads + k] * ad[k * d + c];
+      });
+    }
+    if (ctx.needs_grad(a)) {  // da[k, :] += sum_i ds[i, k] h[i, k, :]
+      const float* hd = ctx.value(h).data();
+      detail::column_sums(
+          n, heads * d,
+          [&](int64_t i, float* acc) {
+            for (int64_t k = 0; k < heads; ++k)
+              for (int64_t c = 0; c < d; ++c) acc[k * d + c] += g[i * heads + k] * hd[(i * heads + k) * d + c];
+          },
+          ctx.grad(a).data(), true);
+    }
+  });
+}
+
+}  // namespace edgeattn::autograd

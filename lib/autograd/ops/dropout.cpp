@@ -1,0 +1,98 @@
+// Dropout masks from Philox: one 128-bit draw gives the decisions for 4 consecutive dense
+// elements (24 bits each), or one sparse entry keyed by (row, column).
+#include "edgeattn/autograd/ops/dropout.hpp"
+
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "autograd/elementwise.hpp"
+#include "edgeattn/core/rng.hpp"
+
+namespace edgeattn::autograd {
+namespace {
+
+// Counter streams, so dense, sparse and attention masks under one seed are independent.
+constexpr uint32_t kDenseStream = 0x64656e73u;   // "dens"
+constexpr int32_t kSparseStream = 0x73707273;    // "sprs"
+
+void check_p(const char* op, float p) {
+  if (!(p >= 0.f && p < 1.f)) raise<InvalidArgument>(op, ": p is ", p, ", expected in [0, 1)");
+}
+
+// Uniform [0, 1) values for elements 4*block .. 4*block+3.
+inline std::array<uint32_t, 4> dense_bits(uint64_t seed, int64_t block) {
+  const auto b = static_cast<uint64_t>(block);
+  return philox4x32(seed, {static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32), kDenseStream, 0u});
+}
+
+inline bool keep_from_bits(uint32_t bits, float p) {
+  return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f) >= p;
+}
+
+}  // namespace
+
+bool dropout_keeps_element(uint64_t seed, int64_t index, float p) {
+  return p <= 0.f || keep_from_bits(dense_bits(seed, index / 4)[static_cast<size_t>(index % 4)], p);
+}
+
+Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
+  check_p("dropout", p);
+  const Tensor& xv = tape.value(x);
+  if (!tape.training || p == 0.f) {
+    // The identity; recorded as its own node so the caller's graph has the same shape in both modes.
+    return tape.record("dropout", Tensor(xv), {x}, [x](BackwardContext& ctx) {
+      if (!ctx.needs_grad(x)) return;
+      detail::add_into(ctx.grad(x).data(), ctx.grad_out().data(), ctx.grad_out().numel());
+    });
+  }
+  const int64_t n = xv.numel();
+  const float scale = 1.f / (1.f - p);
+  Tensor y(xv.shape());
+  auto mask = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n));
+  const float* xd = xv.data();
+  float* yd = y.data();
+  uint8_t* md = mask->data();
+  const int64_t blocks = (n + 3) / 4;
+  detail::for_each_index(blocks, [&](int64_t b) {
+    const auto bits = dense_bits(seed, b);
+    for (int64_t k = 0; k < 4 && 4 * b + k < n; ++k) {
+      const int64_t i = 4 * b + k;
+      const bool keep = keep_from_bits(bits[static_cast<size_t>(k)], p);
+      md[i] = keep ? 1 : 0;
+      yd[i] = keep ? xd[i] * scale : 0.f;
+    }
+  });
+  return tape.record("dropout", std::move(y), {x}, [x, mask, scale](BackwardContext& ctx) {
+    if (!ctx.needs_grad(x)) return;
+    const float* g = ctx.grad_out().data();
+    const uint8_t* m = mask->data();
+    float* dx = ctx.grad(x).data();
+    detail::for_each_index(ctx.grad_out().numel(), [&](int64_t i) { dx[i] += m[i] ? g[i] * scale : 0.f; });
+  });
+}
+
+CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) {
+  check_p("dropout (sparse x)", p);
+  CsrMatrix y = x;
+  if (!tape.training || p == 0.f) return y;
+  const float scale = 1.f / (1.f - p);
+  const auto indptr = x.indptr();
+  const auto indices = x.indices();
+  auto values = y.values();
+  detail::for_each_row_block(x.rows(), std::max<int64_t>(1, x.nnz() / std::max<int64_t>(x.rows(), 1)),
+                             [&](int64_t r0, int64_t r1) {
+                               for (int64_t r = r0; r < r1; ++r)
+                                 for (int64_t q = indptr[static_cast<size_t>(r)];
+                                      q < indptr[static_cast<size_t>(r) + 1]; ++q) {
+                                   const auto k = static_cast<size_t>(q);
+                                   values[k] = dropout_keep(seed, r, indices[k], kSparseStream, p)
+                                                   ? values[k] * scale
+                                                   : 0.f;
+                                 }
+                             });
+  return y;
+}
+
+}  // namespace edgeattn::autograd

@@ -1,0 +1,97 @@
+#include "edgeattn/autograd/ops/shape.hpp"
+
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "autograd/elementwise.hpp"
+
+namespace edgeattn::autograd {
+
+Var reshape(Tape& tape, Var x, Shape shape) {
+  const Tensor& xv = tape.value(x);
+  if (shape.numel() != xv.numel())
+    raise<ShapeError>("reshape: x has shape ", xv.shape().str(), " (", xv.numel(), " elements), cannot become ",
+                      shape.str(), " (", shape.numel(), " elements)");
+  Tensor y = xv.reshaped(shape);
+  return tape.record("reshape", std::move(y), {x}, [x](BackwardContext& ctx) {
+    if (!ctx.needs_grad(x)) return;
+    const Tensor& dy = ctx.grad_out();
+    detail::add_into(ctx.grad(x).data(), dy.data(), dy.numel());
+  });
+}
+
+Var mean_heads(Tape& tape, Var x) {
+  const Tensor& xv = tape.value(x);
+  detail::expect_rank("mean_heads", "x", xv, 3, "[N, heads, dim]");
+  const int64_t n = xv.dim(0), h = xv.dim(1), d = xv.dim(2);
+  if (h < 1) raise<ShapeError>("mean_heads: x has shape ", xv.shape().str(), ", expected at least 1 head");
+  Tensor y({n, d});
+  const float inv = 1.f / static_cast<float>(h);
+  const float* xd = xv.data();
+  float* yd = y.data();
+  detail::for_each_row_block(n, h * d, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t k = 0; k < h; ++k)
+        for (int64_t c = 0; c < d; ++c) yd[i * d + c] += xd[(i * h + k) * d + c];
+    for (int64_t i = r0 * d; i < r1 * d; ++i) yd[i] *= inv;
+  });
+  return tape.record("mean_heads", std::move(y), {x}, [x, n, h, d, inv](BackwardContext& ctx) {
+    if (!ctx.needs_grad(x)) return;
+    const float* g = ctx.grad_out().data();
+    float* dx = ctx.grad(x).data();
+    detail::for_each_row_block(n, h * d, [&](int64_t r0, int64_t r1) {
+      for (int64_t i = r0; i < r1; ++i)
+        for (int64_t k = 0; k < h; ++k)
+          for (int64_t c = 0; c < d; ++c) dx[(i * h + k) * d + c] += inv * g[i * d + c];
+    });
+  });
+}
+
+Var concat(Tape& tape, std::initializer_list<Var> xs) {
+  if (xs.size() == 0) raise<InvalidArgument>("concat: no inputs");
+  std::vector<Var> inputs(xs);
+  const Tensor& first = tape.value(inputs[0]);
+  if (first.rank() < 1) raise<ShapeError>("concat: input 0 has shape ", first.shape().str(), ", expected [..., F]");
+  const int last = first.rank() - 1;
+  const int64_t rows = first.dim(last) ? first.numel() / first.dim(last) : 0;
+  std::vector<int64_t> widths, offsets;
+  int64_t total = 0;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& v = tape.value(inputs[k]);
+    bool ok = v.rank() == first.rank();
+    for (int d = 0; ok && d < last; ++d) ok = v.dim(d) == first.dim(d);
+    if (!ok)
+      raise<ShapeError>("concat: input ", k, " has shape ", v.shape().str(),
+                        ", expected the leading extents of input 0 ", first.shape().str());
+    offsets.push_back(total);
+    widths.push_back(v.dim(last));
+    total += v.dim(last);
+  }
+  std::vector<int64_t> dims(first.shape().dims().begin(), first.shape().dims().end());
+  dims.back() = total;
+  Tensor y{Shape(std::span<const int64_t>(dims))};
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const float* src = tape.value(inputs[k]).data();
+    const int64_t w = widths[k], off = offsets[k];
+    detail::for_each_row_block(rows, w, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) std::memcpy(y.data() + r * total + off, src + r * w, sizeof(float) * w);
+    });
+  }
+  // record takes an initializer_list; the backward closure holds the full list.
+  Var out = tape.record("concat", std::move(y), xs, [inputs, widths, offsets, rows, total](BackwardContext& ctx) {
+    const float* g = ctx.grad_out().data();
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (!ctx.needs_grad(inputs[k])) continue;
+      float* dx = ctx.grad(inputs[k]).data();
+      const int64_t w = widths[k], off = offsets[k];
+      detail::for_each_row_block(rows, w, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = 0; c < w; ++c) dx[r * w + c] += g[r * total + off + c];
+      });
+    }
+  });
+  return out;
+}
+
+}  // namespace edgeattn::autograd
