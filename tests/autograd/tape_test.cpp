@@ -137,3 +137,27 @@ TEST(Tape, ValuesStayValidWhileTheTapeGrows) {
 
 }  // namespace
 }  // namespace edgeattn::autograd
+
+namespace edgeattn::autograd {
+namespace {
+
+TEST(Gradcheck, CatchesAWrongGradient) {
+  Parameter p{"w", edgeattn::testing::random_tensor({3}, 5), {}};
+  // y = 2x with a backward that claims 2.2
+  auto wrong = [&](Tape& t) {
+    const Var x = t.parameter(p);
+    Tensor y(t.value(x));
+    for (float& v : y.span()) v *= 2.f;
+    const Var out = t.record("wrong", std::move(y), {x}, [x](BackwardContext& ctx) {
+      Tensor& dx = ctx.grad(x);
+      for (int64_t i = 0; i < dx.numel(); ++i) dx.data()[i] += 2.2f * ctx.grad_out().data()[i];
+    });
+    return edgeattn::testing::weighted_sum(t, out, 1);
+  };
+  const auto result = edgeattn::testing::check_gradients({&p}, wrong);
+  EXPECT_FALSE(result);
+  EXPECT_THAT(result.message(), ::testing::HasSubstr("parameter 'w'"));
+}
+
+}  // namespace
+}  // namespace edgeattn::autograd
