@@ -25,15 +25,15 @@ namespace edgeattn::autograd {
 /// The operands of graph_attention as tape variables; leave unused ones empty. Shapes as in
 /// edgeattn::AttentionInputs (H = heads):
 struct AttentionVars {
-  Var query;       ///< [num_dst, H, Dk]
-  Var key;         ///< [num_src, H, Dk]
-  Var value;       ///< [num_src, H, Dv]  always
-  Var score_dst;   ///< [num_dst, H]      additive
-  Var score_src;   ///< [num_src, H]      additive
-  Var weight;      ///< bilinear [H, Dk, Dk]; perceptron [H, C, Dk]
-  Var key_weight;  ///< perceptron [H, C, Dk]
-  Var att;         ///< gatv2 [H, Dk]; perceptron [H, C]
-  Var edge_bias;   ///< [num_edges, H], CSR edge order
+  Var query{};       ///< [num_dst, H, Dk]
+  Var key{};         ///< [num_src, H, Dk]
+  Var value{};       ///< [num_src, H, Dv]  always
+  Var score_dst{};   ///< [num_dst, H]      additive
+  Var score_src{};   ///< [num_src, H]      additive
+  Var weight{};      ///< bilinear [H, Dk, Dk]; perceptron [H, C, Dk]
+  Var key_weight{};  ///< perceptron [H, C, Dk]
+  Var att{};         ///< gatv2 [H, Dk]; perceptron [H, C]
+  Var edge_bias{};   ///< [num_edges, H], CSR edge order
 };
 
 /// -> concat: [num_dst, H, Dv]; mean: [num_dst, Dv]. ShapeError / InvalidArgument from the kernel
