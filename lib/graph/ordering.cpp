@@ -45,6 +45,7 @@ std::vector<int64_t> amd_ordering(const Graph& graph) {
   require_square(graph, "amd_ordering");
   const Graph sym = detail::undirected_pattern(graph);
   const int64_t n = sym.num_dst();
+  if (n == 0) return {};  // amd_l_order rejects n = 0 as AMD_INVALID
   std::vector<SuiteSparse_long> ap(sym.row_ptr().begin(), sym.row_ptr().end());
   std::vector<SuiteSparse_long> ai(sym.col_idx().begin(), sym.col_idx().end());
   std::vector<SuiteSparse_long> p(static_cast<size_t>(n));  // p[k]: old id of new node k
