@@ -14,6 +14,7 @@
 #include "edgeattn/data/synthetic.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <limits>
