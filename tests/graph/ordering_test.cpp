@@ -1,0 +1,126 @@
+#include "edgeattn/graph/ordering.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/graph/build.hpp"
+#include "edgeattn/graph/transforms.hpp"
+#include "support/expect_error.hpp"
+#include "support/test_graphs.hpp"
+
+namespace edgeattn {
+namespace {
+
+using I64 = std::vector<int64_t>;
+
+std::vector<int64_t> random_permutation(int64_t n, uint64_t seed) {
+  std::vector<int64_t> p(static_cast<size_t>(n));
+  std::iota(p.begin(), p.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(p.begin(), p.end(), rng);
+  return p;
+}
+
+// side x side 4-neighbour grid, both directions.
+Graph grid(int64_t side) {
+  I64 src, dst;
+  for (int64_t r = 0; r < side; ++r)
+    for (int64_t c = 0; c < side; ++c) {
+      const int64_t v = r * side + c;
+      if (c + 1 < side) {
+        src.push_back(v);
+        dst.push_back(v + 1);
+      }
+      if (r + 1 < side) {
+        src.push_back(v);
+        dst.push_back(v + side);
+      }
+    }
+  return build_graph(side * side, side * side, src, dst, {.symmetrize = true});
+}
+
+Graph path(int64_t n) {
+  I64 src, dst;
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    src.push_back(i);
+    dst.push_back(i + 1);
+  }
+  return build_graph(n, n, src, dst, {.symmetrize = true});
+}
+
+TEST(Locality, MeasuresBandwidthAndMeanEdgeDistance) {
+  // four_node_graph: |i - j| over its 7 edges is 0, 1, 1, 1, 2, 1, 0.
+  const Locality l = locality(testing::four_node_graph());
+  EXPECT_EQ(l.bandwidth, 2);
+  EXPECT_DOUBLE_EQ(l.mean_edge_distance, 6.0 / 7.0);
+  EXPECT_EQ(bandwidth(grid(5)), 5);
+  EXPECT_DOUBLE_EQ(mean_edge_distance(grid(5)), 3.0);  // 40 horizontal (1) + 40 vertical (5) over 80
+  EXPECT_EQ(locality(Graph()).bandwidth, 0);
+}
+
+TEST(RcmOrdering, RestoresBandwidthOneOnAScrambledPath) {
+  const Graph scrambled = permute(path(1000), random_permutation(1000, 1)).graph;
+  EXPECT_GT(bandwidth(scrambled), 500);
+  const auto order = rcm_ordering(scrambled);
+  EXPECT_NO_THROW(check_permutation(order, 1000));
+  EXPECT_EQ(bandwidth(permute(scrambled, order).graph), 1);
+}
+
+TEST(RcmOrdering, ShrinksTheBandwidthOfAScrambledGrid) {
+  const int64_t side = 40;
+  const Graph scrambled = permute(grid(side), random_permutation(side * side, 2)).graph;
+  const Graph reordered = permute(scrambled, rcm_ordering(scrambled)).graph;
+  EXPECT_GT(bandwidth(scrambled), 1000);
+  // A breadth-first level of a grid holds at most side + 1 nodes; edges join adjacent levels.
+  EXPECT_LE(bandwidth(reordered), 2 * side + 1);
+  EXPECT_LT(mean_edge_distance(reordered), mean_edge_distance(scrambled) / 10.0);
+}
+
+TEST(RcmOrdering, OrdersEveryComponentAndIsolatedNode) {
+  // Two paths and two isolated nodes.
+  const I64 src = {0, 1, 5, 6}, dst = {1, 2, 6, 7};
+  const Graph g = build_graph(9, 9, src, dst, {.symmetrize = true});
+  const auto order = rcm_ordering(g);
+  EXPECT_NO_THROW(check_permutation(order, 9));
+  EXPECT_EQ(bandwidth(permute(g, order).graph), 1);
+  EXPECT_TRUE(rcm_ordering(Graph()).empty());
+}
+
+TEST(AmdOrdering, ReturnsAPermutationAndEliminatesAStarsHubLate) {
+  const Graph g = testing::power_law_graph(2000, 20000, 4);
+  EXPECT_NO_THROW(check_permutation(amd_ordering(g), 2000));
+  // Star: hub 0 with leaves 1..9. Minimum degree eliminates leaves (degree 1) before the hub.
+  I64 src, dst;
+  for (int64_t leaf = 1; leaf < 10; ++leaf) {
+    src.push_back(0);
+    dst.push_back(leaf);
+  }
+  const auto order = amd_ordering(build_graph(10, 10, src, dst));
+  EXPECT_NO_THROW(check_permutation(order, 10));
+  EXPECT_GE(order[0], 8);
+  EXPECT_TRUE(amd_ordering(Graph()).empty());
+}
+
+TEST(DegreeOrdering, PutsHighDegreeNodesFirstAndBreaksTiesById) {
+  // four_node_graph, loops excluded: total degrees 2, 4, 2, 2.
+  EXPECT_EQ(degree_ordering(testing::four_node_graph()), (I64{1, 0, 2, 3}));
+}
+
+TEST(Orderings, AreDeterministicAndNeedASquareGraph) {
+  const Graph g = testing::power_law_graph(3000, 30000, 6);
+  EXPECT_EQ(rcm_ordering(g), rcm_ordering(g));
+  EXPECT_EQ(amd_ordering(g), amd_ordering(g));
+  const Graph bipartite = Graph::from_csr(1, 2, {0, 1}, {1});
+  testing::expect_throw_naming<GraphError>([&] { rcm_ordering(bipartite); }, {"rcm_ordering", "square"});
+  testing::expect_throw_naming<GraphError>([&] { amd_ordering(bipartite); }, {"amd_ordering", "square"});
+  testing::expect_throw_naming<GraphError>([&] { degree_ordering(bipartite); }, {"degree_ordering", "square"});
+  testing::expect_throw_naming<GraphError>([&] { locality(bipartite); }, {"locality", "square"});
+}
+
+}  // namespace
+}  // namespace edgeattn
