@@ -1,0 +1,71 @@
+#include "edgeattn/train/optimizer.hpp"
+
+#include <cmath>
+
+#include "edgeattn/core/error.hpp"
+
+namespace edgeattn::train {
+
+Adam::Adam(std::vector<autograd::Parameter*> parameters, AdamConfig config)
+    : params_(std::move(parameters)), config_(config) {
+  if (!(config_.lr >= 0.f)) raise<InvalidArgument>("Adam: lr is ", config_.lr, ", expected >= 0");
+  if (!(config_.beta1 >= 0.f && config_.beta1 < 1.f))
+    raise<InvalidArgument>("Adam: beta1 is ", config_.beta1, ", expected [0, 1)");
+  if (!(config_.beta2 >= 0.f && config_.beta2 < 1.f))
+    raise<InvalidArgument>("Adam: beta2 is ", config_.beta2, ", expected [0, 1)");
+  if (!(config_.eps > 0.f)) raise<InvalidArgument>("Adam: eps is ", config_.eps, ", expected > 0");
+  if (!(config_.weight_decay >= 0.f))
+    raise<InvalidArgument>("Adam: weight_decay is ", config_.weight_decay, ", expected >= 0");
+  for (const autograd::Parameter* p : params_) {
+    if (p == nullptr) raise<InvalidArgument>("Adam: a parameter pointer is null");
+    m_.emplace_back(static_cast<size_t>(p->value.numel()), 0.f);
+    v_.emplace_back(static_cast<size_t>(p->value.numel()), 0.f);
+  }
+}
+
+void Adam::step() {
+  ++steps_;
+  const float b1 = config_.beta1, b2 = config_.beta2, lr = config_.lr, wd = config_.weight_decay;
+  const double bc1 = 1.0 - std::pow(static_cast<double>(b1), static_cast<double>(steps_));
+  const double bc2 = 1.0 - std::pow(static_cast<double>(b2), static_cast<double>(steps_));
+  const float step_size = static_cast<float>(lr / bc1);
+  const float inv_sqrt_bc2 = static_cast<float>(1.0 / std::sqrt(bc2));
+  for (size_t k = 0; k < params_.size(); ++k) {
+    autograd::Parameter& p = *params_[k];
+    if (p.grad.absent() || p.grad.numel() != p.value.numel())
+      raise<ShapeError>("Adam: parameter '", p.name, "' has gradient of shape ", p.grad.shape().str(),
+                        ", expected ", p.value.shape().str());
+    float* w = p.value.data();
+    const float* g = p.grad.data();
+    float* m = m_[k].data();
+    float* v = v_[k].data();
+    const int64_t n = p.value.numel();
+    if (config_.decoupled_weight_decay) {
+      const float shrink = 1.f - lr * wd;
+      for (int64_t i = 0; i < n; ++i) w[i] *= shrink;
+    }
+    const float l2 = config_.decoupled_weight_decay ? 0.f : wd;
+    for (int64_t i = 0; i < n; ++i) {
+      const float gi = g[i] + l2 * w[i];
+      m[i] = b1 * m[i] + (1.f - b1) * gi;
+      v[i] = b2 * v[i] + (1.f - b2) * gi * gi;
+      // torch.optim.Adam: denom = sqrt(v) / sqrt(bc2) + eps; w -= lr / bc1 * m / denom
+      w[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_bc2 + config_.eps);
+    }
+  }
+}
+
+void Adam::zero_grad() {
+  for (autograd::Parameter* p : params_)
+    if (!p->grad.absent()) p->grad.fill(0.f);
+}
+
+Adam make_adamw(std::vector<autograd::Parameter*> parameters, float lr, float weight_decay) {
+  AdamConfig c;
+  c.lr = lr;
+  c.weight_decay = weight_decay;
+  c.decoupled_weight_decay = true;
+  return Adam(std::move(parameters), c);
+}
+
+}  // namespace edgeattn::train
