@@ -1,0 +1,94 @@
+#include "data/reader_support.hpp"
+
+#include <algorithm>
+#include <system_error>
+
+#include "edgeattn/core/error.hpp"
+
+namespace edgeattn::data::detail {
+
+Graph build_weighted_graph(int64_t num_nodes, std::span<const int64_t> src, std::span<const int64_t> dst,
+                           std::span<const float> weight, const BuildOptions& options,
+                           std::vector<float>& edge_weight) {
+  Graph g = build_graph(num_nodes, num_nodes, src, dst, options);
+  edge_weight.clear();
+  if (weight.empty()) return g;
+  const auto row_ptr = g.row_ptr();
+  const auto col_idx = g.col_idx();
+  const auto input = g.input_edge_of_csr();
+  edge_weight.resize(static_cast<size_t>(g.num_edges()));
+  for (int64_t d = 0; d < g.num_dst(); ++d) {
+    for (int64_t p = row_ptr[static_cast<size_t>(d)]; p < row_ptr[static_cast<size_t>(d) + 1]; ++p) {
+      const int64_t k = input[static_cast<size_t>(p)];
+      const int32_t s = col_idx[static_cast<size_t>(p)];
+      float w = 1.f;  // a self-loop added by SelfLoops::add
+      if (k >= 0) {
+        w = weight[static_cast<size_t>(k)];
+      } else if (s != d) {
+        // A reverse edge d -> s added by symmetrize mirrors the input edge s -> d, stored in row s.
+        const auto row = g.row(s);
+        const auto it = std::lower_bound(row.begin(), row.end(), static_cast<int32_t>(d));
+        const int64_t q = row_ptr[static_cast<size_t>(s)] + (it - row.begin());
+        w = weight[static_cast<size_t>(input[static_cast<size_t>(q)])];
+      }
+      edge_weight[static_cast<size_t>(p)] = w;
+    }
+  }
+  return g;
+}
+
+void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64_t> dst,
+                             std::span<const int64_t> line, bool drop_self_loops, const std::string& file) {
+  std::vector<int64_t> order;
+  order.reserve(src.size());
+  for (size_t k = 0; k < src.size(); ++k)
+    if (!drop_self_loops || src[k] != dst[k]) order.push_back(static_cast<int64_t>(k));
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    const auto ua = static_cast<size_t>(a), ub = static_cast<size_t>(b);
+    if (dst[ua] != dst[ub]) return dst[ua] < dst[ub];
+    if (src[ua] != src[ub]) return src[ua] < src[ub];
+    return a < b;
+  });
+  int64_t first = -1, second = -1;
+  auto same = [&](int64_t a, int64_t b) {
+    return src[static_cast<size_t>(a)] == src[static_cast<size_t>(b)] && dst[static_cast<size_t>(a)] == dst[static_cast<size_t>(b)];
+  };
+  // Runs of one pair list its copies in input order; the run whose second copy is earliest wins.
+  for (size_t i = 0; i + 1 < order.size();) {
+    size_t j = i + 1;
+    while (j < order.size() && same(order[i], order[j])) ++j;
+    if (j > i + 1 && (second < 0 || order[i + 1] < second)) {
+      first = order[i];
+      second = order[i + 1];
+    }
+    i = j;
+  }
+  if (second >= 0)
+    raise<ParseError>(file, ":", line[static_cast<size_t>(second)], ": expected no repeated edges (Duplicates::error), found the edge (",
+                      src[static_cast<size_t>(second)], " -> ", dst[static_cast<size_t>(second)], ") again, first listed on line ",
+                      line[static_cast<size_t>(first)]);
+}
+
+std::filesystem::path existing_or_gz(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return path;
+  std::filesystem::path gz = path;
+  gz += ".gz";
+  if (std::filesystem::exists(gz, ec)) return gz;
+  raise<IoError>("cannot find '", path.string(), "' (nor '", gz.string(), "')");
+}
+
+std::string stem_without_gz(const std::filesystem::path& path) {
+  std::filesystem::path p = path.filename();
+  if (p.extension() == ".gz") p = p.stem();
+  return p.stem().string();
+}
+
+SourceFile source_file(const std::filesystem::path& path, size_t bytes) {
+  SourceFile f;
+  f.path = path.string();
+  f.bytes = static_cast<int64_t>(bytes);
+  return f;
+}
+
+}  // namespace edgeattn::data::detail

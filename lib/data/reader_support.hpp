@@ -1,0 +1,41 @@
+// Internal: what the text readers (Matrix Market, edge lists, LINQS) share - turning parsed edges
+// with optional weights into a Graph plus Dataset::edge_weight, and locating files that may be
+// shipped gzip-compressed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "edgeattn/data/dataset.hpp"
+#include "edgeattn/graph/build.hpp"
+
+namespace edgeattn::data::detail {
+
+/// The graph of edges src[k] -> dst[k] under `options`, and (when `weight` is non-empty, one per
+/// input edge) the weight of every CSR edge in `edge_weight`: an input edge keeps its weight (the
+/// first copy's under Duplicates::merge), a reverse edge added by `symmetrize` takes the weight of
+/// the edge it mirrors, a self-loop added by SelfLoops::add gets 1.
+Graph build_weighted_graph(int64_t num_nodes, std::span<const int64_t> src, std::span<const int64_t> dst,
+                           std::span<const float> weight, const BuildOptions& options,
+                           std::vector<float>& edge_weight);
+
+/// For Duplicates::error: throws ParseError "<file>:<line>: ..." naming both lines of the first
+/// repeated (src, dst) pair (the one whose second copy comes first), as build_graph would count it:
+/// self-loops are ignored when `drop_self_loops`. `line[k]` is the line of edge k.
+void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64_t> dst,
+                             std::span<const int64_t> line, bool drop_self_loops, const std::string& file);
+
+/// `path` if it exists, else `path` + ".gz" if that exists; IoError naming both otherwise.
+std::filesystem::path existing_or_gz(const std::filesystem::path& path);
+
+/// The file name without a trailing ".gz" and then without its extension ("web.mtx.gz" -> "web").
+std::string stem_without_gz(const std::filesystem::path& path);
+
+/// A SourceFile for `path` whose (decompressed) text has `bytes` bytes; sha256 left empty (the
+/// registry computes checksums).
+SourceFile source_file(const std::filesystem::path& path, size_t bytes);
+
+}  // namespace edgeattn::data::detail

@@ -1,0 +1,181 @@
+#include "edgeattn/data/matrix_market.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
+#include "support/expect_error.hpp"
+
+namespace edgeattn::data {
+namespace {
+
+using edgeattn::testing::expect_throw_naming;
+
+std::vector<int64_t> vec(std::span<const int64_t> s) { return {s.begin(), s.end()}; }
+std::vector<int32_t> vec(std::span<const int32_t> s) { return {s.begin(), s.end()}; }
+
+void expect_parse_error(const std::string& text, std::initializer_list<std::string> needles) {
+  expect_throw_naming<ParseError>([&] { (void)parse_matrix_market(text, "m.mtx"); }, needles);
+}
+
+TEST(MatrixMarket, ReadsARealGeneralMatrixWithCommentsBlankLinesAndCrlf) {
+  const std::string text =
+      "%%MatrixMarket matrix coordinate real general\r\n"
+      "% a comment\r\n"
+      "\r\n"
+      "3 4 4\r\n"
+      "1 2 0.5\r\n"
+      "% between entries\n"
+      "3 1 2\n"
+      "2 2   -1\n"
+      "1\t4\t4e0\n";
+  const MatrixMarketData m = parse_matrix_market(text, "m.mtx");
+  EXPECT_EQ(m.rows, 3);
+  EXPECT_EQ(m.cols, 4);
+  EXPECT_EQ(m.field, MatrixMarketField::real);
+  EXPECT_EQ(m.symmetry, MatrixMarketSymmetry::general);
+  EXPECT_EQ(m.size_line, 4);
+  EXPECT_EQ(m.row, (std::vector<int64_t>{0, 2, 1, 0}));
+  EXPECT_EQ(m.col, (std::vector<int64_t>{1, 0, 1, 3}));
+  EXPECT_EQ(m.value, (std::vector<double>{0.5, 2.0, -1.0, 4.0}));
+}
+
+TEST(MatrixMarket, BannerWordsAreCaseInsensitive) {
+  const MatrixMarketData m = parse_matrix_market("%%matrixmarket MATRIX Coordinate Pattern SYMMETRIC\n2 2 1\n2 1\n", "m");
+  EXPECT_EQ(m.field, MatrixMarketField::pattern);
+  EXPECT_EQ(m.symmetry, MatrixMarketSymmetry::symmetric);
+  EXPECT_TRUE(m.value.empty());
+  EXPECT_EQ(m.nnz(), 1);
+}
+
+TEST(MatrixMarket, IntegerValuesAreReadAsIntegers) {
+  const MatrixMarketData m =
+      parse_matrix_market("%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 12345678901234\n2 1 -7\n", "m");
+  EXPECT_EQ(m.field, MatrixMarketField::integer);
+  EXPECT_EQ(m.value, (std::vector<double>{12345678901234.0, -7.0}));
+}
+
+TEST(MatrixMarket, AnEmptyMatrixHasNoEntries) {
+  const MatrixMarketData m = parse_matrix_market("%%MatrixMarket matrix coordinate real general\n0 0 0\n", "m");
+  EXPECT_EQ(m.nnz(), 0);
+  const Dataset ds = matrix_market_graph(m, "m");
+  EXPECT_EQ(ds.num_nodes(), 0);
+}
+
+TEST(MatrixMarket, GeneralMatrixBecomesAGraphWithWeightsInCsrOrder) {
+  // Entry (i, j) is the edge i -> j, stored in row j of the CSR.
+  const Dataset ds = parse_matrix_market_graph(
+      "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 0.5\n3 1 2\n2 2 -1\n1 3 4\n", "g");
+  EXPECT_EQ(ds.format, "matrix-market");
+  EXPECT_EQ(ds.name, "g");
+  EXPECT_EQ(vec(ds.graph.row_ptr()), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(vec(ds.graph.col_idx()), (std::vector<int32_t>{2, 0, 1, 0}));
+  EXPECT_EQ(ds.edge_weight, (std::vector<float>{2.f, 0.5f, -1.f, 4.f}));
+  ds.validate();
+}
+
+TEST(MatrixMarket, SymmetricMatrixGivesBothDirectionsAndTheDiagonalOnce) {
+  const std::string text = "%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n2 1 5\n3 3 7\n3 2 -2\n";
+  const Dataset ds = parse_matrix_market_graph(text, "g");
+  EXPECT_EQ(vec(ds.graph.row_ptr()), (std::vector<int64_t>{0, 1, 3, 5}));
+  EXPECT_EQ(vec(ds.graph.col_idx()), (std::vector<int32_t>{1, 0, 2, 1, 2}));
+  EXPECT_EQ(ds.edge_weight, (std::vector<float>{5.f, 5.f, -2.f, -2.f, 7.f}));
+
+  const Dataset no_diag = parse_matrix_market_graph(text, "g", {.self_loops = SelfLoops::remove});
+  EXPECT_EQ(vec(no_diag.graph.row_ptr()), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(vec(no_diag.graph.col_idx()), (std::vector<int32_t>{1, 0, 2, 1}));
+  EXPECT_EQ(no_diag.edge_weight, (std::vector<float>{5.f, 5.f, -2.f, -2.f}));
+
+  const Dataset added = parse_matrix_market_graph(text, "g", {.self_loops = SelfLoops::add});
+  EXPECT_EQ(vec(added.graph.col_idx()), (std::vector<int32_t>{0, 1, 0, 1, 2, 1, 2}));
+  EXPECT_EQ(added.edge_weight, (std::vector<float>{1.f, 5.f, 5.f, 1.f, -2.f, -2.f, 1.f}));
+}
+
+TEST(MatrixMarket, SkewSymmetricMirrorCarriesTheNegatedValue) {
+  const Dataset ds =
+      parse_matrix_market_graph("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3.5\n", "g");
+  EXPECT_EQ(vec(ds.graph.col_idx()), (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(ds.edge_weight, (std::vector<float>{3.5f, -3.5f}));
+}
+
+TEST(MatrixMarket, PatternGraphHasNoWeightsAndRepeatedEntriesMerge) {
+  const std::string text = "%%MatrixMarket matrix coordinate pattern general\n2 2 3\n1 2\n1 2\n2 1\n";
+  const Dataset ds = parse_matrix_market_graph(text, "g");
+  EXPECT_EQ(ds.num_edges(), 2);
+  EXPECT_TRUE(ds.edge_weight.empty());
+  EXPECT_EQ(parse_matrix_market_graph(text, "g", {.duplicates = Duplicates::keep}).num_edges(), 3);
+}
+
+TEST(MatrixMarket, LoadReadsAFileAndRecordsItsSource) {
+  const auto dir = std::filesystem::temp_directory_path() / ("edgeattn_mm_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string text = "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 1\n";
+  write_file_atomic(dir / "star.mtx", text);
+  const Dataset ds = load_matrix_market_graph(dir / "star.mtx");
+  EXPECT_EQ(ds.name, "star");
+  EXPECT_EQ(ds.num_edges(), 4);
+  ASSERT_EQ(ds.sources.size(), 1u);
+  EXPECT_EQ(ds.sources[0].bytes, static_cast<int64_t>(text.size()));
+  EXPECT_EQ(load_matrix_market(dir / "star.mtx").nnz(), 2);
+  expect_throw_naming<IoError>([&] { (void)load_matrix_market(dir / "missing.mtx"); }, {"missing.mtx"});
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MatrixMarket, UnsupportedLayoutsAndFieldsSayWhatIsSupported) {
+  expect_parse_error("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", {"m.mtx:1:", "'array'", "coordinate"});
+  expect_parse_error("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n",
+                     {"m.mtx:1:", "'complex'", "real, integer or pattern"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real hermitian\n1 1 1\n1 1 1\n",
+                     {"m.mtx:1:", "'hermitian'", "general, symmetric or skew-symmetric"});
+  expect_parse_error("%%MatrixMarket vector coordinate real general\n", {"m.mtx:1:", "'vector'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate pattern skew-symmetric\n1 1 0\n", {"m.mtx:1:", "'pattern'"});
+}
+
+TEST(MatrixMarket, MalformedHeadersNameTheLine) {
+  expect_parse_error("", {"m.mtx:1:", "banner", "empty file"});
+  expect_parse_error("3 3 1\n1 1 1\n", {"m.mtx:1:", "banner", "found '3'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general extra\n", {"m.mtx:1:", "end of the banner", "'extra'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n% only comments\n", {"m.mtx:3:", "size line"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n3 x 1\n", {"m.mtx:2:", "number of columns", "'x'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n3 3\n", {"m.mtx:2:", "number of entries", "end of the line"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n-3 3 0\n", {"m.mtx:2:", "non-negative", "-3"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 2 0\n", {"m.mtx:2:", "square", "3 x 2"});
+}
+
+TEST(MatrixMarket, BadEntriesNameTheLine) {
+  const std::string head = "%%MatrixMarket matrix coordinate real general\n3 3 2\n";
+  expect_parse_error(head + "1 1 1\n", {"m.mtx:4:", "expected 2 entries", "found 1", "end of the file"});
+  expect_parse_error(head + "1 1 1\n2 2 2\n3 3 3\n", {"m.mtx:5:", "no more entries", "declares 2"});
+  expect_parse_error(head + "1 1 1\n4 1 1\n", {"m.mtx:4:", "row index in [1, 3]", "found 4"});
+  expect_parse_error(head + "0 1 1\n1 1 1\n", {"m.mtx:3:", "row index in [1, 3]", "found 0"});
+  expect_parse_error(head + "1 9 1\n1 1 1\n", {"m.mtx:3:", "column index in [1, 3]", "found 9"});
+  expect_parse_error(head + "1 1\n1 1 1\n", {"m.mtx:3:", "a value", "end of the line"});
+  expect_parse_error(head + "1 1 abc\n1 1 1\n", {"m.mtx:3:", "a value", "'abc'"});
+  expect_parse_error(head + "1 1 1 1\n1 1 1\n", {"m.mtx:3:", "end of the entry", "'1'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 0.5\n", {"m.mtx:3:", "end of the entry", "'0.5'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 0.5\n", {"m.mtx:3:", "integer value", "'0.5'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", {"m.mtx:3:", "below the diagonal", "(1, 2)"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", {"m.mtx:3:", "below the diagonal", "(1, 1)"});
+}
+
+TEST(MatrixMarket, GraphNeedsASquareMatrixWithinMaxNodes) {
+  expect_throw_naming<ParseError>(
+      [] { (void)parse_matrix_market_graph("%%MatrixMarket matrix coordinate real general\n% c\n2 3 0\n", "r.mtx"); },
+      {"r.mtx:3:", "square", "2 x 3"});
+  expect_throw_naming<ParseError>(
+      [] { (void)parse_matrix_market_graph("%%MatrixMarket matrix coordinate real general\n9 9 0\n", "r.mtx", {.max_nodes = 8}); },
+      {"r.mtx:2:", "max_nodes = 8", "9"});
+}
+
+TEST(MatrixMarket, AHugeDeclaredEntryCountDoesNotAllocateUpFront) {
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n3 3 4000000000000000000\n1 1 1\n",
+                     {"m.mtx:4:", "expected 4000000000000000000 entries", "found 1"});
+}
+
+}  // namespace
+}  // namespace edgeattn::data
