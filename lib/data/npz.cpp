@@ -4,6 +4,7 @@
 #include <limits>
 #include <set>
 
+#include "data/edge_assembly.hpp"
 #include "data/zip_archive.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
@@ -164,47 +165,11 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
     raise<ParseError>(what, ": no adjacency: expected members 'adj_data', 'adj_indices', 'adj_indptr' and "
                       "'adj_shape' (or 'adj_matrix')");
   }
-  const size_t stored = src.size();
-  int64_t stored_loops = 0;
-  for (size_t k = 0; k < stored; ++k) stored_loops += src[k] == dst[k];
-  if (options.undirected) {  // mirrors follow the stored entries; the stored direction wins
-    src.reserve(2 * stored);
-    dst.reserve(2 * stored);
-    for (size_t k = 0; k < stored; ++k) {
-      src.push_back(dst[k]);
-      dst.push_back(src[k]);
-    }
-  }
-  ds.graph = build_graph(n, n, std::span<const int64_t>(src), std::span<const int64_t>(dst),
-                         {.self_loops = options.self_loops, .duplicates = Duplicates::merge, .symmetrize = false});
-  {
-    // Weight of each graph edge: the sum of the stored entries that became it; an edge that only a
-    // mirror produced takes the mirrored entries' sum; an added self-loop weighs 1.
-    const int64_t m = ds.graph.num_edges();
-    std::vector<double> from_stored(static_cast<size_t>(m), 0.0), from_mirror(static_cast<size_t>(m), 0.0);
-    std::vector<uint8_t> has_stored(static_cast<size_t>(m), 0);
-    const auto csr_of = ds.graph.csr_edge_of_input();
-    for (size_t k = 0; k < csr_of.size(); ++k) {
-      const int64_t e = csr_of[k];
-      if (e < 0) continue;
-      const size_t ek = static_cast<size_t>(e);
-      if (k < stored) {
-        from_stored[ek] += weight[k];
-        has_stored[ek] = 1;
-      } else {
-        from_mirror[ek] += weight[k - stored];
-      }
-    }
-    std::vector<float> w(static_cast<size_t>(m), 1.f);
-    bool all_one = true;
-    const auto input_of = ds.graph.input_edge_of_csr();
-    for (int64_t e = 0; e < m; ++e) {
-      const size_t ek = static_cast<size_t>(e);
-      if (input_of[ek] >= 0) w[ek] = static_cast<float>(has_stored[ek] ? from_stored[ek] : from_mirror[ek]);
-      all_one &= w[ek] == 1.f;
-    }
-    if (!all_one) ds.edge_weight = std::move(w);
-  }
+  AssembledGraph assembled = assemble_graph(n, std::move(src), std::move(dst), weight, options.undirected,
+                                            options.self_loops);
+  ds.graph = std::move(assembled.graph);
+  ds.edge_weight = std::move(assembled.edge_weight);
+  const int64_t stored = assembled.stored_entries, stored_loops = assembled.stored_self_loops;
   {
     std::ostringstream note;
     note << what << ": " << stored << " stored adjacency entries";
