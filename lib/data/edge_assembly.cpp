@@ -1,0 +1,51 @@
+#include "data/edge_assembly.hpp"
+
+#include <span>
+
+namespace edgeattn::data {
+
+AssembledGraph assemble_graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst,
+                              const std::vector<float>& weight, bool undirected, SelfLoops self_loops) {
+  AssembledGraph out;
+  const size_t stored = src.size();
+  out.stored_entries = static_cast<int64_t>(stored);
+  for (size_t k = 0; k < stored; ++k) out.stored_self_loops += src[k] == dst[k];
+  if (undirected) {  // mirrors follow the stored entries, so the stored direction is seen first
+    src.reserve(2 * stored);
+    dst.reserve(2 * stored);
+    for (size_t k = 0; k < stored; ++k) {
+      src.push_back(dst[k]);
+      dst.push_back(src[k]);
+    }
+  }
+  out.graph = build_graph(num_nodes, num_nodes, std::span<const int64_t>(src), std::span<const int64_t>(dst),
+                          {.self_loops = self_loops, .duplicates = Duplicates::merge, .symmetrize = false});
+  if (weight.empty()) return out;
+
+  const int64_t m = out.graph.num_edges();
+  std::vector<double> from_stored(static_cast<size_t>(m), 0.0), from_mirror(static_cast<size_t>(m), 0.0);
+  std::vector<uint8_t> has_stored(static_cast<size_t>(m), 0);
+  const auto csr_of = out.graph.csr_edge_of_input();
+  for (size_t k = 0; k < csr_of.size(); ++k) {
+    const int64_t e = csr_of[k];
+    if (e < 0) continue;  // a removed self-loop
+    const size_t ek = static_cast<size_t>(e);
+    if (k < stored) {
+      from_stored[ek] += weight[k];
+      has_stored[ek] = 1;
+    } else {
+      from_mirror[ek] += weight[k - stored];
+    }
+  }
+  std::vector<float> w(static_cast<size_t>(m), 1.f);
+  bool all_one = true;
+  const auto input_of = out.graph.input_edge_of_csr();
+  for (size_t e = 0; e < w.size(); ++e) {
+    if (input_of[e] >= 0) w[e] = static_cast<float>(has_stored[e] ? from_stored[e] : from_mirror[e]);
+    all_one &= w[e] == 1.f;
+  }
+  if (!all_one) out.edge_weight = std::move(w);
+  return out;
+}
+
+}  // namespace edgeattn::data

@@ -1,0 +1,308 @@
+#include "edgeattn/data/npz.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "data/edge_assembly.hpp"
+#include "data/zip_archive.hpp"
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
+
+namespace edgeattn::data {
+namespace {
+
+constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
+
+const std::set<std::string, std::less<>>& known_keys() {
+  static const std::set<std::string, std::less<>> keys = {
+      "adj_data",    "adj_indices",    "adj_indptr",    "adj_shape",    "adj_matrix",
+      "attr_data",   "attr_indices",   "attr_indptr",   "attr_shape",   "attr_matrix",
+      "labels",      "labels_data",    "labels_indices", "labels_indptr", "labels_shape",
+      "node_names",  "attr_names",     "class_names"};
+  return keys;
+}
+
+bool is_name_key(std::string_view key) { return key == "node_names" || key == "attr_names" || key == "class_names"; }
+
+const NpyArray* find(const std::map<std::string, NpyArray>& arrays, const std::string& key) {
+  const auto it = arrays.find(key);
+  return it == arrays.end() ? nullptr : &it->second;
+}
+
+std::string shape_str(const NpyArray& a) {
+  std::string s = "(";
+  for (size_t i = 0; i < a.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(a.shape[i]);
+  return s + (a.shape.size() == 1 ? ",)" : ")");
+}
+
+void expect_rank(const NpyArray& a, int rank) {
+  if (a.rank() != rank)
+    raise<ParseError>(a.name, ": expected a ", rank, "-d array, found shape ", shape_str(a));
+}
+
+/// A scipy CSR matrix stored as <prefix>_data/_indices/_indptr/_shape.
+struct Csr {
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> indptr, indices;
+  std::vector<float> values;
+};
+
+Csr read_csr(const std::map<std::string, NpyArray>& arrays, const std::string& prefix, const std::string& what) {
+  const NpyArray* parts[4];
+  const char* suffix[4] = {"_data", "_indices", "_indptr", "_shape"};
+  for (int i = 0; i < 4; ++i) {
+    parts[i] = find(arrays, prefix + suffix[i]);
+    if (!parts[i])
+      raise<ParseError>(what, ": has '", prefix, "_data' but no '", prefix, suffix[i],
+                        "' (a CSR matrix needs _data, _indices, _indptr and _shape)");
+  }
+  const NpyArray &data = *parts[0], &indices = *parts[1], &indptr = *parts[2], &shape = *parts[3];
+  expect_rank(data, 1);
+  expect_rank(indices, 1);
+  expect_rank(indptr, 1);
+  expect_rank(shape, 1);
+  const std::vector<int64_t> dims = shape.to_int64s();
+  if (dims.size() != 2) raise<ParseError>(shape.name, ": expected 2 extents (rows, cols), found ", dims.size());
+  if (dims[0] < 0 || dims[1] < 0 || dims[0] > kMaxNodes || dims[1] > kMaxNodes)
+    raise<ParseError>(shape.name, ": extents (", dims[0], ", ", dims[1], ") must be in [0, 2^31)");
+  Csr m;
+  m.rows = dims[0];
+  m.cols = dims[1];
+  m.indptr = indptr.to_int64s();
+  m.indices = indices.to_int64s();
+  m.values = data.to_floats();
+  const int64_t nnz = static_cast<int64_t>(m.indices.size());
+  if (static_cast<int64_t>(m.indptr.size()) != m.rows + 1)
+    raise<ParseError>(indptr.name, ": ", m.indptr.size(), " entries, expected ", prefix, "_shape[0] + 1 = ", m.rows + 1);
+  if (static_cast<int64_t>(m.values.size()) != nnz)
+    raise<ParseError>(data.name, ": ", m.values.size(), " values, expected one per index (", nnz, ")");
+  if (m.indptr[0] != 0) raise<ParseError>(indptr.name, ": entry 0 is ", m.indptr[0], ", expected 0");
+  for (int64_t r = 0; r < m.rows; ++r)
+    if (m.indptr[r + 1] < m.indptr[r])
+      raise<ParseError>(indptr.name, ": entry ", r + 1, " (", m.indptr[r + 1], ") is less than entry ", r, " (",
+                        m.indptr[r], ")");
+  if (m.indptr[m.rows] != nnz)
+    raise<ParseError>(indptr.name, ": last entry is ", m.indptr[m.rows], ", expected the number of indices ", nnz);
+  for (int64_t k = 0; k < nnz; ++k)
+    if (m.indices[k] < 0 || m.indices[k] >= m.cols)
+      raise<ParseError>(indices.name, ": entry ", k, " is ", m.indices[k], ", expected a column in [0, ", m.cols, ")");
+  return m;
+}
+
+/// Dense [rows, cols] float32 values of a 2-d array.
+std::vector<float> read_dense(const NpyArray& a, int64_t& rows, int64_t& cols) {
+  expect_rank(a, 2);
+  rows = a.shape[0];
+  cols = a.shape[1];
+  if (rows > kMaxNodes || cols > kMaxNodes)
+    raise<ParseError>(a.name, ": shape ", shape_str(a), " exceeds 2^31 - 1 rows or columns");
+  return a.to_floats();
+}
+
+std::vector<std::string> read_names(const NpyArray& a) {
+  expect_rank(a, 1);
+  if (a.dtype.is_string()) return a.to_strings();
+  std::vector<std::string> out;
+  if (a.dtype.kind == 'f') {
+    for (const double v : a.to_doubles()) {
+      std::ostringstream os;
+      os << v;
+      out.push_back(os.str());
+    }
+  } else {
+    for (const int64_t v : a.to_int64s()) out.push_back(std::to_string(v));
+  }
+  return out;
+}
+
+Tensor multi_hot_from_values(const std::vector<double>& v, int64_t rows, int64_t cols, const std::string& name) {
+  Tensor t({rows, cols});
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != 0.0 && v[i] != 1.0)
+      raise<ParseError>(name, ": multi-label entry ", i, " is ", v[i], ", expected 0 or 1");
+    t.data()[i] = static_cast<float>(v[i]);
+  }
+  return t;
+}
+
+}  // namespace
+
+Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, const std::string& what,
+                                const NpzOptions& options) {
+  Dataset ds;
+  ds.name = options.name.empty() ? std::filesystem::path(what).stem().string() : options.name;
+  ds.format = "npz";
+  for (const auto& [key, a] : arrays)
+    if (!known_keys().contains(key)) ds.notes.push_back(what + ": ignored member '" + key + ".npy'");
+
+  // --- adjacency: entry (r, c) is the edge r -> c ---------------------------------------------
+  int64_t n = 0;
+  std::vector<int64_t> src, dst;
+  std::vector<float> weight;
+  if (find(arrays, "adj_data")) {
+    Csr a = read_csr(arrays, "adj", what);
+    if (a.rows != a.cols) raise<ParseError>(what, ": adj_shape is (", a.rows, ", ", a.cols, "), expected a square matrix");
+    n = a.rows;
+    src.reserve(a.indices.size());
+    for (int64_t r = 0; r < a.rows; ++r)
+      for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) src.push_back(r);
+    dst = std::move(a.indices);
+    weight = std::move(a.values);
+  } else if (const NpyArray* dense = find(arrays, "adj_matrix")) {
+    int64_t rows = 0, cols = 0;
+    const std::vector<float> v = read_dense(*dense, rows, cols);
+    if (rows != cols) raise<ParseError>(dense->name, ": shape ", shape_str(*dense), ", expected a square matrix");
+    n = rows;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        if (const float w = v[static_cast<size_t>(r * cols + c)]; w != 0.f) {
+          src.push_back(r);
+          dst.push_back(c);
+          weight.push_back(w);
+        }
+  } else {
+    raise<ParseError>(what, ": no adjacency: expected members 'adj_data', 'adj_indices', 'adj_indptr' and "
+                      "'adj_shape' (or 'adj_matrix')");
+  }
+  AssembledGraph assembled = assemble_graph(n, std::move(src), std::move(dst), weight, options.undirected,
+                                            options.self_loops);
+  ds.graph = std::move(assembled.graph);
+  ds.edge_weight = std::move(assembled.edge_weight);
+  const int64_t stored = assembled.stored_entries, stored_loops = assembled.stored_self_loops;
+  {
+    std::ostringstream note;
+    note << what << ": " << stored << " stored adjacency entries";
+    if (stored_loops > 0) note << " (" << stored_loops << " self-loops)";
+    note << " -> " << ds.graph.num_edges() << " edges";
+    if (options.undirected) note << " after adding reverse edges";
+    if (options.self_loops == SelfLoops::remove && stored_loops > 0) note << ", self-loops removed";
+    if (options.self_loops == SelfLoops::add) note << ", one self-loop per node";
+    ds.notes.push_back(note.str());
+  }
+
+  // --- features ---------------------------------------------------------------------------------
+  if (find(arrays, "attr_data")) {
+    Csr f = read_csr(arrays, "attr", what);
+    if (f.rows != n) raise<ParseError>(what, ": attr_shape has ", f.rows, " rows, expected one per node (", n, ")");
+    bool sorted = true;
+    for (int64_t r = 0; r < f.rows && sorted; ++r)
+      for (int64_t k = f.indptr[r] + 1; k < f.indptr[r + 1]; ++k)
+        if (f.indices[k] <= f.indices[k - 1]) {
+          sorted = false;
+          break;
+        }
+    if (sorted) {
+      std::vector<int32_t> idx(f.indices.begin(), f.indices.end());
+      ds.features = Features(CsrMatrix(f.rows, f.cols, std::move(f.indptr), std::move(idx), std::move(f.values), what));
+    } else {  // scipy allows unsorted and repeated columns; repeats are summed, as scipy does
+      std::vector<int64_t> rows;
+      rows.reserve(f.indices.size());
+      for (int64_t r = 0; r < f.rows; ++r)
+        for (int64_t k = f.indptr[r]; k < f.indptr[r + 1]; ++k) rows.push_back(r);
+      ds.features = Features(CsrMatrix::from_triplets(f.rows, f.cols, rows, f.indices, f.values));
+      ds.notes.push_back(what + ": attr columns were unsorted or repeated within a row; sorted (repeats summed)");
+    }
+  } else if (const NpyArray* dense = find(arrays, "attr_matrix")) {
+    int64_t rows = 0, cols = 0;
+    std::vector<float> v = read_dense(*dense, rows, cols);
+    if (rows != n) raise<ParseError>(dense->name, ": ", rows, " rows, expected one per node (", n, ")");
+    ds.features = Features(Tensor({rows, cols}, v));
+  }
+
+  // --- names --------------------------------------------------------------------------------------
+  if (const NpyArray* a = find(arrays, "node_names")) {
+    ds.node_names = read_names(*a);
+    if (static_cast<int64_t>(ds.node_names.size()) != n)
+      raise<ParseError>(a->name, ": ", ds.node_names.size(), " names, expected one per node (", n, ")");
+  }
+  if (const NpyArray* a = find(arrays, "attr_names")) {
+    const auto names = read_names(*a);
+    if (static_cast<int64_t>(names.size()) != ds.features.cols())
+      raise<ParseError>(a->name, ": ", names.size(), " names, expected one per feature (", ds.features.cols(), ")");
+    ds.notes.push_back(what + ": attr_names (" + std::to_string(names.size()) + " feature names) not kept");
+  }
+  if (const NpyArray* a = find(arrays, "class_names")) ds.labels.class_names = read_names(*a);
+
+  // --- labels -------------------------------------------------------------------------------------
+  const int64_t named_classes = static_cast<int64_t>(ds.labels.class_names.size());
+  if (find(arrays, "labels_data")) {
+    const Csr l = read_csr(arrays, "labels", what);
+    if (l.rows != n) raise<ParseError>(what, ": labels_shape has ", l.rows, " rows, expected one per node (", n, ")");
+    // The dense [N, C] copy must stay within the caller's memory bound (a tiny CSR may declare a huge C).
+    if (l.cols > 0 && static_cast<uint64_t>(l.rows) * 12 > options.limits.max_total_bytes / static_cast<uint64_t>(l.cols))
+      raise<ParseError>(what, ": labels_shape (", l.rows, ", ", l.cols, ") is too large to expand into dense multi-hot labels "
+                        "within the limit of ", options.limits.max_total_bytes, " bytes");
+    std::vector<double> v(static_cast<size_t>(l.rows * l.cols), 0.0);
+    for (int64_t r = 0; r < l.rows; ++r)
+      for (int64_t k = l.indptr[r]; k < l.indptr[r + 1]; ++k)
+        v[static_cast<size_t>(r * l.cols + l.indices[k])] += l.values[k];
+    ds.labels.multi_hot = multi_hot_from_values(v, l.rows, l.cols, what + ":labels_data.npy");
+    ds.labels.num_classes = l.cols;
+  } else if (const NpyArray* a = find(arrays, "labels")) {
+    if (a->rank() == 1) {
+      const std::vector<int64_t> y = a->to_int64s();
+      if (static_cast<int64_t>(y.size()) != n)
+        raise<ParseError>(a->name, ": ", y.size(), " labels, expected one per node (", n, ")");
+      int64_t max_label = -1;
+      ds.labels.classes.resize(y.size());
+      for (size_t i = 0; i < y.size(); ++i) {
+        if (y[i] < -1 || y[i] >= kMaxNodes)
+          raise<ParseError>(a->name, ": node ", i, " has label ", y[i], ", expected a class id >= 0 (or -1: unlabelled)");
+        if (named_classes > 0 && y[i] >= named_classes)
+          raise<ParseError>(a->name, ": node ", i, " has label ", y[i], " but class_names lists only ", named_classes,
+                            " classes");
+        max_label = std::max(max_label, y[i]);
+        ds.labels.classes[i] = static_cast<int32_t>(y[i]);
+      }
+      ds.labels.num_classes = named_classes > 0 ? named_classes : max_label + 1;
+    } else if (a->rank() == 2) {
+      if (a->shape[0] != n)
+        raise<ParseError>(a->name, ": shape ", shape_str(*a), ", expected one row per node (", n, ")");
+      ds.labels.multi_hot = multi_hot_from_values(a->to_doubles(), a->shape[0], a->shape[1], a->name);
+      ds.labels.num_classes = a->shape[1];
+    } else {
+      raise<ParseError>(a->name, ": shape ", shape_str(*a), ", expected [num_nodes] or [num_nodes, num_classes]");
+    }
+  }
+  if (named_classes > 0 && named_classes != ds.labels.num_classes)
+    raise<ParseError>(what, ": class_names lists ", named_classes, " classes but the labels have ",
+                      ds.labels.num_classes);
+  ds.validate();
+  return ds;
+}
+
+Dataset load_npz_from_bytes(std::string_view bytes, const std::string& what, const NpzOptions& options) {
+  ZipLimits limits;
+  limits.max_member_bytes = options.limits.max_member_bytes;
+  limits.max_total_bytes = options.limits.max_total_bytes;
+  const ZipArchive zip(bytes, what, limits);
+  // Only the members this loader reads are parsed: an unrelated member (e.g. a pickled dict some
+  // files of this family carry) must not stop the load.
+  std::map<std::string, NpyArray> arrays;
+  std::vector<std::string> notes;
+  for (const ZipMember& m : zip.members()) {
+    const std::string key = m.name.ends_with(".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
+    if (!m.name.ends_with(".npy") || !known_keys().contains(key)) {
+      notes.push_back(what + ": ignored member '" + m.name + "'");
+      continue;
+    }
+    const std::string data = zip.extract(m);
+    const std::string name = what + ":" + m.name;
+    if (is_name_key(key) && data.find("'descr': '|O'") != std::string::npos && data.find("'descr': '|O'") < 256) {
+      notes.push_back(name + ": pickled object array (never unpickled); skipped");
+      continue;
+    }
+    arrays.emplace(key, parse_npy(data, name));
+  }
+  Dataset ds = dataset_from_npz_arrays(arrays, what, options);
+  ds.notes.insert(ds.notes.begin(), notes.begin(), notes.end());
+  ds.sources.push_back({what, "", static_cast<int64_t>(bytes.size())});
+  return ds;
+}
+
+Dataset load_npz(const std::filesystem::path& path, const NpzOptions& options) {
+  return load_npz_from_bytes(read_file(path), path.string(), options);
+}
+
+}  // namespace edgeattn::data
