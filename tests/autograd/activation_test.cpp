@@ -1,4 +1,4 @@
-// relu, leaky_relu, elu, gelu: hand-computed values (including PyTorch's values for GELU) and
+// relu, leaky_relu, elu, gelu, sigmoid: hand-computed values (including PyTorch's values for GELU) and
 // gradient checks on inputs away from the kink at 0.
 #include <gtest/gtest.h>
 
@@ -76,6 +76,19 @@ TEST(Activation, KinkTakesTheNegativeBranchDerivative) {
   tape.clear();
   tape.backward(sum(tape, elu(tape, tape.parameter(x), 1.f)));
   EXPECT_FLOAT_EQ(x.grad.data()[0], 1.f);  // alpha * e^0
+}
+
+TEST(Activation, SigmoidMatchesHandValuesWithoutOverflow) {
+  Tape tape;
+  const Var y = sigmoid(tape, tape.constant(Tensor({5}, std::vector<float>{-100.f, -1.f, 0.f, 2.f, 100.f})));
+  const auto& v = tape.value(y);
+  EXPECT_FLOAT_EQ(v.data()[0], std::exp(-100.f) / (1.f + std::exp(-100.f)));
+  EXPECT_FLOAT_EQ(v.data()[1], 0.26894142f);
+  EXPECT_EQ(v.data()[2], 0.5f);
+  EXPECT_FLOAT_EQ(v.data()[3], 0.88079708f);
+  EXPECT_EQ(v.data()[4], 1.f);
+  Parameter x{"x", smooth_input(3), {}};
+  EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) { return weighted_sum(t, sigmoid(t, t.parameter(x)), 4); }));
 }
 
 }  // namespace

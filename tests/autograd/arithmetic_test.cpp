@@ -1,4 +1,4 @@
-// add, add_bias, scale and the shape ops (reshape, mean_heads, concat): values, gradient checks
+// add, sub, mul, scale_rows, add_bias, scale and the shape ops (reshape, mean_heads, concat): values, gradient checks
 // and shape errors.
 #include <gtest/gtest.h>
 
@@ -82,6 +82,40 @@ TEST(Arithmetic, RejectsMismatchedShapesNamingTheOperand) {
   expect_throw_naming<ShapeError>([&] { (void)mean_heads(tape, a); }, {"mean_heads: x", "[2, 3]", "[N, heads, dim]"});
   expect_throw_naming<ShapeError>([&] { (void)concat(tape, {a, tape.constant(Tensor({3, 3}))}); },
                                   {"concat: input 1", "[3, 3]"});
+}
+
+TEST(Arithmetic, SubMulAndScaleRowsMatchHandValues) {
+  Tape tape;
+  const Var a = tape.constant(Tensor({2, 2}, std::vector<float>{1, 2, 3, 4}));
+  const Var b = tape.constant(Tensor({2, 2}, std::vector<float>{5, 7, 11, 13}));
+  EXPECT_EQ(values(tape.value(sub(tape, a, b))), (std::vector<float>{-4, -5, -8, -9}));
+  EXPECT_EQ(values(tape.value(mul(tape, a, b))), (std::vector<float>{5, 14, 33, 52}));
+  const Var s = tape.constant(Tensor({2, 1}, std::vector<float>{10, -1}));
+  EXPECT_EQ(values(tape.value(scale_rows(tape, a, s))), (std::vector<float>{10, 20, -3, -4}));
+}
+
+TEST(Arithmetic, SubMulAndScaleRowsGradientsMatchFiniteDifferences) {
+  Parameter a{"a", random_tensor({3, 5}, 21), {}}, b{"b", random_tensor({3, 5}, 22), {}},
+      s{"s", random_tensor({3, 1}, 23), {}};
+  EXPECT_TRUE(check_gradients({&a, &b}, [&](Tape& t) { return weighted_sum(t, sub(t, t.parameter(a), t.parameter(b)), 24); }));
+  EXPECT_TRUE(check_gradients({&a, &b}, [&](Tape& t) { return weighted_sum(t, mul(t, t.parameter(a), t.parameter(b)), 25); }));
+  // The same Var on both sides: d(a*a)/da = 2a.
+  EXPECT_TRUE(check_gradients({&a}, [&](Tape& t) {
+    const Var v = t.parameter(a);
+    return weighted_sum(t, mul(t, v, v), 26);
+  }));
+  EXPECT_TRUE(check_gradients({&a, &s}, [&](Tape& t) {
+    return weighted_sum(t, scale_rows(t, t.parameter(a), t.parameter(s)), 27);
+  }));
+}
+
+TEST(Arithmetic, SubMulAndScaleRowsRejectMismatchedShapes) {
+  Tape tape;
+  const Var a = tape.constant(Tensor({2, 3}));
+  expect_throw_naming<ShapeError>([&] { (void)sub(tape, a, tape.constant(Tensor({3, 2}))); }, {"sub: b", "[3, 2]"});
+  expect_throw_naming<ShapeError>([&] { (void)mul(tape, a, tape.constant(Tensor({6}))); }, {"mul: b", "[6]"});
+  expect_throw_naming<ShapeError>([&] { (void)scale_rows(tape, a, tape.constant(Tensor({2}))); },
+                                  {"scale_rows: s", "[2]"});
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // Every autograd op: include this to write layers.
 //
 //   linear.hpp         matmul, linear (dense input), linear (sparse constant input)
-//   arithmetic.hpp     add, add_bias, scale
+//   arithmetic.hpp     add, sub, mul, scale_rows, add_bias, scale
 //   shape.hpp          reshape, mean_heads, concat
-//   activation.hpp     relu, leaky_relu, elu, gelu
+//   activation.hpp     relu, leaky_relu, elu, gelu, sigmoid
 //   dropout.hpp        dropout (dense Var, sparse CsrMatrix)
 //   attention.hpp      graph_attention, head_scores
 //   normalization.hpp  layer_norm

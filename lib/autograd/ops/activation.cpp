@@ -73,4 +73,16 @@ Var gelu(Tape& tape, Var x) {
   });
 }
 
+Var sigmoid(Tape& tape, Var x) {
+  // Both branches are exact and never overflow: exp of a non-positive number only.
+  Tensor y = map(tape.value(x), [](float v) {
+    if (v >= 0.f) return 1.f / (1.f + std::exp(-v));
+    const float e = std::exp(v);
+    return e / (1.f + e);
+  });
+  return tape.record("sigmoid", std::move(y), {x}, [x](BackwardContext& ctx) {
+    backward_map(ctx, x, ctx.out(), [](float s) { return s * (1.f - s); });
+  });
+}
+
 }  // namespace edgeattn::autograd

@@ -1,4 +1,5 @@
-// Element-wise arithmetic with backward: residual add, bias broadcast, scaling.
+// Element-wise arithmetic with backward: residual add, difference, product, bias broadcast,
+// scaling, and a per-row gate (TransformerConv's beta).
 //
 // Example (a residual connection with a bias):
 //   Var y = add(tape, x, add_bias(tape, linear(tape, x, w), b));   // x, y: [N, F], b: [F]
@@ -10,6 +11,15 @@ namespace edgeattn::autograd {
 
 /// a, b: same shape -> a + b
 Var add(Tape& tape, Var a, Var b);
+
+/// a, b: same shape -> a - b
+Var sub(Tape& tape, Var a, Var b);
+
+/// a, b: same shape -> a * b (element-wise)
+Var mul(Tape& tape, Var a, Var b);
+
+/// x: [N, F], s: [N, 1] -> y[i, f] = x[i, f] * s[i, 0] (one gate value per row)
+Var scale_rows(Tape& tape, Var x, Var s);
 
 /// x: [..., F], bias: [F] -> x + bias broadcast over every leading index
 Var add_bias(Tape& tape, Var x, Var bias);

@@ -1,0 +1,90 @@
+// GATConv: the graph attention layer of Velickovic et al., "Graph Attention Networks" (ICLR 2018),
+// with PyTorch Geometric 2.x's hyper-parameters, defaults, parameter names and shapes, so weights
+// move across (torch_geometric.nn.GATConv, PyG >= 2.3 single `lin`).
+//
+//   h = lin(x) viewed [N, H, C]
+//   e_ij = LeakyReLU(att_dst . h_i + att_src . h_j)         for each edge j -> i, per head
+//   alpha_ij = softmax_j(e_ij), dropped out with p = dropout while training
+//   out_i = sum_j alpha_ij h_j  -> concat heads [N, H*C], or mean over heads [N, C]
+//   out += res(x) (residual), out += bias
+//
+// Hyper-parameters (GATConvOptions; PyG names and defaults):
+//   in_channels, out_channels (C, per head), heads=1 (H), concat=true, negative_slope=0.2,
+//   dropout=0.0 (attention dropout), add_self_loops=true, bias=true, residual=false
+// Parameters (names relative to the layer's name; shapes as in PyG):
+//   lin.weight  [H*C, in]     glorot                 (no lin.bias, as in PyG)
+//   att_src     [1, H, C]     glorot (fan H + C)
+//   att_dst     [1, H, C]     glorot
+//   bias        [H*C] (concat) or [C] (!concat), zeros          (when bias)
+//   res.weight  [H*C] or [C] x [in], glorot, no bias            (when residual)
+//
+// add_self_loops: the graph passed to forward must already be prepared by
+// nn::prepare_graph(graph, true) (once per graph; nn/prepare_graph.hpp). forward checks the
+// graph's cached degree statistics and throws InvalidArgument when it is not.
+// Not supported (PyG features beyond this slice): edge_dim/edge features, bipartite (x_src, x_dst)
+// input, fill_value.
+//
+// Example (the first layer of the GAT paper's Cora model):
+//   GATConv conv1({.in_channels = 1433, .out_channels = 8, .heads = 8, .dropout = 0.6f}, "conv1", seed);
+//   Graph g = prepare_graph(dataset.graph, true);
+//   Var h = conv1.forward(tape, g, dropped_features /*CsrMatrix [N, 1433]*/, step_seed);  // [N, 64]
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "edgeattn/autograd/tape.hpp"
+#include "edgeattn/graph/graph.hpp"
+#include "edgeattn/nn/linear.hpp"
+
+namespace edgeattn::nn {
+
+struct GATConvOptions {
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;  ///< per head
+  int64_t heads = 1;
+  bool concat = true;
+  float negative_slope = 0.2f;
+  float dropout = 0.f;  ///< attention dropout
+  bool add_self_loops = true;
+  bool bias = true;
+  bool residual = false;
+};
+
+class GATConv {
+ public:
+  /// `name` prefixes the parameter names ("conv1" -> "conv1.lin.weight"); seeds derive from
+  /// `seed` and the names. InvalidArgument for non-positive sizes or options out of range.
+  GATConv(const GATConvOptions& options, const std::string& name = "", uint64_t seed = 0);
+  GATConv(const GATConv&) = delete;  // the tape holds pointers to the parameters
+  GATConv& operator=(const GATConv&) = delete;
+
+  /// x: [N, in] (dense Var or sparse constant), graph: N x N (prepared) -> [N, H*C] (concat) or
+  /// [N, C]. `dropout_seed` keys the attention-dropout mask (use a new one per step).
+  /// `attention`, when given, receives the attention weights [num_edges, H] in CSR order.
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
+                        Tensor* attention = nullptr);
+
+  const GATConvOptions& options() const { return options_; }
+  /// Output width: H*C (concat) or C.
+  int64_t out_features() const;
+  std::vector<autograd::Parameter*> parameters();
+
+  Linear lin;                      ///< lin.weight [H*C, in]
+  autograd::Parameter att_src;     ///< [1, H, C]
+  autograd::Parameter att_dst;     ///< [1, H, C]
+  autograd::Parameter bias;        ///< [H*C] or [C]; absent when !bias
+  std::optional<Linear> res;       ///< res.weight [out_features, in] when residual
+
+ private:
+  GATConvOptions options_;
+};
+
+/// Checks shared by the attention layers: x rows == graph nodes, square graph, and the self-loop
+/// precondition when add_self_loops. `who` names the layer in the messages.
+void check_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph, const NodeInput& x,
+                       int64_t in_channels, bool add_self_loops);
+
+}  // namespace edgeattn::nn

@@ -1,0 +1,77 @@
+// Linear layer (torch.nn.Linear / torch_geometric.nn.Linear): y = x weight^T + bias.
+//
+//   weight: [out_channels, in_channels]   parameter "<name>.weight"
+//   bias:   [out_channels]                parameter "<name>.bias" (absent when bias = false)
+//
+// The input is a `NodeInput`: a tape value x: [N, in] (dense), or a sparse constant CsrMatrix
+// [N, in] (e.g. Cora's 1.3%-dense bag-of-words, after input dropout), which runs the sparse
+// linear op: O(nnz * out) instead of O(N * in * out).
+//
+// Initialisation (`LinearInit`): `glorot` (PyG Linear(weight_initializer='glorot'), as in GATConv
+// and GATv2Conv) or `torch_default` (PyG Linear's default and torch.nn.Linear: U(+-1/sqrt(in))),
+// bias U(+-1/sqrt(in)) (PyG's default bias_initializer) or zeros (`zero_bias`).
+//
+// Example:
+//   edgeattn::nn::Linear lin("conv1.lin", 1433, 64, /*bias=*/false, LinearInit::glorot, seed);
+//   Var h = lin.forward(tape, x);     // x: CsrMatrix [N, 1433] or Var [N, 1433] -> [N, 64]
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "edgeattn/autograd/tape.hpp"
+#include "edgeattn/core/sparse_matrix.hpp"
+
+namespace edgeattn::nn {
+
+/// Node features entering a layer: a tape value [N, F] or a sparse constant [N, F]. Holds a
+/// reference to the CsrMatrix, which must outlive the forward call.
+class NodeInput {
+ public:
+  NodeInput(autograd::Var x) : dense_(x) {}               // NOLINT(google-explicit-constructor)
+  NodeInput(const CsrMatrix& x) : sparse_(&x) {}          // NOLINT(google-explicit-constructor)
+  bool is_sparse() const { return sparse_ != nullptr; }
+  autograd::Var dense() const { return dense_; }
+  const CsrMatrix& sparse() const { return *sparse_; }
+  int64_t rows(const autograd::Tape& tape) const;
+  int64_t cols(const autograd::Tape& tape) const;
+  /// ShapeError "<who>: x has shape [r, c], expected [rows, cols]" unless x is [rows, cols]
+  /// (kAny matches any extent).
+  void check(const autograd::Tape& tape, const std::string& who, int64_t rows, int64_t cols) const;
+
+ private:
+  autograd::Var dense_{};
+  const CsrMatrix* sparse_ = nullptr;
+};
+
+enum class LinearInit { glorot, torch_default };
+
+class Linear {
+ public:
+  /// `name` is the dotted prefix of the parameter names ("conv1.lin"); seeds derive from `seed`
+  /// and the full parameter names. zero_bias: initialise the bias to zeros instead of U(+-1/sqrt(in)).
+  Linear(const std::string& name, int64_t in_channels, int64_t out_channels, bool bias, LinearInit init,
+         uint64_t seed, bool zero_bias = false);
+
+  /// x: [N, in] (dense Var or sparse constant) -> [N, out]
+  autograd::Var forward(autograd::Tape& tape, const NodeInput& x);
+
+  int64_t in_channels() const { return in_; }
+  int64_t out_channels() const { return out_; }
+  bool has_bias() const { return has_bias_; }
+  /// Appends weight (and bias) to `out`.
+  void collect(std::vector<autograd::Parameter*>& out);
+
+  autograd::Parameter weight;  ///< [out, in]
+  autograd::Parameter bias;    ///< [out]; value absent when !has_bias()
+
+ private:
+  int64_t in_, out_;
+  bool has_bias_;
+};
+
+/// "prefix.name", or "name" when prefix is empty.
+std::string join_name(const std::string& prefix, const std::string& name);
+
+}  // namespace edgeattn::nn

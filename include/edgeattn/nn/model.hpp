@@ -1,0 +1,130 @@
+// Node-classification models that stack the nn layers, built from a plain ModelConfig.
+//
+//   kind = gat, gatv2, transformer (conv stacks; conv = GATConv, GATv2Conv or TransformerConv):
+//     dropout(x) -> conv1(in, hidden, heads) -> ELU -> dropout -> conv2(hidden*heads, hidden, heads)
+//     -> ELU -> dropout -> ... -> conv<layers>(hidden*heads, num_classes, heads=out_heads, concat=false)
+//     (layers = 1: conv1(in, num_classes, out_heads, concat=false)). Attention dropout in every conv.
+//     With the GAT paper's Cora set-up (hidden 8, heads 8, out_heads 1, dropout 0.6,
+//     attention_dropout 0.6, layers 2) this is exactly PyG's example GAT:
+//       dropout(0.6) -> GATConv(in, 8, heads=8, dropout=0.6) -> ELU -> dropout(0.6)
+//       -> GATConv(64, C, heads=1, concat=False, dropout=0.6)
+//     (PubMed in the paper: out_heads = 8, averaged.)
+//   kind = graph_transformer:
+//     dropout(x) -> lin_in(in, d = hidden*heads) -> GraphTransformerBlock x layers -> lin_out(d, C)
+//
+// Parameters are named like PyG modules: conv1.lin.weight, conv1.att_src, ..., conv2.bias;
+// lin_in.weight, blocks.0.lin_query.weight, ..., lin_out.bias. Initial values are deterministic
+// for config.seed. Layers live behind unique_ptr: parameters() pointers stay valid when the Model
+// is moved.
+//
+// Inputs are prepared ONCE per graph (plan once, run many):
+//   Graph g = model.prepare_graph(dataset.graph);            // self-loops per add_self_loops
+//   data::Features x = model.prepare_features(dataset.graph, dataset.features);  // + positional encoding
+// then every step: forward(tape, g, x, step_seed) -> logits [N, num_classes]. forward checks that
+// x has in_channels + pe_dim columns and (GAT kinds with add_self_loops) that g has one
+// self-loop per node. Dropout sites are keyed by step_seed and a per-site constant; with
+// tape.training = false (evaluation) every dropout is the identity.
+//
+// Example (the GAT paper's Cora model, one training step; the optimiser is train/'s):
+//   nn::ModelConfig cfg{.kind = nn::ModelKind::gat, .in_channels = 1433, .num_classes = 7};
+//   nn::Model model(cfg);
+//   Graph g = model.prepare_graph(ds.graph);
+//   data::Features x = model.prepare_features(ds.graph, ds.features);
+//   autograd::Tape tape;
+//   Var logits = model.forward(tape, g, x, /*step_seed=*/epoch);
+//   Var loss = autograd::cross_entropy(tape, logits, ds.labels.classes, ds.split().train);
+//   for (auto* p : model.parameters()) p->zero_grad();
+//   tape.backward(loss);     // p->grad for every p in model.parameters()
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgeattn/autograd/tape.hpp"
+#include "edgeattn/core/sparse_matrix.hpp"
+#include "edgeattn/data/dataset.hpp"
+#include "edgeattn/graph/graph.hpp"
+
+namespace edgeattn::nn {
+
+enum class ModelKind { gat, gatv2, transformer, graph_transformer };
+enum class PositionalEncodingKind { none, laplacian, rwse };
+
+const char* to_string(ModelKind kind);
+const char* to_string(PositionalEncodingKind kind);
+/// "gat", "gatv2", "transformer", "graph_transformer"; InvalidArgument listing them otherwise.
+ModelKind parse_model_kind(const std::string& name);
+/// "none", "laplacian", "rwse".
+PositionalEncodingKind parse_positional_encoding(const std::string& name);
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::gat;
+  int64_t in_channels = 0;         ///< raw feature columns (before the positional encoding)
+  int64_t hidden = 8;              ///< per head
+  int64_t heads = 8;
+  int64_t out_heads = 1;           ///< heads of the output conv (averaged); conv kinds only
+  int64_t num_classes = 0;
+  int64_t layers = 2;              ///< convs, or graph-transformer blocks
+  float dropout = 0.6f;            ///< feature dropout
+  float attention_dropout = 0.6f;
+  float negative_slope = 0.2f;     ///< gat, gatv2
+  bool residual = false;           ///< gat, gatv2
+  bool add_self_loops = true;      ///< prepare_graph adds one self-loop per node (PyG GATConv);
+                                   ///< PyG's TransformerConv adds none: set false to match it
+  bool share_weights = false;      ///< gatv2
+  bool beta = false;               ///< transformer
+  bool pre_norm = false;           ///< graph_transformer
+  int64_t ffn_hidden = 0;          ///< graph_transformer; 0: 2 * hidden * heads
+  PositionalEncodingKind pe = PositionalEncodingKind::none;
+  int64_t pe_dim = 0;              ///< columns of the positional encoding (0 when pe = none)
+  uint64_t seed = 0;
+
+  /// A one-line JSON object holding every field, e.g. {"kind":"gat","in_channels":1433,...}.
+  std::string to_json() const;
+  /// The inverse of to_json, strict: every field present exactly once, no other keys, values of
+  /// the right type. InvalidArgument naming the key (or the character offset) otherwise.
+  static ModelConfig from_json(const std::string& json);
+  /// InvalidArgument naming the field when a value is out of range.
+  void validate() const;
+
+  friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
+};
+
+class Model {
+ public:
+  explicit Model(const ModelConfig& config);
+  ~Model();
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+
+  /// nn::prepare_graph(graph, config.add_self_loops); call once per graph and keep the result.
+  Graph prepare_graph(const Graph& graph) const;
+  /// The features with the configured positional encoding (computed on `graph`) appended:
+  /// [N, in_channels + pe_dim]. The features unchanged when pe = none. Call once per graph.
+  data::Features prepare_features(const Graph& graph, const data::Features& features) const;
+
+  /// graph: prepared, N x N; x: [N, in_channels + pe_dim] (prepared) -> logits [N, num_classes].
+  /// `attention`, when given, receives each attention layer's weights [num_edges, heads] (CSR order).
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,
+                        std::vector<Tensor>* attention = nullptr);
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const CsrMatrix& x, uint64_t step_seed,
+                        std::vector<Tensor>* attention = nullptr);
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const Tensor& x, uint64_t step_seed,
+                        std::vector<Tensor>* attention = nullptr);
+
+  /// Every trainable parameter, in a fixed order, with PyG-style dotted names.
+  std::vector<autograd::Parameter*> parameters();
+  int64_t num_parameters();
+  const ModelConfig& config() const { return config_; }
+  /// Multi-line summary: the layer stack with shapes and the parameter count.
+  std::string describe();
+
+ private:
+  struct Impl;
+  ModelConfig config_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace edgeattn::nn

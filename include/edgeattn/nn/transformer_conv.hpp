@@ -1,0 +1,75 @@
+// TransformerConv: the graph transformer operator of Shi et al., "Masked Label Prediction: Unified
+// Message Passing Model for Semi-Supervised Classification" (IJCAI 2021), with PyTorch
+// Geometric 2.x's hyper-parameters, defaults, parameter names and shapes
+// (torch_geometric.nn.TransformerConv).
+//
+//   q = lin_query(x), k = lin_key(x), v = lin_value(x), each viewed [N, H, C]
+//   alpha_ij = softmax_j(q_i . k_j / sqrt(C)) over the edges j -> i, attention dropout p = dropout
+//   out_i = sum_j alpha_ij v_j  -> concat [N, H*C] or mean [N, C]
+//   root_weight: x_r = lin_skip(x);
+//     beta:  b = sigmoid(lin_beta([out, x_r, out - x_r]))  [N, 1];  out = b x_r + (1 - b) out
+//     else:  out = out + x_r
+//
+// Hyper-parameters (TransformerConvOptions): in_channels, out_channels, heads=1, concat=true,
+//   beta=false, dropout=0.0, bias=true, root_weight=true. As in PyG, beta takes effect only with
+//   root_weight, and `bias` concerns lin_skip only (query/key/value always have biases).
+// Parameters (all torch.nn.Linear default init: weight and bias U(+-1/sqrt(fan_in))):
+//   lin_key.weight   [H*C, in], lin_key.bias   [H*C]
+//   lin_query.weight [H*C, in], lin_query.bias [H*C]
+//   lin_value.weight [H*C, in], lin_value.bias [H*C]
+//   lin_skip.weight  [H*C or C, in], lin_skip.bias [H*C or C] (when bias). PyG creates lin_skip
+//                    even when root_weight = false (then it gets no gradient); so does this layer,
+//                    so state dicts match.
+//   lin_beta.weight  [1, 3*H*C] (concat) or [1, 3*C], no bias (when beta and root_weight)
+// No self-loops are added (PyG's TransformerConv adds none): a node without in-edges gets 0 from
+// attention, plus its root weight term. Not supported: edge_dim, bipartite input.
+//
+// Example:
+//   TransformerConv conv({.in_channels = 16, .out_channels = 8, .heads = 2, .beta = true}, "conv1", seed);
+//   Var h = conv.forward(tape, graph, x, step_seed);    // [N, 16]
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "edgeattn/autograd/tape.hpp"
+#include "edgeattn/graph/graph.hpp"
+#include "edgeattn/nn/linear.hpp"
+
+namespace edgeattn::nn {
+
+struct TransformerConvOptions {
+  int64_t in_channels = 0;
+  int64_t out_channels = 0;  ///< per head
+  int64_t heads = 1;
+  bool concat = true;
+  bool beta = false;
+  float dropout = 0.f;  ///< attention dropout
+  bool bias = true;     ///< lin_skip's bias
+  bool root_weight = true;
+};
+
+class TransformerConv {
+ public:
+  TransformerConv(const TransformerConvOptions& options, const std::string& name = "", uint64_t seed = 0);
+  TransformerConv(const TransformerConv&) = delete;
+  TransformerConv& operator=(const TransformerConv&) = delete;
+
+  /// x: [N, in] (dense or sparse), graph N x N -> [N, H*C] (concat) or [N, C].
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
+                        Tensor* attention = nullptr);
+
+  const TransformerConvOptions& options() const { return options_; }
+  int64_t out_features() const;
+  std::vector<autograd::Parameter*> parameters();
+
+  Linear lin_key, lin_query, lin_value, lin_skip;
+  std::optional<Linear> lin_beta;  ///< when beta && root_weight
+
+ private:
+  TransformerConvOptions options_;
+};
+
+}  // namespace edgeattn::nn

@@ -1,0 +1,88 @@
+#include "edgeattn/nn/gat_conv.hpp"
+
+#include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/nn/init.hpp"
+
+namespace edgeattn::nn {
+
+using autograd::Var;
+
+void check_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph, const NodeInput& x,
+                       int64_t in_channels, bool add_self_loops) {
+  if (graph.num_dst() != graph.num_src())
+    raise<ShapeError>(who, ": graph has num_dst=", graph.num_dst(), ", num_src=", graph.num_src(),
+                      ", expected a square graph (node classification)");
+  x.check(tape, who, graph.num_src(), in_channels);
+  if (add_self_loops && graph.degree_stats().self_loops != graph.num_dst())
+    raise<InvalidArgument>(who, ": add_self_loops is set but the graph has ", graph.degree_stats().self_loops,
+                           " self-loops for ", graph.num_dst(),
+                           " nodes; prepare it once with nn::prepare_graph(graph, /*add_self_loops=*/true)");
+}
+
+namespace {
+void check_options(const std::string& who, int64_t in, int64_t out, int64_t heads, float slope, float dropout) {
+  if (in < 1 || out < 1 || heads < 1)
+    raise<InvalidArgument>(who, ": in_channels=", in, ", out_channels=", out, ", heads=", heads,
+                           ", expected all >= 1");
+  if (!(dropout >= 0.f && dropout < 1.f)) raise<InvalidArgument>(who, ": dropout is ", dropout, ", expected in [0, 1)");
+  if (!(slope >= 0.f)) raise<InvalidArgument>(who, ": negative_slope is ", slope, ", expected >= 0");
+}
+}  // namespace
+
+GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed)
+    : lin((check_options("GATConv " + name, o.in_channels, o.out_channels, o.heads, o.negative_slope, o.dropout),
+           join_name(name, "lin")),
+          o.in_channels, o.heads * o.out_channels, /*bias=*/false, LinearInit::glorot, seed),
+      options_(o) {
+  const int64_t h = o.heads, c = o.out_channels;
+  att_src.name = join_name(name, "att_src");
+  att_src.value = glorot({1, h, c}, derive_seed(seed, att_src.name));
+  att_dst.name = join_name(name, "att_dst");
+  att_dst.value = glorot({1, h, c}, derive_seed(seed, att_dst.name));
+  if (o.bias) {
+    bias.name = join_name(name, "bias");
+    bias.value = zeros({out_features()});
+  }
+  if (o.residual)
+    res.emplace(join_name(name, "res"), o.in_channels, out_features(), /*bias=*/false, LinearInit::glorot, seed);
+}
+
+int64_t GATConv::out_features() const {
+  return options_.concat ? options_.heads * options_.out_channels : options_.out_channels;
+}
+
+std::vector<autograd::Parameter*> GATConv::parameters() {
+  std::vector<autograd::Parameter*> out;
+  lin.collect(out);
+  out.push_back(&att_src);
+  out.push_back(&att_dst);
+  if (options_.bias) out.push_back(&bias);
+  if (res) res->collect(out);
+  return out;
+}
+
+Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
+                     Tensor* attention) {
+  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
+  check_layer_graph(tape, "GATConv " + lin.weight.name, graph, x, options_.in_channels, options_.add_self_loops);
+  const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
+  const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
+  const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
+  AttentionConfig config{.score = Score::additive,
+                         .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
+                         .negative_slope = options_.negative_slope,
+                         .dropout = options_.dropout,
+                         .seed = dropout_seed,
+                         .return_attention = attention != nullptr};
+  Var out = autograd::graph_attention(tape, graph,
+                                      {.value = h3,
+                                       .score_dst = autograd::head_scores(tape, h3, a_dst),
+                                       .score_src = autograd::head_scores(tape, h3, a_src)},
+                                      config, attention);
+  if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
+  if (res) out = autograd::add(tape, out, res->forward(tape, x));
+  if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
+  return out;
+}
+
+}  // namespace edgeattn::nn

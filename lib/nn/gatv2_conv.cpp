@@ -1,0 +1,77 @@
+#include "edgeattn/nn/gatv2_conv.hpp"
+
+#include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/nn/gat_conv.hpp"
+#include "edgeattn/nn/init.hpp"
+
+namespace edgeattn::nn {
+
+using autograd::Var;
+
+namespace {
+const GATv2ConvOptions& checked(const GATv2ConvOptions& o, const std::string& name) {
+  if (o.in_channels < 1 || o.out_channels < 1 || o.heads < 1)
+    raise<InvalidArgument>("GATv2Conv ", name, ": in_channels=", o.in_channels, ", out_channels=", o.out_channels,
+                           ", heads=", o.heads, ", expected all >= 1");
+  if (!(o.dropout >= 0.f && o.dropout < 1.f))
+    raise<InvalidArgument>("GATv2Conv ", name, ": dropout is ", o.dropout, ", expected in [0, 1)");
+  if (!(o.negative_slope >= 0.f))
+    raise<InvalidArgument>("GATv2Conv ", name, ": negative_slope is ", o.negative_slope, ", expected >= 0");
+  return o;
+}
+}  // namespace
+
+GATv2Conv::GATv2Conv(const GATv2ConvOptions& o, const std::string& name, uint64_t seed)
+    : lin_l(join_name(name, "lin_l"), checked(o, name).in_channels, o.heads * o.out_channels, o.bias,
+            LinearInit::glorot, seed),
+      options_(o) {
+  const int64_t h = o.heads, c = o.out_channels;
+  if (!o.share_weights)
+    lin_r_.emplace(join_name(name, "lin_r"), o.in_channels, h * c, o.bias, LinearInit::glorot, seed);
+  att.name = join_name(name, "att");
+  att.value = glorot({1, h, c}, derive_seed(seed, att.name));
+  if (o.bias) {
+    bias.name = join_name(name, "bias");
+    bias.value = zeros({out_features()});
+  }
+  if (o.residual)
+    res.emplace(join_name(name, "res"), o.in_channels, out_features(), /*bias=*/false, LinearInit::glorot, seed);
+}
+
+int64_t GATv2Conv::out_features() const {
+  return options_.concat ? options_.heads * options_.out_channels : options_.out_channels;
+}
+
+std::vector<autograd::Parameter*> GATv2Conv::parameters() {
+  std::vector<autograd::Parameter*> out;
+  lin_l.collect(out);
+  if (lin_r_) lin_r_->collect(out);
+  out.push_back(&att);
+  if (options_.bias) out.push_back(&bias);
+  if (res) res->collect(out);
+  return out;
+}
+
+Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
+                       Tensor* attention) {
+  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
+  check_layer_graph(tape, "GATv2Conv " + lin_l.weight.name, graph, x, options_.in_channels, options_.add_self_loops);
+  const Var x_l = autograd::reshape(tape, lin_l.forward(tape, x), {n, h, c});
+  const Var x_r = lin_r_ ? autograd::reshape(tape, lin_r_->forward(tape, x), {n, h, c}) : x_l;
+  AttentionConfig config{.score = Score::gatv2,
+                         .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
+                         .negative_slope = options_.negative_slope,
+                         .dropout = options_.dropout,
+                         .seed = dropout_seed,
+                         .return_attention = attention != nullptr};
+  Var out = autograd::graph_attention(
+      tape, graph,
+      {.query = x_r, .key = x_l, .value = x_l, .att = autograd::reshape(tape, tape.parameter(att), {h, c})}, config,
+      attention);
+  if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
+  if (res) out = autograd::add(tape, out, res->forward(tape, x));
+  if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
+  return out;
+}
+
+}  // namespace edgeattn::nn

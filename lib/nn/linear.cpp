@@ -1,0 +1,67 @@
+#include "edgeattn/nn/linear.hpp"
+
+#include <cmath>
+
+#include "edgeattn/autograd/ops/linear.hpp"
+#include "edgeattn/nn/init.hpp"
+
+namespace edgeattn::nn {
+
+std::string join_name(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+int64_t NodeInput::rows(const autograd::Tape& tape) const {
+  if (sparse_) return sparse_->rows();
+  const Tensor& v = tape.value(dense_);
+  return v.rank() >= 1 ? v.dim(0) : 0;
+}
+
+int64_t NodeInput::cols(const autograd::Tape& tape) const {
+  if (sparse_) return sparse_->cols();
+  const Tensor& v = tape.value(dense_);
+  return v.rank() >= 2 ? v.dim(v.rank() - 1) : 0;
+}
+
+void NodeInput::check(const autograd::Tape& tape, const std::string& who, int64_t rows, int64_t cols) const {
+  if (sparse_) {
+    if ((rows != kAny && sparse_->rows() != rows) || (cols != kAny && sparse_->cols() != cols))
+      raise<ShapeError>(who, ": x (sparse) has shape [", sparse_->rows(), ", ", sparse_->cols(), "], expected [",
+                        rows == kAny ? std::string("*") : std::to_string(rows), ", ",
+                        cols == kAny ? std::string("*") : std::to_string(cols), "]");
+    return;
+  }
+  check_shape(who + ": x", tape.value(dense_), {rows, cols});
+}
+
+Linear::Linear(const std::string& name, int64_t in_channels, int64_t out_channels, bool bias, LinearInit init,
+               uint64_t seed, bool zero_bias)
+    : in_(in_channels), out_(out_channels), has_bias_(bias) {
+  if (in_channels < 1 || out_channels < 1)
+    raise<InvalidArgument>("Linear ", name, ": in_channels=", in_channels, ", out_channels=", out_channels,
+                           ", expected both >= 1");
+  weight.name = join_name(name, "weight");
+  weight.value = init == LinearInit::glorot ? glorot({out_channels, in_channels}, derive_seed(seed, weight.name))
+                                            : torch_linear_weight({out_channels, in_channels}, derive_seed(seed, weight.name));
+  if (bias) {
+    this->bias.name = join_name(name, "bias");
+    this->bias.value = zero_bias ? zeros({out_channels})
+                                 : uniform({out_channels}, 1.f / std::sqrt(static_cast<float>(in_channels)),
+                                           derive_seed(seed, this->bias.name));
+  }
+}
+
+autograd::Var Linear::forward(autograd::Tape& tape, const NodeInput& x) {
+  x.check(tape, "Linear " + weight.name, kAny, in_);
+  const autograd::Var w = tape.parameter(weight);
+  const autograd::Var b = has_bias_ ? tape.parameter(bias) : autograd::Var{};
+  if (x.is_sparse()) return autograd::linear(tape, CsrMatrix(x.sparse()), w, b);
+  return autograd::linear(tape, x.dense(), w, b);
+}
+
+void Linear::collect(std::vector<autograd::Parameter*>& out) {
+  out.push_back(&weight);
+  if (has_bias_) out.push_back(&bias);
+}
+
+}  // namespace edgeattn::nn

@@ -1,0 +1,446 @@
+#include "edgeattn/nn/model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <system_error>
+
+#include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/nn/gat_conv.hpp"
+#include "edgeattn/nn/gatv2_conv.hpp"
+#include "edgeattn/nn/graph_transformer.hpp"
+#include "edgeattn/nn/init.hpp"
+#include "edgeattn/nn/positional_encoding.hpp"
+#include "edgeattn/nn/prepare_graph.hpp"
+#include "edgeattn/nn/transformer_conv.hpp"
+
+namespace edgeattn::nn {
+
+using autograd::Var;
+
+// ---------------------------------------------------------------------------------------------
+// Names
+// ---------------------------------------------------------------------------------------------
+
+const char* to_string(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::gat: return "gat";
+    case ModelKind::gatv2: return "gatv2";
+    case ModelKind::transformer: return "transformer";
+    case ModelKind::graph_transformer: return "graph_transformer";
+  }
+  return "?";
+}
+
+const char* to_string(PositionalEncodingKind kind) {
+  switch (kind) {
+    case PositionalEncodingKind::none: return "none";
+    case PositionalEncodingKind::laplacian: return "laplacian";
+    case PositionalEncodingKind::rwse: return "rwse";
+  }
+  return "?";
+}
+
+ModelKind parse_model_kind(const std::string& name) {
+  for (ModelKind k : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer})
+    if (name == to_string(k)) return k;
+  raise<InvalidArgument>("model kind '", name, "' is unknown; expected gat, gatv2, transformer or graph_transformer");
+}
+
+PositionalEncodingKind parse_positional_encoding(const std::string& name) {
+  for (auto k : {PositionalEncodingKind::none, PositionalEncodingKind::laplacian, PositionalEncodingKind::rwse})
+    if (name == to_string(k)) return k;
+  raise<InvalidArgument>("positional encoding '", name, "' is unknown; expected none, laplacian or rwse");
+}
+
+// ---------------------------------------------------------------------------------------------
+// ModelConfig <-> JSON
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string format_float(float v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
+  return std::string(buf, r.ptr);
+}
+
+// One "key": value of a flat JSON object; numbers are kept as their text for exact parsing.
+struct Field {
+  enum Type { string, number, boolean } type;
+  std::string text;
+  bool flag = false;
+};
+
+std::map<std::string, Field> parse_flat_object(const std::string& s) {
+  size_t i = 0;
+  auto fail = [&](const std::string& what) -> void {
+    raise<InvalidArgument>("ModelConfig::from_json: at offset ", i, ": expected ", what);
+  };
+  auto skip = [&] {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
+  };
+  auto string_token = [&]() {
+    if (i >= s.size() || s[i] != '"') fail("'\"'");
+    const size_t start = ++i;
+    while (i < s.size() && s[i] != '"') {
+      if (s[i] == '\\' || static_cast<unsigned char>(s[i]) < 0x20) fail("a plain string (no escapes)");
+      ++i;
+    }
+    if (i >= s.size()) fail("the closing '\"'");
+    return s.substr(start, i++ - start);
+  };
+  std::map<std::string, Field> out;
+  skip();
+  if (i >= s.size() || s[i] != '{') fail("'{'");
+  ++i;
+  skip();
+  if (i < s.size() && s[i] == '}') {
+    ++i;
+  } else {
+    for (;;) {
+      skip();
+      const std::string key = string_token();
+      skip();
+      if (i >= s.size() || s[i] != ':') fail("':' after \"" + key + "\"");
+      ++i;
+      skip();
+      Field f{Field::number, {}, false};
+      if (i < s.size() && s[i] == '"') {
+        f = {Field::string, string_token(), false};
+      } else if (s.compare(i, 4, "true") == 0) {
+        f = {Field::boolean, "true", true};
+        i += 4;
+      } else if (s.compare(i, 5, "false") == 0) {
+        f = {Field::boolean, "false", false};
+        i += 5;
+      } else {
+        const size_t start = i;
+        while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || std::strchr("+-.eE", s[i]))) ++i;
+        if (i == start) fail("a value for \"" + key + "\"");
+        f.text = s.substr(start, i - start);
+      }
+      if (!out.emplace(key, f).second)
+        raise<InvalidArgument>("ModelConfig::from_json: key \"", key, "\" appears twice");
+      skip();
+      if (i < s.size() && s[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (i < s.size() && s[i] == '}') {
+        ++i;
+        break;
+      }
+      fail("',' or '}'");
+    }
+  }
+  skip();
+  if (i != s.size()) fail("the end of the text");
+  return out;
+}
+
+class FieldReader {
+ public:
+  explicit FieldReader(std::map<std::string, Field> fields) : fields_(std::move(fields)) {}
+
+  const Field& take(const char* key, Field::Type type, const char* type_name) {
+    const auto it = fields_.find(key);
+    if (it == fields_.end()) raise<InvalidArgument>("ModelConfig::from_json: missing key \"", key, "\"");
+    if (it->second.type != type)
+      raise<InvalidArgument>("ModelConfig::from_json: \"", key, "\" is '", it->second.text, "', expected ", type_name);
+    used_.push_back(key);
+    return it->second;
+  }
+  std::string string(const char* key) { return take(key, Field::string, "a string").text; }
+  bool boolean(const char* key) { return take(key, Field::boolean, "true or false").flag; }
+  template <class T>
+  T number(const char* key) {
+    const std::string& text = take(key, Field::number, "a number").text;
+    T v{};
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+      raise<InvalidArgument>("ModelConfig::from_json: \"", key, "\" is '", text, "', not a valid ",
+                             std::is_floating_point_v<T> ? "float" : "integer in range");
+    return v;
+  }
+  void expect_no_other_keys() const {
+    for (const auto& [key, f] : fields_)
+      if (std::find(used_.begin(), used_.end(), key) == used_.end())
+        raise<InvalidArgument>("ModelConfig::from_json: unknown key \"", key, "\"");
+  }
+
+ private:
+  std::map<std::string, Field> fields_;
+  std::vector<std::string> used_;
+};
+
+}  // namespace
+
+std::string ModelConfig::to_json() const {
+  std::ostringstream os;
+  auto b = [](bool v) { return v ? "true" : "false"; };
+  os << "{\"kind\":\"" << nn::to_string(kind) << "\",\"in_channels\":" << in_channels << ",\"hidden\":" << hidden
+     << ",\"heads\":" << heads << ",\"out_heads\":" << out_heads << ",\"num_classes\":" << num_classes
+     << ",\"layers\":" << layers << ",\"dropout\":" << format_float(dropout)
+     << ",\"attention_dropout\":" << format_float(attention_dropout)
+     << ",\"negative_slope\":" << format_float(negative_slope) << ",\"residual\":" << b(residual)
+     << ",\"add_self_loops\":" << b(add_self_loops) << ",\"share_weights\":" << b(share_weights)
+     << ",\"beta\":" << b(beta) << ",\"pre_norm\":" << b(pre_norm) << ",\"ffn_hidden\":" << ffn_hidden
+     << ",\"pe\":\"" << nn::to_string(pe) << "\",\"pe_dim\":" << pe_dim << ",\"seed\":" << seed << "}";
+  return os.str();
+}
+
+ModelConfig ModelConfig::from_json(const std::string& json) {
+  FieldReader r(parse_flat_object(json));
+  ModelConfig c;
+  c.kind = parse_model_kind(r.string("kind"));
+  c.in_channels = r.number<int64_t>("in_channels");
+  c.hidden = r.number<int64_t>("hidden");
+  c.heads = r.number<int64_t>("heads");
+  c.out_heads = r.number<int64_t>("out_heads");
+  c.num_classes = r.number<int64_t>("num_classes");
+  c.layers = r.number<int64_t>("layers");
+  c.dropout = r.number<float>("dropout");
+  c.attention_dropout = r.number<float>("attention_dropout");
+  c.negative_slope = r.number<float>("negative_slope");
+  c.residual = r.boolean("residual");
+  c.add_self_loops = r.boolean("add_self_loops");
+  c.share_weights = r.boolean("share_weights");
+  c.beta = r.boolean("beta");
+  c.pre_norm = r.boolean("pre_norm");
+  c.ffn_hidden = r.number<int64_t>("ffn_hidden");
+  c.pe = parse_positional_encoding(r.string("pe"));
+  c.pe_dim = r.number<int64_t>("pe_dim");
+  c.seed = r.number<uint64_t>("seed");
+  r.expect_no_other_keys();
+  c.validate();
+  return c;
+}
+
+void ModelConfig::validate() const {
+  auto positive = [](const char* name, int64_t v) {
+    if (v < 1) raise<InvalidArgument>("ModelConfig: ", name, " is ", v, ", expected >= 1");
+  };
+  positive("in_channels", in_channels);
+  positive("hidden", hidden);
+  positive("heads", heads);
+  positive("out_heads", out_heads);
+  positive("num_classes", num_classes);
+  positive("layers", layers);
+  for (auto [name, p] : {std::pair{"dropout", dropout}, std::pair{"attention_dropout", attention_dropout}})
+    if (!(p >= 0.f && p < 1.f)) raise<InvalidArgument>("ModelConfig: ", name, " is ", p, ", expected in [0, 1)");
+  if (!(negative_slope >= 0.f))
+    raise<InvalidArgument>("ModelConfig: negative_slope is ", negative_slope, ", expected >= 0");
+  if (ffn_hidden < 0) raise<InvalidArgument>("ModelConfig: ffn_hidden is ", ffn_hidden, ", expected >= 0");
+  if ((pe == PositionalEncodingKind::none) != (pe_dim == 0) || pe_dim < 0)
+    raise<InvalidArgument>("ModelConfig: pe is ", nn::to_string(pe), " with pe_dim ", pe_dim,
+                           "; expected pe_dim 0 exactly when pe is none");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Model
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+// Dropout sites (per-site constants mixed with the step seed).
+constexpr uint64_t kInputDropout = 1;
+constexpr uint64_t kAttentionSite = 100;  // + layer index
+constexpr uint64_t kHiddenDropout = 200;  // + layer index
+constexpr uint64_t kBlockSite = 300;      // + block index
+}  // namespace
+
+struct Model::Impl {
+  std::vector<std::unique_ptr<GATConv>> gat;
+  std::vector<std::unique_ptr<GATv2Conv>> gatv2;
+  std::vector<std::unique_ptr<TransformerConv>> transformer;
+  std::unique_ptr<Linear> lin_in, lin_out;
+  std::vector<std::unique_ptr<GraphTransformerBlock>> blocks;
+};
+
+Model::Model(const ModelConfig& config) : config_(config), impl_(std::make_unique<Impl>()) {
+  config_.validate();
+  const ModelConfig& c = config_;
+  const int64_t in = c.in_channels + c.pe_dim, wide = c.hidden * c.heads;
+  if (c.kind == ModelKind::graph_transformer) {
+    impl_->lin_in = std::make_unique<Linear>("lin_in", in, wide, true, LinearInit::torch_default, c.seed);
+    for (int64_t l = 0; l < c.layers; ++l)
+      impl_->blocks.push_back(std::make_unique<GraphTransformerBlock>(
+          GraphTransformerOptions{.channels = wide,
+                                  .heads = c.heads,
+                                  .ffn_hidden = c.ffn_hidden,
+                                  .dropout = c.dropout,
+                                  .attention_dropout = c.attention_dropout,
+                                  .pre_norm = c.pre_norm},
+          "blocks." + std::to_string(l), c.seed));
+    impl_->lin_out = std::make_unique<Linear>("lin_out", wide, c.num_classes, true, LinearInit::torch_default, c.seed);
+    return;
+  }
+  for (int64_t l = 0; l < c.layers; ++l) {
+    const bool last = l + 1 == c.layers;
+    const int64_t layer_in = l == 0 ? in : wide;
+    const int64_t out = last ? c.num_classes : c.hidden;
+    const int64_t heads = last ? c.out_heads : c.heads;
+    const std::string name = "conv" + std::to_string(l + 1);
+    switch (c.kind) {
+      case ModelKind::gat:
+        impl_->gat.push_back(std::make_unique<GATConv>(GATConvOptions{.in_channels = layer_in,
+                                                                      .out_channels = out,
+                                                                      .heads = heads,
+                                                                      .concat = !last,
+                                                                      .negative_slope = c.negative_slope,
+                                                                      .dropout = c.attention_dropout,
+                                                                      .add_self_loops = c.add_self_loops,
+                                                                      .residual = c.residual},
+                                                       name, c.seed));
+        break;
+      case ModelKind::gatv2:
+        impl_->gatv2.push_back(std::make_unique<GATv2Conv>(GATv2ConvOptions{.in_channels = layer_in,
+                                                                            .out_channels = out,
+                                                                            .heads = heads,
+                                                                            .concat = !last,
+                                                                            .negative_slope = c.negative_slope,
+                                                                            .dropout = c.attention_dropout,
+                                                                            .add_self_loops = c.add_self_loops,
+                                                                            .share_weights = c.share_weights,
+                                                                            .residual = c.residual},
+                                                           name, c.seed));
+        break;
+      case ModelKind::transformer:
+        impl_->transformer.push_back(std::make_unique<TransformerConv>(
+            TransformerConvOptions{.in_channels = layer_in,
+                                   .out_channels = out,
+                                   .heads = heads,
+                                   .concat = !last,
+                                   .beta = c.beta,
+                                   .dropout = c.attention_dropout},
+            name, c.seed));
+        break;
+      case ModelKind::graph_transformer: break;
+    }
+  }
+}
+
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+Graph Model::prepare_graph(const Graph& graph) const { return nn::prepare_graph(graph, config_.add_self_loops); }
+
+data::Features Model::prepare_features(const Graph& graph, const data::Features& features) const {
+  if (features.cols() != config_.in_channels)
+    raise<ShapeError>("Model::prepare_features: features have ", features.cols(), " columns, expected in_channels=",
+                      config_.in_channels);
+  if (config_.pe == PositionalEncodingKind::none) return features;
+  const Tensor pe = config_.pe == PositionalEncodingKind::laplacian ? laplacian_encoding(graph, config_.pe_dim)
+                                                                     : random_walk_encoding(graph, config_.pe_dim);
+  if (features.is_sparse()) return data::Features(append_columns(features.sparse(), pe));
+  return data::Features(append_columns(features.dense(), pe));
+}
+
+namespace {
+
+// The conv stack shared by the gat, gatv2 and transformer kinds.
+template <class Conv>
+Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, std::vector<std::unique_ptr<Conv>>& convs,
+               const ModelConfig& c, uint64_t step_seed, std::vector<Tensor>* attention) {
+  Var h;
+  for (size_t l = 0; l < convs.size(); ++l) {
+    Tensor* att = nullptr;
+    if (attention) att = &attention->emplace_back();
+    const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
+    if (l == 0) {
+      h = convs[l]->forward(tape, graph, x0, att_seed, att);
+    } else {
+      h = autograd::dropout(tape, autograd::elu(tape, h), c.dropout, site_seed(step_seed, kHiddenDropout + l));
+      h = convs[l]->forward(tape, graph, h, att_seed, att);
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+Var Model::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,
+                   std::vector<Tensor>* attention) {
+  return x.is_sparse() ? forward(tape, graph, x.sparse(), step_seed, attention)
+                       : forward(tape, graph, x.dense(), step_seed, attention);
+}
+
+Var Model::forward(autograd::Tape& tape, const Graph& graph, const CsrMatrix& x, uint64_t step_seed,
+                   std::vector<Tensor>* attention) {
+  const int64_t in = config_.in_channels + config_.pe_dim;
+  if (x.rows() != graph.num_dst() || x.cols() != in)
+    raise<ShapeError>("Model::forward: x (sparse) has shape [", x.rows(), ", ", x.cols(), "], expected [num_nodes=",
+                      graph.num_dst(), ", in_channels + pe_dim=", in, "]");
+  const CsrMatrix dropped = autograd::dropout(tape, x, config_.dropout, site_seed(step_seed, kInputDropout));
+  Impl& m = *impl_;
+  switch (config_.kind) {
+    case ModelKind::gat: return conv_stack(tape, graph, dropped, m.gat, config_, step_seed, attention);
+    case ModelKind::gatv2: return conv_stack(tape, graph, dropped, m.gatv2, config_, step_seed, attention);
+    case ModelKind::transformer: return conv_stack(tape, graph, dropped, m.transformer, config_, step_seed, attention);
+    case ModelKind::graph_transformer: break;
+  }
+  Var h = m.lin_in->forward(tape, dropped);
+  for (size_t l = 0; l < m.blocks.size(); ++l) {
+    Tensor* att = attention ? &attention->emplace_back() : nullptr;
+    h = m.blocks[l]->forward(tape, graph, h, site_seed(step_seed, kBlockSite + l), att);
+  }
+  return m.lin_out->forward(tape, h);
+}
+
+Var Model::forward(autograd::Tape& tape, const Graph& graph, const Tensor& x, uint64_t step_seed,
+                   std::vector<Tensor>* attention) {
+  const int64_t in = config_.in_channels + config_.pe_dim;
+  check_shape("Model::forward: x (expected [num_nodes, in_channels + pe_dim])", x, {graph.num_dst(), in});
+  const Var dropped = autograd::dropout(tape, tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout));
+  Impl& m = *impl_;
+  switch (config_.kind) {
+    case ModelKind::gat: return conv_stack(tape, graph, dropped, m.gat, config_, step_seed, attention);
+    case ModelKind::gatv2: return conv_stack(tape, graph, dropped, m.gatv2, config_, step_seed, attention);
+    case ModelKind::transformer: return conv_stack(tape, graph, dropped, m.transformer, config_, step_seed, attention);
+    case ModelKind::graph_transformer: break;
+  }
+  Var h = m.lin_in->forward(tape, dropped);
+  for (size_t l = 0; l < m.blocks.size(); ++l) {
+    Tensor* att = attention ? &attention->emplace_back() : nullptr;
+    h = m.blocks[l]->forward(tape, graph, h, site_seed(step_seed, kBlockSite + l), att);
+  }
+  return m.lin_out->forward(tape, h);
+}
+
+std::vector<autograd::Parameter*> Model::parameters() {
+  std::vector<autograd::Parameter*> out;
+  auto append = [&](std::vector<autograd::Parameter*> ps) { out.insert(out.end(), ps.begin(), ps.end()); };
+  Impl& m = *impl_;
+  for (auto& c : m.gat) append(c->parameters());
+  for (auto& c : m.gatv2) append(c->parameters());
+  for (auto& c : m.transformer) append(c->parameters());
+  if (m.lin_in) m.lin_in->collect(out);
+  for (auto& b : m.blocks) append(b->parameters());
+  if (m.lin_out) m.lin_out->collect(out);
+  return out;
+}
+
+int64_t Model::num_parameters() {
+  int64_t n = 0;
+  for (auto* p : parameters()) n += p->value.numel();
+  return n;
+}
+
+std::string Model::describe() {
+  std::ostringstream os;
+  const ModelConfig& c = config_;
+  os << "Model(kind=" << to_string(c.kind) << ", layers=" << c.layers << ", hidden=" << c.hidden
+     << ", heads=" << c.heads << ", out_heads=" << c.out_heads << ", classes=" << c.num_classes
+     << ", dropout=" << c.dropout << ", attention_dropout=" << c.attention_dropout << ", pe=" << to_string(c.pe);
+  if (c.pe_dim) os << "(" << c.pe_dim << ")";
+  os << ")\n";
+  for (auto* p : parameters()) os << "  " << p->name << " " << p->value.shape().str() << "\n";
+  os << "  parameters: " << num_parameters() << "\n";
+  return os.str();
+}
+
+}  // namespace edgeattn::nn

@@ -1,0 +1,73 @@
+#include "edgeattn/nn/transformer_conv.hpp"
+
+#include <cmath>
+
+#include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/nn/gat_conv.hpp"
+
+namespace edgeattn::nn {
+
+using autograd::Var;
+
+namespace {
+const TransformerConvOptions& checked(const TransformerConvOptions& o, const std::string& name) {
+  if (o.in_channels < 1 || o.out_channels < 1 || o.heads < 1)
+    raise<InvalidArgument>("TransformerConv ", name, ": in_channels=", o.in_channels,
+                           ", out_channels=", o.out_channels, ", heads=", o.heads, ", expected all >= 1");
+  if (!(o.dropout >= 0.f && o.dropout < 1.f))
+    raise<InvalidArgument>("TransformerConv ", name, ": dropout is ", o.dropout, ", expected in [0, 1)");
+  return o;
+}
+int64_t width(const TransformerConvOptions& o) { return o.concat ? o.heads * o.out_channels : o.out_channels; }
+}  // namespace
+
+TransformerConv::TransformerConv(const TransformerConvOptions& o, const std::string& name, uint64_t seed)
+    : lin_key(join_name(name, "lin_key"), checked(o, name).in_channels, o.heads * o.out_channels, true,
+              LinearInit::torch_default, seed),
+      lin_query(join_name(name, "lin_query"), o.in_channels, o.heads * o.out_channels, true,
+                LinearInit::torch_default, seed),
+      lin_value(join_name(name, "lin_value"), o.in_channels, o.heads * o.out_channels, true,
+                LinearInit::torch_default, seed),
+      lin_skip(join_name(name, "lin_skip"), o.in_channels, width(o), o.bias, LinearInit::torch_default, seed),
+      options_(o) {
+  if (o.beta && o.root_weight)
+    lin_beta.emplace(join_name(name, "lin_beta"), 3 * width(o), 1, /*bias=*/false, LinearInit::torch_default, seed);
+}
+
+int64_t TransformerConv::out_features() const { return width(options_); }
+
+std::vector<autograd::Parameter*> TransformerConv::parameters() {
+  std::vector<autograd::Parameter*> out;
+  lin_key.collect(out);
+  lin_query.collect(out);
+  lin_value.collect(out);
+  lin_skip.collect(out);
+  if (lin_beta) lin_beta->collect(out);
+  return out;
+}
+
+Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
+                             Tensor* attention) {
+  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
+  check_layer_graph(tape, "TransformerConv " + lin_key.weight.name, graph, x, options_.in_channels, false);
+  const Var q = autograd::reshape(tape, lin_query.forward(tape, x), {n, h, c});
+  const Var k = autograd::reshape(tape, lin_key.forward(tape, x), {n, h, c});
+  const Var v = autograd::reshape(tape, lin_value.forward(tape, x), {n, h, c});
+  AttentionConfig config{.score = Score::dot_product,
+                         .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
+                         .scale = 1.f / std::sqrt(static_cast<float>(c)),
+                         .dropout = options_.dropout,
+                         .seed = dropout_seed,
+                         .return_attention = attention != nullptr};
+  Var out = autograd::graph_attention(tape, graph, {.query = q, .key = k, .value = v}, config, attention);
+  if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
+  if (!options_.root_weight) return out;
+  const Var x_r = lin_skip.forward(tape, x);
+  if (!lin_beta) return autograd::add(tape, out, x_r);
+  // b x_r + (1 - b) out = out + b (x_r - out)
+  const Var gate = autograd::sigmoid(
+      tape, lin_beta->forward(tape, autograd::concat(tape, {out, x_r, autograd::sub(tape, out, x_r)})));
+  return autograd::add(tape, out, autograd::scale_rows(tape, autograd::sub(tape, x_r, out), gate));
+}
+
+}  // namespace edgeattn::nn

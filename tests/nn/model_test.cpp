@@ -1,0 +1,250 @@
+// Model: the GAT paper's Cora architecture with PyG's parameter names and count, determinism for
+// a seed, no dropout in eval mode, the strict JSON config round trip, input preparation, and a
+// tiny model of every kind overfitting a 20-node graph with a plain SGD loop (wiring check; the
+// real optimiser lives in train/).
+#include "edgeattn/nn/model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "edgeattn/autograd/ops.hpp"
+#include "nn_test_util.hpp"
+#include "support/expect_error.hpp"
+#include "support/gradcheck.hpp"
+#include "support/test_graphs.hpp"
+
+namespace edgeattn::nn {
+namespace {
+
+using autograd::Parameter;
+using autograd::Tape;
+using autograd::Var;
+using edgeattn::testing::expect_throw_naming;
+using edgeattn::testing::names_and_shapes;
+using Names = std::map<std::string, std::string>;
+
+std::vector<float> values(const Tensor& t) { return {t.span().begin(), t.span().end()}; }
+
+TEST(Model, CoraGatHasPyGsParameterNamesShapesAndCount) {
+  Model model({.kind = ModelKind::gat, .in_channels = 1433, .num_classes = 7});
+  EXPECT_EQ(names_and_shapes(model.parameters()), (Names{{"conv1.lin.weight", "[64, 1433]"},
+                                                         {"conv1.att_src", "[1, 8, 8]"},
+                                                         {"conv1.att_dst", "[1, 8, 8]"},
+                                                         {"conv1.bias", "[64]"},
+                                                         {"conv2.lin.weight", "[7, 64]"},
+                                                         {"conv2.att_src", "[1, 1, 7]"},
+                                                         {"conv2.att_dst", "[1, 1, 7]"},
+                                                         {"conv2.bias", "[7]"}}));
+  EXPECT_EQ(model.num_parameters(), 92373);  // PyG's 2-layer GAT on Cora
+  EXPECT_NE(model.describe().find("conv1.lin.weight [64, 1433]"), std::string::npos);
+}
+
+TEST(Model, OtherKindsNameTheirLayers) {
+  Model v2({.kind = ModelKind::gatv2, .in_channels = 10, .hidden = 4, .heads = 2, .num_classes = 3, .layers = 3,
+            .share_weights = true});
+  const Names n2 = names_and_shapes(v2.parameters());
+  EXPECT_EQ(n2.at("conv1.lin_l.weight"), "[8, 10]");
+  EXPECT_EQ(n2.at("conv2.lin_l.weight"), "[8, 8]");
+  EXPECT_EQ(n2.at("conv3.lin_l.weight"), "[3, 8]");
+  EXPECT_EQ(n2.count("conv1.lin_r.weight"), 0u);
+  Model tr({.kind = ModelKind::transformer, .in_channels = 10, .hidden = 4, .heads = 2, .num_classes = 3, .beta = true});
+  const Names nt = names_and_shapes(tr.parameters());
+  EXPECT_EQ(nt.at("conv1.lin_beta.weight"), "[1, 24]");
+  EXPECT_EQ(nt.at("conv2.lin_skip.weight"), "[3, 8]");
+  Model gt({.kind = ModelKind::graph_transformer, .in_channels = 10, .hidden = 4, .heads = 2, .num_classes = 3,
+            .pe = PositionalEncodingKind::rwse, .pe_dim = 3});
+  const Names ng = names_and_shapes(gt.parameters());
+  EXPECT_EQ(ng.at("lin_in.weight"), "[8, 13]");
+  EXPECT_EQ(ng.at("blocks.1.ffn.lin1.weight"), "[16, 8]");
+  EXPECT_EQ(ng.at("lin_out.weight"), "[3, 8]");
+}
+
+struct Toy {
+  Graph raw;
+  data::Features features;
+  std::vector<int32_t> labels;
+  std::vector<int64_t> all;
+};
+
+// A 20-node stochastic block model: three communities (dense inside, sparse between), labels =
+// community, 6 random dense features.
+Toy toy(uint64_t seed) {
+  Toy t;
+  std::vector<int64_t> src, dst;
+  for (int64_t i = 0; i < 20; ++i)
+    for (int64_t j = i + 1; j < 20; ++j) {
+      const bool same = i % 3 == j % 3;
+      const float u = edgeattn::testing::random_tensor({1}, seed * 1000 + static_cast<uint64_t>(i * 20 + j), 0.f, 1.f)(0);
+      if (u < (same ? 0.5f : 0.05f)) src.push_back(i), dst.push_back(j);
+    }
+  t.raw = edgeattn::testing::undirected(20, src, dst);
+  t.features = data::Features(edgeattn::testing::random_tensor({20, 6}, seed + 1));
+  for (int64_t i = 0; i < 20; ++i) {
+    t.labels.push_back(static_cast<int32_t>(i % 3));
+    t.all.push_back(i);
+  }
+  return t;
+}
+
+Tensor logits_of(Model& model, const Graph& g, const data::Features& x, uint64_t step, bool training) {
+  Tape tape;
+  tape.training = training;
+  return tape.value(model.forward(tape, g, x, step));
+}
+
+TEST(Model, IsDeterministicForASeedAndDropoutFollowsTheStepSeed) {
+  const Toy t = toy(1);
+  for (ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+    const ModelConfig cfg{.kind = kind, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3, .seed = 5};
+    Model a(cfg), b(cfg);
+    const Graph g = a.prepare_graph(t.raw);
+    const Tensor la = logits_of(a, g, t.features, 3, true);
+    EXPECT_EQ(values(la), values(logits_of(b, g, t.features, 3, true))) << to_string(kind);
+    EXPECT_NE(values(la), values(logits_of(a, g, t.features, 4, true))) << to_string(kind);
+    ModelConfig other = cfg;
+    other.seed = 6;
+    Model c(other);
+    EXPECT_NE(values(la), values(logits_of(c, g, t.features, 3, true))) << to_string(kind);
+  }
+}
+
+TEST(Model, EvalModeHasNoDropout) {
+  const Toy t = toy(2);
+  for (ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+    ModelConfig cfg{.kind = kind, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3, .seed = 9};
+    Model with_dropout(cfg);
+    cfg.dropout = cfg.attention_dropout = 0.f;
+    Model without(cfg);  // same seed: same initial parameters
+    const Graph g = with_dropout.prepare_graph(t.raw);
+    const Tensor eval1 = logits_of(with_dropout, g, t.features, 1, false);
+    EXPECT_EQ(values(eval1), values(logits_of(with_dropout, g, t.features, 2, false))) << to_string(kind);
+    EXPECT_EQ(values(eval1), values(logits_of(without, g, t.features, 1, true))) << to_string(kind);
+    EXPECT_NE(values(eval1), values(logits_of(with_dropout, g, t.features, 1, true))) << to_string(kind);
+  }
+}
+
+TEST(Model, EveryKindOverfitsATwentyNodeGraphWithPlainSgd) {
+  const Toy t = toy(3);
+  for (ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+    Model model({.kind = kind, .in_channels = 6, .hidden = 8, .heads = 2, .num_classes = 3, .dropout = 0.f,
+                 .attention_dropout = 0.f, .seed = 1});
+    const Graph g = model.prepare_graph(t.raw);
+    const float lr = kind == ModelKind::graph_transformer ? 0.05f : 0.5f;
+    float first = 0.f, last = 0.f;
+    for (int step = 0; step < 300; ++step) {
+      Tape tape;
+      const Var loss = autograd::cross_entropy(tape, model.forward(tape, g, t.features, step), t.labels, t.all);
+      for (Parameter* p : model.parameters()) p->zero_grad();
+      tape.backward(loss);
+      for (Parameter* p : model.parameters())
+        for (int64_t i = 0; i < p->value.numel(); ++i) p->value.data()[i] -= lr * p->grad.data()[i];
+      (step == 0 ? first : last) = tape.value(loss).data()[0];
+    }
+    const Tensor logits = logits_of(model, g, t.features, 0, false);
+    int correct = 0;
+    for (int64_t i = 0; i < 20; ++i) {
+      int64_t best = 0;
+      for (int64_t c = 1; c < 3; ++c)
+        if (logits(i, c) > logits(i, best)) best = c;
+      correct += best == t.labels[static_cast<size_t>(i)];
+    }
+    EXPECT_EQ(correct, 20) << to_string(kind) << ": loss " << first << " -> " << last;
+    EXPECT_LT(last, 0.1f * first) << to_string(kind);
+  }
+}
+
+TEST(Model, SparseAndDenseFeaturesGiveTheSameLogits) {
+  const Toy t = toy(4);
+  Model model({.kind = ModelKind::gat, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3, .seed = 2});
+  const Graph g = model.prepare_graph(t.raw);
+  const data::Features sparse(CsrMatrix::from_dense(t.features.dense()));
+  const Tensor a = logits_of(model, g, t.features, 0, false);
+  const Tensor b = logits_of(model, g, sparse, 0, false);
+  EXPECT_LT(max_abs_diff(a, b), 1e-5f);
+}
+
+TEST(Model, PrepareFeaturesAppendsThePositionalEncoding) {
+  const Toy t = toy(5);
+  Model model({.kind = ModelKind::graph_transformer, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3,
+               .pe = PositionalEncodingKind::rwse, .pe_dim = 4});
+  const data::Features x = model.prepare_features(t.raw, t.features);
+  ASSERT_EQ(x.cols(), 10);
+  const Tensor d = x.to_dense();
+  EXPECT_EQ(d(3, 2), t.features.dense()(3, 2));
+  EXPECT_EQ(d(3, 6), 0.f);  // RWSE step 1 on a graph without self-loops
+  const Graph g = model.prepare_graph(t.raw);
+  EXPECT_EQ(logits_of(model, g, x, 0, false).shape(), (Shape{20, 3}));
+  expect_throw_naming<ShapeError>([&] { (void)logits_of(model, g, t.features, 0, false); },
+                                  {"Model::forward", "in_channels + pe_dim", "10"});
+  const data::Features sparse = model.prepare_features(t.raw, data::Features(CsrMatrix::from_dense(t.features.dense())));
+  EXPECT_LT(max_abs_diff(sparse.to_dense(), d), 1e-7f);
+}
+
+TEST(Model, ForwardRejectsAGraphWithoutSelfLoopsWhenTheyAreConfigured) {
+  const Toy t = toy(6);
+  Model model({.kind = ModelKind::gat, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3});
+  expect_throw_naming<InvalidArgument>([&] { (void)logits_of(model, t.raw, t.features, 0, false); },
+                                       {"conv1", "prepare_graph"});
+}
+
+TEST(ModelConfig, JsonRoundTripsEveryField) {
+  const ModelConfig cfg{.kind = ModelKind::graph_transformer,
+                        .in_channels = 1433,
+                        .hidden = 16,
+                        .heads = 4,
+                        .out_heads = 2,
+                        .num_classes = 7,
+                        .layers = 3,
+                        .dropout = 0.35f,
+                        .attention_dropout = 0.1f,
+                        .negative_slope = 0.25f,
+                        .residual = true,
+                        .add_self_loops = false,
+                        .share_weights = true,
+                        .beta = true,
+                        .pre_norm = true,
+                        .ffn_hidden = 128,
+                        .pe = PositionalEncodingKind::laplacian,
+                        .pe_dim = 8,
+                        .seed = 18446744073709551615ull};
+  const std::string json = cfg.to_json();
+  EXPECT_EQ(ModelConfig::from_json(json), cfg);
+  EXPECT_EQ(ModelConfig::from_json(" " + json + "\n"), cfg);  // surrounding whitespace is fine
+  EXPECT_NE(json.find("\"dropout\":0.35"), std::string::npos);
+}
+
+TEST(ModelConfig, FromJsonIsStrict) {
+  ModelConfig valid{.in_channels = 5, .num_classes = 2};
+  const std::string json = valid.to_json();
+  EXPECT_EQ(ModelConfig::from_json(json), valid);
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string s = json;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"heads\":8,", "")); },
+                                       {"missing key", "heads"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)ModelConfig::from_json(replaced("\"heads\":8,", "\"heads\":8,\"color\":1,")); },
+      {"unknown key", "color"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)ModelConfig::from_json(replaced("\"heads\":8,", "\"heads\":8,\"heads\":8,")); }, {"twice", "heads"});
+  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"heads\":8", "\"heads\":\"8\"")); },
+                                       {"heads", "a number"});
+  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"heads\":8", "\"heads\":8.5")); },
+                                       {"heads", "8.5"});
+  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"kind\":\"gat\"", "\"kind\":\"gcn\"")); },
+                                       {"gcn", "gatv2"});
+  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"dropout\":0.6", "\"dropout\":1.5")); },
+                                       {"dropout", "1.5"});
+  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(json + "x"); }, {"offset", "end"});
+  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(json.substr(0, json.size() - 1)); },
+                                       {"offset"});
+  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(""); }, {"offset 0", "'{'"});
+}
+
+}  // namespace
+}  // namespace edgeattn::nn
