@@ -41,11 +41,12 @@ namespace edgeattn::data {
 
 /// Bounds that keep hostile pickles from exhausting memory; defaults are far above what the
 /// Planetoid files need (their stack peaks near 2000 entries, MARK depth 3, PubMed's graph makes
-/// about 130 thousand values).
+/// about 130 thousand values). A value takes about 160 bytes, so the default caps the value tree
+/// near 700 MB whatever the input; the byte strings are views and cost nothing extra.
 struct PickleLimits {
   int64_t max_stack = int64_t{1} << 20;
   int64_t max_mark_depth = 64;
-  int64_t max_values = int64_t{1} << 23;
+  int64_t max_values = int64_t{1} << 22;
   int64_t max_line = 256;  ///< longest GLOBAL module or class name
 };
 
