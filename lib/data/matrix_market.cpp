@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <string>
 
 #include "data/reader_support.hpp"
@@ -92,7 +93,9 @@ MatrixMarketData parse_matrix_market(std::string_view text, const std::string& n
     if (is_skew && i <= j)
       s.fail("expected an entry below the diagonal of a skew-symmetric matrix, found (", i, ", ", j, ")");
     if (m.field == MatrixMarketField::real) {
-      m.value.push_back(s.read_double("a value"));
+      const double v = s.read_double("a value");
+      if (!std::isfinite(v)) s.fail("expected a finite value, found ", v);
+      m.value.push_back(v);
     } else if (m.field == MatrixMarketField::integer) {
       m.value.push_back(static_cast<double>(s.read_int64("an integer value")));
     }

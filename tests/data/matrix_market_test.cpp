@@ -156,6 +156,7 @@ TEST(MatrixMarket, BadEntriesNameTheLine) {
   expect_parse_error(head + "1 9 1\n1 1 1\n", {"m.mtx:3:", "column index in [1, 3]", "found 9"});
   expect_parse_error(head + "1 1\n1 1 1\n", {"m.mtx:3:", "a value", "end of the line"});
   expect_parse_error(head + "1 1 abc\n1 1 1\n", {"m.mtx:3:", "a value", "'abc'"});
+  expect_parse_error(head + "1 1 nan\n1 1 1\n", {"m.mtx:3:", "finite value", "nan"});
   expect_parse_error(head + "1 1 1 1\n1 1 1\n", {"m.mtx:3:", "end of the entry", "'1'"});
   expect_parse_error("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 0.5\n", {"m.mtx:3:", "end of the entry", "'0.5'"});
   expect_parse_error("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 0.5\n", {"m.mtx:3:", "integer value", "'0.5'"});
