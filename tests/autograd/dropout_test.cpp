@@ -99,7 +99,9 @@ TEST(Dropout, SparseKeepsThePatternAndKeysTheMaskByRowAndColumn) {
   const Tensor yd = y.to_dense();
   for (int64_t i = 0; i < 60; ++i)
     for (int64_t j = 0; j < 40; ++j)
-      if (dense(i, j) != 0.f) EXPECT_EQ(y_denser(i, j), yd(i, j)) << i << "," << j;
+      if (dense(i, j) != 0.f) {
+        EXPECT_EQ(y_denser(i, j), yd(i, j)) << i << "," << j;
+      }
 }
 
 TEST(Dropout, RejectsARateOutsideZeroToOne) {
