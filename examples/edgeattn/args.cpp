@@ -20,6 +20,11 @@ Args& Args::flag(const std::string& name, const std::string& help) {
   return *this;
 }
 
+Args& Args::positional(const std::string& value_name, const std::string& help) {
+  positional_ = {"", value_name, "", help, false, false, ""};
+  return *this;
+}
+
 Args::Spec* Args::lookup(const std::string& name) {
   for (Spec& s : specs_)
     if (s.name == name) return &s;
@@ -39,6 +44,11 @@ bool Args::parse(std::span<const std::string> args) {
 
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
+    if ((arg.size() < 3 || arg.compare(0, 2, "--") != 0) && !positional_.value_name.empty() && !positional_.given) {
+      positional_.value = arg;
+      positional_.given = true;
+      continue;
+    }
     if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
       throw UsageError("unexpected argument '" + arg + "'; options start with --" +
                        " (valid options: " + option_list() + ")");
@@ -57,6 +67,8 @@ bool Args::parse(std::span<const std::string> args) {
     }
     spec->given = true;
   }
+  if (!positional_.value_name.empty() && !positional_.given)
+    throw UsageError("missing " + positional_.value_name + " (" + positional_.help + ")");
   return true;
 }
 
@@ -82,6 +94,20 @@ int64_t Args::integer(const std::string& name, int64_t min, int64_t max) const {
   return value;
 }
 
+double Args::real(const std::string& name, double min, double max) const {
+  const std::string& text = str(name);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw UsageError("--" + name + " expects a number, got '" + text + "'");
+  if (value < min || value > max) {
+    std::ostringstream os;
+    os << "--" << name << " is " << text << ", expected in [" << min << ", " << max << "]";
+    throw UsageError(os.str());
+  }
+  return value;
+}
+
 bool Args::flag_set(const std::string& name) const { return find(name).given; }
 
 std::string Args::option_list() const {
@@ -92,7 +118,8 @@ std::string Args::option_list() const {
 
 std::string Args::help() const {
   std::ostringstream os;
-  os << "usage: " << command_ << " [options]\n\n" << summary_ << "\n\noptions:\n";
+  os << "usage: " << command_ << " [options]" << (positional_.value_name.empty() ? "" : " " + positional_.value_name)
+     << "\n\n" << summary_ << "\n\noptions:\n";
   std::vector<std::string> heads;
   size_t width = 0;
   for (const Spec& s : specs_) {

@@ -38,6 +38,11 @@ class Args {
   /// Declares a boolean `--name` that takes no value.
   Args& flag(const std::string& name, const std::string& help);
 
+  /// Declares one required positional argument (e.g. a dataset name or path).
+  Args& positional(const std::string& value_name, const std::string& help);
+  /// The positional argument's value (after a successful parse).
+  const std::string& positional_value() const { return positional_.value; }
+
   /// Parses the arguments after the command words. Returns false if --help (or -h) was given, in
   /// which case nothing else is checked. Throws UsageError on any mistake.
   bool parse(std::span<const std::string> args);
@@ -49,6 +54,8 @@ class Args {
   /// The option's value as an integer in [min, max]; throws UsageError naming the option otherwise.
   int64_t integer(const std::string& name, int64_t min = std::numeric_limits<int64_t>::min(),
                   int64_t max = std::numeric_limits<int64_t>::max()) const;
+  /// The option's value as a real number in [min, max]; UsageError naming the option otherwise.
+  double real(const std::string& name, double min = -1e300, double max = 1e300) const;
   /// True if the flag was given.
   bool flag_set(const std::string& name) const;
 
@@ -70,6 +77,7 @@ class Args {
 
   std::string command_, summary_;
   std::vector<Spec> specs_;
+  Spec positional_;  // value_name empty: none declared
 };
 
 }  // namespace edgeattn::cli

@@ -81,6 +81,12 @@ class JsonObject {
     return *this;
   }
 
+  /// A value that is already JSON (an array or a nested object's str()).
+  JsonObject& raw_field(std::string_view key, std::string_view json) {
+    begin_field(key) += json;
+    return *this;
+  }
+
   std::string str() const { return body_.empty() ? "{}" : "{" + body_ + "}"; }
 
  private:
@@ -92,5 +98,24 @@ class JsonObject {
   }
   std::string body_;
 };
+
+/// A JSON array of integers: [1, 2, 3].
+template <class Range>
+std::string json_int_array(const Range& values) {
+  std::string out = "[";
+  for (const auto v : values) out += (out.size() > 1 ? ", " : "") + std::to_string(static_cast<long long>(v));
+  return out + "]";
+}
+
+/// A JSON array of strings.
+template <class Range>
+std::string json_string_array(const Range& values) {
+  std::string out = "[";
+  for (const auto& v : values) {
+    if (out.size() > 1) out += ", ";
+    append_json_string(out, v);
+  }
+  return out + "]";
+}
 
 }  // namespace edgeattn::cli

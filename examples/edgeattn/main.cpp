@@ -27,6 +27,12 @@ const std::vector<Command>& commands() {
       {{"bench", "attention"},
        "time one attention configuration, print one JSON object",
        edgeattn::cli::run_bench_attention},
+      {{"train"}, "train a graph attention network for node classification", edgeattn::cli::run_train},
+      {{"eval"}, "evaluate a saved model on a dataset", edgeattn::cli::run_eval},
+      {{"predict"}, "predict node classes with a saved model", edgeattn::cli::run_predict},
+      {{"dataset", "info"},
+       "load a dataset (name or path) and print its statistics",
+       edgeattn::cli::run_dataset_info},
   };
   return table;
 }

@@ -1,0 +1,387 @@
+// edgeattn train | eval | predict: node classification from the command line.
+//
+//   edgeattn train --dataset cora --model gat [--heads 8 --hidden 8 --dropout 0.6 --lr 0.005
+//                  --weight-decay 5e-4 --epochs 1000 --patience 100 --seed 0 --threads T]
+//                  [--runs R] [--json] [--save FILE] [--attention-out FILE] [--plot FILE]
+//   edgeattn eval    --model-file FILE --dataset cora [--json]
+//   edgeattn predict --model-file FILE --dataset cora [--out FILE]
+//
+// train prints a progress line per epoch (stderr), then the kept epoch's validation and test
+// accuracy; --runs R trains seeds seed..seed+R-1 and reports mean and standard deviation. A model
+// file stores the model configuration and the preprocessing next to the weights, so eval and
+// predict rebuild exactly the trained model.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "dataset_arg.hpp"
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/data/preprocess.hpp"
+#include "edgeattn/nn/model.hpp"
+#include "edgeattn/train/checkpoint.hpp"
+#include "edgeattn/train/metrics.hpp"
+#include "edgeattn/train/trainer.hpp"
+#include "json.hpp"
+#include "plot.hpp"
+
+namespace edgeattn::cli {
+namespace {
+
+// What a model file records besides the weights: the model, and how the data was prepared.
+struct ModelFileMeta {
+  nn::ModelConfig model;
+  bool normalize_features = true;
+  std::string dataset, format, split;
+
+  // Line 1: the model configuration (JSON); line 2: "normalize_features=1 dataset=cora ...".
+  std::string serialize() const {
+    return model.to_json() + "\nnormalize_features=" + (normalize_features ? "1" : "0") + " dataset=" + dataset +
+           " format=" + format + " split=" + split + "\n";
+  }
+  static ModelFileMeta parse(const std::string& text, const std::string& file) {
+    ModelFileMeta m;
+    const size_t nl = text.find('\n');
+    if (nl == std::string::npos) raise<ParseError>(file, ": model metadata has no preprocessing line");
+    m.model = nn::ModelConfig::from_json(text.substr(0, nl));
+    std::istringstream rest(text.substr(nl + 1));
+    std::string kv;
+    while (rest >> kv) {
+      const size_t eq = kv.find('=');
+      const std::string key = kv.substr(0, eq), value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+      if (key == "normalize_features") m.normalize_features = value == "1";
+      else if (key == "dataset") m.dataset = value;
+      else if (key == "format") m.format = value;
+      else if (key == "split") m.split = value;
+      else raise<ParseError>(file, ": unknown model metadata key '", key, "'");
+    }
+    return m;
+  }
+};
+
+void add_dataset_options(Args& args) {
+  args.option("dataset", "NAME|PATH", "cora", "dataset name (cora, citeseer, pubmed, karate) or a path")
+      .option("format", "F", "", "format of a named dataset (default: its first)")
+      .option("root", "DIR", "", "data root for named datasets (default: $EDGEATTN_DATA, else datasets/)")
+      .option("split", "NAME", "", "split to use (default: the dataset's default split)")
+      .option("threads", "T", "all cores", "worker threads");
+}
+
+void limit_threads(const Args& args, std::optional<ThreadLimit>& limit) {
+  if (args.given("threads")) limit.emplace(static_cast<int>(args.integer("threads", 1, 1 << 16)));
+}
+
+struct Prepared {
+  data::Dataset ds;
+  Graph graph;
+  data::Features features;
+};
+
+// Loads, preprocesses and prepares the inputs of `model` (once; every epoch reuses them).
+Prepared prepare(const Args& args, const nn::Model& model, bool normalize) {
+  Prepared p{load_dataset_arg(args.str("dataset"), args.str("format"), args.str("root"), true), {}, {}};
+  if (normalize && p.ds.features.cols() > 0) data::normalize_features(p.ds.features);
+  p.graph = model.prepare_graph(p.ds.graph);
+  p.features = model.prepare_features(p.ds.graph, p.ds.features);
+  return p;
+}
+
+void check_labels(const data::Dataset& ds) {
+  if (ds.num_classes() < 2) raise<InvalidArgument>("dataset '", ds.name, "' has no class labels to train on");
+  if (ds.features.cols() == 0 && ds.num_nodes() > 0)
+    raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");
+}
+
+// "cora: epoch  57 | loss 0.612 | train 0.943 | val 0.796 | 1.84 ms/epoch"
+void progress(const std::string& name, const train::EpochStats& s, double ms) {
+  std::fprintf(stderr, "\r%s: epoch %4lld | loss %.4f | train acc %.3f | val loss %.4f | val acc %.3f | %.2f ms/epoch",
+               name.c_str(), static_cast<long long>(s.epoch), s.train_loss, s.train_accuracy, s.val_loss,
+               s.val_accuracy, ms);
+  std::fflush(stderr);
+}
+
+std::string attention_tsv(const Graph& g, const std::vector<Tensor>& layers) {
+  std::string out = "# layer\tsrc\tdst\talpha per head (CSR order of the prepared graph, self-loops included)\n";
+  char buf[64];
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const Tensor& a = layers[l];
+    const int64_t heads = a.rank() == 2 ? a.dim(1) : 1;
+    for (int64_t i = 0; i < g.num_dst(); ++i) {
+      const auto row = g.row(i);
+      for (size_t k = 0; k < row.size(); ++k) {
+        const int64_t e = g.row_ptr()[static_cast<size_t>(i)] + static_cast<int64_t>(k);
+        out += std::to_string(l) + "\t" + std::to_string(row[k]) + "\t" + std::to_string(i);
+        for (int64_t h = 0; h < heads; ++h) {
+          std::snprintf(buf, sizeof buf, "\t%.6g", a.data()[e * heads + h]);
+          out += buf;
+        }
+        out += "\n";
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_train(std::span<const std::string> argv) {
+  Args args("edgeattn train", "Train a graph attention network for node classification (full batch, Adam, "
+                              "early stopping on validation loss/accuracy as in the GAT paper).");
+  add_dataset_options(args);
+  args.option("model", "KIND", "gat", "gat, gatv2, transformer or graph_transformer")
+      .option("heads", "H", "8", "attention heads of the hidden layers")
+      .option("out-heads", "H", "1", "heads of the output layer (averaged; the GAT paper uses 8 on PubMed)")
+      .option("hidden", "D", "8", "hidden features per head")
+      .option("layers", "L", "2", "attention layers")
+      .option("dropout", "P", "0.6", "feature dropout")
+      .option("attention-dropout", "P", "", "attention dropout (default: --dropout)")
+      .option("lr", "X", "0.005", "Adam learning rate")
+      .option("weight-decay", "X", "5e-4", "L2 weight decay (added to the gradient, as the GAT paper)")
+      .flag("adamw", "decoupled weight decay (AdamW) instead of L2")
+      .option("epochs", "N", "1000", "maximum epochs")
+      .option("patience", "N", "100", "early-stopping patience (0: never stop early)")
+      .option("seed", "S", "0", "seed of the initial weights and every dropout mask")
+      .option("runs", "R", "1", "train R times with seeds seed .. seed+R-1; report mean and std")
+      .option("pe", "KIND", "none", "positional encoding appended to the features: none, laplacian, rwse")
+      .option("pe-dim", "K", "8", "columns of the positional encoding")
+      .flag("residual", "residual connections (gat, gatv2)")
+      .flag("no-normalize", "do not row-normalise the features")
+      .flag("json", "print one JSON summary on stdout (progress stays on stderr)")
+      .flag("quiet", "no progress line")
+      .option("save", "FILE", "", "write the trained model (weights + configuration) to FILE")
+      .option("attention-out", "FILE", "", "write every layer's per-edge attention weights (TSV) to FILE")
+      .option("plot", "FILE", "", "draw the training curves (SVG) to FILE");
+  if (!args.parse(argv)) {
+    std::cout << args.help();
+    return 0;
+  }
+  std::optional<ThreadLimit> limit;
+  limit_threads(args, limit);
+  const int64_t runs = args.integer("runs", 1, 1000);
+  if (runs > 1 && (args.given("save") || args.given("attention-out") || args.given("plot")))
+    throw UsageError("--save, --attention-out and --plot need a single run (--runs 1)");
+
+  const bool normalize = !args.flag_set("no-normalize");
+  // The dataset decides in_channels and num_classes; load it once with a probe config.
+  nn::ModelConfig cfg;
+  cfg.kind = nn::parse_model_kind(args.str("model"));
+  cfg.heads = args.integer("heads", 1, 1024);
+  cfg.out_heads = args.integer("out-heads", 1, 1024);
+  cfg.hidden = args.integer("hidden", 1, 1 << 20);
+  cfg.layers = args.integer("layers", 1, 64);
+  cfg.dropout = static_cast<float>(args.real("dropout", 0.0, 0.999));
+  cfg.attention_dropout = args.given("attention-dropout") ? static_cast<float>(args.real("attention-dropout", 0.0, 0.999))
+                                                          : cfg.dropout;
+  cfg.residual = args.flag_set("residual");
+  cfg.pe = nn::parse_positional_encoding(args.str("pe"));
+  cfg.pe_dim = cfg.pe == nn::PositionalEncodingKind::none ? 0 : args.integer("pe-dim", 1, 1024);
+  if (cfg.kind == nn::ModelKind::transformer) cfg.add_self_loops = false;  // PyG TransformerConv adds none
+
+  data::Dataset ds = load_dataset_arg(args.str("dataset"), args.str("format"), args.str("root"), true);
+  if (normalize && ds.features.cols() > 0) data::normalize_features(ds.features);
+  cfg.in_channels = ds.features.cols();
+  cfg.num_classes = ds.num_classes();
+  check_labels(ds);
+  const data::Split& split = ds.split(args.str("split"));
+
+  train::TrainConfig tc;
+  tc.epochs = args.integer("epochs", 1, 10'000'000);
+  tc.patience = args.integer("patience", 0, 10'000'000);
+  tc.optimizer.lr = static_cast<float>(args.real("lr", 0.0, 10.0));
+  tc.optimizer.weight_decay = static_cast<float>(args.real("weight-decay", 0.0, 10.0));
+  tc.optimizer.decoupled_weight_decay = args.flag_set("adamw");
+  const bool show_progress = !args.flag_set("quiet") && ::isatty(2);
+
+  std::vector<double> test_acc, val_acc, sec_per_epoch, epochs;
+  train::TrainResult last;
+  std::optional<nn::Model> last_model;
+  Graph last_graph;
+  data::Features last_features;
+  for (int64_t run = 0; run < runs; ++run) {
+    cfg.seed = static_cast<uint64_t>(args.integer("seed", 0)) + static_cast<uint64_t>(run);
+    nn::Model model(cfg);
+    const Graph g = model.prepare_graph(ds.graph);
+    const data::Features x = model.prepare_features(ds.graph, ds.features);
+    tc.seed = cfg.seed;
+    double ms_sum = 0;
+    tc.on_epoch = [&](const train::EpochStats& s) {
+      ms_sum += 1e3 * s.train_seconds;
+      if (show_progress) progress(ds.name, s, ms_sum / static_cast<double>(s.epoch + 1));
+      return true;
+    };
+    auto forward = [&](autograd::Tape& tape, uint64_t seed) { return model.forward(tape, g, x, seed); };
+    last = train::fit(forward, model.parameters(), ds.labels, split, tc);
+    if (show_progress) std::fprintf(stderr, "\n");
+    test_acc.push_back(last.test_accuracy);
+    val_acc.push_back(last.val_accuracy);
+    sec_per_epoch.push_back(last.seconds_per_epoch);
+    epochs.push_back(static_cast<double>(last.epochs_run));
+    if (!args.flag_set("json"))
+      std::printf("run %lld (seed %llu): %lld epochs, best epoch %lld, val acc %.4f, test acc %.4f, %.2f ms/epoch\n",
+                  static_cast<long long>(run), static_cast<unsigned long long>(cfg.seed),
+                  static_cast<long long>(last.epochs_run), static_cast<long long>(last.best_epoch),
+                  last.val_accuracy, last.test_accuracy, 1e3 * last.seconds_per_epoch);
+    if (run + 1 == runs) {
+      last_model.emplace(std::move(model));
+      last_graph = g;
+      last_features = x;
+    }
+  }
+  const auto mean = [](const std::vector<double>& v) {
+    double s = 0;
+    for (const double x : v) s += x;
+    return s / static_cast<double>(v.size());
+  };
+  const auto stdev = [&](const std::vector<double>& v) {
+    const double m = mean(v);
+    double s = 0;
+    for (const double x : v) s += (x - m) * (x - m);
+    return v.size() > 1 ? std::sqrt(s / static_cast<double>(v.size() - 1)) : 0.0;
+  };
+
+  if (args.given("save")) {
+    ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split")};
+    train::save_parameters(args.str("save"), last_model->parameters(), meta.serialize());
+  }
+  if (args.given("attention-out")) {
+    autograd::Tape tape;
+    tape.training = false;
+    std::vector<Tensor> attention;
+    last_model->forward(tape, last_graph, last_features, 0, &attention);
+    write_file_atomic(args.str("attention-out"), attention_tsv(last_graph, attention));
+  }
+  if (args.given("plot"))
+    write_file_atomic(args.str("plot"), training_curves_svg(last.history, last.best_epoch,
+                                                            ds.name + ": " + args.str("model") + ", seed " +
+                                                                std::to_string(cfg.seed)));
+
+  if (args.flag_set("json")) {
+    JsonObject j;
+    j.field("dataset", ds.name).field("format", ds.format).field("model", args.str("model"));
+    j.field("split", ds.default_split.empty() ? args.str("split") : (args.str("split").empty() ? ds.default_split : args.str("split")));
+    j.field("runs", runs).field("threads", max_threads());
+    j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
+    j.field("val_accuracy", mean(val_acc));
+    j.field("epochs", static_cast<int64_t>(std::llround(mean(epochs))));
+    j.field("best_epoch", last.best_epoch);
+    j.field("seconds_per_epoch", mean(sec_per_epoch));
+    j.field("parameters", last_model->num_parameters());
+    if (runs > 1) {
+      std::string accs = "[";
+      for (size_t i = 0; i < test_acc.size(); ++i) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s%.4f", i ? ", " : "", test_acc[i]);
+        accs += buf;
+      }
+      j.raw_field("test_accuracies", accs + "]");
+    }
+    std::cout << j.str() << "\n";
+  } else {
+    std::printf("test accuracy %.4f", mean(test_acc));
+    if (runs > 1) std::printf(" ± %.4f over %lld runs", stdev(test_acc), static_cast<long long>(runs));
+    std::printf(" (val %.4f), %.2f ms per training epoch\n", mean(val_acc), 1e3 * mean(sec_per_epoch));
+  }
+  return 0;
+}
+
+namespace {
+
+struct Loaded {
+  ModelFileMeta meta;
+  std::optional<nn::Model> model;
+  Prepared data;
+};
+
+Loaded load_model_and_data(const Args& args) {
+  Loaded l;
+  const std::string file = args.str("model-file");
+  if (file.empty()) throw UsageError("--model-file is required");
+  const train::Checkpoint checkpoint = train::load_checkpoint(file);
+  l.meta = ModelFileMeta::parse(checkpoint.metadata, file);
+  l.model.emplace(l.meta.model);
+  train::load_parameters(checkpoint, l.model->parameters());
+  l.data = prepare(args, *l.model, l.meta.normalize_features);
+  if (l.data.ds.features.cols() != l.meta.model.in_channels)
+    raise<ShapeError>("dataset '", l.data.ds.name, "' has ", l.data.ds.features.cols(), " features, the model in ", file,
+                      " expects ", l.meta.model.in_channels);
+  return l;
+}
+
+autograd::Var eval_logits(autograd::Tape& tape, Loaded& l) {
+  tape.training = false;
+  return l.model->forward(tape, l.data.graph, l.data.features, 0);
+}
+
+}  // namespace
+
+int run_eval(std::span<const std::string> argv) {
+  Args args("edgeattn eval", "Evaluate a saved model on a dataset's split: loss and accuracy of train, val and test.");
+  args.option("model-file", "FILE", "", "model written by `edgeattn train --save`");
+  add_dataset_options(args);
+  args.flag("json", "print one JSON object");
+  if (!args.parse(argv)) {
+    std::cout << args.help();
+    return 0;
+  }
+  std::optional<ThreadLimit> limit;
+  limit_threads(args, limit);
+  Loaded l = load_model_and_data(args);
+  const data::Split& split = l.data.ds.split(args.str("split").empty() ? l.meta.split : args.str("split"));
+  autograd::Tape tape;
+  const autograd::Var logits = eval_logits(tape, l);
+  const auto tr = train::evaluate(tape, logits, l.data.ds.labels, split.train);
+  const auto va = train::evaluate(tape, logits, l.data.ds.labels, split.val);
+  const auto te = train::evaluate(tape, logits, l.data.ds.labels, split.test);
+  if (args.flag_set("json")) {
+    JsonObject j;
+    j.field("dataset", l.data.ds.name).field("train_accuracy", tr.accuracy).field("val_accuracy", va.accuracy);
+    j.field("test_accuracy", te.accuracy).field("train_loss", tr.loss).field("val_loss", va.loss).field("test_loss", te.loss);
+    std::cout << j.str() << "\n";
+  } else {
+    std::printf("%s: train acc %.4f (loss %.4f), val acc %.4f (loss %.4f), test acc %.4f (loss %.4f)\n",
+                l.data.ds.name.c_str(), tr.accuracy, tr.loss, va.accuracy, va.loss, te.accuracy, te.loss);
+  }
+  return 0;
+}
+
+int run_predict(std::span<const std::string> argv) {
+  Args args("edgeattn predict", "Predict every node's class with a saved model; one line per node: "
+                                "node, name, predicted class, class name.");
+  args.option("model-file", "FILE", "", "model written by `edgeattn train --save`");
+  add_dataset_options(args);
+  args.option("out", "FILE", "", "write the predictions to FILE (default: stdout)");
+  if (!args.parse(argv)) {
+    std::cout << args.help();
+    return 0;
+  }
+  std::optional<ThreadLimit> limit;
+  limit_threads(args, limit);
+  Loaded l = load_model_and_data(args);
+  autograd::Tape tape;
+  const autograd::Var logits = eval_logits(tape, l);
+  const std::vector<int32_t> predicted = train::predict_classes(tape.value(logits));
+  const data::Dataset& ds = l.data.ds;
+  std::string out = "# node\tname\tpredicted\tclass_name\n";
+  for (size_t i = 0; i < predicted.size(); ++i) {
+    const int32_t c = predicted[i];
+    out += std::to_string(i) + "\t" + (i < ds.node_names.size() ? ds.node_names[i] : std::to_string(i)) + "\t" +
+           std::to_string(c) + "\t" +
+           (static_cast<size_t>(c) < ds.labels.class_names.size() ? ds.labels.class_names[static_cast<size_t>(c)]
+                                                                  : std::to_string(c)) +
+           "\n";
+  }
+  if (args.given("out"))
+    write_file_atomic(args.str("out"), out);
+  else
+    std::cout << out;
+  return 0;
+}
+
+}  // namespace edgeattn::cli

@@ -1,0 +1,112 @@
+#include "data/format_dispatch.hpp"
+
+#include <algorithm>
+
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
+#include "edgeattn/data/edge_list.hpp"
+#include "edgeattn/data/linqs.hpp"
+#include "edgeattn/data/matrix_market.hpp"
+#include "edgeattn/data/npz.hpp"
+#include "edgeattn/data/ogb.hpp"
+#include "edgeattn/data/planetoid.hpp"
+#include "edgeattn/data/registry.hpp"
+#include "edgeattn/data/splits.hpp"
+
+namespace edgeattn::data {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Formats without a published split get the usual semi-supervised one (20 labelled nodes per
+// class, 500 validation, 1000 test), seeded so every run and every user sees the same nodes.
+void add_default_random_split(Dataset& ds) {
+  if (!ds.splits.empty() || ds.labels.classes.empty()) return;
+  ds.splits["random"] = random_split(ds.labels, 20, 500, 1000, /*seed=*/0);
+  ds.default_split = "random";
+  ds.notes.push_back("split 'random': 20 per class / 500 / 1000, seed 0 (the files carry no split)");
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "cora.content.gz" -> "cora.content"
+std::string strip_gz(std::string name) { return ends_with(name, ".gz") ? name.substr(0, name.size() - 3) : name; }
+
+}  // namespace
+
+Dataset load_named_format(const fs::path& root, const std::string& name, const std::string& format) {
+  const fs::path dir = root / name / format;
+  Dataset ds;
+  if (format == "planetoid") {
+    ds = load_planetoid(dir, name);
+  } else if (format == "linqs") {
+    ds = load_linqs(dir, name);
+    add_default_random_split(ds);
+  } else if (format == "npz") {
+    ds = load_npz(dir / (name + ".npz"));
+    add_default_random_split(ds);
+  } else if (format == "adjlist" && name == "karate") {
+    ds = load_karate(dir / "karate.adjlist");
+  } else {
+    raise<InvalidArgument>("dataset '", name, "' has no loader for format '", format, "'");
+  }
+  ds.name = name;
+  ds.validate();
+  return ds;
+}
+
+Dataset load_dataset_path(const fs::path& path) {
+  if (!fs::exists(path)) raise<IoError>(path.string(), ": no such file or directory");
+  Dataset ds;
+  if (fs::is_directory(path)) {
+    // Planetoid: ind.<name>.x (or .gz) inside; OGB: raw/edge.csv(.gz); LINQS: <name>.content.
+    for (const auto& entry : fs::directory_iterator(path)) {
+      const std::string file = strip_gz(entry.path().filename().string());
+      if (file.rfind("ind.", 0) == 0 && ends_with(file, ".x")) {
+        return load_planetoid(path, file.substr(4, file.size() - 6));
+      }
+    }
+    if (fs::exists(path / "raw" / "edge.csv.gz") || fs::exists(path / "raw" / "edge.csv")) {
+      ds = load_ogb_node_dataset(path);
+      ds.validate();
+      return ds;
+    }
+    for (const auto& entry : fs::directory_iterator(path)) {
+      const std::string file = strip_gz(entry.path().filename().string());
+      if (ends_with(file, ".content")) {
+        ds = load_linqs(path, file.substr(0, file.size() - 8));
+        add_default_random_split(ds);
+        return ds;
+      }
+      if (file == "Pubmed-Diabetes.NODE.paper.tab") {
+        ds = load_linqs(path, "pubmed");
+        add_default_random_split(ds);
+        return ds;
+      }
+    }
+    raise<ParseError>(path.string(), ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz) "
+                      "or LINQS (<name>.content) dataset");
+  }
+  const std::string file = strip_gz(path.filename().string());
+  if (ends_with(file, ".npz")) {
+    ds = load_npz(path);
+    add_default_random_split(ds);
+  } else if (ends_with(file, ".mtx")) {
+    ds = load_matrix_market_graph(path);
+  } else if (file == "karate.adjlist") {
+    ds = load_karate(path);  // 1-based, with Zachary's two factions as labels
+  } else if (ends_with(file, ".adjlist")) {
+    ds = load_adjacency_list(path);
+  } else if (ends_with(file, ".content")) {
+    ds = load_linqs(path.parent_path(), file.substr(0, file.size() - 8));
+    add_default_random_split(ds);
+  } else {
+    ds = load_edge_list(path);
+  }
+  ds.validate();
+  return ds;
+}
+
+}  // namespace edgeattn::data
