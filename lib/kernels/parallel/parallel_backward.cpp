@@ -58,10 +58,10 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
 
   // keep factor of (i, j, h): 0 or 1/(1-p) under dropout, else 1
   auto keep_factors = [&](int64_t i, int64_t j, float* kf) {
-    for (int64_t h = 0; h < heads; ++h)
-      kf[h] = a.dropout > 0.f
-                  ? (dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f)
-                  : 1.f;
+    if (a.dropout > 0.f)
+      dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
+    else
+      for (int64_t h = 0; h < heads; ++h) kf[h] = 1.f;
   };
   // s (with bias) -> alpha, for row i
   auto weights = [&](int64_t i, int64_t e, float* s, float* alpha) {

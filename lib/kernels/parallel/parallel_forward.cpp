@@ -31,13 +31,14 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
   parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
     // Scratch, per task: s (score), w (weight), c (rescale), m (max), l (sum) [lanes] each; acc [H, dv].
-    std::vector<float> scratch(static_cast<size_t>(5 * lanes + heads * dv));
+    std::vector<float> scratch(static_cast<size_t>(6 * lanes + heads * dv));
     float* s = scratch.data();
     float* w = s + lanes;
     float* c = w + lanes;
     float* m = c + lanes;
     float* l = m + lanes;
-    float* acc = l + lanes;
+    float* kf = l + lanes;  // dropout keep factors
+    float* acc = kf + lanes;
     // Explicit graphs gather source rows at random: prefetch a few edges ahead. (Structured
     // patterns walk sources in order, which the hardware prefetcher already follows.)
     const int32_t* cols = nullptr;
@@ -50,6 +51,18 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       std::fill_n(m, lanes, -FLT_MAX);
       std::fill_n(l, lanes, 0.f);
       std::fill_n(acc, heads * dv, 0.f);
+      // GAT's additive score costs a gather and an add, so computing it twice is cheaper than the
+      // online softmax's per-edge rescale, whose exp -> rescale chain serialises the edges: pass 1
+      // finds the row maximum, pass 2 sums exp(s - max) with no rescaling (independent edges).
+      constexpr bool kTwoPass = kSoftmax && std::is_same_v<S, AdditiveScore>;
+      if constexpr (kTwoPass) {
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+          score.scores(i, j, s);
+          if (a.bias)
+            for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
+          for (int64_t h = 0; h < heads; ++h) m[h] = m[h] > s[h] ? m[h] : s[h];
+        });
+      }
       pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
         if constexpr (std::is_same_v<P, CsrPattern>) {
           if (e + kPrefetchEdges < edge_end) {
@@ -61,15 +74,24 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         score.scores(i, j, s);
         if (a.bias)
           for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
-        if constexpr (kSoftmax)
+        if constexpr (kTwoPass) {
+          for (int64_t h = 0; h < heads; ++h) {
+            w[h] = fast_exp(s[h] - m[h]);
+            l[h] += w[h];
+          }
+        } else if constexpr (kSoftmax) {
           online_softmax_step(lanes, s, m, l, c, w);
-        else
+        } else {
           for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
-        if (a.dropout > 0.f)
-          for (int64_t h = 0; h < heads; ++h)
-            w[h] *= dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f;
+        }
+        if (a.dropout > 0.f) {
+          dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
+          for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
+        }
         const float* vj = a.v + static_cast<int64_t>(j) * heads * dv;
-        if constexpr (kSoftmax)
+        if constexpr (kTwoPass)
+          accumulate(heads, dv, acc, w, vj);
+        else if constexpr (kSoftmax)
           rescale_accumulate(heads, dv, acc, c, w, vj);
         else
           accumulate(heads, dv, acc, w, vj);
