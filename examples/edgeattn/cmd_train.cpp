@@ -12,6 +12,7 @@
 // predict rebuild exactly the trained model.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -155,6 +156,7 @@ int run_train(std::span<const std::string> argv) {
       .flag("no-normalize", "do not row-normalise the features")
       .flag("json", "print one JSON summary on stdout (progress stays on stderr)")
       .flag("quiet", "no progress line")
+      .flag("profile", "split the training-step time by op (table on stderr; \"op_ms_per_epoch\" in --json)")
       .option("save", "FILE", "", "write the trained model (weights + configuration) to FILE")
       .option("attention-out", "FILE", "", "write every layer's per-edge attention weights (TSV) to FILE")
       .option("plot", "FILE", "", "draw the training curves (SVG) to FILE");
@@ -198,6 +200,7 @@ int run_train(std::span<const std::string> argv) {
   tc.optimizer.weight_decay = static_cast<float>(args.real("weight-decay", 0.0, 10.0));
   tc.optimizer.decoupled_weight_decay = args.flag_set("adamw");
   const bool show_progress = !args.flag_set("quiet") && ::isatty(2);
+  tc.profile = args.flag_set("profile");
 
   std::vector<double> test_acc, val_acc, sec_per_epoch, epochs;
   train::TrainResult last;
@@ -262,6 +265,23 @@ int run_train(std::span<const std::string> argv) {
                                                             ds.name + ": " + args.str("model") + ", seed " +
                                                                 std::to_string(cfg.seed)));
 
+  if (tc.profile) {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [op, t] : last.op_times) {
+      rows.emplace_back(t.forward_seconds + t.backward_seconds, op);
+      total += t.forward_seconds + t.backward_seconds;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    const double epochs_run = static_cast<double>(last.epochs_run);
+    std::fprintf(stderr, "training-step time by op (last run, per epoch):\n  %-20s %9s %9s %9s %6s\n", "op",
+                 "fwd ms", "bwd ms", "total ms", "share");
+    for (const auto& [sec, op] : rows) {
+      const autograd::OpTime& t = last.op_times.at(op);
+      std::fprintf(stderr, "  %-20s %9.3f %9.3f %9.3f %5.1f%%\n", op.c_str(), 1e3 * t.forward_seconds / epochs_run,
+                   1e3 * t.backward_seconds / epochs_run, 1e3 * sec / epochs_run, 100.0 * sec / total);
+    }
+  }
   if (args.flag_set("json")) {
     JsonObject j;
     j.field("dataset", ds.name).field("format", ds.format).field("model", args.str("model"));
@@ -273,6 +293,12 @@ int run_train(std::span<const std::string> argv) {
     j.field("best_epoch", last.best_epoch);
     j.field("seconds_per_epoch", mean(sec_per_epoch));
     j.field("parameters", last_model->num_parameters());
+    if (tc.profile) {
+      JsonObject ops;
+      for (const auto& [op, t] : last.op_times)
+        ops.field(op, 1e3 * (t.forward_seconds + t.backward_seconds) / static_cast<double>(last.epochs_run));
+      j.raw_field("op_ms_per_epoch", ops.str());
+    }
     if (runs > 1) {
       std::string accs = "[";
       for (size_t i = 0; i < test_acc.size(); ++i) {

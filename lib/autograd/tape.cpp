@@ -69,6 +69,13 @@ const Tape::Node& Tape::node(Var v, const char* what) const {
 }
 
 Var Tape::push(Node n) {
+  if (profiling) {
+    const auto now = std::chrono::steady_clock::now();
+    OpTime& t = profile_[n.op];
+    t.forward_seconds += std::chrono::duration<double>(now - last_record_).count();
+    ++t.forward_calls;
+    last_record_ = now;
+  }
   nodes_.push_back(std::move(n));
   return Var(this, static_cast<int32_t>(nodes_.size() - 1));
 }
@@ -146,7 +153,15 @@ void Tape::backward(Var loss) {
     Node& n = nodes_[static_cast<size_t>(k)];
     if (!n.backward || n.grad.absent()) continue;
     BackwardContext ctx(this, k);
-    n.backward(ctx);
+    if (profiling) {
+      const auto start = std::chrono::steady_clock::now();
+      n.backward(ctx);
+      OpTime& t = profile_[n.op];
+      t.backward_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      ++t.backward_calls;
+    } else {
+      n.backward(ctx);
+    }
     ++backward_ops_run_;
   }
 }
@@ -154,6 +169,7 @@ void Tape::backward(Var loss) {
 void Tape::clear() {
   nodes_.clear();
   backward_ops_run_ = 0;
+  last_record_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace edgeattn::autograd

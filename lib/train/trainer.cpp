@@ -59,11 +59,19 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
     auto t0 = Clock::now();
     tape.clear();
     tape.training = true;
+    tape.profiling = config.profile;
     optimizer.zero_grad();
     const autograd::Var logits = forward(tape, step_seed(config.seed, epoch));
     const autograd::Var loss = loss_of(tape, logits, labels, split.train);
     tape.backward(loss);
+    const auto t_step = Clock::now();
     optimizer.step();
+    if (config.profile) {
+      autograd::OpTime& adam = result.op_times["adam_step"];
+      adam.forward_seconds += seconds_since(t_step);
+      ++adam.forward_calls;
+    }
+    tape.profiling = false;
     s.train_seconds = seconds_since(t0);
     train_seconds += s.train_seconds;
     s.train_loss = static_cast<double>(tape.value(loss).data()[0]);
@@ -107,6 +115,7 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
   result.val_loss = va.loss;
   result.test_accuracy = te.accuracy;
   result.test_loss = te.loss;
+  for (const auto& [op, t] : tape.profile()) result.op_times[op] = t;
   result.seconds_per_epoch = train_seconds / static_cast<double>(result.epochs_run);
   result.total_seconds = seconds_since(start);
   return result;

@@ -11,13 +11,8 @@ namespace {
 
 using autograd::Parameter;
 
-Parameter scalar(float w, float g) {
-  Parameter p;
-  p.name = "w";
-  p.value = Tensor({1}, w);
-  p.grad = Tensor({1}, g);
-  return p;
-}
+// (Aggregate initialisation: GCC 12 warns, -Wrestrict, on assigning a short literal to p.name.)
+Parameter scalar(float w, float g) { return Parameter{std::string("w"), Tensor({1}, w), Tensor({1}, g)}; }
 
 // With a constant gradient the bias-corrected moments are exactly g and g^2, so every Adam step
 // moves the weight by lr * g / (|g| + eps): 1 -> 0.9 -> 0.8.
@@ -53,10 +48,7 @@ TEST(Adam, DecoupledWeightDecayShrinksTheWeightSeparately) {
 }
 
 TEST(Adam, MinimisesAQuadratic) {
-  Parameter p;
-  p.name = "x";
-  p.value = Tensor({3}, std::vector<float>{3.f, -2.f, 5.f});
-  p.grad = Tensor({3});
+  Parameter p{std::string("x"), Tensor({3}, std::vector<float>{3.f, -2.f, 5.f}), Tensor({3})};
   Adam opt({&p}, {.lr = 0.05f});
   for (int step = 0; step < 2000; ++step) {
     opt.zero_grad();

@@ -34,7 +34,9 @@
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <deque>
+#include <map>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -101,10 +103,20 @@ class BackwardContext {
 
 using BackwardFn = std::function<void(BackwardContext&)>;
 
+/// Time spent per op while Tape::profiling is on (see Tape::profile).
+struct OpTime {
+  double forward_seconds = 0, backward_seconds = 0;
+  int64_t forward_calls = 0, backward_calls = 0;
+};
+
 class Tape {
  public:
   /// Training mode: dropout is active. Set false for evaluation (dropout becomes the identity).
   bool training = true;
+  /// When true, time is accumulated per op name into profile(), across clear(). An op's forward
+  /// time is the time since the previous node was recorded (ops compute, then record; clear()
+  /// restarts the clock), its backward time that of its backward function.
+  bool profiling = false;
 
   Tape() = default;
   Tape(const Tape&) = delete;  // Vars point at their tape
@@ -144,7 +156,11 @@ class Tape {
   int64_t backward_ops_run() const { return backward_ops_run_; }
 
   /// Forgets every node (values, gradients, backward functions). Existing Vars become invalid.
+  /// The profile is kept.
   void clear();
+  /// Per-op times accumulated while `profiling` was on, by op name ("linear", "graph_attention", ...).
+  const std::map<std::string, OpTime>& profile() const { return profile_; }
+  void reset_profile() { profile_.clear(); }
   int64_t size() const { return static_cast<int64_t>(nodes_.size()); }
 
  private:
@@ -164,6 +180,8 @@ class Tape {
 
   std::deque<Node> nodes_;  // a deque: references to values stay valid as nodes are added
   int64_t backward_ops_run_ = 0;
+  std::map<std::string, OpTime> profile_;
+  std::chrono::steady_clock::time_point last_record_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace edgeattn::autograd

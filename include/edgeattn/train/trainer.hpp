@@ -22,6 +22,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "edgeattn/autograd/tape.hpp"
@@ -49,6 +51,8 @@ struct TrainConfig {
   EarlyStoppingConfig::Criterion criterion = EarlyStoppingConfig::Criterion::loss_or_accuracy;
   AdamConfig optimizer{.lr = 0.005f, .weight_decay = 5e-4f};  ///< the GAT paper's Cora set-up
   uint64_t seed = 0;       ///< keys every dropout mask (with the epoch)
+  /// Split the training steps' time by op (autograd::Tape::profiling) into TrainResult::op_times.
+  bool profile = false;
   /// Called after every epoch (progress bars, logging); return false to stop training.
   std::function<bool(const EpochStats&)> on_epoch;
 };
@@ -61,6 +65,9 @@ struct TrainResult {
   double test_accuracy = 0, test_loss = 0;
   double seconds_per_epoch = 0;   ///< mean training-step time (forward + backward + update)
   double total_seconds = 0;       ///< wall time of fit(), evaluation included
+  /// With TrainConfig::profile: training-step time per op over all epochs, plus "adam_step" for
+  /// the optimiser and "loss+backward seed" folded into the loss op's entry.
+  std::map<std::string, autograd::OpTime> op_times;
 };
 
 /// Trains `parameters` (they must be what `forward` reads) on the split's train nodes.

@@ -15,26 +15,33 @@ namespace {
 
 // Counter streams, so dense, sparse and attention masks under one seed are independent.
 constexpr uint32_t kDenseStream = 0x64656e73u;   // "dens"
-constexpr int32_t kSparseStream = 0x73707273;    // "sprs"
+constexpr uint32_t kSparseStream = 0x73707273u;    // "sprs"
 
 void check_p(const char* op, float p) {
   if (!(p >= 0.f && p < 1.f)) raise<InvalidArgument>(op, ": p is ", p, ", expected in [0, 1)");
 }
 
-// Uniform [0, 1) values for elements 4*block .. 4*block+3.
-inline std::array<uint32_t, 4> dense_bits(uint64_t seed, int64_t block) {
-  const auto b = static_cast<uint64_t>(block);
-  return philox4x32(seed, {static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32), kDenseStream, 0u});
+// Feature masks are large (every element of every hidden layer, every step), so they use the
+// SplitMix64 finaliser on a (seed, stream, position) counter: a few multiply-xorshifts per
+// element, vectorisable, and as counter-based as Philox (pure function of its inputs; the
+// generator Java's SplittableRandom and xoshiro's seeding use). Attention dropout keeps Philox.
+inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
 }
 
-inline bool keep_from_bits(uint32_t bits, float p) {
-  return static_cast<float>(bits >> 8) * (1.0f / 16777216.0f) >= p;
+inline uint32_t element_bits(uint64_t seed, uint32_t stream, uint64_t position) {
+  return static_cast<uint32_t>(mix64(mix64(seed ^ (uint64_t{stream} << 32)) + position * 0x9e3779b97f4a7c15ULL) >> 40);
 }
+
+// 24 random bits against p.
+inline bool keep_from_bits(uint32_t bits24, float p) { return static_cast<float>(bits24) * (1.0f / 16777216.0f) >= p; }
 
 }  // namespace
 
 bool dropout_keeps_element(uint64_t seed, int64_t index, float p) {
-  return p <= 0.f || keep_from_bits(dense_bits(seed, index / 4)[static_cast<size_t>(index % 4)], p);
+  return p <= 0.f || keep_from_bits(element_bits(seed, kDenseStream, static_cast<uint64_t>(index)), p);
 }
 
 Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
@@ -54,15 +61,10 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
   const float* xd = xv.data();
   float* yd = y.data();
   uint8_t* md = mask->data();
-  const int64_t blocks = (n + 3) / 4;
-  detail::for_each_index(blocks, [&](int64_t b) {
-    const auto bits = dense_bits(seed, b);
-    for (int64_t k = 0; k < 4 && 4 * b + k < n; ++k) {
-      const int64_t i = 4 * b + k;
-      const bool keep = keep_from_bits(bits[static_cast<size_t>(k)], p);
-      md[i] = keep ? 1 : 0;
-      yd[i] = keep ? xd[i] * scale : 0.f;
-    }
+  detail::for_each_index(n, [&](int64_t i) {
+    const bool keep = keep_from_bits(element_bits(seed, kDenseStream, static_cast<uint64_t>(i)), p);
+    md[i] = keep ? 1 : 0;
+    yd[i] = keep ? xd[i] * scale : 0.f;
   });
   return tape.record("dropout", std::move(y), {x}, [x, mask, scale](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
@@ -87,7 +89,10 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
                                  for (int64_t q = indptr[static_cast<size_t>(r)];
                                       q < indptr[static_cast<size_t>(r) + 1]; ++q) {
                                    const auto k = static_cast<size_t>(q);
-                                   values[k] = dropout_keep(seed, r, indices[k], kSparseStream, p)
+                                   // Keyed by (row, column): the mask follows the entry, not its slot.
+                                   const uint64_t position = (static_cast<uint64_t>(r) << 32) |
+                                                             static_cast<uint32_t>(indices[k]);
+                                   values[k] = keep_from_bits(element_bits(seed, kSparseStream, position), p)
                                                    ? values[k] * scale
                                                    : 0.f;
                                  }
