@@ -68,8 +68,8 @@ struct Setup {
   }
 };
 
-Var gat_conv(Tape& t, const Graph& g, Var h, Parameter& att_src, Parameter& att_dst, int64_t heads, int64_t out,
-             uint64_t seed) {
+Var gat_conv(Tape& t, const Graph& g, Var h, Parameter& att_src, Parameter& att_dst, int64_t heads,
+             int64_t out, uint64_t seed) {
   const Var h3 = reshape(t, h, {g.num_src(), heads, out});
   return graph_attention(t, g,
                          {.value = h3,
@@ -109,7 +109,10 @@ void BM_GatStep(benchmark::State& state, bool backward) {
 }
 
 BENCHMARK_CAPTURE(BM_GatStep, fwd, false)->Name("gat_step/fwd")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_GatStep, fwd_bwd, true)->Name("gat_step/fwd_bwd")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_GatStep, fwd_bwd, true)
+    ->Name("gat_step/fwd_bwd")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace edgeattn::bench

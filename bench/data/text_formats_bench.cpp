@@ -100,7 +100,8 @@ void set_throughput(benchmark::State& state, size_t bytes, double seconds) {
   const auto iterations = static_cast<double>(state.iterations());
   state.SetBytesProcessed(static_cast<int64_t>(bytes) * state.iterations());
   state.counters["input_MB"] = static_cast<double>(bytes) / 1e6;
-  state.counters["MBps"] = benchmark::Counter(seconds > 0 ? iterations * static_cast<double>(bytes) / 1e6 / seconds : 0.0);
+  state.counters["MBps"] =
+      benchmark::Counter(seconds > 0 ? iterations * static_cast<double>(bytes) / 1e6 / seconds : 0.0);
 }
 
 void BM_EdgeList(benchmark::State& state, bool relabel) {
@@ -145,8 +146,14 @@ void BM_LinqsContent(benchmark::State& state) {
   state.counters["papers"] = static_cast<double>(papers);
 }
 
-BENCHMARK_CAPTURE(BM_EdgeList, ids, false)->Name("edge_list/ids")->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_EdgeList, relabel, true)->Name("edge_list/relabel")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_EdgeList, ids, false)
+    ->Name("edge_list/ids")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_EdgeList, relabel, true)
+    ->Name("edge_list/relabel")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_MatrixMarket)->Name("matrix_market/real")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LinqsContent)->Name("linqs/content")->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -44,23 +44,38 @@ void run(benchmark::State& state, Generate&& generate) {
 }
 
 void register_all() {
-  benchmark::RegisterBenchmark("generators/erdos_renyi_graph", [](benchmark::State& s) {
-    run(s, [] { return erdos_renyi_graph(kNodes, kEdges, kSeed).num_edges(); });
-  })->Unit(benchmark::kMillisecond)->UseRealTime();
-  benchmark::RegisterBenchmark("generators/rmat_graph", [](benchmark::State& s) {
-    run(s, [] {
-      return rmat_graph(kNodes, kEdges, kSeed, RmatParams{.a = 0.57, .b = 0.19, .c = 0.19, .d = 0.05}).num_edges();
-    });
-  })->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("generators/erdos_renyi_graph",
+                               [](benchmark::State& s) {
+                                 run(s, [] { return erdos_renyi_graph(kNodes, kEdges, kSeed).num_edges(); });
+                               })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("generators/rmat_graph",
+                               [](benchmark::State& s) {
+                                 run(s, [] {
+                                   return rmat_graph(kNodes, kEdges, kSeed,
+                                                     RmatParams{.a = 0.57, .b = 0.19, .c = 0.19, .d = 0.05})
+                                       .num_edges();
+                                 });
+                               })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   for (int64_t f : {0, 16}) {
     const std::string name = "generators/sbm_dataset/F:" + std::to_string(f);
-    benchmark::RegisterBenchmark(name.c_str(), [f](benchmark::State& s) {
-      run(s, [f] {
-        const data::SbmConfig cfg{.num_nodes = kNodes, .num_classes = 10, .expected_in_degree = 8,
-                                  .expected_out_degree = 2, .feature_dim = f, .seed = kSeed};
-        return data::sbm_dataset(cfg).num_edges();
-      });
-    })->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(name.c_str(),
+                                 [f](benchmark::State& s) {
+                                   run(s, [f] {
+                                     const data::SbmConfig cfg{.num_nodes = kNodes,
+                                                               .num_classes = 10,
+                                                               .expected_in_degree = 8,
+                                                               .expected_out_degree = 2,
+                                                               .feature_dim = f,
+                                                               .seed = kSeed};
+                                     return data::sbm_dataset(cfg).num_edges();
+                                   });
+                                 })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
 }
 

@@ -52,8 +52,15 @@ std::vector<int64_t> random_permutation(int64_t n, uint64_t seed) {
 }
 
 Graph sbm_cora() {
-  data::SbmConfig cfg{.num_nodes = 2708, .num_classes = 7, .expected_in_degree = 3.2, .expected_out_degree = 0.8,
-                      .feature_dim = 0, .train_per_class = 20, .num_val = 500, .num_test = 1000, .seed = kSeed};
+  data::SbmConfig cfg{.num_nodes = 2708,
+                      .num_classes = 7,
+                      .expected_in_degree = 3.2,
+                      .expected_out_degree = 0.8,
+                      .feature_dim = 0,
+                      .train_per_class = 20,
+                      .num_val = 500,
+                      .num_test = 1000,
+                      .seed = kSeed};
   return add_self_loops(data::sbm_dataset(cfg).graph).graph;
 }
 
@@ -86,7 +93,8 @@ struct Ordered {
 const Graph& base_graph(const std::string& name) {
   static std::map<std::string, Graph> cache;
   auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, name == "sbm_cora" ? sbm_cora() : scrambled_grid(1000)).first;
+  if (it == cache.end())
+    it = cache.emplace(name, name == "sbm_cora" ? sbm_cora() : scrambled_grid(1000)).first;
   return it->second;
 }
 
@@ -98,8 +106,9 @@ const Ordered& ordered_graph(const std::string& graph, const std::string& orderi
     const auto start = std::chrono::steady_clock::now();
     Graph h = g;
     if (ordering != "scrambled") {
-      const std::vector<int64_t> order =
-          ordering == "rcm" ? rcm_ordering(g) : ordering == "amd" ? amd_ordering(g) : degree_ordering(g);
+      const std::vector<int64_t> order = ordering == "rcm"   ? rcm_ordering(g)
+                                         : ordering == "amd" ? amd_ordering(g)
+                                                             : degree_ordering(g);
       h = permute(g, order).graph;
     }
     slot.ordering_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -132,9 +141,14 @@ void run_case(benchmark::State& state, const std::string& graph, const std::stri
       benchmark::ClobberMemory();
     }
     const double seconds = clock.seconds();
-    const AttentionShape shape{.num_dst = n, .num_src = num_src(p), .num_edges = num_edges(p), .heads = kHeads,
-                               .qk_dim = 0, .value_dim = kDim};
-    set_traffic_counters(state, static_cast<double>(shape.num_edges), attention_forward_bytes(shape), seconds);
+    const AttentionShape shape{.num_dst = n,
+                               .num_src = num_src(p),
+                               .num_edges = num_edges(p),
+                               .heads = kHeads,
+                               .qk_dim = 0,
+                               .value_dim = kDim};
+    set_traffic_counters(state, static_cast<double>(shape.num_edges), attention_forward_bytes(shape),
+                         seconds);
     state.counters["mean_edge_distance"] = o.locality.mean_edge_distance;
     state.counters["bandwidth"] = static_cast<double>(o.locality.bandwidth);
     state.counters["ordering_s"] = o.ordering_seconds;
@@ -149,7 +163,8 @@ void register_all() {
     for (const std::string ordering : {"scrambled", "rcm", "amd", "degree"}) {
       const std::string name = "ordering/" + graph + "/" + ordering + "/H:" + std::to_string(kHeads) +
                                "/d:" + std::to_string(kDim);
-      benchmark::RegisterBenchmark(name.c_str(), [graph, ordering](benchmark::State& s) { run_case(s, graph, ordering); })
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [graph, ordering](benchmark::State& s) { run_case(s, graph, ordering); })
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
     }

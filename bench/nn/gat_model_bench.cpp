@@ -37,7 +37,8 @@ struct Input {
     for (int64_t i = 0; i < kNodes; ++i)
       for (int64_t j = 0; j < kFeatures; ++j)
         if (edge_uniform(2, i, j, 0x6265) < 0.0127f) r.push_back(i), c.push_back(j);
-    features = data::Features(CsrMatrix::from_triplets(kNodes, kFeatures, r, c, std::vector<float>(r.size(), 1.f)));
+    features =
+        data::Features(CsrMatrix::from_triplets(kNodes, kFeatures, r, c, std::vector<float>(r.size(), 1.f)));
     for (int64_t i = 0; i < kNodes; ++i) labels.push_back(static_cast<int32_t>(i % kClasses));
     for (int64_t i = 0; i < 140; ++i) train.push_back(i);
   }
@@ -87,8 +88,9 @@ void register_all() {
   for (nn::ModelKind kind : {nn::ModelKind::gat, nn::ModelKind::gatv2, nn::ModelKind::transformer,
                              nn::ModelKind::graph_transformer})
     for (bool train : {true, false})
-      benchmark::RegisterBenchmark((std::string("gat_model/") + nn::to_string(kind) + (train ? "/train" : "/eval")).c_str(),
-                                   BM_Model, kind, train)
+      benchmark::RegisterBenchmark(
+          (std::string("gat_model/") + nn::to_string(kind) + (train ? "/train" : "/eval")).c_str(), BM_Model,
+          kind, train)
           ->Unit(benchmark::kMillisecond)
           ->UseRealTime();
 }

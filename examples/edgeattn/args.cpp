@@ -44,7 +44,8 @@ bool Args::parse(std::span<const std::string> args) {
 
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if ((arg.size() < 3 || arg.compare(0, 2, "--") != 0) && !positional_.value_name.empty() && !positional_.given) {
+    if ((arg.size() < 3 || arg.compare(0, 2, "--") != 0) && !positional_.value_name.empty() &&
+        !positional_.given) {
       positional_.value = arg;
       positional_.given = true;
       continue;
@@ -118,8 +119,9 @@ std::string Args::option_list() const {
 
 std::string Args::help() const {
   std::ostringstream os;
-  os << "usage: " << command_ << " [options]" << (positional_.value_name.empty() ? "" : " " + positional_.value_name)
-     << "\n\n" << summary_ << "\n\noptions:\n";
+  os << "usage: " << command_ << " [options]"
+     << (positional_.value_name.empty() ? "" : " " + positional_.value_name) << "\n\n"
+     << summary_ << "\n\noptions:\n";
   std::vector<std::string> heads;
   size_t width = 0;
   for (const Spec& s : specs_) {

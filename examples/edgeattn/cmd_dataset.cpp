@@ -37,11 +37,13 @@ void print_human(const data::Dataset& ds, const data::DatasetStats& s) {
   else
     std::printf("  features        none\n");
   if (s.num_classes > 0) {
-    std::printf("  classes         %lld%s", static_cast<long long>(s.num_classes), s.multi_label ? " (multi-label)" : "");
+    std::printf("  classes         %lld%s", static_cast<long long>(s.num_classes),
+                s.multi_label ? " (multi-label)" : "");
     if (!s.class_counts.empty()) {
       std::printf(":");
       for (size_t c = 0; c < s.class_counts.size(); ++c) {
-        const std::string label = c < ds.labels.class_names.size() ? ds.labels.class_names[c] : std::to_string(c);
+        const std::string label =
+            c < ds.labels.class_names.size() ? ds.labels.class_names[c] : std::to_string(c);
         std::printf(" %s=%lld", label.c_str(), static_cast<long long>(s.class_counts[c]));
       }
     }
@@ -49,23 +51,28 @@ void print_human(const data::Dataset& ds, const data::DatasetStats& s) {
     std::printf("\n");
   }
   if (!s.split.empty())
-    std::printf("  split           '%s': train %lld / val %lld / test %lld%s\n", s.split.c_str(), static_cast<long long>(s.train),
-                static_cast<long long>(s.val), static_cast<long long>(s.test),
-                ds.splits.size() > 1 ? " (more splits available)" : "");
+    std::printf("  split           '%s': train %lld / val %lld / test %lld%s\n", s.split.c_str(),
+                static_cast<long long>(s.train), static_cast<long long>(s.val),
+                static_cast<long long>(s.test), ds.splits.size() > 1 ? " (more splits available)" : "");
   std::printf("  in-degree       min %lld, median %lld, mean %.2f, p90 %lld, p99 %lld, max %lld\n",
-              static_cast<long long>(s.in_degree.min), static_cast<long long>(s.in_degree.median), s.in_degree.mean,
-              static_cast<long long>(s.in_degree.p90), static_cast<long long>(s.in_degree.p99),
-              static_cast<long long>(s.in_degree.max));
+              static_cast<long long>(s.in_degree.min), static_cast<long long>(s.in_degree.median),
+              s.in_degree.mean, static_cast<long long>(s.in_degree.p90),
+              static_cast<long long>(s.in_degree.p99), static_cast<long long>(s.in_degree.max));
   for (const auto& src : ds.sources)
-    std::printf("  file            %s%s\n", src.path.c_str(), src.sha256.empty() ? "" : "  (sha256 verified)");
+    std::printf("  file            %s%s\n", src.path.c_str(),
+                src.sha256.empty() ? "" : "  (sha256 verified)");
   for (const auto& note : ds.notes) std::printf("  note            %s\n", note.c_str());
 }
 
 std::string json_of(const data::Dataset& ds, const data::DatasetStats& s) {
   JsonObject j;
   j.field("name", s.name).field("format", s.format);
-  j.field("num_nodes", s.num_nodes).field("num_edges", s.num_edges).field("undirected_pairs", s.undirected_pairs);
-  j.field("symmetric", s.symmetric).field("self_loops", s.self_loops).field("isolated_nodes", s.isolated_nodes);
+  j.field("num_nodes", s.num_nodes)
+      .field("num_edges", s.num_edges)
+      .field("undirected_pairs", s.undirected_pairs);
+  j.field("symmetric", s.symmetric)
+      .field("self_loops", s.self_loops)
+      .field("isolated_nodes", s.isolated_nodes);
   j.field("weighted", s.weighted);
   j.field("num_features", s.num_features).field("sparse_features", s.sparse_features);
   j.field("feature_density", s.feature_density);
@@ -94,7 +101,8 @@ int run_dataset_info(std::span<const std::string> argv) {
             "Print a dataset's statistics. NAME is one of the registry's datasets (cora, citeseer, pubmed, "
             "karate), checked against the manifest; PATH is a file or directory in any supported format.");
   args.option("format", "F", "", "format of a named dataset (default: its first; e.g. planetoid, linqs, npz)")
-      .option("root", "DIR", "", "data root for named datasets (default: $EDGEATTN_DATA, else the repository's datasets/)")
+      .option("root", "DIR", "",
+              "data root for named datasets (default: $EDGEATTN_DATA, else the repository's datasets/)")
       .flag("no-verify", "skip the sha256 check of a named dataset's files")
       .flag("json", "print one JSON object instead of text")
       .positional("NAME|PATH", "dataset name or path");
@@ -103,7 +111,7 @@ int run_dataset_info(std::span<const std::string> argv) {
     return 0;
   }
   const data::Dataset ds = load_dataset_arg(args.positional_value(), args.str("format"), args.str("root"),
-                                           !args.flag_set("no-verify"));
+                                            !args.flag_set("no-verify"));
   const data::DatasetStats stats = data::describe(ds);
   if (args.flag_set("json"))
     std::cout << json_of(ds, stats) << "\n";

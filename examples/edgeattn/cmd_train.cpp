@@ -44,8 +44,8 @@ struct ModelFileMeta {
 
   // Line 1: the model configuration (JSON); line 2: "normalize_features=1 dataset=cora ...".
   std::string serialize() const {
-    return model.to_json() + "\nnormalize_features=" + (normalize_features ? "1" : "0") + " dataset=" + dataset +
-           " format=" + format + " split=" + split + "\n";
+    return model.to_json() + "\nnormalize_features=" + (normalize_features ? "1" : "0") +
+           " dataset=" + dataset + " format=" + format + " split=" + split + "\n";
   }
   static ModelFileMeta parse(const std::string& text, const std::string& file) {
     ModelFileMeta m;
@@ -57,11 +57,16 @@ struct ModelFileMeta {
     while (rest >> kv) {
       const size_t eq = kv.find('=');
       const std::string key = kv.substr(0, eq), value = eq == std::string::npos ? "" : kv.substr(eq + 1);
-      if (key == "normalize_features") m.normalize_features = value == "1";
-      else if (key == "dataset") m.dataset = value;
-      else if (key == "format") m.format = value;
-      else if (key == "split") m.split = value;
-      else raise<ParseError>(file, ": unknown model metadata key '", key, "'");
+      if (key == "normalize_features")
+        m.normalize_features = value == "1";
+      else if (key == "dataset")
+        m.dataset = value;
+      else if (key == "format")
+        m.format = value;
+      else if (key == "split")
+        m.split = value;
+      else
+        raise<ParseError>(file, ": unknown model metadata key '", key, "'");
     }
     return m;
   }
@@ -102,14 +107,16 @@ void check_labels(const data::Dataset& ds) {
 
 // "cora: epoch  57 | loss 0.612 | train 0.943 | val 0.796 | 1.84 ms/epoch"
 void progress(const std::string& name, const train::EpochStats& s, double ms) {
-  std::fprintf(stderr, "\r%s: epoch %4lld | loss %.4f | train acc %.3f | val loss %.4f | val acc %.3f | %.2f ms/epoch",
-               name.c_str(), static_cast<long long>(s.epoch), s.train_loss, s.train_accuracy, s.val_loss,
-               s.val_accuracy, ms);
+  std::fprintf(
+      stderr, "\r%s: epoch %4lld | loss %.4f | train acc %.3f | val loss %.4f | val acc %.3f | %.2f ms/epoch",
+      name.c_str(), static_cast<long long>(s.epoch), s.train_loss, s.train_accuracy, s.val_loss,
+      s.val_accuracy, ms);
   std::fflush(stderr);
 }
 
 std::string attention_tsv(const Graph& g, const std::vector<Tensor>& layers) {
-  std::string out = "# layer\tsrc\tdst\talpha per head (CSR order of the prepared graph, self-loops included)\n";
+  std::string out =
+      "# layer\tsrc\tdst\talpha per head (CSR order of the prepared graph, self-loops included)\n";
   char buf[64];
   for (size_t l = 0; l < layers.size(); ++l) {
     const Tensor& a = layers[l];
@@ -133,8 +140,9 @@ std::string attention_tsv(const Graph& g, const std::vector<Tensor>& layers) {
 }  // namespace
 
 int run_train(std::span<const std::string> argv) {
-  Args args("edgeattn train", "Train a graph attention network for node classification (full batch, Adam, "
-                              "early stopping on validation loss/accuracy as in the GAT paper).");
+  Args args("edgeattn train",
+            "Train a graph attention network for node classification (full batch, Adam, "
+            "early stopping on validation loss/accuracy as in the GAT paper).");
   add_dataset_options(args);
   args.option("model", "KIND", "gat", "gat, gatv2, transformer or graph_transformer")
       .option("heads", "H", "8", "attention heads of the hidden layers")
@@ -179,8 +187,9 @@ int run_train(std::span<const std::string> argv) {
   cfg.hidden = args.integer("hidden", 1, 1 << 20);
   cfg.layers = args.integer("layers", 1, 64);
   cfg.dropout = static_cast<float>(args.real("dropout", 0.0, 0.999));
-  cfg.attention_dropout = args.given("attention-dropout") ? static_cast<float>(args.real("attention-dropout", 0.0, 0.999))
-                                                          : cfg.dropout;
+  cfg.attention_dropout = args.given("attention-dropout")
+                              ? static_cast<float>(args.real("attention-dropout", 0.0, 0.999))
+                              : cfg.dropout;
   cfg.residual = args.flag_set("residual");
   cfg.pe = nn::parse_positional_encoding(args.str("pe"));
   cfg.pe_dim = cfg.pe == nn::PositionalEncodingKind::none ? 0 : args.integer("pe-dim", 1, 1024);
@@ -227,10 +236,11 @@ int run_train(std::span<const std::string> argv) {
     sec_per_epoch.push_back(last.seconds_per_epoch);
     epochs.push_back(static_cast<double>(last.epochs_run));
     if (!args.flag_set("json"))
-      std::printf("run %lld (seed %llu): %lld epochs, best epoch %lld, val acc %.4f, test acc %.4f, %.2f ms/epoch\n",
-                  static_cast<long long>(run), static_cast<unsigned long long>(cfg.seed),
-                  static_cast<long long>(last.epochs_run), static_cast<long long>(last.best_epoch),
-                  last.val_accuracy, last.test_accuracy, 1e3 * last.seconds_per_epoch);
+      std::printf(
+          "run %lld (seed %llu): %lld epochs, best epoch %lld, val acc %.4f, test acc %.4f, %.2f ms/epoch\n",
+          static_cast<long long>(run), static_cast<unsigned long long>(cfg.seed),
+          static_cast<long long>(last.epochs_run), static_cast<long long>(last.best_epoch), last.val_accuracy,
+          last.test_accuracy, 1e3 * last.seconds_per_epoch);
     if (run + 1 == runs) {
       last_model.emplace(std::move(model));
       last_graph = g;
@@ -278,14 +288,17 @@ int run_train(std::span<const std::string> argv) {
                  "fwd ms", "bwd ms", "total ms", "share");
     for (const auto& [sec, op] : rows) {
       const autograd::OpTime& t = last.op_times.at(op);
-      std::fprintf(stderr, "  %-20s %9.3f %9.3f %9.3f %5.1f%%\n", op.c_str(), 1e3 * t.forward_seconds / epochs_run,
-                   1e3 * t.backward_seconds / epochs_run, 1e3 * sec / epochs_run, 100.0 * sec / total);
+      std::fprintf(stderr, "  %-20s %9.3f %9.3f %9.3f %5.1f%%\n", op.c_str(),
+                   1e3 * t.forward_seconds / epochs_run, 1e3 * t.backward_seconds / epochs_run,
+                   1e3 * sec / epochs_run, 100.0 * sec / total);
     }
   }
   if (args.flag_set("json")) {
     JsonObject j;
     j.field("dataset", ds.name).field("format", ds.format).field("model", args.str("model"));
-    j.field("split", ds.default_split.empty() ? args.str("split") : (args.str("split").empty() ? ds.default_split : args.str("split")));
+    j.field("split", ds.default_split.empty()
+                         ? args.str("split")
+                         : (args.str("split").empty() ? ds.default_split : args.str("split")));
     j.field("runs", runs).field("threads", max_threads());
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
     j.field("val_accuracy", mean(val_acc));
@@ -335,8 +348,8 @@ Loaded load_model_and_data(const Args& args) {
   train::load_parameters(checkpoint, l.model->parameters());
   l.data = prepare(args, *l.model, l.meta.normalize_features);
   if (l.data.ds.features.cols() != l.meta.model.in_channels)
-    raise<ShapeError>("dataset '", l.data.ds.name, "' has ", l.data.ds.features.cols(), " features, the model in ", file,
-                      " expects ", l.meta.model.in_channels);
+    raise<ShapeError>("dataset '", l.data.ds.name, "' has ", l.data.ds.features.cols(),
+                      " features, the model in ", file, " expects ", l.meta.model.in_channels);
   return l;
 }
 
@@ -348,7 +361,8 @@ autograd::Var eval_logits(autograd::Tape& tape, Loaded& l) {
 }  // namespace
 
 int run_eval(std::span<const std::string> argv) {
-  Args args("edgeattn eval", "Evaluate a saved model on a dataset's split: loss and accuracy of train, val and test.");
+  Args args("edgeattn eval",
+            "Evaluate a saved model on a dataset's split: loss and accuracy of train, val and test.");
   args.option("model-file", "FILE", "", "model written by `edgeattn train --save`");
   add_dataset_options(args);
   args.flag("json", "print one JSON object");
@@ -367,8 +381,13 @@ int run_eval(std::span<const std::string> argv) {
   const auto te = train::evaluate(tape, logits, l.data.ds.labels, split.test);
   if (args.flag_set("json")) {
     JsonObject j;
-    j.field("dataset", l.data.ds.name).field("train_accuracy", tr.accuracy).field("val_accuracy", va.accuracy);
-    j.field("test_accuracy", te.accuracy).field("train_loss", tr.loss).field("val_loss", va.loss).field("test_loss", te.loss);
+    j.field("dataset", l.data.ds.name)
+        .field("train_accuracy", tr.accuracy)
+        .field("val_accuracy", va.accuracy);
+    j.field("test_accuracy", te.accuracy)
+        .field("train_loss", tr.loss)
+        .field("val_loss", va.loss)
+        .field("test_loss", te.loss);
     std::cout << j.str() << "\n";
   } else {
     std::printf("%s: train acc %.4f (loss %.4f), val acc %.4f (loss %.4f), test acc %.4f (loss %.4f)\n",
@@ -378,8 +397,9 @@ int run_eval(std::span<const std::string> argv) {
 }
 
 int run_predict(std::span<const std::string> argv) {
-  Args args("edgeattn predict", "Predict every node's class with a saved model; one line per node: "
-                                "node, name, predicted class, class name.");
+  Args args("edgeattn predict",
+            "Predict every node's class with a saved model; one line per node: "
+            "node, name, predicted class, class name.");
   args.option("model-file", "FILE", "", "model written by `edgeattn train --save`");
   add_dataset_options(args);
   args.option("out", "FILE", "", "write the predictions to FILE (default: stdout)");
@@ -397,11 +417,12 @@ int run_predict(std::span<const std::string> argv) {
   std::string out = "# node\tname\tpredicted\tclass_name\n";
   for (size_t i = 0; i < predicted.size(); ++i) {
     const int32_t c = predicted[i];
-    out += std::to_string(i) + "\t" + (i < ds.node_names.size() ? ds.node_names[i] : std::to_string(i)) + "\t" +
-           std::to_string(c) + "\t" +
-           (static_cast<size_t>(c) < ds.labels.class_names.size() ? ds.labels.class_names[static_cast<size_t>(c)]
-                                                                  : std::to_string(c)) +
-           "\n";
+    out +=
+        std::to_string(i) + "\t" + (i < ds.node_names.size() ? ds.node_names[i] : std::to_string(i)) + "\t" +
+        std::to_string(c) + "\t" +
+        (static_cast<size_t>(c) < ds.labels.class_names.size() ? ds.labels.class_names[static_cast<size_t>(c)]
+                                                               : std::to_string(c)) +
+        "\n";
   }
   if (args.given("out"))
     write_file_atomic(args.str("out"), out);

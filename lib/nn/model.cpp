@@ -27,19 +27,26 @@ using autograd::Var;
 
 const char* to_string(ModelKind kind) {
   switch (kind) {
-    case ModelKind::gat: return "gat";
-    case ModelKind::gatv2: return "gatv2";
-    case ModelKind::transformer: return "transformer";
-    case ModelKind::graph_transformer: return "graph_transformer";
+    case ModelKind::gat:
+      return "gat";
+    case ModelKind::gatv2:
+      return "gatv2";
+    case ModelKind::transformer:
+      return "transformer";
+    case ModelKind::graph_transformer:
+      return "graph_transformer";
   }
   return "?";
 }
 
 const char* to_string(PositionalEncodingKind kind) {
   switch (kind) {
-    case PositionalEncodingKind::none: return "none";
-    case PositionalEncodingKind::laplacian: return "laplacian";
-    case PositionalEncodingKind::rwse: return "rwse";
+    case PositionalEncodingKind::none:
+      return "none";
+    case PositionalEncodingKind::laplacian:
+      return "laplacian";
+    case PositionalEncodingKind::rwse:
+      return "rwse";
   }
   return "?";
 }
@@ -47,11 +54,13 @@ const char* to_string(PositionalEncodingKind kind) {
 ModelKind parse_model_kind(const std::string& name) {
   for (ModelKind k : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer})
     if (name == to_string(k)) return k;
-  raise<InvalidArgument>("model kind '", name, "' is unknown; expected gat, gatv2, transformer or graph_transformer");
+  raise<InvalidArgument>("model kind '", name,
+                         "' is unknown; expected gat, gatv2, transformer or graph_transformer");
 }
 
 PositionalEncodingKind parse_positional_encoding(const std::string& name) {
-  for (auto k : {PositionalEncodingKind::none, PositionalEncodingKind::laplacian, PositionalEncodingKind::rwse})
+  for (auto k :
+       {PositionalEncodingKind::none, PositionalEncodingKind::laplacian, PositionalEncodingKind::rwse})
     if (name == to_string(k)) return k;
   raise<InvalidArgument>("positional encoding '", name, "' is unknown; expected none, laplacian or rwse");
 }
@@ -119,7 +128,8 @@ std::map<std::string, Field> parse_flat_object(const std::string& s) {
         i += 5;
       } else {
         const size_t start = i;
-        while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || std::strchr("+-.eE", s[i]))) ++i;
+        while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || std::strchr("+-.eE", s[i])))
+          ++i;
         if (i == start) fail("a value for \"" + key + "\"");
         f.text = s.substr(start, i - start);
       }
@@ -150,7 +160,8 @@ class FieldReader {
     const auto it = fields_.find(key);
     if (it == fields_.end()) raise<InvalidArgument>("ModelConfig::from_json: missing key \"", key, "\"");
     if (it->second.type != type)
-      raise<InvalidArgument>("ModelConfig::from_json: \"", key, "\" is '", it->second.text, "', expected ", type_name);
+      raise<InvalidArgument>("ModelConfig::from_json: \"", key, "\" is '", it->second.text, "', expected ",
+                             type_name);
     used_.push_back(key);
     return it->second;
   }
@@ -182,9 +193,10 @@ class FieldReader {
 std::string ModelConfig::to_json() const {
   std::ostringstream os;
   auto b = [](bool v) { return v ? "true" : "false"; };
-  os << "{\"kind\":\"" << nn::to_string(kind) << "\",\"in_channels\":" << in_channels << ",\"hidden\":" << hidden
-     << ",\"heads\":" << heads << ",\"out_heads\":" << out_heads << ",\"num_classes\":" << num_classes
-     << ",\"layers\":" << layers << ",\"dropout\":" << format_float(dropout)
+  os << "{\"kind\":\"" << nn::to_string(kind) << "\",\"in_channels\":" << in_channels
+     << ",\"hidden\":" << hidden << ",\"heads\":" << heads << ",\"out_heads\":" << out_heads
+     << ",\"num_classes\":" << num_classes << ",\"layers\":" << layers
+     << ",\"dropout\":" << format_float(dropout)
      << ",\"attention_dropout\":" << format_float(attention_dropout)
      << ",\"negative_slope\":" << format_float(negative_slope) << ",\"residual\":" << b(residual)
      << ",\"add_self_loops\":" << b(add_self_loops) << ",\"share_weights\":" << b(share_weights)
@@ -231,7 +243,8 @@ void ModelConfig::validate() const {
   positive("num_classes", num_classes);
   positive("layers", layers);
   for (auto [name, p] : {std::pair{"dropout", dropout}, std::pair{"attention_dropout", attention_dropout}})
-    if (!(p >= 0.f && p < 1.f)) raise<InvalidArgument>("ModelConfig: ", name, " is ", p, ", expected in [0, 1)");
+    if (!(p >= 0.f && p < 1.f))
+      raise<InvalidArgument>("ModelConfig: ", name, " is ", p, ", expected in [0, 1)");
   if (!(negative_slope >= 0.f))
     raise<InvalidArgument>("ModelConfig: negative_slope is ", negative_slope, ", expected >= 0");
   if (ffn_hidden < 0) raise<InvalidArgument>("ModelConfig: ffn_hidden is ", ffn_hidden, ", expected >= 0");
@@ -275,7 +288,8 @@ Model::Model(const ModelConfig& config) : config_(config), impl_(std::make_uniqu
                                   .attention_dropout = c.attention_dropout,
                                   .pre_norm = c.pre_norm},
           "blocks." + std::to_string(l), c.seed));
-    impl_->lin_out = std::make_unique<Linear>("lin_out", wide, c.num_classes, true, LinearInit::torch_default, c.seed);
+    impl_->lin_out =
+        std::make_unique<Linear>("lin_out", wide, c.num_classes, true, LinearInit::torch_default, c.seed);
     return;
   }
   for (int64_t l = 0; l < c.layers; ++l) {
@@ -297,28 +311,30 @@ Model::Model(const ModelConfig& config) : config_(config), impl_(std::make_uniqu
                                                        name, c.seed));
         break;
       case ModelKind::gatv2:
-        impl_->gatv2.push_back(std::make_unique<GATv2Conv>(GATv2ConvOptions{.in_channels = layer_in,
-                                                                            .out_channels = out,
-                                                                            .heads = heads,
-                                                                            .concat = !last,
-                                                                            .negative_slope = c.negative_slope,
-                                                                            .dropout = c.attention_dropout,
-                                                                            .add_self_loops = c.add_self_loops,
-                                                                            .share_weights = c.share_weights,
-                                                                            .residual = c.residual},
-                                                           name, c.seed));
+        impl_->gatv2.push_back(
+            std::make_unique<GATv2Conv>(GATv2ConvOptions{.in_channels = layer_in,
+                                                         .out_channels = out,
+                                                         .heads = heads,
+                                                         .concat = !last,
+                                                         .negative_slope = c.negative_slope,
+                                                         .dropout = c.attention_dropout,
+                                                         .add_self_loops = c.add_self_loops,
+                                                         .share_weights = c.share_weights,
+                                                         .residual = c.residual},
+                                        name, c.seed));
         break;
       case ModelKind::transformer:
-        impl_->transformer.push_back(std::make_unique<TransformerConv>(
-            TransformerConvOptions{.in_channels = layer_in,
-                                   .out_channels = out,
-                                   .heads = heads,
-                                   .concat = !last,
-                                   .beta = c.beta,
-                                   .dropout = c.attention_dropout},
-            name, c.seed));
+        impl_->transformer.push_back(
+            std::make_unique<TransformerConv>(TransformerConvOptions{.in_channels = layer_in,
+                                                                     .out_channels = out,
+                                                                     .heads = heads,
+                                                                     .concat = !last,
+                                                                     .beta = c.beta,
+                                                                     .dropout = c.attention_dropout},
+                                              name, c.seed));
         break;
-      case ModelKind::graph_transformer: break;
+      case ModelKind::graph_transformer:
+        break;
     }
   }
 }
@@ -327,15 +343,18 @@ Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
-Graph Model::prepare_graph(const Graph& graph) const { return nn::prepare_graph(graph, config_.add_self_loops); }
+Graph Model::prepare_graph(const Graph& graph) const {
+  return nn::prepare_graph(graph, config_.add_self_loops);
+}
 
 data::Features Model::prepare_features(const Graph& graph, const data::Features& features) const {
   if (features.cols() != config_.in_channels)
-    raise<ShapeError>("Model::prepare_features: features have ", features.cols(), " columns, expected in_channels=",
-                      config_.in_channels);
+    raise<ShapeError>("Model::prepare_features: features have ", features.cols(),
+                      " columns, expected in_channels=", config_.in_channels);
   if (config_.pe == PositionalEncodingKind::none) return features;
-  const Tensor pe = config_.pe == PositionalEncodingKind::laplacian ? laplacian_encoding(graph, config_.pe_dim)
-                                                                     : random_walk_encoding(graph, config_.pe_dim);
+  const Tensor pe = config_.pe == PositionalEncodingKind::laplacian
+                        ? laplacian_encoding(graph, config_.pe_dim)
+                        : random_walk_encoding(graph, config_.pe_dim);
   if (features.is_sparse()) return data::Features(append_columns(features.sparse(), pe));
   return data::Features(append_columns(features.dense(), pe));
 }
@@ -344,8 +363,9 @@ namespace {
 
 // The conv stack shared by the gat, gatv2 and transformer kinds.
 template <class Conv>
-Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, std::vector<std::unique_ptr<Conv>>& convs,
-               const ModelConfig& c, uint64_t step_seed, std::vector<Tensor>* attention) {
+Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0,
+               std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed,
+               std::vector<Tensor>* attention) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
     Tensor* att = nullptr;
@@ -354,7 +374,8 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, st
     if (l == 0) {
       h = convs[l]->forward(tape, graph, x0, att_seed, att);
     } else {
-      h = autograd::dropout(tape, autograd::elu(tape, h), c.dropout, site_seed(step_seed, kHiddenDropout + l));
+      h = autograd::dropout(tape, autograd::elu(tape, h), c.dropout,
+                            site_seed(step_seed, kHiddenDropout + l));
       h = convs[l]->forward(tape, graph, h, att_seed, att);
     }
   }
@@ -373,35 +394,37 @@ Var Model::forward(autograd::Tape& tape, const Graph& graph, const CsrMatrix& x,
                    std::vector<Tensor>* attention) {
   const int64_t in = config_.in_channels + config_.pe_dim;
   if (x.rows() != graph.num_dst() || x.cols() != in)
-    raise<ShapeError>("Model::forward: x (sparse) has shape [", x.rows(), ", ", x.cols(), "], expected [num_nodes=",
-                      graph.num_dst(), ", in_channels + pe_dim=", in, "]");
-  const CsrMatrix dropped = autograd::dropout(tape, x, config_.dropout, site_seed(step_seed, kInputDropout));
-  Impl& m = *impl_;
-  switch (config_.kind) {
-    case ModelKind::gat: return conv_stack(tape, graph, dropped, m.gat, config_, step_seed, attention);
-    case ModelKind::gatv2: return conv_stack(tape, graph, dropped, m.gatv2, config_, step_seed, attention);
-    case ModelKind::transformer: return conv_stack(tape, graph, dropped, m.transformer, config_, step_seed, attention);
-    case ModelKind::graph_transformer: break;
-  }
-  Var h = m.lin_in->forward(tape, dropped);
-  for (size_t l = 0; l < m.blocks.size(); ++l) {
-    Tensor* att = attention ? &attention->emplace_back() : nullptr;
-    h = m.blocks[l]->forward(tape, graph, h, site_seed(step_seed, kBlockSite + l), att);
-  }
-  return m.lin_out->forward(tape, h);
+    raise<ShapeError>("Model::forward: x (sparse) has shape [", x.rows(), ", ", x.cols(),
+                      "], expected [num_nodes=", graph.num_dst(), ", in_channels + pe_dim=", in, "]");
+  return run_layers(tape, graph,
+                    autograd::dropout(tape, x, config_.dropout, site_seed(step_seed, kInputDropout)),
+                    step_seed, attention);
 }
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const Tensor& x, uint64_t step_seed,
                    std::vector<Tensor>* attention) {
   const int64_t in = config_.in_channels + config_.pe_dim;
   check_shape("Model::forward: x (expected [num_nodes, in_channels + pe_dim])", x, {graph.num_dst(), in});
-  const Var dropped = autograd::dropout(tape, tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout));
+  return run_layers(
+      tape, graph,
+      autograd::dropout(tape, tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout)),
+      step_seed, attention);
+}
+
+// The layer stack after the input dropout; `Input` is a dense Var or a sparse CsrMatrix.
+template <class Input>
+Var Model::run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped, uint64_t step_seed,
+                      std::vector<Tensor>* attention) {
   Impl& m = *impl_;
   switch (config_.kind) {
-    case ModelKind::gat: return conv_stack(tape, graph, dropped, m.gat, config_, step_seed, attention);
-    case ModelKind::gatv2: return conv_stack(tape, graph, dropped, m.gatv2, config_, step_seed, attention);
-    case ModelKind::transformer: return conv_stack(tape, graph, dropped, m.transformer, config_, step_seed, attention);
-    case ModelKind::graph_transformer: break;
+    case ModelKind::gat:
+      return conv_stack(tape, graph, dropped, m.gat, config_, step_seed, attention);
+    case ModelKind::gatv2:
+      return conv_stack(tape, graph, dropped, m.gatv2, config_, step_seed, attention);
+    case ModelKind::transformer:
+      return conv_stack(tape, graph, dropped, m.transformer, config_, step_seed, attention);
+    case ModelKind::graph_transformer:
+      break;
   }
   Var h = m.lin_in->forward(tape, dropped);
   for (size_t l = 0; l < m.blocks.size(); ++l) {
@@ -435,7 +458,8 @@ std::string Model::describe() {
   const ModelConfig& c = config_;
   os << "Model(kind=" << to_string(c.kind) << ", layers=" << c.layers << ", hidden=" << c.hidden
      << ", heads=" << c.heads << ", out_heads=" << c.out_heads << ", classes=" << c.num_classes
-     << ", dropout=" << c.dropout << ", attention_dropout=" << c.attention_dropout << ", pe=" << to_string(c.pe);
+     << ", dropout=" << c.dropout << ", attention_dropout=" << c.attention_dropout
+     << ", pe=" << to_string(c.pe);
   if (c.pe_dim) os << "(" << c.pe_dim << ")";
   os << ")\n";
   for (auto* p : parameters()) os << "  " << p->name << " " << p->value.shape().str() << "\n";

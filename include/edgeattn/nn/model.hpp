@@ -61,24 +61,24 @@ PositionalEncodingKind parse_positional_encoding(const std::string& name);
 
 struct ModelConfig {
   ModelKind kind = ModelKind::gat;
-  int64_t in_channels = 0;         ///< raw feature columns (before the positional encoding)
-  int64_t hidden = 8;              ///< per head
+  int64_t in_channels = 0;  ///< raw feature columns (before the positional encoding)
+  int64_t hidden = 8;       ///< per head
   int64_t heads = 8;
-  int64_t out_heads = 1;           ///< heads of the output conv (averaged); conv kinds only
+  int64_t out_heads = 1;  ///< heads of the output conv (averaged); conv kinds only
   int64_t num_classes = 0;
-  int64_t layers = 2;              ///< convs, or graph-transformer blocks
-  float dropout = 0.6f;            ///< feature dropout
+  int64_t layers = 2;    ///< convs, or graph-transformer blocks
+  float dropout = 0.6f;  ///< feature dropout
   float attention_dropout = 0.6f;
-  float negative_slope = 0.2f;     ///< gat, gatv2
-  bool residual = false;           ///< gat, gatv2
-  bool add_self_loops = true;      ///< prepare_graph adds one self-loop per node (PyG GATConv);
-                                   ///< PyG's TransformerConv adds none: set false to match it
-  bool share_weights = false;      ///< gatv2
-  bool beta = false;               ///< transformer
-  bool pre_norm = false;           ///< graph_transformer
-  int64_t ffn_hidden = 0;          ///< graph_transformer; 0: 2 * hidden * heads
+  float negative_slope = 0.2f;  ///< gat, gatv2
+  bool residual = false;        ///< gat, gatv2
+  bool add_self_loops = true;   ///< prepare_graph adds one self-loop per node (PyG GATConv);
+                                ///< PyG's TransformerConv adds none: set false to match it
+  bool share_weights = false;   ///< gatv2
+  bool beta = false;            ///< transformer
+  bool pre_norm = false;        ///< graph_transformer
+  int64_t ffn_hidden = 0;       ///< graph_transformer; 0: 2 * hidden * heads
   PositionalEncodingKind pe = PositionalEncodingKind::none;
-  int64_t pe_dim = 0;              ///< columns of the positional encoding (0 when pe = none)
+  int64_t pe_dim = 0;  ///< columns of the positional encoding (0 when pe = none)
   uint64_t seed = 0;
 
   /// A one-line JSON object holding every field, e.g. {"kind":"gat","in_channels":1433,...}.
@@ -123,6 +123,9 @@ class Model {
 
  private:
   struct Impl;
+  template <class Input>
+  autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped, uint64_t step_seed,
+                           std::vector<Tensor>* attention);
   ModelConfig config_;
   std::unique_ptr<Impl> impl_;
 };
