@@ -39,7 +39,8 @@ int main() {
   auto forward = [&](autograd::Tape& tape, uint64_t step_seed) {
     return model.forward(tape, graph, features, step_seed);
   };
-  const train::TrainResult result = train::fit(forward, model.parameters(), cora.labels, cora.split(), training);
+  const train::TrainResult result =
+      train::fit(forward, model.parameters(), cora.labels, cora.split(), training);
 
   std::printf("best epoch %lld: validation accuracy %.3f, test accuracy %.3f (%.2f ms per epoch)\n",
               static_cast<long long>(result.best_epoch), result.val_accuracy, result.test_accuracy,

@@ -27,7 +27,8 @@ data::Dataset load_dataset_arg(const std::string& what, const std::string& forma
       throw UsageError("--format and --root apply to named datasets; '" + what + "' is a path");
     return data::load_dataset_path(what);
   }
-  throw UsageError("'" + what + "' is neither a known dataset (" + names + ") nor an existing file or directory");
+  throw UsageError("'" + what + "' is neither a known dataset (" + names +
+                   ") nor an existing file or directory");
 }
 
 }  // namespace edgeattn::cli

@@ -23,10 +23,14 @@ std::string fmt(const char* f, double x) {
 std::string escape(const std::string& s) {
   std::string out;
   for (const char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
   }
   return out;
 }
@@ -46,8 +50,8 @@ std::string panel(const std::vector<train::EpochStats>& h, int64_t best, const s
   const auto px = [&](double epoch) { return x0 + w * epoch / epochs; };
   const auto py = [&](double v) { return y0 + h_px * (1.0 - (v - lo) / (hi - lo)); };
   std::string svg;
-  svg += "<rect x='" + fmt("%.1f", x0) + "' y='" + fmt("%.1f", y0) + "' width='" + fmt("%.1f", w) + "' height='" +
-         fmt("%.1f", h_px) + "' fill='none' stroke='#888'/>\n";
+  svg += "<rect x='" + fmt("%.1f", x0) + "' y='" + fmt("%.1f", y0) + "' width='" + fmt("%.1f", w) +
+         "' height='" + fmt("%.1f", h_px) + "' fill='none' stroke='#888'/>\n";
   for (int t = 0; t <= 4; ++t) {  // y ticks
     const double v = lo + (hi - lo) * t / 4.0;
     svg += "<text x='" + fmt("%.1f", x0 - 6) + "' y='" + fmt("%.1f", py(v) + 4) + "' text-anchor='end'>" +
@@ -68,9 +72,10 @@ std::string panel(const std::vector<train::EpochStats>& h, int64_t best, const s
       if (!std::isfinite(v)) continue;
       points += fmt("%.1f", px(static_cast<double>(i))) + "," + fmt("%.1f", py(std::clamp(v, lo, hi))) + " ";
     }
-    svg += "<polyline fill='none' stroke='" + std::string(s.color) + "' stroke-width='1.5' points='" + points + "'/>\n";
-    svg += "<text x='" + fmt("%.1f", x0 + w - 8) + "' y='" + fmt("%.1f", legend_y) + "' text-anchor='end' fill='" +
-           s.color + "'>" + s.label + "</text>\n";
+    svg += "<polyline fill='none' stroke='" + std::string(s.color) + "' stroke-width='1.5' points='" +
+           points + "'/>\n";
+    svg += "<text x='" + fmt("%.1f", x0 + w - 8) + "' y='" + fmt("%.1f", legend_y) +
+           "' text-anchor='end' fill='" + s.color + "'>" + s.label + "</text>\n";
     legend_y += 16;
   }
   return svg;
@@ -90,12 +95,15 @@ std::string training_curves_svg(const std::vector<train::EpochStats>& history, i
       {"test acc", "#2ca02c", [](const train::EpochStats& e) { return e.test_accuracy; }},
   };
   std::string svg =
-      "<svg xmlns='http://www.w3.org/2000/svg' width='960' height='400' font-family='sans-serif' font-size='12'>\n"
+      "<svg xmlns='http://www.w3.org/2000/svg' width='960' height='400' font-family='sans-serif' "
+      "font-size='12'>\n"
       "<rect width='100%' height='100%' fill='white'/>\n";
   svg += "<text x='480' y='22' text-anchor='middle' font-size='15'>" + escape(title) + "</text>\n";
   svg += panel(history, best_epoch, loss, "loss", 70, 50, 360, 290, false);
   svg += panel(history, best_epoch, acc, "accuracy", 560, 50, 360, 290, true);
-  svg += "<text x='480' y='392' text-anchor='middle' fill='#666'>dashed line: the epoch whose weights were kept</text>\n";
+  svg +=
+      "<text x='480' y='392' text-anchor='middle' fill='#666'>dashed line: the epoch whose weights were "
+      "kept</text>\n";
   return svg + "</svg>\n";
 }
 

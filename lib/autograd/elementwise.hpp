@@ -100,7 +100,8 @@ inline void transpose_into(const float* src, int64_t rows, int64_t cols, float* 
 inline std::string operand(const char* op, const char* name) { return std::string(op) + ": " + name; }
 
 /// ShapeError naming op and operand unless `t` has the expected extents (kAny matches any).
-inline void expect_shape(const char* op, const char* name, const Tensor& t, std::initializer_list<int64_t> expected) {
+inline void expect_shape(const char* op, const char* name, const Tensor& t,
+                         std::initializer_list<int64_t> expected) {
   check_shape(operand(op, name), t, expected);
 }
 

@@ -8,7 +8,8 @@
 namespace edgeattn::autograd {
 namespace {
 
-const Tensor& value_of(const Tape* /*unused*/, const Tensor& owned, const Tensor* borrowed, const Parameter* p) {
+const Tensor& value_of(const Tape* /*unused*/, const Tensor& owned, const Tensor* borrowed,
+                       const Parameter* p) {
   if (p) return p->value;
   if (borrowed) return *borrowed;
   return owned;

@@ -37,15 +37,16 @@ std::string gunzip(std::string_view compressed, const std::string& what) {
     produced += room - zs.avail_out;
     if (rc == Z_STREAM_END) {
       // Concatenated gzip members (as `cat a.gz b.gz` makes) are one file.
-      if (zs.avail_in > 0 && is_gzip(std::string_view(reinterpret_cast<const char*>(zs.next_in), zs.avail_in))) {
+      if (zs.avail_in > 0 &&
+          is_gzip(std::string_view(reinterpret_cast<const char*>(zs.next_in), zs.avail_in))) {
         inflateReset(&zs);
         continue;
       }
       if (zs.avail_in > 0) {
         const size_t offset = compressed.size() - zs.avail_in;
         inflateEnd(&zs);
-        raise<ParseError>(what, ": ", zs.avail_in, " bytes of trailing garbage after the gzip stream at offset ",
-                          offset);
+        raise<ParseError>(what, ": ", zs.avail_in,
+                          " bytes of trailing garbage after the gzip stream at offset ", offset);
       }
       break;
     }
@@ -89,7 +90,9 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
   tmp_name.append("-").append(std::to_string(rd()));
   const std::filesystem::path tmp = dir / tmp_name;
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) raise<IoError>(path.string(), ": cannot create temporary file ", tmp.string(), " (", std::strerror(errno), ")");
+  if (fd < 0)
+    raise<IoError>(path.string(), ": cannot create temporary file ", tmp.string(), " (", std::strerror(errno),
+                   ")");
   size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);

@@ -8,8 +8,13 @@ namespace edgeattn {
 
 CsrMatrix::CsrMatrix(int64_t rows, int64_t cols, std::vector<int64_t> indptr, std::vector<int32_t> indices,
                      std::vector<float> values, const std::string& what)
-    : rows_(rows), cols_(cols), indptr_(std::move(indptr)), indices_(std::move(indices)), values_(std::move(values)) {
-  if (rows_ < 0 || cols_ < 0) raise<ShapeError>(what, ": shape [", rows_, ", ", cols_, "] has a negative extent");
+    : rows_(rows),
+      cols_(cols),
+      indptr_(std::move(indptr)),
+      indices_(std::move(indices)),
+      values_(std::move(values)) {
+  if (rows_ < 0 || cols_ < 0)
+    raise<ShapeError>(what, ": shape [", rows_, ", ", cols_, "] has a negative extent");
   if (cols_ > int64_t{1} << 31)
     raise<ShapeError>(what, ": ", cols_, " columns do not fit 32-bit column indices");
   if (static_cast<int64_t>(indptr_.size()) != rows_ + 1)
@@ -25,7 +30,8 @@ CsrMatrix::CsrMatrix(int64_t rows, int64_t cols, std::vector<int64_t> indptr, st
     for (int64_t p = b; p < e; ++p) {
       const int32_t c = indices_[static_cast<size_t>(p)];
       if (c < 0 || c >= cols_)
-        raise<InvalidArgument>(what, ": row ", r, " has column ", c, " (entry ", p, "), expected [0, ", cols_, ")");
+        raise<InvalidArgument>(what, ": row ", r, " has column ", c, " (entry ", p, "), expected [0, ", cols_,
+                               ")");
       if (p > b && c <= indices_[static_cast<size_t>(p) - 1])
         raise<InvalidArgument>(what, ": row ", r, " columns are not strictly increasing at entry ", p, " (",
                                indices_[static_cast<size_t>(p) - 1], " then ", c, ")");
@@ -36,8 +42,8 @@ CsrMatrix::CsrMatrix(int64_t rows, int64_t cols, std::vector<int64_t> indptr, st
 CsrMatrix CsrMatrix::from_triplets(int64_t rows, int64_t cols, std::span<const int64_t> row,
                                    std::span<const int64_t> col, std::span<const float> value) {
   if (row.size() != col.size() || row.size() != value.size())
-    raise<ShapeError>("CsrMatrix::from_triplets: ", row.size(), " rows, ", col.size(), " columns and ", value.size(),
-                      " values; expected equal counts");
+    raise<ShapeError>("CsrMatrix::from_triplets: ", row.size(), " rows, ", col.size(), " columns and ",
+                      value.size(), " values; expected equal counts");
   for (size_t t = 0; t < row.size(); ++t) {
     if (row[t] < 0 || row[t] >= rows || col[t] < 0 || col[t] >= cols)
       raise<InvalidArgument>("CsrMatrix::from_triplets: triplet ", t, " is (", row[t], ", ", col[t],
@@ -63,7 +69,8 @@ CsrMatrix CsrMatrix::from_triplets(int64_t rows, int64_t cols, std::span<const i
     ++indptr[static_cast<size_t>(row[t]) + 1];
   }
   std::partial_sum(indptr.begin(), indptr.end(), indptr.begin());
-  return CsrMatrix(rows, cols, std::move(indptr), std::move(indices), std::move(values), "CsrMatrix::from_triplets");
+  return CsrMatrix(rows, cols, std::move(indptr), std::move(indices), std::move(values),
+                   "CsrMatrix::from_triplets");
 }
 
 CsrMatrix CsrMatrix::from_dense(ConstView dense, float tolerance) {
@@ -82,7 +89,8 @@ CsrMatrix CsrMatrix::from_dense(ConstView dense, float tolerance) {
     }
     indptr[static_cast<size_t>(r) + 1] = static_cast<int64_t>(indices.size());
   }
-  return CsrMatrix(rows, cols, std::move(indptr), std::move(indices), std::move(values), "CsrMatrix::from_dense");
+  return CsrMatrix(rows, cols, std::move(indptr), std::move(indices), std::move(values),
+                   "CsrMatrix::from_dense");
 }
 
 double CsrMatrix::density() const {
@@ -127,8 +135,8 @@ CsrMatrix CsrMatrix::select_rows(std::span<const int64_t> rows) const {
     values.insert(values.end(), rv.begin(), rv.end());
     indptr[k + 1] = static_cast<int64_t>(indices.size());
   }
-  return CsrMatrix(static_cast<int64_t>(rows.size()), cols_, std::move(indptr), std::move(indices), std::move(values),
-                   "CsrMatrix::select_rows");
+  return CsrMatrix(static_cast<int64_t>(rows.size()), cols_, std::move(indptr), std::move(indices),
+                   std::move(values), "CsrMatrix::select_rows");
 }
 
 CsrMatrix CsrMatrix::transposed() const {
@@ -144,7 +152,8 @@ CsrMatrix CsrMatrix::transposed() const {
       indices[q] = static_cast<int32_t>(r);
       values[q] = values_[static_cast<size_t>(p)];
     }
-  return CsrMatrix(cols_, rows_, std::move(indptr), std::move(indices), std::move(values), "CsrMatrix::transposed");
+  return CsrMatrix(cols_, rows_, std::move(indptr), std::move(indices), std::move(values),
+                   "CsrMatrix::transposed");
 }
 
 }  // namespace edgeattn

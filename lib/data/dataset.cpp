@@ -10,7 +10,8 @@ namespace edgeattn::data {
 Features::Features(Tensor dense) : storage_(std::move(dense)) {
   const Tensor& t = std::get<Tensor>(storage_);
   if (!t.absent() && t.rank() != 2)
-    raise<ShapeError>("Features: dense features have shape ", t.shape().str(), ", expected [num_nodes, num_features]");
+    raise<ShapeError>("Features: dense features have shape ", t.shape().str(),
+                      ", expected [num_nodes, num_features]");
 }
 
 Features::Features(CsrMatrix sparse) : storage_(std::move(sparse)) {}
@@ -39,11 +40,13 @@ double Features::density() const {
 }
 
 const Tensor& Features::dense() const {
-  if (is_sparse()) raise<InvalidArgument>("Features::dense: the features are sparse (use sparse() or to_dense())");
+  if (is_sparse())
+    raise<InvalidArgument>("Features::dense: the features are sparse (use sparse() or to_dense())");
   return std::get<Tensor>(storage_);
 }
 Tensor& Features::dense() {
-  if (is_sparse()) raise<InvalidArgument>("Features::dense: the features are sparse (use sparse() or to_dense())");
+  if (is_sparse())
+    raise<InvalidArgument>("Features::dense: the features are sparse (use sparse() or to_dense())");
   return std::get<Tensor>(storage_);
 }
 const CsrMatrix& Features::sparse() const {
@@ -67,8 +70,8 @@ const Split& Dataset::split(const std::string& which) const {
   if (it == splits.end()) {
     std::ostringstream names;
     for (const auto& [n, s] : splits) names << (names.tellp() > 0 ? ", " : "") << n;
-    raise<InvalidArgument>("Dataset '", name, "': no split named '", key, "' (available: ",
-                           splits.empty() ? std::string("none") : names.str(), ")");
+    raise<InvalidArgument>("Dataset '", name, "': no split named '", key,
+                           "' (available: ", splits.empty() ? std::string("none") : names.str(), ")");
   }
   return it->second;
 }
@@ -77,11 +80,13 @@ void Dataset::validate() const {
   const int64_t n = num_nodes();
   const std::string where = "Dataset '" + name + "'";
   if (graph.num_src() != n)
-    raise<InvalidArgument>(where, ": graph has ", n, " destinations but ", graph.num_src(), " sources, expected a square graph");
+    raise<InvalidArgument>(where, ": graph has ", n, " destinations but ", graph.num_src(),
+                           " sources, expected a square graph");
   if (features.rows() != n && !(features.rows() == 0 && features.cols() == 0))
     raise<InvalidArgument>(where, ": features have ", features.rows(), " rows, expected num_nodes = ", n);
   if (labels.multi_label()) {
-    if (labels.multi_hot.rank() != 2 || labels.multi_hot.dim(0) != n || labels.multi_hot.dim(1) != labels.num_classes)
+    if (labels.multi_hot.rank() != 2 || labels.multi_hot.dim(0) != n ||
+        labels.multi_hot.dim(1) != labels.num_classes)
       raise<InvalidArgument>(where, ": multi-label labels have shape ", labels.multi_hot.shape().str(),
                              ", expected [", n, ", ", labels.num_classes, "]");
   } else if (!labels.classes.empty()) {
@@ -90,29 +95,36 @@ void Dataset::validate() const {
     for (size_t i = 0; i < labels.classes.size(); ++i) {
       const int32_t c = labels.classes[i];
       if (c < -1 || c >= labels.num_classes)
-        raise<InvalidArgument>(where, ": node ", i, " has label ", c, ", expected -1 or [0, ", labels.num_classes, ")");
+        raise<InvalidArgument>(where, ": node ", i, " has label ", c, ", expected -1 or [0, ",
+                               labels.num_classes, ")");
     }
   }
   if (!labels.class_names.empty() && static_cast<int64_t>(labels.class_names.size()) != labels.num_classes)
-    raise<InvalidArgument>(where, ": ", labels.class_names.size(), " class names for ", labels.num_classes, " classes");
+    raise<InvalidArgument>(where, ": ", labels.class_names.size(), " class names for ", labels.num_classes,
+                           " classes");
   if (!edge_weight.empty() && static_cast<int64_t>(edge_weight.size()) != graph.num_edges())
-    raise<InvalidArgument>(where, ": ", edge_weight.size(), " edge weights for ", graph.num_edges(), " edges");
+    raise<InvalidArgument>(where, ": ", edge_weight.size(), " edge weights for ", graph.num_edges(),
+                           " edges");
   if (!node_names.empty() && static_cast<int64_t>(node_names.size()) != n)
     raise<InvalidArgument>(where, ": ", node_names.size(), " node names for ", n, " nodes");
   if (!default_split.empty() && !splits.contains(default_split))
     raise<InvalidArgument>(where, ": default split '", default_split, "' is not among the splits");
   for (const auto& [split_name, s] : splits) {
     std::vector<uint8_t> seen(static_cast<size_t>(n), 0);
-    const std::pair<const char*, const std::vector<int64_t>*> parts[] = {{"train", &s.train}, {"val", &s.val}, {"test", &s.test}};
+    const std::pair<const char*, const std::vector<int64_t>*> parts[] = {
+        {"train", &s.train}, {"val", &s.val}, {"test", &s.test}};
     for (const auto& [part, ids] : parts) {
       for (size_t k = 0; k < ids->size(); ++k) {
         const int64_t v = (*ids)[k];
         if (v < 0 || v >= n)
-          raise<InvalidArgument>(where, ": split '", split_name, "' ", part, "[", k, "] is ", v, ", expected [0, ", n, ")");
+          raise<InvalidArgument>(where, ": split '", split_name, "' ", part, "[", k, "] is ", v,
+                                 ", expected [0, ", n, ")");
         if (k > 0 && v <= (*ids)[k - 1])
-          raise<InvalidArgument>(where, ": split '", split_name, "' ", part, " is not sorted and unique at position ", k);
+          raise<InvalidArgument>(where, ": split '", split_name, "' ", part,
+                                 " is not sorted and unique at position ", k);
         if (seen[static_cast<size_t>(v)])
-          raise<InvalidArgument>(where, ": split '", split_name, "' puts node ", v, " in ", part, " and another part");
+          raise<InvalidArgument>(where, ": split '", split_name, "' puts node ", v, " in ", part,
+                                 " and another part");
         seen[static_cast<size_t>(v)] = 1;
       }
     }
@@ -122,7 +134,8 @@ void Dataset::validate() const {
 std::vector<uint8_t> to_mask(const std::vector<int64_t>& ids, int64_t num_nodes) {
   std::vector<uint8_t> mask(static_cast<size_t>(num_nodes), 0);
   for (const int64_t v : ids) {
-    if (v < 0 || v >= num_nodes) raise<InvalidArgument>("to_mask: node ", v, " is outside [0, ", num_nodes, ")");
+    if (v < 0 || v >= num_nodes)
+      raise<InvalidArgument>("to_mask: node ", v, " is outside [0, ", num_nodes, ")");
     mask[static_cast<size_t>(v)] = 1;
   }
   return mask;

@@ -3,11 +3,11 @@
 #include "edgeattn/data/edge_list.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <string>
 #include <bit>
+#include <cmath>
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -72,9 +72,11 @@ class NodeIds {
  public:
   NodeIds(const EdgeListOptions& o, size_t expected_ids) : o_(o) {
     if (o.relabel) index_.emplace(expected_ids);
-    if (o.max_nodes < 0) raise<InvalidArgument>("EdgeListOptions: max_nodes is ", o.max_nodes, ", expected >= 0");
+    if (o.max_nodes < 0)
+      raise<InvalidArgument>("EdgeListOptions: max_nodes is ", o.max_nodes, ", expected >= 0");
     if (!o.relabel && o.num_nodes > o.max_nodes)
-      raise<InvalidArgument>("EdgeListOptions: num_nodes is ", o.num_nodes, ", above max_nodes = ", o.max_nodes);
+      raise<InvalidArgument>("EdgeListOptions: num_nodes is ", o.num_nodes,
+                             ", above max_nodes = ", o.max_nodes);
     limit_ = !o.relabel && o.num_nodes >= 0 ? o.num_nodes : o.max_nodes;
   }
 
@@ -92,8 +94,10 @@ class NodeIds {
     const int64_t v = o_.one_based ? id - 1 : id;
     if (v >= limit_) {
       if (!o_.relabel && o_.num_nodes >= 0)
-        s.fail("expected a ", what, " below num_nodes = ", o_.num_nodes + (o_.one_based ? 1 : 0), ", found ", id);
-      s.fail("expected a ", what, " below max_nodes = ", o_.max_nodes + (o_.one_based ? 1 : 0), ", found ", id);
+        s.fail("expected a ", what, " below num_nodes = ", o_.num_nodes + (o_.one_based ? 1 : 0), ", found ",
+               id);
+      s.fail("expected a ", what, " below max_nodes = ", o_.max_nodes + (o_.one_based ? 1 : 0), ", found ",
+             id);
     }
     max_ = std::max(max_, v);
     return v;
@@ -119,7 +123,8 @@ struct ParsedEdges {
   std::vector<int64_t> line;  // only for Duplicates::error
 };
 
-Dataset finish(ParsedEdges& e, NodeIds& ids, const std::string& name, const char* format, const EdgeListOptions& o) {
+Dataset finish(ParsedEdges& e, NodeIds& ids, const std::string& name, const char* format,
+               const EdgeListOptions& o) {
   Dataset ds;
   ds.name = name;
   ds.format = format;
@@ -133,9 +138,7 @@ Dataset finish(ParsedEdges& e, NodeIds& ids, const std::string& name, const char
   return ds;
 }
 
-size_t reserve_for(std::string_view text, size_t min_line_bytes) {
-  return text.size() / min_line_bytes + 1;
-}
+size_t reserve_for(std::string_view text, size_t min_line_bytes) { return text.size() / min_line_bytes + 1; }
 
 }  // namespace
 

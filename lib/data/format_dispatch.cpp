@@ -32,7 +32,9 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // "cora.content.gz" -> "cora.content"
-std::string strip_gz(std::string name) { return ends_with(name, ".gz") ? name.substr(0, name.size() - 3) : name; }
+std::string strip_gz(std::string name) {
+  return ends_with(name, ".gz") ? name.substr(0, name.size() - 3) : name;
+}
 
 }  // namespace
 
@@ -86,7 +88,8 @@ Dataset load_dataset_path(const fs::path& path) {
         return ds;
       }
     }
-    raise<ParseError>(path.string(), ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz) "
+    raise<ParseError>(path.string(),
+                      ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz) "
                       "or LINQS (<name>.content) dataset");
   }
   const std::string file = strip_gz(path.filename().string());

@@ -10,6 +10,7 @@
 namespace edgeattn::data {
 
 /// Loads dataset `name` stored in `format` under `root` (files at root/<name>/<format>/...).
-Dataset load_named_format(const std::filesystem::path& root, const std::string& name, const std::string& format);
+Dataset load_named_format(const std::filesystem::path& root, const std::string& name,
+                          const std::string& format);
 
 }  // namespace edgeattn::data

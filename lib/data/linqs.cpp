@@ -22,9 +22,7 @@
 namespace edgeattn::data {
 namespace {
 
-bool is_blank(std::string_view line) {
-  return line.find_first_not_of(" \t\r") == std::string_view::npos;
-}
+bool is_blank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
 
 std::string_view clip(std::string_view s) { return s.substr(0, 40); }
 
@@ -69,7 +67,8 @@ void set_labels(const std::vector<std::string_view>& label_of, Labels& labels) {
   names.erase(std::unique(names.begin(), names.end()), names.end());
   labels.classes.resize(label_of.size());
   for (size_t i = 0; i < label_of.size(); ++i)
-    labels.classes[i] = static_cast<int32_t>(std::lower_bound(names.begin(), names.end(), label_of[i]) - names.begin());
+    labels.classes[i] =
+        static_cast<int32_t>(std::lower_bound(names.begin(), names.end(), label_of[i]) - names.begin());
   labels.num_classes = static_cast<int64_t>(names.size());
   labels.class_names.assign(names.begin(), names.end());
 }
@@ -96,8 +95,10 @@ NodeTable parse_content(std::string_view text, const std::string& name) {
       s.fail_at(line, "expected '<paper id><TAB><0/1 words...><TAB><label>', found '", clip(l), "'");
     if (tab == 0) s.fail_at(line, "expected a paper id, found an empty field");
     const size_t last = l.rfind('\t');
-    if (last == tab) s.fail_at(line, "expected word fields and a class label after the paper id, found one field");
-    if (last + 1 == l.size()) s.fail_at(line, "expected a class label in the last field, found an empty field");
+    if (last == tab)
+      s.fail_at(line, "expected word fields and a class label after the paper id, found one field");
+    if (last + 1 == l.size())
+      s.fail_at(line, "expected a class label in the last field, found an empty field");
     t.papers.add(l.substr(0, tab), line, s);
     t.label_of.push_back(l.substr(last + 1));
     // Words occupy (tab, last]; each is one character followed by a TAB (the one at `last` ends the
@@ -114,7 +115,8 @@ NodeTable parse_content(std::string_view text, const std::string& name) {
       }
       const char* r = q;
       while (*r != '\t') ++r;
-      s.fail_at(line, "expected 0 or 1 for word ", w + 1, ", found '", clip(std::string_view(q, static_cast<size_t>(r - q))), "'");
+      s.fail_at(line, "expected 0 or 1 for word ", w + 1, ", found '",
+                clip(std::string_view(q, static_cast<size_t>(r - q))), "'");
     }
     if (num_words < 0) {
       num_words = w;
@@ -126,7 +128,8 @@ NodeTable parse_content(std::string_view text, const std::string& name) {
   }
   if (t.papers.size() == 0) s.fail("expected at least one paper, found none");
   std::vector<float> values(indices.size(), 1.f);
-  t.features = CsrMatrix(t.papers.size(), num_words, std::move(indptr), std::move(indices), std::move(values), name);
+  t.features =
+      CsrMatrix(t.papers.size(), num_words, std::move(indptr), std::move(indices), std::move(values), name);
   return t;
 }
 
@@ -136,7 +139,8 @@ NodeTable parse_pubmed_nodes(std::string_view text, const std::string& name) {
   NodeTable t;
   if (s.at_end()) s.fail("expected the header line 'NODE<TAB>paper', found an empty file");
   s.skip_rest_of_line();
-  if (s.at_end()) s.fail("expected the schema line ('cat=...:label<TAB>numeric:w-...:0.0...'), found the end of the file");
+  if (s.at_end())
+    s.fail("expected the schema line ('cat=...:label<TAB>numeric:w-...:0.0...'), found the end of the file");
   const int64_t schema_line = s.line();
   const std::string_view schema = s.read_line();
   std::unordered_map<std::string_view, int32_t> column;
@@ -150,11 +154,13 @@ NodeTable parse_pubmed_nodes(std::string_view text, const std::string& name) {
     if (entry.empty()) continue;
     const size_t c1 = entry.find(':');
     if (c1 == std::string_view::npos)
-      s.fail_at(schema_line, "expected a schema entry '<type>:<name>[:<default>]', found '", clip(entry), "'");
+      s.fail_at(schema_line, "expected a schema entry '<type>:<name>[:<default>]', found '", clip(entry),
+                "'");
     const std::string_view kind = entry.substr(0, c1);
     const std::string_view rest = entry.substr(c1 + 1);
     const std::string_view field = rest.substr(0, rest.find(':'));
-    if (field.empty()) s.fail_at(schema_line, "expected a field name in schema entry '", clip(entry), "', found none");
+    if (field.empty())
+      s.fail_at(schema_line, "expected a field name in schema entry '", clip(entry), "', found none");
     if (kind == "numeric") {
       if (!column.try_emplace(field, static_cast<int32_t>(column.size())).second)
         s.fail_at(schema_line, "expected each feature once, found '", clip(field), "' twice");
@@ -196,7 +202,8 @@ NodeTable parse_pubmed_nodes(std::string_view text, const std::string& name) {
           s.fail_at(line, "expected a finite number for '", clip(key), "', found '", clip(value), "'");
         row.emplace_back(it->second, x);
       } else if (!ignored.contains(key)) {
-        s.fail_at(line, "expected a field declared in the schema (line ", schema_line, "), found '", clip(key), "'");
+        s.fail_at(line, "expected a field declared in the schema (line ", schema_line, "), found '",
+                  clip(key), "'");
       }
     }
     if (label.empty()) s.fail_at(line, "expected a 'label=<class>' field, found none");
@@ -211,8 +218,8 @@ NodeTable parse_pubmed_nodes(std::string_view text, const std::string& name) {
     indptr.push_back(static_cast<int64_t>(indices.size()));
   }
   if (t.papers.size() == 0) s.fail("expected at least one paper, found none");
-  t.features = CsrMatrix(t.papers.size(), static_cast<int64_t>(column.size()), std::move(indptr), std::move(indices),
-                         std::move(values), name);
+  t.features = CsrMatrix(t.papers.size(), static_cast<int64_t>(column.size()), std::move(indptr),
+                         std::move(indices), std::move(values), name);
   return t;
 }
 
@@ -222,8 +229,9 @@ struct Citations {
 };
 
 /// Records citing -> cited, or a note when either id is unknown (-1).
-void add_citation(Citations& c, int64_t citing, int64_t cited, std::string_view citing_id, std::string_view cited_id,
-                  int64_t line, const std::string& file, std::vector<std::string>& notes) {
+void add_citation(Citations& c, int64_t citing, int64_t cited, std::string_view citing_id,
+                  std::string_view cited_id, int64_t line, const std::string& file,
+                  std::vector<std::string>& notes) {
   ++c.lines;
   if (citing < 0 || cited < 0) {
     ++c.unknown;
@@ -241,7 +249,8 @@ void add_citation(Citations& c, int64_t citing, int64_t cited, std::string_view 
 }
 
 /// `<cited><TAB><citing>` lines.
-Citations parse_linqs_cites(std::string_view text, const std::string& name, Papers& papers, std::vector<std::string>& notes) {
+Citations parse_linqs_cites(std::string_view text, const std::string& name, Papers& papers,
+                            std::vector<std::string>& notes) {
   TextScanner s(text, name);
   Citations c;
   while (!s.at_end()) {
@@ -260,14 +269,17 @@ Citations parse_pubmed_cites_lines(std::string_view text, const std::string& nam
                                    std::vector<std::string>& notes) {
   TextScanner s(text, name);
   for (int h = 0; h < 2; ++h) {
-    if (s.at_end()) s.fail("expected the header line ", h == 0 ? "'DIRECTED<TAB>cites'" : "'NO_FEATURES'", ", found the end of the file");
+    if (s.at_end())
+      s.fail("expected the header line ", h == 0 ? "'DIRECTED<TAB>cites'" : "'NO_FEATURES'",
+             ", found the end of the file");
     s.skip_rest_of_line();
   }
   Citations c;
   constexpr std::string_view kPaper = "paper:";
   auto pmid = [&](std::string_view what) {
     const std::string_view t = s.read_token(what);
-    if (!t.starts_with(kPaper) || t.size() == kPaper.size()) s.fail("expected ", what, ", found '", clip(t), "'");
+    if (!t.starts_with(kPaper) || t.size() == kPaper.size())
+      s.fail("expected ", what, ", found '", clip(t), "'");
     return t.substr(kPaper.size());
   };
   while (!s.at_end()) {
@@ -284,8 +296,8 @@ Citations parse_pubmed_cites_lines(std::string_view text, const std::string& nam
   return c;
 }
 
-Graph citation_graph(int64_t num_nodes, const Citations& c, const std::string& cites_name, const LinqsOptions& o,
-                     std::vector<std::string>& notes) {
+Graph citation_graph(int64_t num_nodes, const Citations& c, const std::string& cites_name,
+                     const LinqsOptions& o, std::vector<std::string>& notes) {
   if (c.unknown > 0)
     notes.push_back(cites_name + ": skipped " + std::to_string(c.unknown) + " of " + std::to_string(c.lines) +
                     " citation lines that name unknown papers");

@@ -18,32 +18,44 @@ namespace {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
 
 void parse_banner(TextScanner& s, MatrixMarketData& m) {
-  if (s.at_end()) s.fail("expected the banner '%%MatrixMarket matrix coordinate <field> <symmetry>', found an empty file");
+  if (s.at_end())
+    s.fail("expected the banner '%%MatrixMarket matrix coordinate <field> <symmetry>', found an empty file");
   const std::string_view head = s.read_token("the banner '%%MatrixMarket'");
   if (lower(head) != "%%matrixmarket")
     s.fail("expected the banner '%%MatrixMarket matrix coordinate <field> <symmetry>', found '", head, "'");
   const std::string object = lower(s.read_token("the object 'matrix'"));
-  if (object != "matrix") s.fail("expected the object 'matrix', found '", object, "' (only matrices are supported)");
+  if (object != "matrix")
+    s.fail("expected the object 'matrix', found '", object, "' (only matrices are supported)");
   const std::string format = lower(s.read_token("the format 'coordinate'"));
   if (format != "coordinate")
     s.fail("expected the format 'coordinate', found '", format,
            "' (the dense 'array' format is not supported; only 'coordinate')");
   const std::string field = lower(s.read_token("the field (real, integer or pattern)"));
-  if (field == "real") m.field = MatrixMarketField::real;
-  else if (field == "integer") m.field = MatrixMarketField::integer;
-  else if (field == "pattern") m.field = MatrixMarketField::pattern;
-  else s.fail("expected the field real, integer or pattern, found '", field, "' (complex matrices are not supported)");
+  if (field == "real")
+    m.field = MatrixMarketField::real;
+  else if (field == "integer")
+    m.field = MatrixMarketField::integer;
+  else if (field == "pattern")
+    m.field = MatrixMarketField::pattern;
+  else
+    s.fail("expected the field real, integer or pattern, found '", field,
+           "' (complex matrices are not supported)");
   const std::string symmetry = lower(s.read_token("the symmetry (general, symmetric or skew-symmetric)"));
-  if (symmetry == "general") m.symmetry = MatrixMarketSymmetry::general;
-  else if (symmetry == "symmetric") m.symmetry = MatrixMarketSymmetry::symmetric;
-  else if (symmetry == "skew-symmetric") m.symmetry = MatrixMarketSymmetry::skew_symmetric;
-  else s.fail("expected the symmetry general, symmetric or skew-symmetric, found '", symmetry,
-              "' (hermitian matrices are not supported)");
+  if (symmetry == "general")
+    m.symmetry = MatrixMarketSymmetry::general;
+  else if (symmetry == "symmetric")
+    m.symmetry = MatrixMarketSymmetry::symmetric;
+  else if (symmetry == "skew-symmetric")
+    m.symmetry = MatrixMarketSymmetry::skew_symmetric;
+  else
+    s.fail("expected the symmetry general, symmetric or skew-symmetric, found '", symmetry,
+           "' (hermitian matrices are not supported)");
   if (m.field == MatrixMarketField::pattern && m.symmetry == MatrixMarketSymmetry::skew_symmetric)
     s.fail("expected a field with values for a skew-symmetric matrix, found 'pattern'");
   s.expect_end_of_line("the banner");
@@ -66,8 +78,8 @@ MatrixMarketData parse_matrix_market(std::string_view text, const std::string& n
     s.fail("expected non-negative sizes, found ", m.rows, " x ", m.cols, " with ", nnz, " entries");
   if (m.symmetry != MatrixMarketSymmetry::general && m.rows != m.cols)
     s.fail("expected a square matrix for symmetry '",
-           m.symmetry == MatrixMarketSymmetry::symmetric ? "symmetric" : "skew-symmetric", "', found ", m.rows,
-           " x ", m.cols);
+           m.symmetry == MatrixMarketSymmetry::symmetric ? "symmetric" : "skew-symmetric", "', found ",
+           m.rows, " x ", m.cols);
   s.expect_end_of_line("the size line");
 
   // Every entry takes at least 4 bytes ("1 1\n"), so this bounds the reservation by the input.
@@ -83,7 +95,8 @@ MatrixMarketData parse_matrix_market(std::string_view text, const std::string& n
   while (!s.at_end()) {
     if (s.skip_blank_or_comment("%")) continue;
     if (count == nnz)
-      s.fail("expected no more entries (the size line at line ", m.size_line, " declares ", nnz, "), found another");
+      s.fail("expected no more entries (the size line at line ", m.size_line, " declares ", nnz,
+             "), found another");
     const int64_t i = s.read_int64("a row index");
     const int64_t j = s.read_int64("a column index");
     if (i < 1 || i > m.rows) s.fail("expected a row index in [1, ", m.rows, "], found ", i);
@@ -115,9 +128,11 @@ MatrixMarketData load_matrix_market(const std::filesystem::path& path) {
   return parse_matrix_market(text, path.string());
 }
 
-Dataset matrix_market_graph(const MatrixMarketData& m, const std::string& name, const MatrixMarketGraphOptions& options) {
+Dataset matrix_market_graph(const MatrixMarketData& m, const std::string& name,
+                            const MatrixMarketGraphOptions& options) {
   if (m.rows != m.cols)
-    raise<ParseError>(name, ":", m.size_line, ": expected a square adjacency matrix, found ", m.rows, " x ", m.cols);
+    raise<ParseError>(name, ":", m.size_line, ": expected a square adjacency matrix, found ", m.rows, " x ",
+                      m.cols);
   if (m.rows > options.max_nodes)
     raise<ParseError>(name, ":", m.size_line, ": expected at most max_nodes = ", options.max_nodes,
                       " rows, found ", m.rows);
@@ -145,12 +160,14 @@ Dataset matrix_market_graph(const MatrixMarketData& m, const std::string& name, 
   Dataset ds;
   ds.name = name;
   ds.format = "matrix-market";
-  const BuildOptions build{.self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
+  const BuildOptions build{
+      .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
   ds.graph = detail::build_weighted_graph(m.rows, src, dst, weight, build, ds.edge_weight);
   return ds;
 }
 
-Dataset parse_matrix_market_graph(std::string_view text, const std::string& name, const MatrixMarketGraphOptions& options) {
+Dataset parse_matrix_market_graph(std::string_view text, const std::string& name,
+                                  const MatrixMarketGraphOptions& options) {
   return matrix_market_graph(parse_matrix_market(text, name), name, options);
 }
 

@@ -29,7 +29,8 @@ class HeaderParser {
   }
 
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+      ++pos_;
   }
   bool peek(char c) {
     skip_ws();
@@ -54,7 +55,8 @@ class HeaderParser {
   /// 'text' or "text" without escapes (numpy never writes any in these headers).
   std::string_view read_string(std::string_view what) {
     skip_ws();
-    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"')) fail("expected ", what, " (a quoted string), found ", here());
+    if (pos_ >= s_.size() || (s_[pos_] != '\'' && s_[pos_] != '"'))
+      fail("expected ", what, " (a quoted string), found ", here());
     const char quote = s_[pos_++];
     const size_t b = pos_;
     while (pos_ < s_.size() && s_[pos_] != quote) {
@@ -131,13 +133,15 @@ NpyDtype parse_descr(std::string_view d, const HeaderParser& h, bool& big_endian
   char kind = d[1];
   const std::string_view digits = d.substr(2);
   if (kind == 'O')
-    h.fail("descr '", d, "' holds pickled Python objects, which edgeattn never unpickles; "
+    h.fail("descr '", d,
+           "' holds pickled Python objects, which edgeattn never unpickles; "
            "save the array with a numeric or fixed-width string dtype (e.g. '<U20')");
   if (kind == 'a') kind = 'S';  // old alias
   int64_t n = 0;
   if (digits.empty()) h.fail("descr '", d, "' has no item size");
   for (const char c : digits) {
-    if (c < '0' || c > '9') h.fail("descr '", d, "' is not a supported dtype (found '", c, "' in the item size)");
+    if (c < '0' || c > '9')
+      h.fail("descr '", d, "' is not a supported dtype (found '", c, "' in the item size)");
     if (n > (int64_t{1} << 30)) h.fail("descr '", d, "' has an item size that is too large");
     n = n * 10 + (c - '0');
   }
@@ -149,7 +153,8 @@ NpyDtype parse_descr(std::string_view d, const HeaderParser& h, bool& big_endian
       break;
     case 'i':
     case 'u':
-      if (n != 1 && n != 2 && n != 4 && n != 8) h.fail("descr '", d, "': integer item size must be 1, 2, 4 or 8");
+      if (n != 1 && n != 2 && n != 4 && n != 8)
+        h.fail("descr '", d, "': integer item size must be 1, 2, 4 or 8");
       t.itemsize = n;
       break;
     case 'b':
@@ -165,10 +170,12 @@ NpyDtype parse_descr(std::string_view d, const HeaderParser& h, bool& big_endian
       t.itemsize = n;
       break;
     default:
-      h.fail("descr '", d, "' is not a supported dtype (supported: <f4 <f8 <i1..<i8 <u1..<u8 |b1 <U<n> |S<n>)");
+      h.fail("descr '", d,
+             "' is not a supported dtype (supported: <f4 <f8 <i1..<i8 <u1..<u8 |b1 <U<n> |S<n>)");
   }
   const bool multi_byte = (kind == 'U') || (kind != 'S' && t.itemsize > 1);
-  if (order == '|' && multi_byte) h.fail("descr '", d, "': a multi-byte type needs a byte order '<' or '>', found '|'");
+  if (order == '|' && multi_byte)
+    h.fail("descr '", d, "': a multi-byte type needs a byte order '<' or '>', found '|'");
   big_endian = order == '>' && multi_byte;
   return t;
 }
@@ -176,7 +183,8 @@ NpyDtype parse_descr(std::string_view d, const HeaderParser& h, bool& big_endian
 /// Reverses the bytes of each `unit`-byte word in place.
 void byteswap(std::string& bytes, int64_t unit) {
   for (size_t i = 0; i + static_cast<size_t>(unit) <= bytes.size(); i += static_cast<size_t>(unit))
-    std::reverse(bytes.begin() + static_cast<std::ptrdiff_t>(i), bytes.begin() + static_cast<std::ptrdiff_t>(i + unit));
+    std::reverse(bytes.begin() + static_cast<std::ptrdiff_t>(i),
+                 bytes.begin() + static_cast<std::ptrdiff_t>(i + unit));
 }
 
 /// Fortran (column-major) element bytes -> C (row-major) order.
@@ -250,16 +258,24 @@ std::vector<double> NpyArray::to_doubles() const {
   for (int64_t i = 0; i < n; ++i) {
     double v = 0;
     switch (dtype.kind) {
-      case 'f': v = w == 4 ? static_cast<double>(load<float>(bytes, i)) : load<double>(bytes, i); break;
+      case 'f':
+        v = w == 4 ? static_cast<double>(load<float>(bytes, i)) : load<double>(bytes, i);
+        break;
       case 'i':
-        v = w == 1 ? load<int8_t>(bytes, i) : w == 2 ? load<int16_t>(bytes, i)
-          : w == 4 ? load<int32_t>(bytes, i) : static_cast<double>(load<int64_t>(bytes, i));
+        v = w == 1   ? load<int8_t>(bytes, i)
+            : w == 2 ? load<int16_t>(bytes, i)
+            : w == 4 ? load<int32_t>(bytes, i)
+                     : static_cast<double>(load<int64_t>(bytes, i));
         break;
       case 'u':
-        v = w == 1 ? load<uint8_t>(bytes, i) : w == 2 ? load<uint16_t>(bytes, i)
-          : w == 4 ? load<uint32_t>(bytes, i) : static_cast<double>(load<uint64_t>(bytes, i));
+        v = w == 1   ? load<uint8_t>(bytes, i)
+            : w == 2 ? load<uint16_t>(bytes, i)
+            : w == 4 ? load<uint32_t>(bytes, i)
+                     : static_cast<double>(load<uint64_t>(bytes, i));
         break;
-      default: v = load<uint8_t>(bytes, i) != 0 ? 1.0 : 0.0; break;  // 'b'
+      default:
+        v = load<uint8_t>(bytes, i) != 0 ? 1.0 : 0.0;
+        break;  // 'b'
     }
     out[static_cast<size_t>(i)] = v;
   }
@@ -286,8 +302,10 @@ std::vector<int64_t> NpyArray::to_int64s() const {
     int64_t v = 0;
     switch (dtype.kind) {
       case 'i':
-        v = w == 1 ? load<int8_t>(bytes, i) : w == 2 ? load<int16_t>(bytes, i)
-          : w == 4 ? load<int32_t>(bytes, i) : load<int64_t>(bytes, i);
+        v = w == 1   ? load<int8_t>(bytes, i)
+            : w == 2 ? load<int16_t>(bytes, i)
+            : w == 4 ? load<int32_t>(bytes, i)
+                     : load<int64_t>(bytes, i);
         break;
       case 'u':
         if (w == 8) {
@@ -303,11 +321,14 @@ std::vector<int64_t> NpyArray::to_int64s() const {
         const double d = w == 4 ? static_cast<double>(load<float>(bytes, i)) : load<double>(bytes, i);
         // 2^63 is exactly representable; the valid range is [-2^63, 2^63).
         if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != std::trunc(d))
-          raise<ParseError>(name, ": expected whole numbers, element ", i, " is ", d, " (dtype '", dtype.descr, "')");
+          raise<ParseError>(name, ": expected whole numbers, element ", i, " is ", d, " (dtype '",
+                            dtype.descr, "')");
         v = static_cast<int64_t>(d);
         break;
       }
-      default: v = load<uint8_t>(bytes, i) != 0 ? 1 : 0; break;  // 'b'
+      default:
+        v = load<uint8_t>(bytes, i) != 0 ? 1 : 0;
+        break;  // 'b'
     }
     out[static_cast<size_t>(i)] = v;
   }
@@ -316,7 +337,8 @@ std::vector<int64_t> NpyArray::to_int64s() const {
 
 std::vector<std::string> NpyArray::to_strings() const {
   if (!dtype.is_string())
-    raise<ParseError>(name, ": expected a string array ('<U<n>' or '|S<n>'), found dtype '", dtype.descr, "'");
+    raise<ParseError>(name, ": expected a string array ('<U<n>' or '|S<n>'), found dtype '", dtype.descr,
+                      "'");
   const int64_t n = numel();
   const size_t w = static_cast<size_t>(dtype.itemsize);
   std::vector<std::string> out(static_cast<size_t>(n));
@@ -339,7 +361,8 @@ std::vector<std::string> NpyArray::to_strings() const {
     for (size_t k = 0; k < chars; ++k) {
       const uint32_t c = cp_at(k);
       if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
-        raise<ParseError>(name, ": element ", i, " character ", k, " is 0x", std::hex, c, ", not a Unicode code point");
+        raise<ParseError>(name, ": element ", i, " character ", k, " is 0x", std::hex, c,
+                          ", not a Unicode code point");
       append_utf8(s, c);
     }
   }
@@ -348,16 +371,19 @@ std::vector<std::string> NpyArray::to_strings() const {
 
 NpyArray parse_npy(std::string_view bytes, const std::string& what) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic)
-    raise<ParseError>(what, ": not an NPY file: expected the magic \\x93NUMPY at byte offset 0",
-                      bytes.size() < 10 ? " (the data is only " + std::to_string(bytes.size()) + " bytes)" : "");
+    raise<ParseError>(
+        what, ": not an NPY file: expected the magic \\x93NUMPY at byte offset 0",
+        bytes.size() < 10 ? " (the data is only " + std::to_string(bytes.size()) + " bytes)" : "");
   const auto major = static_cast<unsigned char>(bytes[6]), minor = static_cast<unsigned char>(bytes[7]);
   if (major < 1 || major > 3 || minor != 0)
-    raise<ParseError>(what, ": NPY version ", int{major}, ".", int{minor}, " at byte offset 6 is not supported (expected 1.0, 2.0 or 3.0)");
+    raise<ParseError>(what, ": NPY version ", int{major}, ".", int{minor},
+                      " at byte offset 6 is not supported (expected 1.0, 2.0 or 3.0)");
   const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
   size_t header_start = 10;
   uint64_t header_len = uint64_t{u[8]} | (uint64_t{u[9]} << 8);
   if (major >= 2) {
-    if (bytes.size() < 12) raise<ParseError>(what, ": NPY ", int{major}, ".0 header length at byte offset 8 is truncated");
+    if (bytes.size() < 12)
+      raise<ParseError>(what, ": NPY ", int{major}, ".0 header length at byte offset 8 is truncated");
     header_len |= (uint64_t{u[10]} << 16) | (uint64_t{u[11]} << 24);
     header_start = 12;
   }
@@ -420,8 +446,8 @@ NpyArray parse_npy(std::string_view bytes, const std::string& what) {
     for (size_t i = 0; i < a.shape.size(); ++i) shape_str += (i ? ", " : "") + std::to_string(a.shape[i]);
     shape_str += a.shape.size() == 1 ? ",)" : ")";
     raise<ParseError>(what, ": data at byte offset ", data_start, " is ", available, " bytes, expected ",
-                      expected == UINT64_MAX ? std::string("more") : std::to_string(expected), " for shape ", shape_str,
-                      " of '", a.dtype.descr, "' (", a.dtype.itemsize, " bytes each)");
+                      expected == UINT64_MAX ? std::string("more") : std::to_string(expected), " for shape ",
+                      shape_str, " of '", a.dtype.descr, "' (", a.dtype.itemsize, " bytes each)");
   }
   a.bytes.assign(bytes.substr(data_start));
   if (big_endian) byteswap(a.bytes, a.dtype.kind == 'U' ? 4 : a.dtype.itemsize);
@@ -431,7 +457,8 @@ NpyArray parse_npy(std::string_view bytes, const std::string& what) {
 
 NpyArray read_npy(const std::filesystem::path& path) { return parse_npy(read_file(path), path.string()); }
 
-std::map<std::string, NpyArray> parse_npz(std::string_view bytes, const std::string& what, const NpzLimits& limits) {
+std::map<std::string, NpyArray> parse_npz(std::string_view bytes, const std::string& what,
+                                          const NpzLimits& limits) {
   ZipLimits zl;
   zl.max_member_bytes = limits.max_member_bytes;
   zl.max_total_bytes = limits.max_total_bytes;

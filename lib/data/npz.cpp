@@ -16,14 +16,15 @@ constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
 
 const std::set<std::string, std::less<>>& known_keys() {
   static const std::set<std::string, std::less<>> keys = {
-      "adj_data",    "adj_indices",    "adj_indptr",    "adj_shape",    "adj_matrix",
-      "attr_data",   "attr_indices",   "attr_indptr",   "attr_shape",   "attr_matrix",
-      "labels",      "labels_data",    "labels_indices", "labels_indptr", "labels_shape",
-      "node_names",  "attr_names",     "class_names"};
+      "adj_data",       "adj_indices",   "adj_indptr",   "adj_shape",   "adj_matrix", "attr_data",
+      "attr_indices",   "attr_indptr",   "attr_shape",   "attr_matrix", "labels",     "labels_data",
+      "labels_indices", "labels_indptr", "labels_shape", "node_names",  "attr_names", "class_names"};
   return keys;
 }
 
-bool is_name_key(std::string_view key) { return key == "node_names" || key == "attr_names" || key == "class_names"; }
+bool is_name_key(std::string_view key) {
+  return key == "node_names" || key == "attr_names" || key == "class_names";
+}
 
 const NpyArray* find(const std::map<std::string, NpyArray>& arrays, const std::string& key) {
   const auto it = arrays.find(key);
@@ -48,7 +49,8 @@ struct Csr {
   std::vector<float> values;
 };
 
-Csr read_csr(const std::map<std::string, NpyArray>& arrays, const std::string& prefix, const std::string& what) {
+Csr read_csr(const std::map<std::string, NpyArray>& arrays, const std::string& prefix,
+             const std::string& what) {
   const NpyArray* parts[4];
   const char* suffix[4] = {"_data", "_indices", "_indptr", "_shape"};
   for (int i = 0; i < 4; ++i) {
@@ -63,7 +65,8 @@ Csr read_csr(const std::map<std::string, NpyArray>& arrays, const std::string& p
   expect_rank(indptr, 1);
   expect_rank(shape, 1);
   const std::vector<int64_t> dims = shape.to_int64s();
-  if (dims.size() != 2) raise<ParseError>(shape.name, ": expected 2 extents (rows, cols), found ", dims.size());
+  if (dims.size() != 2)
+    raise<ParseError>(shape.name, ": expected 2 extents (rows, cols), found ", dims.size());
   if (dims[0] < 0 || dims[1] < 0 || dims[0] > kMaxNodes || dims[1] > kMaxNodes)
     raise<ParseError>(shape.name, ": extents (", dims[0], ", ", dims[1], ") must be in [0, 2^31)");
   Csr m;
@@ -74,19 +77,22 @@ Csr read_csr(const std::map<std::string, NpyArray>& arrays, const std::string& p
   m.values = data.to_floats();
   const int64_t nnz = static_cast<int64_t>(m.indices.size());
   if (static_cast<int64_t>(m.indptr.size()) != m.rows + 1)
-    raise<ParseError>(indptr.name, ": ", m.indptr.size(), " entries, expected ", prefix, "_shape[0] + 1 = ", m.rows + 1);
+    raise<ParseError>(indptr.name, ": ", m.indptr.size(), " entries, expected ", prefix,
+                      "_shape[0] + 1 = ", m.rows + 1);
   if (static_cast<int64_t>(m.values.size()) != nnz)
     raise<ParseError>(data.name, ": ", m.values.size(), " values, expected one per index (", nnz, ")");
   if (m.indptr[0] != 0) raise<ParseError>(indptr.name, ": entry 0 is ", m.indptr[0], ", expected 0");
   for (int64_t r = 0; r < m.rows; ++r)
     if (m.indptr[r + 1] < m.indptr[r])
-      raise<ParseError>(indptr.name, ": entry ", r + 1, " (", m.indptr[r + 1], ") is less than entry ", r, " (",
-                        m.indptr[r], ")");
+      raise<ParseError>(indptr.name, ": entry ", r + 1, " (", m.indptr[r + 1], ") is less than entry ", r,
+                        " (", m.indptr[r], ")");
   if (m.indptr[m.rows] != nnz)
-    raise<ParseError>(indptr.name, ": last entry is ", m.indptr[m.rows], ", expected the number of indices ", nnz);
+    raise<ParseError>(indptr.name, ": last entry is ", m.indptr[m.rows], ", expected the number of indices ",
+                      nnz);
   for (int64_t k = 0; k < nnz; ++k)
     if (m.indices[k] < 0 || m.indices[k] >= m.cols)
-      raise<ParseError>(indices.name, ": entry ", k, " is ", m.indices[k], ", expected a column in [0, ", m.cols, ")");
+      raise<ParseError>(indices.name, ": entry ", k, " is ", m.indices[k], ", expected a column in [0, ",
+                        m.cols, ")");
   return m;
 }
 
@@ -116,7 +122,8 @@ std::vector<std::string> read_names(const NpyArray& a) {
   return out;
 }
 
-Tensor multi_hot_from_values(const std::vector<double>& v, int64_t rows, int64_t cols, const std::string& name) {
+Tensor multi_hot_from_values(const std::vector<double>& v, int64_t rows, int64_t cols,
+                             const std::string& name) {
   Tensor t({rows, cols});
   for (size_t i = 0; i < v.size(); ++i) {
     if (v[i] != 0.0 && v[i] != 1.0)
@@ -142,7 +149,8 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
   std::vector<float> weight;
   if (find(arrays, "adj_data")) {
     Csr a = read_csr(arrays, "adj", what);
-    if (a.rows != a.cols) raise<ParseError>(what, ": adj_shape is (", a.rows, ", ", a.cols, "), expected a square matrix");
+    if (a.rows != a.cols)
+      raise<ParseError>(what, ": adj_shape is (", a.rows, ", ", a.cols, "), expected a square matrix");
     n = a.rows;
     src.reserve(a.indices.size());
     for (int64_t r = 0; r < a.rows; ++r)
@@ -152,7 +160,8 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
   } else if (const NpyArray* dense = find(arrays, "adj_matrix")) {
     int64_t rows = 0, cols = 0;
     const std::vector<float> v = read_dense(*dense, rows, cols);
-    if (rows != cols) raise<ParseError>(dense->name, ": shape ", shape_str(*dense), ", expected a square matrix");
+    if (rows != cols)
+      raise<ParseError>(dense->name, ": shape ", shape_str(*dense), ", expected a square matrix");
     n = rows;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c)
@@ -162,11 +171,12 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
           weight.push_back(w);
         }
   } else {
-    raise<ParseError>(what, ": no adjacency: expected members 'adj_data', 'adj_indices', 'adj_indptr' and "
+    raise<ParseError>(what,
+                      ": no adjacency: expected members 'adj_data', 'adj_indices', 'adj_indptr' and "
                       "'adj_shape' (or 'adj_matrix')");
   }
-  AssembledGraph assembled = assemble_graph(n, std::move(src), std::move(dst), weight, options.undirected,
-                                            options.self_loops);
+  AssembledGraph assembled =
+      assemble_graph(n, std::move(src), std::move(dst), weight, options.undirected, options.self_loops);
   ds.graph = std::move(assembled.graph);
   ds.edge_weight = std::move(assembled.edge_weight);
   const int64_t stored = assembled.stored_entries, stored_loops = assembled.stored_self_loops;
@@ -184,7 +194,8 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
   // --- features ---------------------------------------------------------------------------------
   if (find(arrays, "attr_data")) {
     Csr f = read_csr(arrays, "attr", what);
-    if (f.rows != n) raise<ParseError>(what, ": attr_shape has ", f.rows, " rows, expected one per node (", n, ")");
+    if (f.rows != n)
+      raise<ParseError>(what, ": attr_shape has ", f.rows, " rows, expected one per node (", n, ")");
     bool sorted = true;
     for (int64_t r = 0; r < f.rows && sorted; ++r)
       for (int64_t k = f.indptr[r] + 1; k < f.indptr[r + 1]; ++k)
@@ -194,14 +205,16 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
         }
     if (sorted) {
       std::vector<int32_t> idx(f.indices.begin(), f.indices.end());
-      ds.features = Features(CsrMatrix(f.rows, f.cols, std::move(f.indptr), std::move(idx), std::move(f.values), what));
+      ds.features =
+          Features(CsrMatrix(f.rows, f.cols, std::move(f.indptr), std::move(idx), std::move(f.values), what));
     } else {  // scipy allows unsorted and repeated columns; repeats are summed, as scipy does
       std::vector<int64_t> rows;
       rows.reserve(f.indices.size());
       for (int64_t r = 0; r < f.rows; ++r)
         for (int64_t k = f.indptr[r]; k < f.indptr[r + 1]; ++k) rows.push_back(r);
       ds.features = Features(CsrMatrix::from_triplets(f.rows, f.cols, rows, f.indices, f.values));
-      ds.notes.push_back(what + ": attr columns were unsorted or repeated within a row; sorted (repeats summed)");
+      ds.notes.push_back(what +
+                         ": attr columns were unsorted or repeated within a row; sorted (repeats summed)");
     }
   } else if (const NpyArray* dense = find(arrays, "attr_matrix")) {
     int64_t rows = 0, cols = 0;
@@ -219,7 +232,8 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
   if (const NpyArray* a = find(arrays, "attr_names")) {
     const auto names = read_names(*a);
     if (static_cast<int64_t>(names.size()) != ds.features.cols())
-      raise<ParseError>(a->name, ": ", names.size(), " names, expected one per feature (", ds.features.cols(), ")");
+      raise<ParseError>(a->name, ": ", names.size(), " names, expected one per feature (", ds.features.cols(),
+                        ")");
     ds.notes.push_back(what + ": attr_names (" + std::to_string(names.size()) + " feature names) not kept");
   }
   if (const NpyArray* a = find(arrays, "class_names")) ds.labels.class_names = read_names(*a);
@@ -228,11 +242,15 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
   const int64_t named_classes = static_cast<int64_t>(ds.labels.class_names.size());
   if (find(arrays, "labels_data")) {
     const Csr l = read_csr(arrays, "labels", what);
-    if (l.rows != n) raise<ParseError>(what, ": labels_shape has ", l.rows, " rows, expected one per node (", n, ")");
+    if (l.rows != n)
+      raise<ParseError>(what, ": labels_shape has ", l.rows, " rows, expected one per node (", n, ")");
     // The dense [N, C] copy must stay within the caller's memory bound (a tiny CSR may declare a huge C).
-    if (l.cols > 0 && static_cast<uint64_t>(l.rows) * 12 > options.limits.max_total_bytes / static_cast<uint64_t>(l.cols))
-      raise<ParseError>(what, ": labels_shape (", l.rows, ", ", l.cols, ") is too large to expand into dense multi-hot labels "
-                        "within the limit of ", options.limits.max_total_bytes, " bytes");
+    if (l.cols > 0 &&
+        static_cast<uint64_t>(l.rows) * 12 > options.limits.max_total_bytes / static_cast<uint64_t>(l.cols))
+      raise<ParseError>(what, ": labels_shape (", l.rows, ", ", l.cols,
+                        ") is too large to expand into dense multi-hot labels "
+                        "within the limit of ",
+                        options.limits.max_total_bytes, " bytes");
     std::vector<double> v(static_cast<size_t>(l.rows * l.cols), 0.0);
     for (int64_t r = 0; r < l.rows; ++r)
       for (int64_t k = l.indptr[r]; k < l.indptr[r + 1]; ++k)
@@ -248,10 +266,11 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
       ds.labels.classes.resize(y.size());
       for (size_t i = 0; i < y.size(); ++i) {
         if (y[i] < -1 || y[i] >= kMaxNodes)
-          raise<ParseError>(a->name, ": node ", i, " has label ", y[i], ", expected a class id >= 0 (or -1: unlabelled)");
+          raise<ParseError>(a->name, ": node ", i, " has label ", y[i],
+                            ", expected a class id >= 0 (or -1: unlabelled)");
         if (named_classes > 0 && y[i] >= named_classes)
-          raise<ParseError>(a->name, ": node ", i, " has label ", y[i], " but class_names lists only ", named_classes,
-                            " classes");
+          raise<ParseError>(a->name, ": node ", i, " has label ", y[i], " but class_names lists only ",
+                            named_classes, " classes");
         max_label = std::max(max_label, y[i]);
         ds.labels.classes[i] = static_cast<int32_t>(y[i]);
       }
@@ -262,7 +281,8 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
       ds.labels.multi_hot = multi_hot_from_values(a->to_doubles(), a->shape[0], a->shape[1], a->name);
       ds.labels.num_classes = a->shape[1];
     } else {
-      raise<ParseError>(a->name, ": shape ", shape_str(*a), ", expected [num_nodes] or [num_nodes, num_classes]");
+      raise<ParseError>(a->name, ": shape ", shape_str(*a),
+                        ", expected [num_nodes] or [num_nodes, num_classes]");
     }
   }
   if (named_classes > 0 && named_classes != ds.labels.num_classes)
@@ -289,7 +309,8 @@ Dataset load_npz_from_bytes(std::string_view bytes, const std::string& what, con
     }
     const std::string data = zip.extract(m);
     const std::string name = what + ":" + m.name;
-    if (is_name_key(key) && data.find("'descr': '|O'") != std::string::npos && data.find("'descr': '|O'") < 256) {
+    if (is_name_key(key) && data.find("'descr': '|O'") != std::string::npos &&
+        data.find("'descr': '|O'") < 256) {
       notes.push_back(name + ": pickled object array (never unpickled); skipped");
       continue;
     }

@@ -128,7 +128,8 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
     ds.name = dir.filename().string();
     if (ds.name.empty()) ds.name = dir.parent_path().filename().string();
   }
-  if (!fs::is_directory(dir)) raise<IoError>(dir.string(), ": not a directory (expected an OGB dataset folder with raw/ and split/)");
+  if (!fs::is_directory(dir))
+    raise<IoError>(dir.string(), ": not a directory (expected an OGB dataset folder with raw/ and split/)");
 
   // --- sizes --------------------------------------------------------------------------------------
   const CsvFile nodes_file = read_required(dir, "raw/num-node-list.csv", ds, "it gives the number of nodes");
@@ -171,17 +172,18 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
     } else {
       weight.reserve(src.size());
       while (!s.at_end()) {
-        if (weight.size() == src.size())
-          s.fail("more rows than the ", src.size(), " edges of edge.csv");
+        if (weight.size() == src.size()) s.fail("more rows than the ", src.size(), " edges of edge.csv");
         weight.push_back(s.read_float("edge weight"));
         s.expect_end_of_line("the edge feature row (expected one value)");
       }
       if (weight.size() != src.size())
-        raise<ParseError>(f->path, ":", s.line(), ": ", weight.size(), " rows, expected one per edge (", src.size(), ")");
+        raise<ParseError>(f->path, ":", s.line(), ": ", weight.size(), " rows, expected one per edge (",
+                          src.size(), ")");
     }
   }
   {
-    AssembledGraph g = assemble_graph(n, std::move(src), std::move(dst), weight, options.undirected, options.self_loops);
+    AssembledGraph g =
+        assemble_graph(n, std::move(src), std::move(dst), weight, options.undirected, options.self_loops);
     ds.graph = std::move(g.graph);
     ds.edge_weight = std::move(g.edge_weight);
     std::ostringstream note;
@@ -206,12 +208,16 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
         values.push_back(s.read_float("feature value"));
         ++c;
       } while (!s.at_end_of_line());
-      if (rows == 0) cols = c;
-      else if (c != cols) s.fail("the row has ", c, " values, expected ", cols, " (as on line 1)");
+      if (rows == 0)
+        cols = c;
+      else if (c != cols)
+        s.fail("the row has ", c, " values, expected ", cols, " (as on line 1)");
       s.skip_rest_of_line();
       ++rows;
     }
-    if (rows != n) raise<ParseError>(f->path, ":", s.line(), ": ", rows, " rows, expected one per node (", n, " in ", n_source, ")");
+    if (rows != n)
+      raise<ParseError>(f->path, ":", s.line(), ": ", rows, " rows, expected one per node (", n, " in ",
+                        n_source, ")");
     ds.features = Features(Tensor({n, cols}, values));
   }
 
@@ -225,8 +231,10 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
       const std::string where = f->path + ":" + std::to_string(s.line());
       const auto fields = split_commas(s.read_line());
       const int64_t c = static_cast<int64_t>(fields.size());
-      if (rows == 0) cols = c;
-      else if (c != cols) raise<ParseError>(where, ": the row has ", c, " columns, expected ", cols, " (as on line 1)");
+      if (rows == 0)
+        cols = c;
+      else if (c != cols)
+        raise<ParseError>(where, ": the row has ", c, " columns, expected ", cols, " (as on line 1)");
       for (const auto field : fields) {
         const double v = parse_label(where, field);
         if (cols == 1 && !std::isnan(v) && (v < 0 || v >= kMaxNodes || v != std::trunc(v)))
@@ -237,7 +245,9 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
       }
       ++rows;
     }
-    if (rows != n) raise<ParseError>(f->path, ":", s.line(), ": ", rows, " rows, expected one per node (", n, " in ", n_source, ")");
+    if (rows != n)
+      raise<ParseError>(f->path, ":", s.line(), ": ", rows, " rows, expected one per node (", n, " in ",
+                        n_source, ")");
     if (cols == 1) {
       ds.labels.classes.resize(values.size());
       int64_t max_label = -1, unlabelled = 0;
@@ -248,7 +258,8 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
         max_label = std::max<int64_t>(max_label, ds.labels.classes[i]);
       }
       ds.labels.num_classes = max_label + 1;
-      if (unlabelled > 0) ds.notes.push_back(f->path + ": " + std::to_string(unlabelled) + " nodes have no label (-1)");
+      if (unlabelled > 0)
+        ds.notes.push_back(f->path + ": " + std::to_string(unlabelled) + " nodes have no label (-1)");
     } else if (cols > 1) {
       Tensor y({n, cols});
       for (size_t i = 0; i < values.size(); ++i) y.data()[i] = static_cast<float>(values[i]);

@@ -24,28 +24,106 @@ namespace {
 
 // Opcode bytes of the accepted subset.
 enum Op : uint8_t {
-  kMark = '(', kStop = '.', kBinInt = 'J', kBinInt1 = 'K', kBinInt2 = 'M', kNone = 'N', kReduce = 'R',
-  kBinString = 'T', kShortBinString = 'U', kAppend = 'a', kBuild = 'b', kGlobal = 'c', kEmptyDict = '}',
-  kAppends = 'e', kBinGet = 'h', kEmptyList = ']', kBinPut = 'q', kLongBinPut = 'r', kTuple = 't',
-  kEmptyTuple = ')', kSetItems = 'u', kProto = 0x80, kNewObj = 0x81, kTuple1 = 0x85, kTuple2 = 0x86,
-  kTuple3 = 0x87, kNewTrue = 0x88, kNewFalse = 0x89,
+  kMark = '(',
+  kStop = '.',
+  kBinInt = 'J',
+  kBinInt1 = 'K',
+  kBinInt2 = 'M',
+  kNone = 'N',
+  kReduce = 'R',
+  kBinString = 'T',
+  kShortBinString = 'U',
+  kAppend = 'a',
+  kBuild = 'b',
+  kGlobal = 'c',
+  kEmptyDict = '}',
+  kAppends = 'e',
+  kBinGet = 'h',
+  kEmptyList = ']',
+  kBinPut = 'q',
+  kLongBinPut = 'r',
+  kTuple = 't',
+  kEmptyTuple = ')',
+  kSetItems = 'u',
+  kProto = 0x80,
+  kNewObj = 0x81,
+  kTuple1 = 0x85,
+  kTuple2 = 0x86,
+  kTuple3 = 0x87,
+  kNewTrue = 0x88,
+  kNewFalse = 0x89,
 };
 
 // Every opcode of pickle protocols 0-5, so a rejected one is reported by name.
 constexpr std::pair<uint8_t, const char*> kOpNames[] = {
-    {'(', "MARK"}, {'.', "STOP"}, {'0', "POP"}, {'1', "POP_MARK"}, {'2', "DUP"}, {'F', "FLOAT"},
-    {'I', "INT"}, {'J', "BININT"}, {'K', "BININT1"}, {'L', "LONG"}, {'M', "BININT2"}, {'N', "NONE"},
-    {'P', "PERSID"}, {'Q', "BINPERSID"}, {'R', "REDUCE"}, {'S', "STRING"}, {'T', "BINSTRING"},
-    {'U', "SHORT_BINSTRING"}, {'V', "UNICODE"}, {'X', "BINUNICODE"}, {'a', "APPEND"}, {'b', "BUILD"},
-    {'c', "GLOBAL"}, {'d', "DICT"}, {'}', "EMPTY_DICT"}, {'e', "APPENDS"}, {'g', "GET"}, {'h', "BINGET"},
-    {'i', "INST"}, {'j', "LONG_BINGET"}, {'l', "LIST"}, {']', "EMPTY_LIST"}, {'o', "OBJ"}, {'p', "PUT"},
-    {'q', "BINPUT"}, {'r', "LONG_BINPUT"}, {'s', "SETITEM"}, {'t', "TUPLE"}, {')', "EMPTY_TUPLE"},
-    {'u', "SETITEMS"}, {'G', "BINFLOAT"}, {'B', "BINBYTES"}, {'C', "SHORT_BINBYTES"}, {0x80, "PROTO"},
-    {0x81, "NEWOBJ"}, {0x82, "EXT1"}, {0x83, "EXT2"}, {0x84, "EXT4"}, {0x85, "TUPLE1"}, {0x86, "TUPLE2"},
-    {0x87, "TUPLE3"}, {0x88, "NEWTRUE"}, {0x89, "NEWFALSE"}, {0x8a, "LONG1"}, {0x8b, "LONG4"},
-    {0x8c, "SHORT_BINUNICODE"}, {0x8d, "BINUNICODE8"}, {0x8e, "BINBYTES8"}, {0x8f, "EMPTY_SET"},
-    {0x90, "ADDITEMS"}, {0x91, "FROZENSET"}, {0x92, "NEWOBJ_EX"}, {0x93, "STACK_GLOBAL"}, {0x94, "MEMOIZE"},
-    {0x95, "FRAME"}, {0x96, "BYTEARRAY8"}, {0x97, "NEXT_BUFFER"}, {0x98, "READONLY_BUFFER"},
+    {'(', "MARK"},
+    {'.', "STOP"},
+    {'0', "POP"},
+    {'1', "POP_MARK"},
+    {'2', "DUP"},
+    {'F', "FLOAT"},
+    {'I', "INT"},
+    {'J', "BININT"},
+    {'K', "BININT1"},
+    {'L', "LONG"},
+    {'M', "BININT2"},
+    {'N', "NONE"},
+    {'P', "PERSID"},
+    {'Q', "BINPERSID"},
+    {'R', "REDUCE"},
+    {'S', "STRING"},
+    {'T', "BINSTRING"},
+    {'U', "SHORT_BINSTRING"},
+    {'V', "UNICODE"},
+    {'X', "BINUNICODE"},
+    {'a', "APPEND"},
+    {'b', "BUILD"},
+    {'c', "GLOBAL"},
+    {'d', "DICT"},
+    {'}', "EMPTY_DICT"},
+    {'e', "APPENDS"},
+    {'g', "GET"},
+    {'h', "BINGET"},
+    {'i', "INST"},
+    {'j', "LONG_BINGET"},
+    {'l', "LIST"},
+    {']', "EMPTY_LIST"},
+    {'o', "OBJ"},
+    {'p', "PUT"},
+    {'q', "BINPUT"},
+    {'r', "LONG_BINPUT"},
+    {'s', "SETITEM"},
+    {'t', "TUPLE"},
+    {')', "EMPTY_TUPLE"},
+    {'u', "SETITEMS"},
+    {'G', "BINFLOAT"},
+    {'B', "BINBYTES"},
+    {'C', "SHORT_BINBYTES"},
+    {0x80, "PROTO"},
+    {0x81, "NEWOBJ"},
+    {0x82, "EXT1"},
+    {0x83, "EXT2"},
+    {0x84, "EXT4"},
+    {0x85, "TUPLE1"},
+    {0x86, "TUPLE2"},
+    {0x87, "TUPLE3"},
+    {0x88, "NEWTRUE"},
+    {0x89, "NEWFALSE"},
+    {0x8a, "LONG1"},
+    {0x8b, "LONG4"},
+    {0x8c, "SHORT_BINUNICODE"},
+    {0x8d, "BINUNICODE8"},
+    {0x8e, "BINBYTES8"},
+    {0x8f, "EMPTY_SET"},
+    {0x90, "ADDITEMS"},
+    {0x91, "FROZENSET"},
+    {0x92, "NEWOBJ_EX"},
+    {0x93, "STACK_GLOBAL"},
+    {0x94, "MEMOIZE"},
+    {0x95, "FRAME"},
+    {0x96, "BYTEARRAY8"},
+    {0x97, "NEXT_BUFFER"},
+    {0x98, "READONLY_BUFFER"},
 };
 
 const char* op_name(uint8_t op) {
@@ -63,11 +141,11 @@ std::string describe_op(uint8_t op) {
   return name ? std::string(name) + " (" + hex + ")" : "unknown opcode " + hex;
 }
 
-constexpr uint8_t kAccepted[] = {kMark,      kStop,   kBinInt,   kBinInt1,   kBinInt2,    kNone,    kReduce,
-                                 kBinString, kShortBinString,    kAppend,    kBuild,      kGlobal,  kEmptyDict,
-                                 kAppends,   kBinGet, kEmptyList, kBinPut,   kLongBinPut, kTuple,   kEmptyTuple,
-                                 kSetItems,  kProto,  kNewObj,   kTuple1,    kTuple2,     kTuple3,  kNewTrue,
-                                 kNewFalse};
+constexpr uint8_t kAccepted[] = {kMark,      kStop,       kBinInt,         kBinInt1,   kBinInt2, kNone,
+                                 kReduce,    kBinString,  kShortBinString, kAppend,    kBuild,   kGlobal,
+                                 kEmptyDict, kAppends,    kBinGet,         kEmptyList, kBinPut,  kLongBinPut,
+                                 kTuple,     kEmptyTuple, kSetItems,       kProto,     kNewObj,  kTuple1,
+                                 kTuple2,    kTuple3,     kNewTrue,        kNewFalse};
 
 // The permitted globals; Value::text of a global views one of these literals.
 constexpr std::string_view kReconstruct = "numpy.core.multiarray._reconstruct";
@@ -110,7 +188,9 @@ constexpr DtypeInfo kDtypes[] = {{"i4", 4}, {"f4", 4}, {"i8", 8}, {"f8", 8}, {"u
 
 bool is_kind(const Value* v, Value::Kind k) { return v->kind == k && v->complete; }
 bool is_int(const Value* v, int64_t x) { return v->kind == Value::Kind::integer && v->integer == x; }
-bool is_global(const Value* v, std::string_view name) { return v->kind == Value::Kind::global && v->text == name; }
+bool is_global(const Value* v, std::string_view name) {
+  return v->kind == Value::Kind::global && v->text == name;
+}
 
 }  // namespace
 
@@ -134,24 +214,49 @@ double NdArray::number_at(int64_t k) const {
 std::string Value::type_name() const {
   std::string t;
   switch (kind) {
-    case Kind::none: t = "None"; break;
-    case Kind::boolean: t = "bool"; break;
-    case Kind::integer: t = "int"; break;
-    case Kind::bytes: t = "str"; break;
-    case Kind::tuple: t = "tuple"; break;
-    case Kind::list: t = "list"; break;
-    case Kind::dict: t = "dict"; break;
-    case Kind::ndarray: t = "numpy.ndarray"; break;
-    case Kind::dtype: t = "numpy.dtype"; break;
-    case Kind::csr_matrix: t = "scipy.sparse.csr_matrix"; break;
-    case Kind::defaultdict_list: t = "collections.defaultdict(list)"; break;
-    case Kind::global: t = "global " + std::string(text); break;
+    case Kind::none:
+      t = "None";
+      break;
+    case Kind::boolean:
+      t = "bool";
+      break;
+    case Kind::integer:
+      t = "int";
+      break;
+    case Kind::bytes:
+      t = "str";
+      break;
+    case Kind::tuple:
+      t = "tuple";
+      break;
+    case Kind::list:
+      t = "list";
+      break;
+    case Kind::dict:
+      t = "dict";
+      break;
+    case Kind::ndarray:
+      t = "numpy.ndarray";
+      break;
+    case Kind::dtype:
+      t = "numpy.dtype";
+      break;
+    case Kind::csr_matrix:
+      t = "scipy.sparse.csr_matrix";
+      break;
+    case Kind::defaultdict_list:
+      t = "collections.defaultdict(list)";
+      break;
+    case Kind::global:
+      t = "global " + std::string(text);
+      break;
   }
   return complete ? t : t + " (not yet built)";
 }
 
 int64_t Value::as_int(const std::string& file, std::string_view what) const {
-  if (kind != Kind::integer) raise<ParseError>(file, ": byte ", offset, ": expected ", what, ", found ", type_name());
+  if (kind != Kind::integer)
+    raise<ParseError>(file, ": byte ", offset, ": expected ", what, ", found ", type_name());
   return integer;
 }
 
@@ -201,7 +306,8 @@ class Unpickler {
  private:
   template <class... Args>
   [[noreturn]] void fail(Args&&... args) const {
-    raise<ParseError>(p_.name_, ": byte ", op_offset_, " (", describe_op(op_), "): ", std::forward<Args>(args)...);
+    raise<ParseError>(p_.name_, ": byte ", op_offset_, " (", describe_op(op_),
+                      "): ", std::forward<Args>(args)...);
   }
 
   std::string_view take(size_t n, std::string_view what) {
@@ -211,7 +317,9 @@ class Unpickler {
     pos_ += n;
     return s;
   }
-  uint64_t take_le(int n, std::string_view what) { return load_le(take(static_cast<size_t>(n), what).data(), n); }
+  uint64_t take_le(int n, std::string_view what) {
+    return load_le(take(static_cast<size_t>(n), what).data(), n);
+  }
 
   std::string_view take_line(std::string_view what) {
     const size_t limit = std::min(in_.size(), pos_ + static_cast<size_t>(limits_.max_line) + 1);
@@ -307,7 +415,9 @@ class Unpickler {
           fail("MARKs nest deeper than ", limits_.max_mark_depth, " (limit)");
         marks_.push_back(stack_.size());
         return false;
-      case kNone: push(make(Value::Kind::none)); return false;
+      case kNone:
+        push(make(Value::Kind::none));
+        return false;
       case kNewTrue:
       case kNewFalse: {
         Value* v = make(Value::Kind::boolean);
@@ -361,11 +471,21 @@ class Unpickler {
         }
         fail("GLOBAL ", printable(full), " is not accepted (only ", allowed, ")");
       }
-      case kBinPut: memo_put(take_le(1, "the memo index")); return false;
-      case kLongBinPut: memo_put(take_le(4, "the memo index")); return false;
-      case kBinGet: push(memo_get(take_le(1, "the memo index"))); return false;
-      case kEmptyTuple: push_tuple({}); return false;
-      case kTuple: push_tuple(pop_mark()); return false;
+      case kBinPut:
+        memo_put(take_le(1, "the memo index"));
+        return false;
+      case kLongBinPut:
+        memo_put(take_le(4, "the memo index"));
+        return false;
+      case kBinGet:
+        push(memo_get(take_le(1, "the memo index")));
+        return false;
+      case kEmptyTuple:
+        push_tuple({});
+        return false;
+      case kTuple:
+        push_tuple(pop_mark());
+        return false;
       case kTuple1:
       case kTuple2:
       case kTuple3: {
@@ -376,8 +496,12 @@ class Unpickler {
         push_tuple(std::move(items));
         return false;
       }
-      case kEmptyList: push(make(Value::Kind::list)); return false;
-      case kEmptyDict: push(make(Value::Kind::dict)); return false;
+      case kEmptyList:
+        push(make(Value::Kind::list));
+        return false;
+      case kEmptyDict:
+        push(make(Value::Kind::dict));
+        return false;
       case kAppend: {
         Value* item = pop();
         Value* list = top();
@@ -397,7 +521,8 @@ class Unpickler {
         Value* dict = top();
         if (dict->kind != Value::Kind::dict && dict->kind != Value::Kind::defaultdict_list)
           fail("SETITEMS on a ", dict->type_name(), ", expected a dict");
-        if (items.size() % 2 != 0) fail("SETITEMS with an odd number (", items.size(), ") of keys and values");
+        if (items.size() % 2 != 0)
+          fail("SETITEMS with an odd number (", items.size(), ") of keys and values");
         for (size_t i = 0; i < items.size(); i += 2)
           if (items[i]->kind != Value::Kind::integer && items[i]->kind != Value::Kind::bytes)
             fail("dict key of type ", items[i]->type_name(), ", expected int or str");
@@ -407,7 +532,8 @@ class Unpickler {
       case kNewObj: {
         Value* args = pop();
         Value* cls = pop();
-        if (!is_global(cls, kCsrMatrix)) fail("NEWOBJ of ", cls->type_name(), ", only scipy.sparse.csr.csr_matrix is accepted");
+        if (!is_global(cls, kCsrMatrix))
+          fail("NEWOBJ of ", cls->type_name(), ", only scipy.sparse.csr.csr_matrix is accepted");
         if (args->kind != Value::Kind::tuple || !args->items.empty())
           fail("NEWOBJ csr_matrix with arguments ", args->type_name(), ", expected ()");
         Value* v = make(Value::Kind::csr_matrix);
@@ -415,9 +541,14 @@ class Unpickler {
         push(v);
         return false;
       }
-      case kReduce: reduce(); return false;
-      case kBuild: build(); return false;
-      default: fail("opcode not accepted");  // unreachable: kAccepted and the cases agree
+      case kReduce:
+        reduce();
+        return false;
+      case kBuild:
+        build();
+        return false;
+      default:
+        fail("opcode not accepted");  // unreachable: kAccepted and the cases agree
     }
   }
 
@@ -433,13 +564,14 @@ class Unpickler {
   void reduce() {
     Value* args = pop();
     Value* fn = pop();
-    if (args->kind != Value::Kind::tuple) fail("REDUCE with arguments of type ", args->type_name(), ", expected a tuple");
+    if (args->kind != Value::Kind::tuple)
+      fail("REDUCE with arguments of type ", args->type_name(), ", expected a tuple");
     const auto& a = args->items;
     if (is_global(fn, kReconstruct)) {
       // numpy.core.multiarray._reconstruct(numpy.ndarray, (0,), 'b'): an empty array BUILD fills.
       const bool ok = a.size() == 3 && is_global(a[0], kNdarray) && a[1]->kind == Value::Kind::tuple &&
-                      a[1]->items.size() == 1 && is_int(a[1]->items[0], 0) && a[2]->kind == Value::Kind::bytes &&
-                      a[2]->text == "b";
+                      a[1]->items.size() == 1 && is_int(a[1]->items[0], 0) &&
+                      a[2]->kind == Value::Kind::bytes && a[2]->text == "b";
       if (!ok) fail("_reconstruct expects (numpy.ndarray, (0,), 'b')");
       Value* v = make(Value::Kind::ndarray);
       v->complete = false;
@@ -476,9 +608,12 @@ class Unpickler {
     if (obj->complete || (obj->kind != Value::Kind::ndarray && obj->kind != Value::Kind::dtype &&
                           obj->kind != Value::Kind::csr_matrix))
       fail("BUILD on a ", obj->type_name(), ", expected a new numpy.ndarray, numpy.dtype or csr_matrix");
-    if (obj->kind == Value::Kind::dtype) build_dtype(obj, state);
-    else if (obj->kind == Value::Kind::ndarray) build_ndarray(obj, state);
-    else build_csr(obj, state);
+    if (obj->kind == Value::Kind::dtype)
+      build_dtype(obj, state);
+    else if (obj->kind == Value::Kind::ndarray)
+      build_ndarray(obj, state);
+    else
+      build_csr(obj, state);
     obj->complete = true;
   }
 
@@ -487,13 +622,14 @@ class Unpickler {
     const auto& s = state->items;
     const bool shape_ok = state->kind == Value::Kind::tuple && s.size() == 8 && is_int(s[0], 3) &&
                           s[1]->kind == Value::Kind::bytes && s[2]->kind == Value::Kind::none &&
-                          s[3]->kind == Value::Kind::none && s[4]->kind == Value::Kind::none && is_int(s[5], -1) &&
-                          is_int(s[6], -1) && is_int(s[7], 0);
+                          s[3]->kind == Value::Kind::none && s[4]->kind == Value::Kind::none &&
+                          is_int(s[5], -1) && is_int(s[6], -1) && is_int(s[7], 0);
     if (!shape_ok) fail("dtype state must be (3, '<', None, None, None, -1, -1, 0)");
     const std::string_view order = s[1]->text;
     const bool one_byte = obj->array.itemsize == 1;
     if (!(one_byte ? order == "|" : order == "<"))
-      fail("dtype ", obj->array.dtype, " with byte order '", printable(order), "', expected '", one_byte ? "|" : "<", "'");
+      fail("dtype ", obj->array.dtype, " with byte order '", printable(order), "', expected '",
+           one_byte ? "|" : "<", "'");
     obj->array.dtype = std::string(order) + obj->array.dtype;
   }
 
@@ -503,10 +639,14 @@ class Unpickler {
     if (state->kind != Value::Kind::tuple || s.size() != 5 || !is_int(s[0], 1))
       fail("ndarray state must be (1, shape, dtype, False, bytes), found a ", state->type_name(), " of ",
            state->items.size(), " items");
-    if (s[1]->kind != Value::Kind::tuple) fail("ndarray shape is a ", s[1]->type_name(), ", expected a tuple");
-    if (!is_kind(s[2], Value::Kind::dtype)) fail("ndarray dtype is a ", s[2]->type_name(), ", expected a numpy.dtype");
-    if (s[3]->kind != Value::Kind::boolean || s[3]->boolean) fail("only C-order ndarrays (fortran_order False) are accepted");
-    if (s[4]->kind != Value::Kind::bytes) fail("ndarray data is a ", s[4]->type_name(), ", expected a str of raw bytes");
+    if (s[1]->kind != Value::Kind::tuple)
+      fail("ndarray shape is a ", s[1]->type_name(), ", expected a tuple");
+    if (!is_kind(s[2], Value::Kind::dtype))
+      fail("ndarray dtype is a ", s[2]->type_name(), ", expected a numpy.dtype");
+    if (s[3]->kind != Value::Kind::boolean || s[3]->boolean)
+      fail("only C-order ndarrays (fortran_order False) are accepted");
+    if (s[4]->kind != Value::Kind::bytes)
+      fail("ndarray data is a ", s[4]->type_name(), ", expected a str of raw bytes");
     NdArray& a = obj->array;
     a.dtype = s[2]->array.dtype;
     a.itemsize = s[2]->array.itemsize;
@@ -514,7 +654,8 @@ class Unpickler {
     uint64_t numel = 1;
     const uint64_t max_numel = a.raw.size() / static_cast<uint64_t>(a.itemsize);
     for (const Value* d : s[1]->items) {
-      if (d->kind != Value::Kind::integer || d->integer < 0) fail("ndarray shape entry is not a non-negative int");
+      if (d->kind != Value::Kind::integer || d->integer < 0)
+        fail("ndarray shape entry is not a non-negative int");
       a.shape.push_back(d->integer);
       // Saturate above the byte count: the product is only ever compared with it.
       const auto e = static_cast<uint64_t>(d->integer);
@@ -536,47 +677,63 @@ class Unpickler {
   }
 
   void build_csr(Value* obj, const Value* state) {
-    if (state->kind != Value::Kind::dict) fail("csr_matrix state is a ", state->type_name(), ", expected a dict");
+    if (state->kind != Value::Kind::dict)
+      fail("csr_matrix state is a ", state->type_name(), ", expected a dict");
     const Value *format = nullptr, *shape = nullptr, *indptr = nullptr, *indices = nullptr, *data = nullptr;
     const auto& it = state->items;
     for (size_t i = 0; i + 1 < it.size(); i += 2) {
       if (it[i]->kind != Value::Kind::bytes) fail("csr_matrix state has a key of type ", it[i]->type_name());
       const std::string_view key = it[i]->text;
       const Value* v = it[i + 1];
-      const Value** slot = key == "format" ? &format : key == "_shape" ? &shape : key == "indptr" ? &indptr
-                         : key == "indices" ? &indices : key == "data" ? &data : nullptr;
+      const Value** slot = key == "format"    ? &format
+                           : key == "_shape"  ? &shape
+                           : key == "indptr"  ? &indptr
+                           : key == "indices" ? &indices
+                           : key == "data"    ? &data
+                                              : nullptr;
       if (slot != nullptr) {
         if (*slot != nullptr) fail("csr_matrix state repeats the key '", key, "'");
         *slot = v;
       } else if (key == "_cs_matrix__has_sorted_indices") {
-        if (v->kind != Value::Kind::boolean) fail("csr_matrix '", key, "' is a ", v->type_name(), ", expected a bool");
+        if (v->kind != Value::Kind::boolean)
+          fail("csr_matrix '", key, "' is a ", v->type_name(), ", expected a bool");
       } else if (key == "maxprint") {
-        if (v->kind != Value::Kind::integer) fail("csr_matrix 'maxprint' is a ", v->type_name(), ", expected an int");
+        if (v->kind != Value::Kind::integer)
+          fail("csr_matrix 'maxprint' is a ", v->type_name(), ", expected an int");
       } else {
         fail("csr_matrix state has the unexpected key '", printable(key), "'");
       }
     }
-    for (const auto& [ptr, key] : {std::pair{format, "format"}, {shape, "_shape"}, {indptr, "indptr"},
-                                   {indices, "indices"}, {data, "data"}})
+    for (const auto& [ptr, key] : {std::pair{format, "format"},
+                                   {shape, "_shape"},
+                                   {indptr, "indptr"},
+                                   {indices, "indices"},
+                                   {data, "data"}})
       if (ptr == nullptr) fail("csr_matrix state lacks the key '", key, "'");
     if (format->kind != Value::Kind::bytes || format->text != "csr") fail("csr_matrix 'format' is not 'csr'");
-    if (shape->kind != Value::Kind::tuple || shape->items.size() != 2 || shape->items[0]->kind != Value::Kind::integer ||
-        shape->items[1]->kind != Value::Kind::integer || shape->items[0]->integer < 0 || shape->items[1]->integer < 0)
+    if (shape->kind != Value::Kind::tuple || shape->items.size() != 2 ||
+        shape->items[0]->kind != Value::Kind::integer || shape->items[1]->kind != Value::Kind::integer ||
+        shape->items[0]->integer < 0 || shape->items[1]->integer < 0)
       fail("csr_matrix '_shape' must be a tuple of two non-negative ints");
     const int64_t rows = shape->items[0]->integer, cols = shape->items[1]->integer;
-    if (cols > std::numeric_limits<int32_t>::max()) fail("csr_matrix has ", cols, " columns, more than int32 indices hold");
+    if (cols > std::numeric_limits<int32_t>::max())
+      fail("csr_matrix has ", cols, " columns, more than int32 indices hold");
     const auto vector_of = [&](const Value* v, std::string_view key, bool integer) -> const NdArray& {
-      if (!is_kind(v, Value::Kind::ndarray)) fail("csr_matrix '", key, "' is a ", v->type_name(), ", expected an ndarray");
+      if (!is_kind(v, Value::Kind::ndarray))
+        fail("csr_matrix '", key, "' is a ", v->type_name(), ", expected an ndarray");
       const NdArray& a = v->array;
       if (a.shape.size() != 1) fail("csr_matrix '", key, "' has ", a.shape.size(), " dimensions, expected 1");
-      if (integer && a.dtype != "<i4" && a.dtype != "<i8") fail("csr_matrix '", key, "' has dtype ", a.dtype, ", expected <i4 or <i8");
-      if (!integer && a.dtype != "<f4" && a.dtype != "<f8") fail("csr_matrix 'data' has dtype ", a.dtype, ", expected <f4 or <f8");
+      if (integer && a.dtype != "<i4" && a.dtype != "<i8")
+        fail("csr_matrix '", key, "' has dtype ", a.dtype, ", expected <i4 or <i8");
+      if (!integer && a.dtype != "<f4" && a.dtype != "<f8")
+        fail("csr_matrix 'data' has dtype ", a.dtype, ", expected <f4 or <f8");
       return a;
     };
     const NdArray& ip = vector_of(indptr, "indptr", true);
     const NdArray& ix = vector_of(indices, "indices", true);
     const NdArray& dv = vector_of(data, "data", false);
-    if (ip.numel() != rows + 1) fail("csr_matrix 'indptr' has ", ip.numel(), " entries, expected rows + 1 = ", rows + 1);
+    if (ip.numel() != rows + 1)
+      fail("csr_matrix 'indptr' has ", ip.numel(), " entries, expected rows + 1 = ", rows + 1);
     const int64_t nnz = ix.numel();
     if (dv.numel() != nnz) fail("csr_matrix has ", nnz, " column indices but ", dv.numel(), " values");
 
@@ -585,7 +742,8 @@ class Unpickler {
       ptr[static_cast<size_t>(r)] = ip.integer_at(r);
       const int64_t prev = r == 0 ? 0 : ptr[static_cast<size_t>(r) - 1];
       if ((r == 0 && ptr[0] != 0) || ptr[static_cast<size_t>(r)] < prev || ptr[static_cast<size_t>(r)] > nnz)
-        fail("csr_matrix 'indptr'[", r, "] is ", ptr[static_cast<size_t>(r)], ", expected non-decreasing from 0 to nnz = ", nnz);
+        fail("csr_matrix 'indptr'[", r, "] is ", ptr[static_cast<size_t>(r)],
+             ", expected non-decreasing from 0 to nnz = ", nnz);
     }
     if (ptr.back() != nnz) fail("csr_matrix 'indptr'[", rows, "] is ", ptr.back(), ", expected nnz = ", nnz);
     std::vector<int32_t> col(static_cast<size_t>(nnz));
@@ -601,15 +759,18 @@ class Unpickler {
     // unsorted rows, so rather than trust the flag, a row found out of order is sorted here
     // (values follow their columns). Repeated columns (scipy's non-canonical form) are rejected.
     for (int64_t r = 0; r < rows; ++r) {
-      const auto b = static_cast<size_t>(ptr[static_cast<size_t>(r)]), e = static_cast<size_t>(ptr[static_cast<size_t>(r) + 1]);
-      if (std::is_sorted(col.begin() + static_cast<std::ptrdiff_t>(b), col.begin() + static_cast<std::ptrdiff_t>(e))) {
+      const auto b = static_cast<size_t>(ptr[static_cast<size_t>(r)]),
+                 e = static_cast<size_t>(ptr[static_cast<size_t>(r) + 1]);
+      if (std::is_sorted(col.begin() + static_cast<std::ptrdiff_t>(b),
+                         col.begin() + static_cast<std::ptrdiff_t>(e))) {
         for (size_t k = b + 1; k < e; ++k)
           if (col[k] == col[k - 1]) fail("csr_matrix row ", r, " repeats column ", col[k]);
         continue;
       }
       std::vector<std::pair<int32_t, float>> row;
       for (size_t k = b; k < e; ++k) row.emplace_back(col[k], val[k]);
-      std::stable_sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      std::stable_sort(row.begin(), row.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
       for (size_t k = b; k < e; ++k) {
         col[k] = row[k - b].first;
         val[k] = row[k - b].second;
@@ -617,7 +778,8 @@ class Unpickler {
       }
     }
     try {
-      obj->csr = std::make_unique<CsrMatrix>(rows, cols, std::move(ptr), std::move(col), std::move(val), "csr_matrix");
+      obj->csr = std::make_unique<CsrMatrix>(rows, cols, std::move(ptr), std::move(col), std::move(val),
+                                             "csr_matrix");
     } catch (const Error& e) {  // unreachable after the checks above; kept so the error names the file
       fail(e.what());
     }

@@ -7,9 +7,9 @@
 //   EMPTY_DICT SETITEMS EMPTY_LIST APPEND APPENDS NEWOBJ REDUCE BUILD NONE NEWTRUE NEWFALSE
 //   BININT BININT1 BININT2 SHORT_BINSTRING BINSTRING
 // and exactly these GLOBALs, each only in the one call shape the files use:
-//   numpy.core.multiarray._reconstruct(numpy.ndarray, (0,), 'b')   REDUCE, then BUILD (1, shape, dtype, False, raw)
-//   numpy.dtype('i4'|'f4'|'i8'|'f8'|'u1'|'b1', 0, 1)                  REDUCE, then BUILD (3, '<'|'|', None, None, None, -1, -1, 0)
-//   scipy.sparse.csr.csr_matrix                                       NEWOBJ with (), then BUILD {state dict}
+//   numpy.core.multiarray._reconstruct(numpy.ndarray, (0,), 'b')   REDUCE, then BUILD (1, shape, dtype,
+//   False, raw) numpy.dtype('i4'|'f4'|'i8'|'f8'|'u1'|'b1', 0, 1)                  REDUCE, then BUILD (3,
+//   '<'|'|', None, None, None, -1, -1, 0) scipy.sparse.csr.csr_matrix NEWOBJ with (), then BUILD {state dict}
 //   collections.defaultdict(__builtin__.list)                         REDUCE, then SETITEMS
 // Everything else - another opcode, another global, another call shape - is a ParseError that
 // names the file, the byte offset and the opcode (or `module.class`).
@@ -52,9 +52,9 @@ struct PickleLimits {
 
 /// An ndarray's dtype, shape and raw little-endian C-order element bytes.
 struct NdArray {
-  std::string dtype;            ///< numpy's descr: "<i4", "<f4", "<i8", "<f8", "|u1" or "|b1"
-  std::vector<int64_t> shape;   ///< C order; product(shape) * itemsize == raw.size()
-  std::string_view raw;         ///< views into the owning Pickle
+  std::string dtype;           ///< numpy's descr: "<i4", "<f4", "<i8", "<f8", "|u1" or "|b1"
+  std::vector<int64_t> shape;  ///< C order; product(shape) * itemsize == raw.size()
+  std::string_view raw;        ///< views into the owning Pickle
   int itemsize = 0;
 
   int64_t numel() const { return itemsize > 0 ? static_cast<int64_t>(raw.size()) / itemsize : 0; }
@@ -68,8 +68,17 @@ struct NdArray {
 class Value {
  public:
   enum class Kind : uint8_t {
-    none, boolean, integer, bytes, tuple, list, dict,
-    ndarray, dtype, csr_matrix, defaultdict_list,
+    none,
+    boolean,
+    integer,
+    bytes,
+    tuple,
+    list,
+    dict,
+    ndarray,
+    dtype,
+    csr_matrix,
+    defaultdict_list,
     global,  ///< a permitted class or function, only as the callee of REDUCE/NEWOBJ or an argument
   };
 
@@ -77,13 +86,13 @@ class Value {
   /// False between the REDUCE/NEWOBJ that creates an ndarray, dtype or csr_matrix and the BUILD
   /// that fills it in; incomplete values are rejected where a complete one is needed.
   bool complete = true;
-  int64_t offset = 0;               ///< byte offset of the opcode that created the value
-  bool boolean = false;             ///< boolean
-  int64_t integer = 0;              ///< integer
-  std::string_view text;            ///< bytes; global: "module.class"; dtype: its descr once built
-  std::vector<Value*> items;        ///< tuple, list; dict and defaultdict: key0, value0, key1, ...
-  NdArray array;                    ///< ndarray (dtype.text is the descr)
-  std::unique_ptr<CsrMatrix> csr;   ///< csr_matrix, validated
+  int64_t offset = 0;              ///< byte offset of the opcode that created the value
+  bool boolean = false;            ///< boolean
+  int64_t integer = 0;             ///< integer
+  std::string_view text;           ///< bytes; global: "module.class"; dtype: its descr once built
+  std::vector<Value*> items;       ///< tuple, list; dict and defaultdict: key0, value0, key1, ...
+  NdArray array;                   ///< ndarray (dtype.text is the descr)
+  std::unique_ptr<CsrMatrix> csr;  ///< csr_matrix, validated
 
   /// "int", "tuple", "numpy.ndarray", ...
   std::string type_name() const;

@@ -28,13 +28,14 @@ fs::path resolve(const fs::path& dir, const std::string& name, const std::string
   if (fs::is_regular_file(plain, ec)) return plain;
   if (fs::is_regular_file(gz, ec)) return gz;
   if (name == "pubmed" && object == "allx")
-    raise<IoError>("load_planetoid: missing ", plain.string(), " (or .gz): PubMed's allx is not bundled with edgeattn. ",
-                   "It is published as https://github.com/kimiyoung/planetoid data/ind.pubmed.allx (also in tkipf/gcn ",
-                   "gcn/data/); the expected file is 7578385 bytes with sha256 ",
-                   "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e (git blob ",
-                   "3b86bccf08111c37c632a9dd8ab63db25ea76361). Place it in ", dir.string(), " and PubMed loads.");
-  raise<IoError>("load_planetoid: missing ", plain.string(), " (nor ", gz.filename().string(), ") for the Planetoid dataset '",
-                 name, "'");
+    raise<IoError>(
+        "load_planetoid: missing ", plain.string(), " (or .gz): PubMed's allx is not bundled with edgeattn. ",
+        "It is published as https://github.com/kimiyoung/planetoid data/ind.pubmed.allx (also in tkipf/gcn ",
+        "gcn/data/); the expected file is 7578385 bytes with sha256 ",
+        "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e (git blob ",
+        "3b86bccf08111c37c632a9dd8ab63db25ea76361). Place it in ", dir.string(), " and PubMed loads.");
+  raise<IoError>("load_planetoid: missing ", plain.string(), " (nor ", gz.filename().string(),
+                 ") for the Planetoid dataset '", name, "'");
 }
 
 /// Class ids of a one-hot int ndarray [rows, classes]; ParseError naming the file and row when a
@@ -48,8 +49,8 @@ OneHot read_one_hot(const fs::path& path) {
   const Pickle p = read_pickle(path);
   const NdArray& a = p.root().as_ndarray(p.name());
   if (a.shape.size() != 2 || !a.is_integer())
-    raise<ParseError>(p.name(), ": expected a 2-D integer one-hot label matrix, found dtype ", a.dtype, " with ",
-                      a.shape.size(), " dimensions");
+    raise<ParseError>(p.name(), ": expected a 2-D integer one-hot label matrix, found dtype ", a.dtype,
+                      " with ", a.shape.size(), " dimensions");
   OneHot out;
   out.num_classes = a.shape[1];
   const int64_t rows = a.shape[0];
@@ -58,13 +59,15 @@ OneHot read_one_hot(const fs::path& path) {
     int64_t ones = 0, hot = -1;
     for (int64_t c = 0; c < out.num_classes; ++c) {
       const int64_t v = a.integer_at(r * out.num_classes + c);
-      if (v != 0 && v != 1) raise<ParseError>(p.name(), ": row ", r, " column ", c, " holds ", v, ", expected a one-hot 0/1 row");
+      if (v != 0 && v != 1)
+        raise<ParseError>(p.name(), ": row ", r, " column ", c, " holds ", v, ", expected a one-hot 0/1 row");
       if (v == 1) {
         ++ones;
         hot = c;
       }
     }
-    if (ones != 1) raise<ParseError>(p.name(), ": row ", r, " has ", ones, " ones, expected exactly one (one-hot labels)");
+    if (ones != 1)
+      raise<ParseError>(p.name(), ": row ", r, " has ", ones, " ones, expected exactly one (one-hot labels)");
     out.classes[static_cast<size_t>(r)] = static_cast<int32_t>(hot);
   }
   return out;
@@ -88,7 +91,8 @@ bool same_rows(const CsrMatrix& a, const CsrMatrix& b, int64_t rows) {
   for (int64_t r = 0; r < rows; ++r) {
     const auto ai = a.row_indices(r), bi = b.row_indices(r);
     const auto av = a.row_values(r), bv = b.row_values(r);
-    if (!std::equal(ai.begin(), ai.end(), bi.begin(), bi.end()) || !std::equal(av.begin(), av.end(), bv.begin(), bv.end()))
+    if (!std::equal(ai.begin(), ai.end(), bi.begin(), bi.end()) ||
+        !std::equal(av.begin(), av.end(), bv.begin(), bv.end()))
       return false;
   }
   return true;
@@ -98,40 +102,46 @@ bool same_rows(const CsrMatrix& a, const CsrMatrix& b, int64_t rows) {
 
 Dataset load_planetoid(const fs::path& dir, const std::string& name, const PlanetoidOptions& options) {
   if (options.default_split != "public" && options.default_split != "full")
-    raise<InvalidArgument>("load_planetoid: default_split is '", options.default_split, "', expected 'public' or 'full'");
+    raise<InvalidArgument>("load_planetoid: default_split is '", options.default_split,
+                           "', expected 'public' or 'full'");
   const char* const objects[] = {"x", "y", "tx", "ty", "allx", "ally", "graph", "test.index"};
   std::vector<fs::path> paths;
-  for (const char* o : objects) paths.push_back(resolve(dir, name, o));  // every missing file before any parsing
+  for (const char* o : objects)
+    paths.push_back(resolve(dir, name, o));  // every missing file before any parsing
   const fs::path &x_path = paths[0], &y_path = paths[1], &tx_path = paths[2], &ty_path = paths[3],
                  &allx_path = paths[4], &ally_path = paths[5], &graph_path = paths[6], &index_path = paths[7];
   const auto file = [](const fs::path& p) { return p.string(); };
 
-  const Pickle x_pickle = read_pickle(x_path), tx_pickle = read_pickle(tx_path), allx_pickle = read_pickle(allx_path);
+  const Pickle x_pickle = read_pickle(x_path), tx_pickle = read_pickle(tx_path),
+               allx_pickle = read_pickle(allx_path);
   const CsrMatrix& x = x_pickle.root().as_csr(x_pickle.name());
   const CsrMatrix& tx = tx_pickle.root().as_csr(tx_pickle.name());
   const CsrMatrix& allx = allx_pickle.root().as_csr(allx_pickle.name());
   const OneHot y = read_one_hot(y_path), ty = read_one_hot(ty_path), ally = read_one_hot(ally_path);
 
   const auto rows_of = [](const OneHot& h) { return static_cast<int64_t>(h.classes.size()); };
-  const std::pair<std::pair<const CsrMatrix*, const fs::path*>, std::pair<const OneHot*, const fs::path*>> pairs[] = {
-      {{&x, &x_path}, {&y, &y_path}}, {{&tx, &tx_path}, {&ty, &ty_path}}, {{&allx, &allx_path}, {&ally, &ally_path}}};
+  const std::pair<std::pair<const CsrMatrix*, const fs::path*>, std::pair<const OneHot*, const fs::path*>>
+      pairs[] = {{{&x, &x_path}, {&y, &y_path}},
+                 {{&tx, &tx_path}, {&ty, &ty_path}},
+                 {{&allx, &allx_path}, {&ally, &ally_path}}};
   for (const auto& [features, labels] : pairs)
     if (features.first->rows() != rows_of(*labels.first))
-      raise<InvalidArgument>("load_planetoid: ", file(*features.second), " has ", features.first->rows(), " rows but ",
-                             file(*labels.second), " has ", rows_of(*labels.first), ", expected one label row per node");
+      raise<InvalidArgument>("load_planetoid: ", file(*features.second), " has ", features.first->rows(),
+                             " rows but ", file(*labels.second), " has ", rows_of(*labels.first),
+                             ", expected one label row per node");
   for (const auto& [features, labels] : pairs) {
     if (features.first->cols() != allx.cols())
-      raise<InvalidArgument>("load_planetoid: ", file(*features.second), " has ", features.first->cols(), " feature columns but ",
-                             file(allx_path), " has ", allx.cols());
+      raise<InvalidArgument>("load_planetoid: ", file(*features.second), " has ", features.first->cols(),
+                             " feature columns but ", file(allx_path), " has ", allx.cols());
     if (labels.first->num_classes != ally.num_classes)
-      raise<InvalidArgument>("load_planetoid: ", file(*labels.second), " has ", labels.first->num_classes, " classes but ",
-                             file(ally_path), " has ", ally.num_classes);
+      raise<InvalidArgument>("load_planetoid: ", file(*labels.second), " has ", labels.first->num_classes,
+                             " classes but ", file(ally_path), " has ", ally.num_classes);
   }
   const int64_t num_train = rows_of(y), num_allx = allx.rows();
   if (num_train + kNumVal > num_allx)
-    raise<InvalidArgument>("load_planetoid: ", file(y_path), " has ", num_train, " training rows; with the ", kNumVal,
-                           " validation nodes that follow they need ", num_train + kNumVal, " rows of ", file(allx_path),
-                           ", which has ", num_allx);
+    raise<InvalidArgument>("load_planetoid: ", file(y_path), " has ", num_train, " training rows; with the ",
+                           kNumVal, " validation nodes that follow they need ", num_train + kNumVal,
+                           " rows of ", file(allx_path), ", which has ", num_allx);
 
   // Graph: defaultdict(list) with keys 0..N-1.
   const Pickle graph_pickle = read_pickle(graph_path);
@@ -147,15 +157,18 @@ Dataset load_planetoid(const fs::path& dir, const std::string& name, const Plane
     if (u < 0 || u >= num_nodes)
       raise<ParseError>(gname, ": byte ", g.items[k]->offset, ": key ", u, " is outside [0, ", num_nodes,
                         "), expected the keys to be the node ids 0..N-1");
-    if (key_seen[static_cast<size_t>(u)]) raise<ParseError>(gname, ": byte ", g.items[k]->offset, ": key ", u, " appears twice");
+    if (key_seen[static_cast<size_t>(u)])
+      raise<ParseError>(gname, ": byte ", g.items[k]->offset, ": key ", u, " appears twice");
     key_seen[static_cast<size_t>(u)] = 1;
     const Value& list = *g.items[k + 1];
     if (list.kind != Value::Kind::list)
-      raise<ParseError>(gname, ": byte ", list.offset, ": node ", u, " maps to a ", list.type_name(), ", expected a list");
+      raise<ParseError>(gname, ": byte ", list.offset, ": node ", u, " maps to a ", list.type_name(),
+                        ", expected a list");
     for (const Value* item : list.items) {
       const int64_t v = item->as_int(gname, "an int node id");
       if (v < 0 || v >= num_nodes)
-        raise<ParseError>(gname, ": byte ", item->offset, ": node ", u, " lists neighbour ", v, ", outside [0, ", num_nodes, ")");
+        raise<ParseError>(gname, ": byte ", item->offset, ": node ", u, " lists neighbour ", v,
+                          ", outside [0, ", num_nodes, ")");
       src.push_back(v);
       dst.push_back(u);
     }
@@ -166,25 +179,28 @@ Dataset load_planetoid(const fs::path& dir, const std::string& name, const Plane
   const std::vector<int64_t> test_index = read_test_index(index_path, line_of);
   const std::string iname = file(index_path);
   if (static_cast<int64_t>(test_index.size()) != tx.rows())
-    raise<ParseError>(iname, ": ", test_index.size(), " ids, expected one per row of ", file(tx_path), " (", tx.rows(), ")");
+    raise<ParseError>(iname, ": ", test_index.size(), " ids, expected one per row of ", file(tx_path), " (",
+                      tx.rows(), ")");
   std::vector<int64_t> line_of_node(static_cast<size_t>(num_nodes), 0);
   std::vector<int64_t> row_source(static_cast<size_t>(num_nodes), -1);  // >= 0: allx row; <= -2: tx row -2-r
   for (int64_t r = 0; r < num_allx && r < num_nodes; ++r) row_source[static_cast<size_t>(r)] = r;
   for (size_t i = 0; i < test_index.size(); ++i) {
     const int64_t v = test_index[i];
     if (v < num_allx || v >= num_nodes)
-      raise<ParseError>(iname, ":", line_of[i], ": node id ", v, " is outside the test range [len(allx) = ", num_allx,
-                        ", num_nodes = ", num_nodes, ")");
+      raise<ParseError>(iname, ":", line_of[i], ": node id ", v,
+                        " is outside the test range [len(allx) = ", num_allx, ", num_nodes = ", num_nodes,
+                        ")");
     if (line_of_node[static_cast<size_t>(v)] != 0)
-      raise<ParseError>(iname, ":", line_of[i], ": node id ", v, " repeats line ", line_of_node[static_cast<size_t>(v)]);
+      raise<ParseError>(iname, ":", line_of[i], ": node id ", v, " repeats line ",
+                        line_of_node[static_cast<size_t>(v)]);
     line_of_node[static_cast<size_t>(v)] = line_of[i];
     row_source[static_cast<size_t>(v)] = -2 - static_cast<int64_t>(i);
   }
   std::vector<int64_t> test_sorted = test_index;
   std::sort(test_sorted.begin(), test_sorted.end());
   if (!test_sorted.empty() && test_sorted.front() != num_allx)
-    raise<ParseError>(iname, ": the smallest test id is ", test_sorted.front(), ", expected len(allx) = ", num_allx,
-                      " (test nodes follow the allx nodes)");
+    raise<ParseError>(iname, ": the smallest test id is ", test_sorted.front(),
+                      ", expected len(allx) = ", num_allx, " (test nodes follow the allx nodes)");
   const int64_t num_ids = test_sorted.empty() ? num_allx : test_sorted.back() + 1;
   if (num_ids != num_nodes)
     raise<ParseError>(gname, ": has ", num_nodes, " nodes, expected max(test.index) + 1 = ", num_ids);
@@ -215,8 +231,8 @@ Dataset load_planetoid(const fs::path& dir, const std::string& name, const Plane
       }
       indptr[static_cast<size_t>(v) + 1] = static_cast<int64_t>(indices.size());
     }
-    ds.features = Features(CsrMatrix(num_nodes, allx.cols(), std::move(indptr), std::move(indices), std::move(values),
-                                     "load_planetoid features"));
+    ds.features = Features(CsrMatrix(num_nodes, allx.cols(), std::move(indptr), std::move(indices),
+                                     std::move(values), "load_planetoid features"));
   }
 
   // Labels: ally rows, ty row i at node test_index[i], -1 for gap nodes.
@@ -224,8 +240,10 @@ Dataset load_planetoid(const fs::path& dir, const std::string& name, const Plane
   ds.labels.classes.assign(static_cast<size_t>(num_nodes), -1);
   for (int64_t v = 0; v < num_nodes; ++v) {
     const int64_t s = row_source[static_cast<size_t>(v)];
-    if (s >= 0) ds.labels.classes[static_cast<size_t>(v)] = ally.classes[static_cast<size_t>(s)];
-    else if (s <= -2) ds.labels.classes[static_cast<size_t>(v)] = ty.classes[static_cast<size_t>(-2 - s)];
+    if (s >= 0)
+      ds.labels.classes[static_cast<size_t>(v)] = ally.classes[static_cast<size_t>(s)];
+    else if (s <= -2)
+      ds.labels.classes[static_cast<size_t>(v)] = ty.classes[static_cast<size_t>(-2 - s)];
   }
 
   // Graph: the undirected simple graph of the lists.
@@ -239,23 +257,28 @@ Dataset load_planetoid(const fs::path& dir, const std::string& name, const Plane
     listed_pairs = static_cast<int64_t>(pairs.size());
     int64_t missing_reverse = 0;
     for (const auto& [u, v] : pairs) {
-      if (u == v) ++self_loop_nodes;
-      else if (!std::binary_search(pairs.begin(), pairs.end(), std::pair{v, u})) ++missing_reverse;
+      if (u == v)
+        ++self_loop_nodes;
+      else if (!std::binary_search(pairs.begin(), pairs.end(), std::pair{v, u}))
+        ++missing_reverse;
     }
     const auto duplicates = static_cast<int64_t>(src.size()) - listed_pairs;
     if (duplicates > 0)
-      ds.notes.push_back(file(graph_path) + ": collapsed " + std::to_string(duplicates) + " duplicate adjacency-list entries");
+      ds.notes.push_back(file(graph_path) + ": collapsed " + std::to_string(duplicates) +
+                         " duplicate adjacency-list entries");
     if (missing_reverse > 0)
       ds.notes.push_back(file(graph_path) + ": added the reverse of " + std::to_string(missing_reverse) +
                          " listed edges that had none (the graph is undirected)");
   }
-  ds.graph = build_graph(num_nodes, num_nodes, src, dst,
-                         {.self_loops = options.self_loops, .duplicates = Duplicates::merge, .symmetrize = true});
+  ds.graph =
+      build_graph(num_nodes, num_nodes, src, dst,
+                  {.self_loops = options.self_loops, .duplicates = Duplicates::merge, .symmetrize = true});
   if (self_loop_nodes > 0) {
     const char* what = options.self_loops == SelfLoops::keep     ? "kept "
                        : options.self_loops == SelfLoops::remove ? "removed "
                                                                  : "replaced by one self-loop per node: ";
-    ds.notes.push_back(std::string(what) + std::to_string(self_loop_nodes) + " self-loops listed in " + file(graph_path));
+    ds.notes.push_back(std::string(what) + std::to_string(self_loop_nodes) + " self-loops listed in " +
+                       file(graph_path));
   } else if (options.self_loops == SelfLoops::add) {
     ds.notes.push_back("added one self-loop per node");
   }
@@ -269,11 +292,11 @@ Dataset load_planetoid(const fs::path& dir, const std::string& name, const Plane
                        "): empty features, label -1, in no split: " + ids);
   }
   if (!same_rows(x, allx, num_train))
-    ds.notes.push_back(file(x_path) + " differs from the first " + std::to_string(num_train) + " rows of " + file(allx_path) +
-                       "; allx is used, as gcn and PyG do");
+    ds.notes.push_back(file(x_path) + " differs from the first " + std::to_string(num_train) + " rows of " +
+                       file(allx_path) + "; allx is used, as gcn and PyG do");
   if (!std::equal(y.classes.begin(), y.classes.end(), ally.classes.begin()))
-    ds.notes.push_back(file(y_path) + " differs from the first " + std::to_string(num_train) + " rows of " + file(ally_path) +
-                       "; ally is used, as gcn and PyG do");
+    ds.notes.push_back(file(y_path) + " differs from the first " + std::to_string(num_train) + " rows of " +
+                       file(ally_path) + "; ally is used, as gcn and PyG do");
 
   // Splits.
   Split pub;

@@ -84,9 +84,11 @@ Dataset select_nodes(const Dataset& ds, TransformedGraph t, std::span<const int6
       out.node_names[k] = ds.node_names[static_cast<size_t>(old_of_new[k])];
   }
   std::vector<int64_t> new_of_old(static_cast<size_t>(ds.num_nodes()), -1);
-  for (size_t k = 0; k < old_of_new.size(); ++k) new_of_old[static_cast<size_t>(old_of_new[k])] = static_cast<int64_t>(k);
+  for (size_t k = 0; k < old_of_new.size(); ++k)
+    new_of_old[static_cast<size_t>(old_of_new[k])] = static_cast<int64_t>(k);
   for (const auto& [name, s] : ds.splits)
-    out.splits[name] = Split{remap_ids(s.train, new_of_old), remap_ids(s.val, new_of_old), remap_ids(s.test, new_of_old)};
+    out.splits[name] =
+        Split{remap_ids(s.train, new_of_old), remap_ids(s.val, new_of_old), remap_ids(s.test, new_of_old)};
   return out;
 }
 
@@ -123,7 +125,8 @@ void normalize_features(Features& features) {
     Tensor& x = features.dense();
     const int64_t cols = x.dim(1);
     parallel_for(0, x.dim(0), kRowGrain, [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) normalize(x.span().subspan(static_cast<size_t>(r * cols), static_cast<size_t>(cols)));
+      for (int64_t r = b; r < e; ++r)
+        normalize(x.span().subspan(static_cast<size_t>(r * cols), static_cast<size_t>(cols)));
     });
   }
 }
@@ -132,7 +135,8 @@ Dataset with_self_loops(const Dataset& ds) {
   ds.validate();
   TransformedGraph t = add_self_loops(ds.graph);
   const int64_t added = t.graph.num_edges() - ds.num_edges();
-  Dataset out = with_graph(ds, std::move(t.graph), follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; }));
+  Dataset out = with_graph(ds, std::move(t.graph),
+                           follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; }));
   out.notes.push_back("preprocess: added " + std::to_string(added) + " self-loops (one per node" +
                       std::string(ds.edge_weight.empty() ? "" : ", weight 1") + ")");
   return out;
@@ -142,7 +146,8 @@ Dataset without_self_loops(const Dataset& ds) {
   ds.validate();
   TransformedGraph t = remove_self_loops(ds.graph);
   const int64_t removed = ds.num_edges() - t.graph.num_edges();
-  Dataset out = with_graph(ds, std::move(t.graph), follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; }));
+  Dataset out = with_graph(ds, std::move(t.graph),
+                           follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; }));
   out.notes.push_back("preprocess: removed " + std::to_string(removed) + " self-loops");
   return out;
 }
@@ -155,8 +160,8 @@ Dataset to_undirected(const Dataset& ds) {
   });
   const int64_t before = ds.num_edges(), after = u.graph.num_edges();
   Dataset out = with_graph(ds, std::move(u.graph), std::move(w));
-  out.notes.push_back("preprocess: made undirected: " + std::to_string(before) + " -> " + std::to_string(after) +
-                      " edges (reverse edges added, duplicates merged)");
+  out.notes.push_back("preprocess: made undirected: " + std::to_string(before) + " -> " +
+                      std::to_string(after) + " edges (reverse edges added, duplicates merged)");
   return out;
 }
 
@@ -164,9 +169,9 @@ Dataset largest_component(const Dataset& ds) {
   ds.validate();
   const std::vector<int64_t> nodes = largest_connected_component(ds.graph);
   Dataset out = select_nodes(ds, induced_subgraph(ds.graph, nodes), nodes);
-  out.notes.push_back("preprocess: kept the largest connected component: " + std::to_string(nodes.size()) + " of " +
-                      std::to_string(ds.num_nodes()) + " nodes, " + std::to_string(out.num_edges()) + " of " +
-                      std::to_string(ds.num_edges()) + " edges");
+  out.notes.push_back("preprocess: kept the largest connected component: " + std::to_string(nodes.size()) +
+                      " of " + std::to_string(ds.num_nodes()) + " nodes, " + std::to_string(out.num_edges()) +
+                      " of " + std::to_string(ds.num_edges()) + " edges");
   return out;
 }
 

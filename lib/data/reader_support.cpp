@@ -51,7 +51,8 @@ void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64
   });
   int64_t first = -1, second = -1;
   auto same = [&](int64_t a, int64_t b) {
-    return src[static_cast<size_t>(a)] == src[static_cast<size_t>(b)] && dst[static_cast<size_t>(a)] == dst[static_cast<size_t>(b)];
+    return src[static_cast<size_t>(a)] == src[static_cast<size_t>(b)] &&
+           dst[static_cast<size_t>(a)] == dst[static_cast<size_t>(b)];
   };
   // Runs of one pair list its copies in input order; the run whose second copy is earliest wins.
   for (size_t i = 0; i + 1 < order.size();) {
@@ -64,9 +65,10 @@ void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64
     i = j;
   }
   if (second >= 0)
-    raise<ParseError>(file, ":", line[static_cast<size_t>(second)], ": expected no repeated edges (Duplicates::error), found the edge (",
-                      src[static_cast<size_t>(second)], " -> ", dst[static_cast<size_t>(second)], ") again, first listed on line ",
-                      line[static_cast<size_t>(first)]);
+    raise<ParseError>(file, ":", line[static_cast<size_t>(second)],
+                      ": expected no repeated edges (Duplicates::error), found the edge (",
+                      src[static_cast<size_t>(second)], " -> ", dst[static_cast<size_t>(second)],
+                      ") again, first listed on line ", line[static_cast<size_t>(first)]);
 }
 
 std::filesystem::path existing_or_gz(const std::filesystem::path& path) {

@@ -31,7 +31,8 @@ std::vector<ManifestEntry> parse_manifest(std::string_view text) {
     std::string cell;
     while (std::getline(row, cell, '\t')) cells.push_back(cell);
     if (cells.size() != 6)
-      raise<ParseError>("datasets/manifest.tsv:", line_no, ": expected 6 tab-separated columns, found ", cells.size());
+      raise<ParseError>("datasets/manifest.tsv:", line_no, ": expected 6 tab-separated columns, found ",
+                        cells.size());
     ManifestEntry e;
     e.dataset = cells[0];
     e.format = cells[1];
@@ -112,7 +113,8 @@ Dataset load_dataset(const std::string& name, const LoadOptions& options) {
   const std::vector<std::string> formats = dataset_formats(name);
   const std::string format = options.format.empty() ? formats.front() : options.format;
   if (std::find(formats.begin(), formats.end(), format) == formats.end())
-    raise<InvalidArgument>("dataset '", name, "' has no format '", format, "' (available: ", join(formats), ")");
+    raise<InvalidArgument>("dataset '", name, "' has no format '", format, "' (available: ", join(formats),
+                           ")");
   const fs::path root = options.root.empty() ? default_data_root() : options.root;
 
   std::vector<SourceFile> sources;

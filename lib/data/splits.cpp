@@ -26,23 +26,26 @@ void select_prefix(std::vector<int64_t>& v, size_t k, std::mt19937_64& rng) {
 }
 
 void require_single_label(const Labels& labels, const char* fn) {
-  if (labels.multi_label()) raise<InvalidArgument>(fn, ": the labels are multi-label, expected one class per node");
+  if (labels.multi_label())
+    raise<InvalidArgument>(fn, ": the labels are multi-label, expected one class per node");
 }
 
 }  // namespace
 
-Split random_split(const Labels& labels, int64_t per_class, int64_t num_val, int64_t num_test, uint64_t seed) {
+Split random_split(const Labels& labels, int64_t per_class, int64_t num_val, int64_t num_test,
+                   uint64_t seed) {
   require_single_label(labels, "random_split");
   if (per_class < 0 || num_val < 0 || num_test < 0)
-    raise<InvalidArgument>("random_split: per_class = ", per_class, ", num_val = ", num_val, ", num_test = ", num_test,
-                           ", expected non-negative counts");
+    raise<InvalidArgument>("random_split: per_class = ", per_class, ", num_val = ", num_val,
+                           ", num_test = ", num_test, ", expected non-negative counts");
   const auto n = static_cast<int64_t>(labels.classes.size());
   std::vector<std::vector<int64_t>> by_class(static_cast<size_t>(labels.num_classes));
   for (int64_t i = 0; i < n; ++i) {
     const int32_t c = labels.classes[static_cast<size_t>(i)];
     if (c == -1) continue;
     if (c < 0 || c >= labels.num_classes)
-      raise<InvalidArgument>("random_split: node ", i, " has label ", c, ", expected -1 or [0, ", labels.num_classes, ")");
+      raise<InvalidArgument>("random_split: node ", i, " has label ", c, ", expected -1 or [0, ",
+                             labels.num_classes, ")");
     by_class[static_cast<size_t>(c)].push_back(i);
   }
   std::mt19937_64 rng(seed);
@@ -51,7 +54,8 @@ Split random_split(const Labels& labels, int64_t per_class, int64_t num_val, int
   for (size_t c = 0; c < by_class.size(); ++c) {
     auto& v = by_class[c];
     if (static_cast<int64_t>(v.size()) < per_class)
-      raise<InvalidArgument>("random_split: class ", c, " has ", v.size(), " labelled nodes, fewer than per_class = ", per_class);
+      raise<InvalidArgument>("random_split: class ", c, " has ", v.size(),
+                             " labelled nodes, fewer than per_class = ", per_class);
     select_prefix(v, static_cast<size_t>(per_class), rng);
     for (size_t k = 0; k < static_cast<size_t>(per_class); ++k) {
       split.train.push_back(v[k]);
@@ -62,8 +66,9 @@ Split random_split(const Labels& labels, int64_t per_class, int64_t num_val, int
   for (int64_t i = 0; i < n; ++i)
     if (labels.classes[static_cast<size_t>(i)] != -1 && !taken[static_cast<size_t>(i)]) rest.push_back(i);
   if (num_val + num_test > static_cast<int64_t>(rest.size()))
-    raise<InvalidArgument>("random_split: num_val + num_test = ", num_val + num_test, " but only ", rest.size(),
-                           " labelled nodes remain after ", split.train.size(), " training nodes");
+    raise<InvalidArgument>("random_split: num_val + num_test = ", num_val + num_test, " but only ",
+                           rest.size(), " labelled nodes remain after ", split.train.size(),
+                           " training nodes");
   select_prefix(rest, static_cast<size_t>(num_val + num_test), rng);
   split.val.assign(rest.begin(), rest.begin() + num_val);
   split.test.assign(rest.begin() + num_val, rest.begin() + num_val + num_test);
@@ -79,13 +84,15 @@ Split full_split(const Labels& labels, const Split& base) {
   std::vector<uint8_t> held_out(static_cast<size_t>(n), 0);
   for (const auto* part : {&base.val, &base.test}) {
     for (const int64_t v : *part) {
-      if (v < 0 || v >= n) raise<InvalidArgument>("full_split: node ", v, " of the base split is outside [0, ", n, ")");
+      if (v < 0 || v >= n)
+        raise<InvalidArgument>("full_split: node ", v, " of the base split is outside [0, ", n, ")");
       held_out[static_cast<size_t>(v)] = 1;
     }
   }
   Split split{{}, base.val, base.test};
   for (int64_t i = 0; i < n; ++i)
-    if (labels.classes[static_cast<size_t>(i)] != -1 && !held_out[static_cast<size_t>(i)]) split.train.push_back(i);
+    if (labels.classes[static_cast<size_t>(i)] != -1 && !held_out[static_cast<size_t>(i)])
+      split.train.push_back(i);
   return split;
 }
 

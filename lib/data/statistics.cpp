@@ -50,7 +50,9 @@ DatasetStats describe(const Dataset& ds) {
     s.in_degree.mean = static_cast<double>(s.num_edges) / static_cast<double>(n);
     std::vector<int64_t> sorted = degrees;
     std::sort(sorted.begin(), sorted.end());
-    const auto at = [&](double q) { return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))]; };
+    const auto at = [&](double q) {
+      return sorted[static_cast<size_t>(q * static_cast<double>(sorted.size() - 1))];
+    };
     s.in_degree.median = at(0.5);
     s.in_degree.p90 = at(0.9);
     s.in_degree.p99 = at(0.99);
@@ -64,8 +66,10 @@ DatasetStats describe(const Dataset& ds) {
   if (!s.multi_label && !ds.labels.classes.empty()) {
     s.class_counts.assign(static_cast<size_t>(s.num_classes), 0);
     for (const int32_t c : ds.labels.classes) {
-      if (c < 0) ++s.unlabelled;
-      else ++s.class_counts[static_cast<size_t>(c)];
+      if (c < 0)
+        ++s.unlabelled;
+      else
+        ++s.class_counts[static_cast<size_t>(c)];
     }
   }
   if (!ds.default_split.empty()) {

@@ -103,9 +103,11 @@ struct Blocks {
 Blocks validate(const SbmConfig& c) {
   const int64_t n = c.num_nodes;
   if (n < 1 || n > std::numeric_limits<int32_t>::max())
-    raise<InvalidArgument>("sbm_dataset: num_nodes is ", n, ", expected in [1, ", std::numeric_limits<int32_t>::max(), "]");
+    raise<InvalidArgument>("sbm_dataset: num_nodes is ", n, ", expected in [1, ",
+                           std::numeric_limits<int32_t>::max(), "]");
   if (c.num_classes < 1 || c.num_classes > n)
-    raise<InvalidArgument>("sbm_dataset: num_classes is ", c.num_classes, ", expected in [1, num_nodes=", n, "]");
+    raise<InvalidArgument>("sbm_dataset: num_classes is ", c.num_classes, ", expected in [1, num_nodes=", n,
+                           "]");
   Blocks b;
   b.start.assign(1, 0);
   if (c.block_sizes.empty()) {
@@ -113,15 +115,16 @@ Blocks validate(const SbmConfig& c) {
       b.start.push_back(b.start.back() + n / c.num_classes + (k < n % c.num_classes ? 1 : 0));
   } else {
     if (static_cast<int64_t>(c.block_sizes.size()) != c.num_classes)
-      raise<InvalidArgument>("sbm_dataset: block_sizes has ", c.block_sizes.size(), " entries, expected num_classes = ",
-                             c.num_classes);
+      raise<InvalidArgument>("sbm_dataset: block_sizes has ", c.block_sizes.size(),
+                             " entries, expected num_classes = ", c.num_classes);
     for (size_t k = 0; k < c.block_sizes.size(); ++k) {
       if (c.block_sizes[k] < 1)
         raise<InvalidArgument>("sbm_dataset: block_sizes[", k, "] is ", c.block_sizes[k], ", expected >= 1");
       b.start.push_back(b.start.back() + c.block_sizes[k]);
     }
     if (b.start.back() != n)
-      raise<InvalidArgument>("sbm_dataset: block_sizes sum to ", b.start.back(), ", expected num_nodes = ", n);
+      raise<InvalidArgument>("sbm_dataset: block_sizes sum to ", b.start.back(),
+                             ", expected num_nodes = ", n);
   }
   if (!(c.expected_in_degree >= 0.0) || !std::isfinite(c.expected_in_degree))
     raise<InvalidArgument>("sbm_dataset: expected_in_degree is ", c.expected_in_degree, ", expected >= 0");
@@ -129,15 +132,19 @@ Blocks validate(const SbmConfig& c) {
     raise<InvalidArgument>("sbm_dataset: expected_out_degree is ", c.expected_out_degree, ", expected >= 0");
   const double s = static_cast<double>(n) / static_cast<double>(c.num_classes);
   if (c.expected_in_degree > 0.0) b.p_in = s > 1.0 ? c.expected_in_degree / (s - 1.0) : 2.0;
-  if (c.expected_out_degree > 0.0) b.p_out = n > s ? c.expected_out_degree / (static_cast<double>(n) - s) : 2.0;
+  if (c.expected_out_degree > 0.0)
+    b.p_out = n > s ? c.expected_out_degree / (static_cast<double>(n) - s) : 2.0;
   if (b.p_in > 1.0)
     raise<InvalidArgument>("sbm_dataset: expected_in_degree is ", c.expected_in_degree,
                            ", expected <= mean block size - 1 = ", s - 1.0, " (p_in <= 1)");
   if (b.p_out > 1.0)
     raise<InvalidArgument>("sbm_dataset: expected_out_degree is ", c.expected_out_degree,
-                           ", expected <= num_nodes - mean block size = ", static_cast<double>(n) - s, " (p_out <= 1)");
-  if (c.feature_dim < 0) raise<InvalidArgument>("sbm_dataset: feature_dim is ", c.feature_dim, ", expected >= 0");
-  if (!std::isfinite(c.signal)) raise<InvalidArgument>("sbm_dataset: signal is ", c.signal, ", expected finite");
+                           ", expected <= num_nodes - mean block size = ", static_cast<double>(n) - s,
+                           " (p_out <= 1)");
+  if (c.feature_dim < 0)
+    raise<InvalidArgument>("sbm_dataset: feature_dim is ", c.feature_dim, ", expected >= 0");
+  if (!std::isfinite(c.signal))
+    raise<InvalidArgument>("sbm_dataset: signal is ", c.signal, ", expected finite");
   if (!(c.noise >= 0.f) || !std::isfinite(c.noise))
     raise<InvalidArgument>("sbm_dataset: noise is ", c.noise, ", expected finite and >= 0");
   if (c.train_per_class < 0)
@@ -145,8 +152,8 @@ Blocks validate(const SbmConfig& c) {
   for (int64_t k = 0; k < c.num_classes; ++k) {
     const int64_t size = b.start[static_cast<size_t>(k) + 1] - b.start[static_cast<size_t>(k)];
     if (size < c.train_per_class)
-      raise<InvalidArgument>("sbm_dataset: class ", k, " has ", size, " nodes, expected at least train_per_class = ",
-                             c.train_per_class);
+      raise<InvalidArgument>("sbm_dataset: class ", k, " has ", size,
+                             " nodes, expected at least train_per_class = ", c.train_per_class);
   }
   if (c.num_val < 0) raise<InvalidArgument>("sbm_dataset: num_val is ", c.num_val, ", expected >= 0");
   if (c.num_test < -1) raise<InvalidArgument>("sbm_dataset: num_test is ", c.num_test, ", expected >= -1");
@@ -169,7 +176,8 @@ std::vector<int32_t> node_ids(const SbmConfig& c) {
       keyed[static_cast<size_t>(i)] = {draw64(c.seed, i, 0, kStreamShuffle), static_cast<int32_t>(i)};
   });
   std::sort(keyed.begin(), keyed.end());
-  for (size_t k = 0; k < keyed.size(); ++k) node_of_pos[static_cast<size_t>(keyed[k].second)] = static_cast<int32_t>(k);
+  for (size_t k = 0; k < keyed.size(); ++k)
+    node_of_pos[static_cast<size_t>(keyed[k].second)] = static_cast<int32_t>(k);
   return node_of_pos;
 }
 
@@ -184,8 +192,8 @@ Graph sample_graph(const SbmConfig& c, const Blocks& blocks, const std::vector<i
       auto& edges = chunks[static_cast<size_t>(ch)];
       const int64_t begin = ch * kRowsPerChunk, end = std::min(n, begin + kRowsPerChunk);
       edges.reserve(static_cast<size_t>(expected_per_row * static_cast<double>(end - begin) * 1.1) + 16);
-      size_t block = static_cast<size_t>(
-          std::upper_bound(blocks.start.begin(), blocks.start.end(), begin) - blocks.start.begin() - 1);
+      size_t block = static_cast<size_t>(std::upper_bound(blocks.start.begin(), blocks.start.end(), begin) -
+                                         blocks.start.begin() - 1);
       for (int64_t i = begin; i < end; ++i) {
         while (i >= blocks.start[block + 1]) ++block;
         RowStream rng(draw64(c.seed, i, 0, kStreamEdges));
@@ -215,15 +223,20 @@ Graph sample_graph(const SbmConfig& c, const Blocks& blocks, const std::vector<i
     for (int64_t ch = cb; ch < ce; ++ch) {
       for (const auto& [a, b] : chunks[static_cast<size_t>(ch)]) {
         const int32_t u = node_of_pos[static_cast<size_t>(a)], v = node_of_pos[static_cast<size_t>(b)];
-        cols[static_cast<size_t>(std::atomic_ref<int64_t>(next[static_cast<size_t>(u)]).fetch_add(1, std::memory_order_relaxed))] = v;
-        cols[static_cast<size_t>(std::atomic_ref<int64_t>(next[static_cast<size_t>(v)]).fetch_add(1, std::memory_order_relaxed))] = u;
+        cols[static_cast<size_t>(
+            std::atomic_ref<int64_t>(next[static_cast<size_t>(u)]).fetch_add(1, std::memory_order_relaxed))] =
+            v;
+        cols[static_cast<size_t>(
+            std::atomic_ref<int64_t>(next[static_cast<size_t>(v)]).fetch_add(1, std::memory_order_relaxed))] =
+            u;
       }
       chunks[static_cast<size_t>(ch)] = {};
     }
   });
   parallel_for(0, n, 4096, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
-      std::sort(cols.begin() + row_ptr[static_cast<size_t>(i)], cols.begin() + row_ptr[static_cast<size_t>(i) + 1]);
+      std::sort(cols.begin() + row_ptr[static_cast<size_t>(i)],
+                cols.begin() + row_ptr[static_cast<size_t>(i) + 1]);
   });
   return Graph::from_csr(n, n, std::move(row_ptr), std::move(cols));
 }
@@ -299,9 +312,9 @@ Dataset sbm_dataset(const SbmConfig& config) {
   ds.default_split = "random";
   std::ostringstream note;
   note << "sbm: " << config.num_nodes << " nodes, " << config.num_classes << " classes, p_in=" << blocks.p_in
-       << ", p_out=" << blocks.p_out << ", " << ds.graph.num_edges() << " directed edges, feature_dim="
-       << config.feature_dim << ", signal=" << config.signal << ", noise=" << config.noise
-       << ", seed=" << config.seed;
+       << ", p_out=" << blocks.p_out << ", " << ds.graph.num_edges()
+       << " directed edges, feature_dim=" << config.feature_dim << ", signal=" << config.signal
+       << ", noise=" << config.noise << ", seed=" << config.seed;
   ds.notes.push_back(note.str());
   return ds;
 }

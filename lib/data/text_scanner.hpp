@@ -40,8 +40,10 @@ class TextScanner {
   void skip_whitespace() {
     while (pos_ < text_.size()) {
       const char c = text_[pos_];
-      if (c == '\n') ++line_;
-      else if (c != ' ' && c != '\t' && c != '\r') break;
+      if (c == '\n')
+        ++line_;
+      else if (c != ' ' && c != '\t' && c != '\r')
+        break;
       ++pos_;
     }
   }
@@ -83,8 +85,7 @@ class TextScanner {
   }
   /// Throws unless only spaces remain on the line (or a comment character follows); then moves on.
   void expect_end_of_line(std::string_view what_line = "the line", std::string_view comment = {}) {
-    if (!at_end_of_line(comment))
-      fail("expected the end of ", what_line, ", found '", peek_token(), "'");
+    if (!at_end_of_line(comment)) fail("expected the end of ", what_line, ", found '", peek_token(), "'");
     skip_rest_of_line();
   }
 

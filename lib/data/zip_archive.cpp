@@ -81,15 +81,16 @@ void read_zip64_extra(const Reader& r, const std::string& what, const std::strin
     const uint16_t id = r.u16(p);
     const uint16_t size = r.u16(p + 2);
     if (size > end - p - 4)
-      raise<ParseError>(what, ": member '", member, "': extra field 0x", std::hex, id, std::dec, " at byte offset ", p,
-                        " declares ", size, " bytes but only ", end - p - 4, " remain");
+      raise<ParseError>(what, ": member '", member, "': extra field 0x", std::hex, id, std::dec,
+                        " at byte offset ", p, " declares ", size, " bytes but only ", end - p - 4,
+                        " remain");
     if (id == kZip64ExtraId) {
       uint64_t q = p + 4;
       const uint64_t q_end = q + size;
       auto take = [&](const char* field) {
         if (q_end - q < 8)
-          raise<ParseError>(what, ": member '", member, "': ZIP64 extra field at byte offset ", p, " is ", size,
-                            " bytes, too short to hold the ", field);
+          raise<ParseError>(what, ": member '", member, "': ZIP64 extra field at byte offset ", p, " is ",
+                            size, " bytes, too short to hold the ", field);
         const uint64_t v = r.u64(q);
         q += 8;
         return v;
@@ -106,11 +107,14 @@ void read_zip64_extra(const Reader& r, const std::string& what, const std::strin
     }
     p += 4 + uint64_t{size};
   }
-  raise<ParseError>(what, ": member '", member, "': a size or offset is 0xFFFFFFFF but the header at byte offset ",
-                    extra, " has no ZIP64 extra field");
+  raise<ParseError>(what, ": member '", member,
+                    "': a size or offset is 0xFFFFFFFF but the header at byte offset ", extra,
+                    " has no ZIP64 extra field");
 }
 
-std::string method_name(uint16_t m) { return m == 0 ? "stored" : m == 8 ? "deflate" : "method " + std::to_string(m); }
+std::string method_name(uint16_t m) {
+  return m == 0 ? "stored" : m == 8 ? "deflate" : "method " + std::to_string(m);
+}
 
 }  // namespace
 
@@ -119,7 +123,8 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
   const Reader r(bytes_, what_);
   const uint64_t n = r.size();
   if (n < kEndOfCentralDirSize)
-    raise<ParseError>(what_, ": ", n, " bytes is too short for a ZIP archive (the end record alone is 22 bytes)");
+    raise<ParseError>(what_, ": ", n,
+                      " bytes is too short for a ZIP archive (the end record alone is 22 bytes)");
 
   // End of central directory: the last record whose comment ends exactly at the end of the file;
   // failing that, the last signature whose record fits (some tools append bytes).
@@ -136,8 +141,9 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
   }
   if (eocd == UINT64_MAX) eocd = eocd_loose;
   if (eocd == UINT64_MAX)
-    raise<ParseError>(what_, ": not a ZIP archive: no end-of-central-directory record (signature PK\\5\\6) in the last ",
-                      n - search_begin, " bytes");
+    raise<ParseError>(
+        what_, ": not a ZIP archive: no end-of-central-directory record (signature PK\\5\\6) in the last ",
+        n - search_begin, " bytes");
 
   uint64_t disk = r.u16(eocd + 4), cd_disk = r.u16(eocd + 6);
   uint64_t entries_disk = r.u16(eocd + 8), entries = r.u16(eocd + 10);
@@ -147,10 +153,12 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
     const uint64_t loc = eocd - kZip64LocatorSize;
     const uint64_t z64 = r.u64(loc + 8);
     if (r.u32(loc + 4) != 0 || r.u32(loc + 16) > 1)
-      raise<ParseError>(what_, ": ZIP64 locator at byte offset ", loc, " describes a multi-disk archive (unsupported)");
+      raise<ParseError>(what_, ": ZIP64 locator at byte offset ", loc,
+                        " describes a multi-disk archive (unsupported)");
     r.need(z64, kZip64EndSize, "the ZIP64 end-of-central-directory record");
     if (z64 + kZip64EndSize > loc)
-      raise<ParseError>(what_, ": ZIP64 end record at byte offset ", z64, " overlaps its locator at byte offset ", loc);
+      raise<ParseError>(what_, ": ZIP64 end record at byte offset ", z64,
+                        " overlaps its locator at byte offset ", loc);
     if (r.u32(z64) != kZip64EndSig)
       raise<ParseError>(what_, ": expected the ZIP64 end-of-central-directory signature at byte offset ", z64,
                         " (named by the locator at ", loc, "), found 0x", std::hex, r.u32(z64));
@@ -166,14 +174,16 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
                       " has saturated (ZIP64) fields but no ZIP64 locator precedes it");
   }
   if (disk != 0 || cd_disk != 0 || entries_disk != entries)
-    raise<ParseError>(what_, ": the end record at byte offset ", eocd, " describes a multi-disk archive (unsupported)");
+    raise<ParseError>(what_, ": the end record at byte offset ", eocd,
+                      " describes a multi-disk archive (unsupported)");
   if (cd_offset > cd_limit || cd_size > cd_limit - cd_offset)
     raise<ParseError>(what_, ": central directory at byte offset ", cd_offset, " (", cd_size,
                       " bytes) runs past the end record at byte offset ", cd_limit);
   if (entries > limits.max_members)
     raise<ParseError>(what_, ": ", entries, " members, more than the limit of ", limits.max_members);
   if (entries > cd_size / kCentralHeaderSize)
-    raise<ParseError>(what_, ": ", entries, " members cannot fit in a central directory of ", cd_size, " bytes");
+    raise<ParseError>(what_, ": ", entries, " members cannot fit in a central directory of ", cd_size,
+                      " bytes");
 
   // Central directory entries.
   members_.reserve(static_cast<size_t>(entries));
@@ -186,8 +196,8 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
       raise<ParseError>(what_, ": central directory entry ", i, " at byte offset ", p,
                         " runs past the end of the central directory at ", cd_end);
     if (r.u32(p) != kCentralHeaderSig)
-      raise<ParseError>(what_, ": expected central directory entry ", i, " (signature PK\\1\\2) at byte offset ", p,
-                        ", found 0x", std::hex, r.u32(p));
+      raise<ParseError>(what_, ": expected central directory entry ", i,
+                        " (signature PK\\1\\2) at byte offset ", p, ", found 0x", std::hex, r.u32(p));
     ZipMember m;
     m.flags = r.u16(p + 8);
     m.method = r.u16(p + 10);
@@ -199,18 +209,22 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
     m.local_header_offset = r.u32(p + 42);
     const uint64_t var_len = uint64_t{name_len} + extra_len + comment_len;
     if (var_len > cd_end - p - kCentralHeaderSize)
-      raise<ParseError>(what_, ": central directory entry ", i, " at byte offset ", p,
-                        " has a name, extra field and comment that run past the end of the central directory");
+      raise<ParseError>(
+          what_, ": central directory entry ", i, " at byte offset ", p,
+          " has a name, extra field and comment that run past the end of the central directory");
     m.name = std::string(r.slice(p + kCentralHeaderSize, name_len));
-    const std::string at = "member '" + m.name + "' (central directory entry at byte offset " + std::to_string(p) + ")";
+    const std::string at =
+        "member '" + m.name + "' (central directory entry at byte offset " + std::to_string(p) + ")";
     Zip64Values z;
-    read_zip64_extra(r, what_, m.name, p + kCentralHeaderSize + name_len, extra_len, m.uncompressed_size == kSat32,
-                     m.compressed_size == kSat32, m.local_header_offset == kSat32, false, z);
+    read_zip64_extra(r, what_, m.name, p + kCentralHeaderSize + name_len, extra_len,
+                     m.uncompressed_size == kSat32, m.compressed_size == kSat32,
+                     m.local_header_offset == kSat32, false, z);
     if (m.uncompressed_size == kSat32) m.uncompressed_size = z.uncompressed;
     if (m.compressed_size == kSat32) m.compressed_size = z.compressed;
     if (m.local_header_offset == kSat32) m.local_header_offset = z.offset;
     if (start_disk != 0 && start_disk != kSat16)
-      raise<ParseError>(what_, ": ", at, " starts on disk ", start_disk, " (multi-disk archives are unsupported)");
+      raise<ParseError>(what_, ": ", at, " starts on disk ", start_disk,
+                        " (multi-disk archives are unsupported)");
     if (m.flags & (kFlagEncrypted | kFlagStrongEncryption | kFlagMaskedHeaders))
       raise<ParseError>(what_, ": ", at, " is encrypted (flags 0x", std::hex, m.flags, std::dec,
                         "); encrypted archives are not supported");
@@ -235,8 +249,8 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
     p += kCentralHeaderSize + var_len;
   }
   if (p != cd_end)
-    raise<ParseError>(what_, ": the central directory at byte offset ", cd_offset, " is declared as ", cd_size,
-                      " bytes but its ", entries, " entries end at byte offset ", p);
+    raise<ParseError>(what_, ": the central directory at byte offset ", cd_offset, " is declared as ",
+                      cd_size, " bytes but its ", entries, " entries end at byte offset ", p);
 
   // Local headers: must agree with the central directory; members may not overlap.
   std::vector<std::pair<uint64_t, uint64_t>> extents;  // [local header, end of data/descriptor)
@@ -254,14 +268,14 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
     const uint16_t name_len = r.u16(lh + 26), extra_len = r.u16(lh + 28);
     r.need(lh + kLocalHeaderSize, uint64_t{name_len} + extra_len, "the name and extra field of " + at);
     if (r.slice(lh + kLocalHeaderSize, name_len) != m.name)
-      raise<ParseError>(what_, ": ", at, ": the local header names '", r.slice(lh + kLocalHeaderSize, name_len),
-                        "', the central directory '", m.name, "'");
+      raise<ParseError>(what_, ": ", at, ": the local header names '",
+                        r.slice(lh + kLocalHeaderSize, name_len), "', the central directory '", m.name, "'");
     if (method != m.method)
       raise<ParseError>(what_, ": ", at, ": the local header says ", method_name(method),
                         ", the central directory ", method_name(m.method));
     if ((flags ^ m.flags) & (kFlagEncrypted | kFlagDataDescriptor))
-      raise<ParseError>(what_, ": ", at, ": local flags 0x", std::hex, flags, " disagree with central flags 0x",
-                        m.flags);
+      raise<ParseError>(what_, ": ", at, ": local flags 0x", std::hex, flags,
+                        " disagree with central flags 0x", m.flags);
     Zip64Values z;
     read_zip64_extra(r, what_, m.name, lh + kLocalHeaderSize + name_len, extra_len, usize == kSat32,
                      csize == kSat32, false, true, z);
@@ -289,8 +303,8 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
       if (r.size() - d >= 4 && r.u32(d) == kDataDescriptorSig) d += 4;
       r.need(d, 12, "the data descriptor of " + at);
       if (r.u32(d) != m.crc32)
-        raise<ParseError>(what_, ": ", at, ": the data descriptor at byte offset ", d, " has CRC-32 0x", std::hex,
-                          r.u32(d), ", the central directory 0x", m.crc32);
+        raise<ParseError>(what_, ": ", at, ": the data descriptor at byte offset ", d, " has CRC-32 0x",
+                          std::hex, r.u32(d), ", the central directory 0x", m.crc32);
       if (r.size() - d >= 20 && r.u64(d + 4) == m.compressed_size && r.u64(d + 12) == m.uncompressed_size) {
         end = d + 20;
       } else if (r.u32(d + 4) == m.compressed_size && r.u32(d + 8) == m.uncompressed_size) {
@@ -309,13 +323,14 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
     if (extents[i].second > next)
       raise<ParseError>(what_, ": the member whose local header is at byte offset ", extents[i].first,
                         " extends to byte offset ", extents[i].second, ", overlapping ",
-                        i + 1 < extents.size() ? "the next member" : "the central directory", " at byte offset ",
-                        next);
+                        i + 1 < extents.size() ? "the next member" : "the central directory",
+                        " at byte offset ", next);
   }
 }
 
 std::string ZipArchive::extract(const ZipMember& m) const {
-  const std::string at = what_ + ": member '" + m.name + "' (data at byte offset " + std::to_string(m.data_offset) + ")";
+  const std::string at =
+      what_ + ": member '" + m.name + "' (data at byte offset " + std::to_string(m.data_offset) + ")";
   const std::string_view in = bytes_.substr(m.data_offset, m.compressed_size);
   std::string out;
   if (m.method == 0) {
@@ -359,8 +374,8 @@ std::string ZipArchive::extract(const ZipMember& m) const {
                           " compressed bytes end before the stream does (", zs.total_out, " of ",
                           m.uncompressed_size, " bytes inflated)");
       if (ret == Z_MEM_ERROR) raise<IoError>(at, ": zlib ran out of memory");
-      raise<ParseError>(at, ": corrupt deflate data near byte offset ", m.data_offset + zs.total_in, " (zlib: ",
-                        zs.msg ? zs.msg : "error " + std::to_string(ret), ")");
+      raise<ParseError>(at, ": corrupt deflate data near byte offset ", m.data_offset + zs.total_in,
+                        " (zlib: ", zs.msg ? zs.msg : "error " + std::to_string(ret), ")");
     }
     if (zs.total_out != m.uncompressed_size)
       raise<ParseError>(at, ": inflates to ", zs.total_out, " bytes, the central directory declares ",
@@ -373,7 +388,8 @@ std::string ZipArchive::extract(const ZipMember& m) const {
       crc32_z(0, reinterpret_cast<const Bytef*>(out.data()), static_cast<z_size_t>(out.size())));
   if (crc != m.crc32) {
     std::ostringstream os;
-    os << at << ": CRC-32 mismatch: the data gives 0x" << std::hex << crc << ", the archive records 0x" << m.crc32;
+    os << at << ": CRC-32 mismatch: the data gives 0x" << std::hex << crc << ", the archive records 0x"
+       << m.crc32;
     throw ParseError(os.str());
   }
   return out;

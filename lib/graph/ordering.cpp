@@ -49,7 +49,7 @@ std::vector<int64_t> amd_ordering(const Graph& graph) {
   std::vector<SuiteSparse_long> ap(sym.row_ptr().begin(), sym.row_ptr().end());
   std::vector<SuiteSparse_long> ai(sym.col_idx().begin(), sym.col_idx().end());
   std::vector<SuiteSparse_long> p(static_cast<size_t>(n));  // p[k]: old id of new node k
-  if (ai.empty()) ai.push_back(0);                              // AMD reads Ai even when nnz = 0
+  if (ai.empty()) ai.push_back(0);                          // AMD reads Ai even when nnz = 0
   const SuiteSparse_long status =
       amd_l_order(static_cast<SuiteSparse_long>(n), ap.data(), ai.data(), p.data(), nullptr, nullptr);
   if (status == AMD_OUT_OF_MEMORY) throw std::bad_alloc();
@@ -69,9 +69,9 @@ std::vector<int64_t> degree_ordering(const Graph& graph) {
     const auto row = graph.row(i);
     const auto [lo, hi] = std::equal_range(row.begin(), row.end(), static_cast<int32_t>(i));
     const int64_t loops = hi - lo;
-    degree[static_cast<size_t>(i)] = static_cast<int64_t>(row.size()) - loops +
-                                     (t.col_ptr[static_cast<size_t>(i) + 1] - t.col_ptr[static_cast<size_t>(i)]) -
-                                     loops;
+    degree[static_cast<size_t>(i)] =
+        static_cast<int64_t>(row.size()) - loops +
+        (t.col_ptr[static_cast<size_t>(i) + 1] - t.col_ptr[static_cast<size_t>(i)]) - loops;
   }
   std::vector<int64_t> old_of_new(static_cast<size_t>(n));
   std::iota(old_of_new.begin(), old_of_new.end(), 0);

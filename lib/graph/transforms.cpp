@@ -134,11 +134,12 @@ UndirectedGraph to_undirected(const Graph& g) {
   const auto row_ptr = g.row_ptr();
   parallel_for(0, n, kRowGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
-      std::fill(dst.begin() + row_ptr[static_cast<size_t>(i)], dst.begin() + row_ptr[static_cast<size_t>(i) + 1],
-                static_cast<int32_t>(i));
+      std::fill(dst.begin() + row_ptr[static_cast<size_t>(i)],
+                dst.begin() + row_ptr[static_cast<size_t>(i) + 1], static_cast<int32_t>(i));
   });
-  Graph built = build_graph(n, n, std::span<const int32_t>(src), std::span<const int32_t>(dst),
-                            {.self_loops = SelfLoops::keep, .duplicates = Duplicates::merge, .symmetrize = true});
+  Graph built =
+      build_graph(n, n, std::span<const int32_t>(src), std::span<const int32_t>(dst),
+                  {.self_loops = SelfLoops::keep, .duplicates = Duplicates::merge, .symmetrize = true});
   UndirectedGraph out;
   out.old_edge.assign(built.input_edge_of_csr().begin(), built.input_edge_of_csr().end());
   src = {};
@@ -186,7 +187,8 @@ TransformedGraph permute(const Graph& g, std::span<const int64_t> new_of_old) {
         thread_local std::vector<std::pair<int32_t, int64_t>> scratch;
         scratch.resize(row.size());
         for (size_t k = 0; k < row.size(); ++k)
-          scratch[k] = {static_cast<int32_t>(new_of_old[static_cast<size_t>(row[k])]), base + static_cast<int64_t>(k)};
+          scratch[k] = {static_cast<int32_t>(new_of_old[static_cast<size_t>(row[k])]),
+                        base + static_cast<int64_t>(k)};
         std::sort(scratch.begin(), scratch.end());
         for (size_t k = 0; k < row.size(); ++k) {
           cols[k] = scratch[k].first;
@@ -201,7 +203,8 @@ TransformedGraph induced_subgraph(const Graph& g, std::span<const int64_t> nodes
   std::vector<int64_t> new_of_old(static_cast<size_t>(n), -1);
   for (size_t k = 0; k < nodes.size(); ++k) {
     const int64_t v = nodes[k];
-    if (v < 0 || v >= n) raise<GraphError>("induced_subgraph: nodes[", k, "] is ", v, ", expected in [0, ", n, ")");
+    if (v < 0 || v >= n)
+      raise<GraphError>("induced_subgraph: nodes[", k, "] is ", v, ", expected in [0, ", n, ")");
     if (new_of_old[static_cast<size_t>(v)] >= 0)
       raise<GraphError>("induced_subgraph: nodes[", k, "] is ", v, ", which appears earlier at nodes[",
                         new_of_old[static_cast<size_t>(v)], "]: expected distinct nodes");
@@ -213,8 +216,8 @@ TransformedGraph induced_subgraph(const Graph& g, std::span<const int64_t> nodes
       m, m,
       [&](int64_t i) {
         const auto row = g.row(nodes[static_cast<size_t>(i)]);
-        return static_cast<int64_t>(
-            std::count_if(row.begin(), row.end(), [&](int32_t j) { return new_of_old[static_cast<size_t>(j)] >= 0; }));
+        return static_cast<int64_t>(std::count_if(
+            row.begin(), row.end(), [&](int32_t j) { return new_of_old[static_cast<size_t>(j)] >= 0; }));
       },
       [&](int64_t i, std::span<int32_t> cols, std::span<int64_t> old) {
         const int64_t src_row = nodes[static_cast<size_t>(i)];

@@ -28,8 +28,8 @@ void matmul(ConstView a, bool trans_a, ConstView b, bool trans_b, View c, bool a
   const int64_t kb = trans_b ? b.dim(1) : b.dim(0);
   if (kb != k)
     raise<ShapeError>("matmul: b has shape ", b.shape().str(), (trans_b ? " (transposed)" : ""),
-                      ", expected ", (trans_b ? "[*, " : "["), k, (trans_b ? "]" : ", *]"),
-                      " to match a ", a.shape().str(), (trans_a ? " (transposed)" : ""));
+                      ", expected ", (trans_b ? "[*, " : "["), k, (trans_b ? "]" : ", *]"), " to match a ",
+                      a.shape().str(), (trans_a ? " (transposed)" : ""));
   check_shape("matmul: c", c, {m, n});
   if (m == 0 || n == 0) return;
   const int64_t lda = a.dim(1), ldb = b.dim(1), ldc = n;

@@ -7,8 +7,8 @@ namespace edgeattn::nn {
 
 using autograd::Var;
 
-void check_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph, const NodeInput& x,
-                       int64_t in_channels, bool add_self_loops) {
+void check_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                       const NodeInput& x, int64_t in_channels, bool add_self_loops) {
   if (graph.num_dst() != graph.num_src())
     raise<ShapeError>(who, ": graph has num_dst=", graph.num_dst(), ", num_src=", graph.num_src(),
                       ", expected a square graph (node classification)");
@@ -20,17 +20,20 @@ void check_layer_graph(const autograd::Tape& tape, const std::string& who, const
 }
 
 namespace {
-void check_options(const std::string& who, int64_t in, int64_t out, int64_t heads, float slope, float dropout) {
+void check_options(const std::string& who, int64_t in, int64_t out, int64_t heads, float slope,
+                   float dropout) {
   if (in < 1 || out < 1 || heads < 1)
     raise<InvalidArgument>(who, ": in_channels=", in, ", out_channels=", out, ", heads=", heads,
                            ", expected all >= 1");
-  if (!(dropout >= 0.f && dropout < 1.f)) raise<InvalidArgument>(who, ": dropout is ", dropout, ", expected in [0, 1)");
+  if (!(dropout >= 0.f && dropout < 1.f))
+    raise<InvalidArgument>(who, ": dropout is ", dropout, ", expected in [0, 1)");
   if (!(slope >= 0.f)) raise<InvalidArgument>(who, ": negative_slope is ", slope, ", expected >= 0");
 }
 }  // namespace
 
 GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed)
-    : lin((check_options("GATConv " + name, o.in_channels, o.out_channels, o.heads, o.negative_slope, o.dropout),
+    : lin((check_options("GATConv " + name, o.in_channels, o.out_channels, o.heads, o.negative_slope,
+                         o.dropout),
            join_name(name, "lin")),
           o.in_channels, o.heads * o.out_channels, /*bias=*/false, LinearInit::glorot, seed),
       options_(o) {
@@ -44,7 +47,8 @@ GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed
     bias.value = zeros({out_features()});
   }
   if (o.residual)
-    res.emplace(join_name(name, "res"), o.in_channels, out_features(), /*bias=*/false, LinearInit::glorot, seed);
+    res.emplace(join_name(name, "res"), o.in_channels, out_features(), /*bias=*/false, LinearInit::glorot,
+                seed);
 }
 
 int64_t GATConv::out_features() const {
@@ -64,7 +68,8 @@ std::vector<autograd::Parameter*> GATConv::parameters() {
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
                      Tensor* attention) {
   const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
-  check_layer_graph(tape, "GATConv " + lin.weight.name, graph, x, options_.in_channels, options_.add_self_loops);
+  check_layer_graph(tape, "GATConv " + lin.weight.name, graph, x, options_.in_channels,
+                    options_.add_self_loops);
   const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});

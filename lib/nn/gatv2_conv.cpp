@@ -11,8 +11,8 @@ using autograd::Var;
 namespace {
 const GATv2ConvOptions& checked(const GATv2ConvOptions& o, const std::string& name) {
   if (o.in_channels < 1 || o.out_channels < 1 || o.heads < 1)
-    raise<InvalidArgument>("GATv2Conv ", name, ": in_channels=", o.in_channels, ", out_channels=", o.out_channels,
-                           ", heads=", o.heads, ", expected all >= 1");
+    raise<InvalidArgument>("GATv2Conv ", name, ": in_channels=", o.in_channels,
+                           ", out_channels=", o.out_channels, ", heads=", o.heads, ", expected all >= 1");
   if (!(o.dropout >= 0.f && o.dropout < 1.f))
     raise<InvalidArgument>("GATv2Conv ", name, ": dropout is ", o.dropout, ", expected in [0, 1)");
   if (!(o.negative_slope >= 0.f))
@@ -35,7 +35,8 @@ GATv2Conv::GATv2Conv(const GATv2ConvOptions& o, const std::string& name, uint64_
     bias.value = zeros({out_features()});
   }
   if (o.residual)
-    res.emplace(join_name(name, "res"), o.in_channels, out_features(), /*bias=*/false, LinearInit::glorot, seed);
+    res.emplace(join_name(name, "res"), o.in_channels, out_features(), /*bias=*/false, LinearInit::glorot,
+                seed);
 }
 
 int64_t GATv2Conv::out_features() const {
@@ -55,7 +56,8 @@ std::vector<autograd::Parameter*> GATv2Conv::parameters() {
 Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
                        Tensor* attention) {
   const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
-  check_layer_graph(tape, "GATv2Conv " + lin_l.weight.name, graph, x, options_.in_channels, options_.add_self_loops);
+  check_layer_graph(tape, "GATv2Conv " + lin_l.weight.name, graph, x, options_.in_channels,
+                    options_.add_self_loops);
   const Var x_l = autograd::reshape(tape, lin_l.forward(tape, x), {n, h, c});
   const Var x_r = lin_r_ ? autograd::reshape(tape, lin_r_->forward(tape, x), {n, h, c}) : x_l;
   AttentionConfig config{.score = Score::gatv2,
@@ -66,8 +68,8 @@ Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput
                          .return_attention = attention != nullptr};
   Var out = autograd::graph_attention(
       tape, graph,
-      {.query = x_r, .key = x_l, .value = x_l, .att = autograd::reshape(tape, tape.parameter(att), {h, c})}, config,
-      attention);
+      {.query = x_r, .key = x_l, .value = x_l, .att = autograd::reshape(tape, tape.parameter(att), {h, c})},
+      config, attention);
   if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
   if (res) out = autograd::add(tape, out, res->forward(tape, x));
   if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));

@@ -16,11 +16,15 @@ const GraphTransformerOptions& checked(const GraphTransformerOptions& o, const s
                            ", ffn_hidden=", o.ffn_hidden,
                            ", expected channels >= 1 divisible by heads >= 1 and ffn_hidden >= 0");
   for (float p : {o.dropout, o.attention_dropout})
-    if (!(p >= 0.f && p < 1.f)) raise<InvalidArgument>("GraphTransformerBlock ", name, ": dropout ", p, " not in [0, 1)");
-  if (!(o.layer_norm_eps > 0.f)) raise<InvalidArgument>("GraphTransformerBlock ", name, ": layer_norm_eps must be > 0");
+    if (!(p >= 0.f && p < 1.f))
+      raise<InvalidArgument>("GraphTransformerBlock ", name, ": dropout ", p, " not in [0, 1)");
+  if (!(o.layer_norm_eps > 0.f))
+    raise<InvalidArgument>("GraphTransformerBlock ", name, ": layer_norm_eps must be > 0");
   return o;
 }
-int64_t ffn_width(const GraphTransformerOptions& o) { return o.ffn_hidden > 0 ? o.ffn_hidden : 2 * o.channels; }
+int64_t ffn_width(const GraphTransformerOptions& o) {
+  return o.ffn_hidden > 0 ? o.ffn_hidden : 2 * o.channels;
+}
 
 autograd::Parameter named(const std::string& name, Tensor value) { return {name, std::move(value), {}}; }
 
@@ -28,9 +32,10 @@ autograd::Parameter named(const std::string& name, Tensor value) { return {name,
 enum Site : uint64_t { kAttention = 1, kAfterAttention = 2, kInsideFfn = 3, kAfterFfn = 4 };
 }  // namespace
 
-GraphTransformerBlock::GraphTransformerBlock(const GraphTransformerOptions& o, const std::string& name, uint64_t seed)
-    : lin_query(join_name(name, "lin_query"), checked(o, name).channels, o.channels, true, LinearInit::torch_default,
-                seed),
+GraphTransformerBlock::GraphTransformerBlock(const GraphTransformerOptions& o, const std::string& name,
+                                             uint64_t seed)
+    : lin_query(join_name(name, "lin_query"), checked(o, name).channels, o.channels, true,
+                LinearInit::torch_default, seed),
       lin_key(join_name(name, "lin_key"), o.channels, o.channels, true, LinearInit::torch_default, seed),
       lin_value(join_name(name, "lin_value"), o.channels, o.channels, true, LinearInit::torch_default, seed),
       attn_out(join_name(name, "attn_out"), o.channels, o.channels, true, LinearInit::torch_default, seed),
@@ -80,7 +85,8 @@ Var GraphTransformerBlock::forward(autograd::Tape& tape, const Graph& graph, Var
                            .dropout = options_.attention_dropout,
                            .seed = site_seed(step_seed, kAttention),
                            .return_attention = attention != nullptr};
-    const Var a = autograd::graph_attention(tape, graph, {.query = q, .key = k, .value = v}, config, attention);
+    const Var a =
+        autograd::graph_attention(tape, graph, {.query = q, .key = k, .value = v}, config, attention);
     return attn_out.forward(tape, autograd::reshape(tape, a, {n, d}));
   };
   auto ffn = [&](Var z) {
@@ -91,13 +97,16 @@ Var GraphTransformerBlock::forward(autograd::Tape& tape, const Graph& graph, Var
   };
 
   if (options_.pre_norm) {
-    const Var hid = autograd::add(
-        tape, x, autograd::dropout(tape, attend(norm(x, norm1_weight, norm1_bias)), p, site_seed(step_seed, kAfterAttention)));
-    return autograd::add(
-        tape, hid, autograd::dropout(tape, ffn(norm(hid, norm2_weight, norm2_bias)), p, site_seed(step_seed, kAfterFfn)));
+    const Var hid = autograd::add(tape, x,
+                                  autograd::dropout(tape, attend(norm(x, norm1_weight, norm1_bias)), p,
+                                                    site_seed(step_seed, kAfterAttention)));
+    return autograd::add(tape, hid,
+                         autograd::dropout(tape, ffn(norm(hid, norm2_weight, norm2_bias)), p,
+                                           site_seed(step_seed, kAfterFfn)));
   }
-  const Var hid = norm(autograd::add(tape, x, autograd::dropout(tape, attend(x), p, site_seed(step_seed, kAfterAttention))),
-                       norm1_weight, norm1_bias);
+  const Var hid = norm(
+      autograd::add(tape, x, autograd::dropout(tape, attend(x), p, site_seed(step_seed, kAfterAttention))),
+      norm1_weight, norm1_bias);
   return norm(autograd::add(tape, hid, autograd::dropout(tape, ffn(hid), p, site_seed(step_seed, kAfterFfn))),
               norm2_weight, norm2_bias);
 }

@@ -26,8 +26,8 @@ int64_t NodeInput::cols(const autograd::Tape& tape) const {
 void NodeInput::check(const autograd::Tape& tape, const std::string& who, int64_t rows, int64_t cols) const {
   if (sparse_) {
     if ((rows != kAny && sparse_->rows() != rows) || (cols != kAny && sparse_->cols() != cols))
-      raise<ShapeError>(who, ": x (sparse) has shape [", sparse_->rows(), ", ", sparse_->cols(), "], expected [",
-                        rows == kAny ? std::string("*") : std::to_string(rows), ", ",
+      raise<ShapeError>(who, ": x (sparse) has shape [", sparse_->rows(), ", ", sparse_->cols(),
+                        "], expected [", rows == kAny ? std::string("*") : std::to_string(rows), ", ",
                         cols == kAny ? std::string("*") : std::to_string(cols), "]");
     return;
   }
@@ -41,8 +41,9 @@ Linear::Linear(const std::string& name, int64_t in_channels, int64_t out_channel
     raise<InvalidArgument>("Linear ", name, ": in_channels=", in_channels, ", out_channels=", out_channels,
                            ", expected both >= 1");
   weight.name = join_name(name, "weight");
-  weight.value = init == LinearInit::glorot ? glorot({out_channels, in_channels}, derive_seed(seed, weight.name))
-                                            : torch_linear_weight({out_channels, in_channels}, derive_seed(seed, weight.name));
+  weight.value = init == LinearInit::glorot
+                     ? glorot({out_channels, in_channels}, derive_seed(seed, weight.name))
+                     : torch_linear_weight({out_channels, in_channels}, derive_seed(seed, weight.name));
   if (bias) {
     this->bias.name = join_name(name, "bias");
     this->bias.value = zero_bias ? zeros({out_channels})

@@ -10,9 +10,9 @@
 // LAPACK from the linked OpenBLAS (LP64: 32-bit integers; gfortran passes string lengths last).
 extern "C" void ssyevr_(const char* jobz, const char* range, const char* uplo, const int* n, float* a,
                         const int* lda, const float* vl, const float* vu, const int* il, const int* iu,
-                        const float* abstol, int* m, float* w, float* z, const int* ldz, int* isuppz, float* work,
-                        const int* lwork, int* iwork, const int* liwork, int* info, size_t jobz_len,
-                        size_t range_len, size_t uplo_len);
+                        const float* abstol, int* m, float* w, float* z, const int* ldz, int* isuppz,
+                        float* work, const int* lwork, int* iwork, const int* liwork, int* info,
+                        size_t jobz_len, size_t range_len, size_t uplo_len);
 
 namespace edgeattn::nn {
 
@@ -22,7 +22,8 @@ Tensor sinusoidal_encoding(int64_t positions, int64_t dim, float base) {
                            ", expected positions >= 0, dim >= 1, base > 1");
   Tensor pe({positions, dim});
   for (int64_t i = 0; 2 * i < dim; ++i) {
-    const double freq = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(dim));
+    const double freq =
+        std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(dim));
     for (int64_t pos = 0; pos < positions; ++pos) {
       const double angle = static_cast<double>(pos) * freq;
       pe(pos, 2 * i) = static_cast<float>(std::sin(angle));
@@ -34,8 +35,8 @@ Tensor sinusoidal_encoding(int64_t positions, int64_t dim, float base) {
 
 Tensor random_walk_encoding(const Graph& graph, int64_t k) {
   if (graph.num_dst() != graph.num_src())
-    raise<InvalidArgument>("random_walk_encoding: graph has num_dst=", graph.num_dst(), ", num_src=", graph.num_src(),
-                           ", expected a square graph");
+    raise<InvalidArgument>("random_walk_encoding: graph has num_dst=", graph.num_dst(),
+                           ", num_src=", graph.num_src(), ", expected a square graph");
   if (k < 1) raise<InvalidArgument>("random_walk_encoding: k is ", k, ", expected >= 1");
   const int64_t n = graph.num_dst();
   Tensor pe({n, k});
@@ -82,8 +83,9 @@ Tensor laplacian_encoding(const Graph& graph, int64_t k, Tensor* eigenvalues) {
     raise<InvalidArgument>("laplacian_encoding: graph has num_dst=", n, ", num_src=", graph.num_src(),
                            ", expected a square graph");
   if (n > kMaxLaplacianNodes)
-    raise<InvalidArgument>("laplacian_encoding: graph has ", n, " nodes, above the limit of ", kMaxLaplacianNodes,
-                           " (dense eigendecomposition: O(N^2) memory, O(N^3) time); use random_walk_encoding");
+    raise<InvalidArgument>(
+        "laplacian_encoding: graph has ", n, " nodes, above the limit of ", kMaxLaplacianNodes,
+        " (dense eigendecomposition: O(N^2) memory, O(N^3) time); use random_walk_encoding");
   if (k < 1 || k > n - 1)
     raise<InvalidArgument>("laplacian_encoding: k is ", k, ", expected in [1, num_nodes - 1 = ", n - 1, "]");
   // Symmetrised binary adjacency without self-loops, then L = I - D^-1/2 A D^-1/2.
@@ -132,7 +134,8 @@ Tensor laplacian_encoding(const Graph& graph, int64_t k, Tensor* eigenvalues) {
 }
 
 Tensor random_sign_flip(const Tensor& pe, uint64_t seed) {
-  if (pe.rank() != 2) raise<ShapeError>("random_sign_flip: pe has shape ", pe.shape().str(), ", expected [N, k]");
+  if (pe.rank() != 2)
+    raise<ShapeError>("random_sign_flip: pe has shape ", pe.shape().str(), ", expected [N, k]");
   Tensor out(pe);
   const int64_t n = pe.dim(0), k = pe.dim(1);
   for (int64_t c = 0; c < k; ++c) {
@@ -157,8 +160,8 @@ Tensor append_columns(const Tensor& x, const Tensor& extra) {
 
 CsrMatrix append_columns(const CsrMatrix& x, const Tensor& extra) {
   if (extra.rank() != 2 || extra.dim(0) != x.rows())
-    raise<ShapeError>("append_columns: x (sparse) has ", x.rows(), " rows and extra has shape ", extra.shape().str(),
-                      ", expected [", x.rows(), ", b]");
+    raise<ShapeError>("append_columns: x (sparse) has ", x.rows(), " rows and extra has shape ",
+                      extra.shape().str(), ", expected [", x.rows(), ", b]");
   const int64_t n = x.rows(), a = x.cols(), b = extra.dim(1);
   std::vector<int64_t> indptr(static_cast<size_t>(n + 1), 0);
   std::vector<int32_t> indices;

@@ -19,7 +19,8 @@ Graph prepare_graph(const Graph& graph, bool add_self_loops) {
     for (int64_t i = 0; i < graph.num_dst(); ++i)
       for (int64_t e = row_ptr[static_cast<size_t>(i)]; e < row_ptr[static_cast<size_t>(i) + 1]; ++e)
         dst[static_cast<size_t>(e)] = static_cast<int32_t>(i);
-    out = build_graph(graph.num_dst(), graph.num_src(), std::span<const int32_t>(src), std::span<const int32_t>(dst),
+    out = build_graph(graph.num_dst(), graph.num_src(), std::span<const int32_t>(src),
+                      std::span<const int32_t>(dst),
                       {.self_loops = SelfLoops::add, .duplicates = Duplicates::keep});
   }
   (void)out.transpose();

@@ -18,7 +18,9 @@ const TransformerConvOptions& checked(const TransformerConvOptions& o, const std
     raise<InvalidArgument>("TransformerConv ", name, ": dropout is ", o.dropout, ", expected in [0, 1)");
   return o;
 }
-int64_t width(const TransformerConvOptions& o) { return o.concat ? o.heads * o.out_channels : o.out_channels; }
+int64_t width(const TransformerConvOptions& o) {
+  return o.concat ? o.heads * o.out_channels : o.out_channels;
+}
 }  // namespace
 
 TransformerConv::TransformerConv(const TransformerConvOptions& o, const std::string& name, uint64_t seed)
@@ -31,7 +33,8 @@ TransformerConv::TransformerConv(const TransformerConvOptions& o, const std::str
       lin_skip(join_name(name, "lin_skip"), o.in_channels, width(o), o.bias, LinearInit::torch_default, seed),
       options_(o) {
   if (o.beta && o.root_weight)
-    lin_beta.emplace(join_name(name, "lin_beta"), 3 * width(o), 1, /*bias=*/false, LinearInit::torch_default, seed);
+    lin_beta.emplace(join_name(name, "lin_beta"), 3 * width(o), 1, /*bias=*/false, LinearInit::torch_default,
+                     seed);
 }
 
 int64_t TransformerConv::out_features() const { return width(options_); }
@@ -46,8 +49,8 @@ std::vector<autograd::Parameter*> TransformerConv::parameters() {
   return out;
 }
 
-Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
-                             Tensor* attention) {
+Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
+                             uint64_t dropout_seed, Tensor* attention) {
   const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
   check_layer_graph(tape, "TransformerConv " + lin_key.weight.name, graph, x, options_.in_channels, false);
   const Var q = autograd::reshape(tape, lin_query.forward(tape, x), {n, h, c});

@@ -88,14 +88,16 @@ std::string serialize_checkpoint(const Checkpoint& c) {
 }
 
 Checkpoint parse_checkpoint(std::string_view bytes, const std::string& what) {
-  if (bytes.size() < sizeof kMagic + 8 + kDigestBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+  if (bytes.size() < sizeof kMagic + 8 + kDigestBytes ||
+      std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     raise<ParseError>(what, ": not an edgeattn model file (it does not start with \"EATNMODL\")");
   const std::string_view body = bytes.substr(0, bytes.size() - kDigestBytes);
   Sha256 h;
   h.update(body);
   const auto digest = h.digest();
   if (std::memcmp(digest.data(), bytes.data() + body.size(), kDigestBytes) != 0)
-    raise<ChecksumError>(what, ": checksum mismatch: the file is corrupt or truncated (", bytes.size(), " bytes)");
+    raise<ChecksumError>(what, ": checksum mismatch: the file is corrupt or truncated (", bytes.size(),
+                         " bytes)");
 
   Reader r(body, what);
   r.take(sizeof kMagic, "magic");
@@ -116,7 +118,8 @@ Checkpoint parse_checkpoint(std::string_view bytes, const std::string& what) {
     std::string name(r.take(name_len, "tensor name"));
     if (!seen.insert(name).second) r.fail("tensor '", name, "' appears twice");
     const uint32_t rank = r.get<uint32_t>("tensor rank");
-    if (rank > static_cast<uint32_t>(Shape::kMaxRank)) r.fail("tensor '", name, "' has rank ", rank, ", at most ", Shape::kMaxRank);
+    if (rank > static_cast<uint32_t>(Shape::kMaxRank))
+      r.fail("tensor '", name, "' has rank ", rank, ", at most ", Shape::kMaxRank);
     std::vector<int64_t> dims(rank);
     uint64_t numel = 1;
     for (uint32_t d = 0; d < rank; ++d) {
@@ -164,7 +167,8 @@ void load_parameters(const Checkpoint& c, const std::vector<autograd::Parameter*
                         ", the model expects ", p->value.shape().str());
   }
   for (const auto& [n, t] : c.tensors)
-    if (!wanted.contains(n)) raise<InvalidArgument>("model file has parameter '", n, "' that the model does not have");
+    if (!wanted.contains(n))
+      raise<InvalidArgument>("model file has parameter '", n, "' that the model does not have");
   for (autograd::Parameter* p : parameters) p->value = *by_name[p->name];
 }
 

@@ -8,7 +8,8 @@ namespace edgeattn::train {
 
 EarlyStopping::EarlyStopping(std::vector<autograd::Parameter*> parameters, EarlyStoppingConfig config)
     : params_(std::move(parameters)), config_(config) {
-  if (config_.patience < 1) raise<InvalidArgument>("EarlyStopping: patience is ", config_.patience, ", expected >= 1");
+  if (config_.patience < 1)
+    raise<InvalidArgument>("EarlyStopping: patience is ", config_.patience, ", expected >= 1");
 }
 
 bool EarlyStopping::update(int64_t epoch, double val_loss, double val_accuracy) {

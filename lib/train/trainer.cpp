@@ -17,14 +17,16 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 // The training loss of `logits` on the tape (cross-entropy, or BCE for multi-label data).
 autograd::Var loss_of(autograd::Tape& tape, autograd::Var logits, const data::Labels& labels,
                       std::span<const int64_t> nodes) {
-  if (labels.multi_label()) return autograd::bce_with_logits(tape, logits, tape.constant_ref(labels.multi_hot), nodes);
+  if (labels.multi_label())
+    return autograd::bce_with_logits(tape, logits, tape.constant_ref(labels.multi_hot), nodes);
   return autograd::cross_entropy(tape, logits, labels.classes, nodes);
 }
 
 }  // namespace
 
 uint64_t step_seed(uint64_t seed, int64_t epoch) {
-  const auto r = philox4x32(seed, {static_cast<uint32_t>(epoch), static_cast<uint32_t>(epoch >> 32), 0x5eed, 0});
+  const auto r =
+      philox4x32(seed, {static_cast<uint32_t>(epoch), static_cast<uint32_t>(epoch >> 32), 0x5eed, 0});
   return (uint64_t{r[0]} << 32) | r[1];
 }
 
@@ -42,14 +44,15 @@ Evaluation evaluate(const autograd::Tape& tape, autograd::Var logits, const data
   return e;
 }
 
-TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
-                const data::Split& split, const TrainConfig& config) {
+TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> parameters,
+                const data::Labels& labels, const data::Split& split, const TrainConfig& config) {
   if (config.epochs < 1) raise<InvalidArgument>("fit: epochs is ", config.epochs, ", expected >= 1");
   if (config.patience < 0) raise<InvalidArgument>("fit: patience is ", config.patience, ", expected >= 0");
   if (split.train.empty()) raise<InvalidArgument>("fit: the split has no training nodes");
   const auto start = Clock::now();
   Adam optimizer(parameters, config.optimizer);
-  EarlyStopping stopper(parameters, {.patience = std::max<int64_t>(config.patience, 1), .criterion = config.criterion});
+  EarlyStopping stopper(parameters,
+                        {.patience = std::max<int64_t>(config.patience, 1), .criterion = config.criterion});
   TrainResult result;
   double train_seconds = 0;
   autograd::Tape tape;

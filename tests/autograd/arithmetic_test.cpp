@@ -1,5 +1,5 @@
-// add, sub, mul, scale_rows, add_bias, scale and the shape ops (reshape, mean_heads, concat): values, gradient checks
-// and shape errors.
+// add, sub, mul, scale_rows, add_bias, scale and the shape ops (reshape, mean_heads, concat): values,
+// gradient checks and shape errors.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -29,13 +29,13 @@ TEST(Arithmetic, AddBiasBroadcastsOverLeadingIndices) {
 TEST(Arithmetic, GradientsMatchFiniteDifferences) {
   Parameter a{"a", random_tensor({3, 2, 4}, 1), {}}, b{"b", random_tensor({3, 2, 4}, 2), {}},
       bias{"bias", random_tensor({4}, 3), {}};
-  EXPECT_TRUE(check_gradients({&a, &b}, [&](Tape& t) {
-    return weighted_sum(t, add(t, t.parameter(a), t.parameter(b)), 4);
-  }));
+  EXPECT_TRUE(check_gradients(
+      {&a, &b}, [&](Tape& t) { return weighted_sum(t, add(t, t.parameter(a), t.parameter(b)), 4); }));
   EXPECT_TRUE(check_gradients({&a, &bias}, [&](Tape& t) {
     return weighted_sum(t, add_bias(t, t.parameter(a), t.parameter(bias)), 5);
   }));
-  EXPECT_TRUE(check_gradients({&a}, [&](Tape& t) { return weighted_sum(t, scale(t, t.parameter(a), -1.5f), 6); }));
+  EXPECT_TRUE(
+      check_gradients({&a}, [&](Tape& t) { return weighted_sum(t, scale(t, t.parameter(a), -1.5f), 6); }));
 }
 
 TEST(Shape, MeanHeadsAveragesOverHeads) {
@@ -56,8 +56,11 @@ TEST(Shape, ConcatJoinsAlongTheLastDimension) {
 
 TEST(Shape, GradientsMatchFiniteDifferences) {
   Parameter x{"x", random_tensor({3, 4, 2}, 7), {}}, y{"y", random_tensor({3, 4, 3}, 8), {}};
-  EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) { return weighted_sum(t, reshape(t, t.parameter(x), {3, 8}), 9); }));
-  EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) { return weighted_sum(t, mean_heads(t, t.parameter(x)), 10); }));
+  EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) {
+    return weighted_sum(t, reshape(t, t.parameter(x), {3, 8}), 9);
+  }));
+  EXPECT_TRUE(
+      check_gradients({&x}, [&](Tape& t) { return weighted_sum(t, mean_heads(t, t.parameter(x)), 10); }));
   EXPECT_TRUE(check_gradients({&x, &y}, [&](Tape& t) {
     return weighted_sum(t, concat(t, {t.parameter(x), t.parameter(y), t.parameter(x)}), 11);
   }));
@@ -75,13 +78,20 @@ TEST(Shape, ReshapeKeepsValuesAndRejectsAnotherElementCount) {
 TEST(Arithmetic, RejectsMismatchedShapesNamingTheOperand) {
   Tape tape;
   const Var a = tape.constant(Tensor({2, 3}));
-  expect_throw_naming<ShapeError>([&] { (void)add(tape, a, tape.constant(Tensor({3, 2}))); },
-                                  {"add: b", "[3, 2]", "[2, 3]"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)add(tape, a, tape.constant(Tensor({3, 2})));
+      },
+      {"add: b", "[3, 2]", "[2, 3]"});
   expect_throw_naming<ShapeError>([&] { (void)add_bias(tape, a, tape.constant(Tensor({2}))); },
                                   {"add_bias: bias", "[2]", "[3]"});
-  expect_throw_naming<ShapeError>([&] { (void)mean_heads(tape, a); }, {"mean_heads: x", "[2, 3]", "[N, heads, dim]"});
-  expect_throw_naming<ShapeError>([&] { (void)concat(tape, {a, tape.constant(Tensor({3, 3}))}); },
-                                  {"concat: input 1", "[3, 3]"});
+  expect_throw_naming<ShapeError>([&] { (void)mean_heads(tape, a); },
+                                  {"mean_heads: x", "[2, 3]", "[N, heads, dim]"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)concat(tape, {a, tape.constant(Tensor({3, 3}))});
+      },
+      {"concat: input 1", "[3, 3]"});
 }
 
 TEST(Arithmetic, SubMulAndScaleRowsMatchHandValues) {
@@ -97,22 +107,27 @@ TEST(Arithmetic, SubMulAndScaleRowsMatchHandValues) {
 TEST(Arithmetic, SubMulAndScaleRowsGradientsMatchFiniteDifferences) {
   Parameter a{"a", random_tensor({3, 5}, 21), {}}, b{"b", random_tensor({3, 5}, 22), {}},
       s{"s", random_tensor({3, 1}, 23), {}};
-  EXPECT_TRUE(check_gradients({&a, &b}, [&](Tape& t) { return weighted_sum(t, sub(t, t.parameter(a), t.parameter(b)), 24); }));
-  EXPECT_TRUE(check_gradients({&a, &b}, [&](Tape& t) { return weighted_sum(t, mul(t, t.parameter(a), t.parameter(b)), 25); }));
+  EXPECT_TRUE(check_gradients(
+      {&a, &b}, [&](Tape& t) { return weighted_sum(t, sub(t, t.parameter(a), t.parameter(b)), 24); }));
+  EXPECT_TRUE(check_gradients(
+      {&a, &b}, [&](Tape& t) { return weighted_sum(t, mul(t, t.parameter(a), t.parameter(b)), 25); }));
   // The same Var on both sides: d(a*a)/da = 2a.
   EXPECT_TRUE(check_gradients({&a}, [&](Tape& t) {
     const Var v = t.parameter(a);
     return weighted_sum(t, mul(t, v, v), 26);
   }));
-  EXPECT_TRUE(check_gradients({&a, &s}, [&](Tape& t) {
-    return weighted_sum(t, scale_rows(t, t.parameter(a), t.parameter(s)), 27);
-  }));
+  EXPECT_TRUE(check_gradients(
+      {&a, &s}, [&](Tape& t) { return weighted_sum(t, scale_rows(t, t.parameter(a), t.parameter(s)), 27); }));
 }
 
 TEST(Arithmetic, SubMulAndScaleRowsRejectMismatchedShapes) {
   Tape tape;
   const Var a = tape.constant(Tensor({2, 3}));
-  expect_throw_naming<ShapeError>([&] { (void)sub(tape, a, tape.constant(Tensor({3, 2}))); }, {"sub: b", "[3, 2]"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)sub(tape, a, tape.constant(Tensor({3, 2})));
+      },
+      {"sub: b", "[3, 2]"});
   expect_throw_naming<ShapeError>([&] { (void)mul(tape, a, tape.constant(Tensor({6}))); }, {"mul: b", "[6]"});
   expect_throw_naming<ShapeError>([&] { (void)scale_rows(tape, a, tape.constant(Tensor({2}))); },
                                   {"scale_rows: s", "[2]"});

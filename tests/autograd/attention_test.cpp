@@ -63,28 +63,29 @@ TEST_P(GraphAttentionGradient, MatchesFiniteDifferences) {
   }));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Scores, GraphAttentionGradient,
-    ::testing::Values(AttentionCase{Score::additive, 0.f, AttentionPath::automatic},
-                      AttentionCase{Score::additive, 0.4f, AttentionPath::automatic},
-                      AttentionCase{Score::gatv2, 0.f, AttentionPath::automatic},
-                      AttentionCase{Score::gatv2, 0.4f, AttentionPath::automatic},
-                      AttentionCase{Score::dot_product, 0.f, AttentionPath::sparse},
-                      AttentionCase{Score::dot_product, 0.4f, AttentionPath::sparse},
-                      AttentionCase{Score::dot_product, 0.4f, AttentionPath::reference}),
-    [](const auto& info) {
-      return std::string(to_string(info.param.score)) + (info.param.dropout > 0 ? "_dropout_" : "_") +
-             to_string(info.param.path);
-    });
+INSTANTIATE_TEST_SUITE_P(Scores, GraphAttentionGradient,
+                         ::testing::Values(AttentionCase{Score::additive, 0.f, AttentionPath::automatic},
+                                           AttentionCase{Score::additive, 0.4f, AttentionPath::automatic},
+                                           AttentionCase{Score::gatv2, 0.f, AttentionPath::automatic},
+                                           AttentionCase{Score::gatv2, 0.4f, AttentionPath::automatic},
+                                           AttentionCase{Score::dot_product, 0.f, AttentionPath::sparse},
+                                           AttentionCase{Score::dot_product, 0.4f, AttentionPath::sparse},
+                                           AttentionCase{Score::dot_product, 0.4f, AttentionPath::reference}),
+                         [](const auto& info) {
+                           return std::string(to_string(info.param.score)) +
+                                  (info.param.dropout > 0 ? "_dropout_" : "_") + to_string(info.param.path);
+                         });
 
 TEST(GraphAttention, MeanHeadsGradientMatchesFiniteDifferences) {
   const Pattern graph = test_graph();
   Parameter value{"value", random_tensor({kNodes, kHeads, kDim}, 1), {}};
-  Parameter sd{"score_dst", random_tensor({kNodes, kHeads}, 4), {}}, ss{"score_src", random_tensor({kNodes, kHeads}, 5), {}};
+  Parameter sd{"score_dst", random_tensor({kNodes, kHeads}, 4), {}},
+      ss{"score_src", random_tensor({kNodes, kHeads}, 5), {}};
   const AttentionConfig config{.score = Score::additive, .combine = HeadCombine::mean};
   EXPECT_TRUE(check_gradients({&value, &sd, &ss}, [&](Tape& t) {
-    const Var out = graph_attention(t, graph, {.value = t.parameter(value), .score_dst = t.parameter(sd),
-                                               .score_src = t.parameter(ss)}, config);
+    const Var out = graph_attention(
+        t, graph, {.value = t.parameter(value), .score_dst = t.parameter(sd), .score_src = t.parameter(ss)},
+        config);
     EXPECT_EQ(t.shape(out), (Shape{kNodes, kDim}));
     return weighted_sum(t, out, 9);
   }));
@@ -96,8 +97,9 @@ TEST(GraphAttention, OnlyOperandsThatNeedGradientsReceiveThem) {
   Tape tape;
   const Var sd = tape.constant(random_tensor({kNodes, kHeads}, 4));
   const Var ss = tape.constant(random_tensor({kNodes, kHeads}, 5));
-  const Var out = graph_attention(tape, graph, {.value = tape.parameter(value), .score_dst = sd, .score_src = ss},
-                                  {.score = Score::additive});
+  const Var out =
+      graph_attention(tape, graph, {.value = tape.parameter(value), .score_dst = sd, .score_src = ss},
+                      {.score = Score::additive});
   tape.backward(sum(tape, out));
   EXPECT_TRUE(tape.grad(sd).absent());
   EXPECT_TRUE(tape.grad(ss).absent());
@@ -105,7 +107,8 @@ TEST(GraphAttention, OnlyOperandsThatNeedGradientsReceiveThem) {
   // attention it receives, so the value gradient sums to the number of non-empty rows per head.
   const Graph& g = std::get<Graph>(graph);
   int64_t nonempty = 0;
-  for (int64_t i = 0; i < kNodes; ++i) nonempty += g.row_ptr()[static_cast<size_t>(i) + 1] > g.row_ptr()[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < kNodes; ++i)
+    nonempty += g.row_ptr()[static_cast<size_t>(i) + 1] > g.row_ptr()[static_cast<size_t>(i)];
   double total = 0;
   for (float v : value.grad.span()) total += v;
   EXPECT_NEAR(total, static_cast<double>(nonempty * kHeads * kDim), 1e-4);
@@ -118,10 +121,10 @@ TEST(GraphAttention, EvalModeSwitchesAttentionDropoutOff) {
   auto run = [&](bool training, float drop) {
     Tape tape;
     tape.training = training;
-    const Var out = graph_attention(tape, graph,
-                                    {.value = tape.constant(value), .score_dst = tape.constant(sd),
-                                     .score_src = tape.constant(ss)},
-                                    {.score = Score::additive, .dropout = drop, .seed = 5});
+    const Var out = graph_attention(
+        tape, graph,
+        {.value = tape.constant(value), .score_dst = tape.constant(sd), .score_src = tape.constant(ss)},
+        {.score = Score::additive, .dropout = drop, .seed = 5});
     return values(tape.value(out));
   };
   EXPECT_EQ(run(false, 0.6f), run(true, 0.f));
@@ -174,13 +177,16 @@ TEST(HeadScores, MatchHandComputedDotProducts) {
 
 TEST(HeadScores, GradientsMatchFiniteDifferences) {
   Parameter h{"h", random_tensor({5, 3, 4}, 1), {}}, a{"a", random_tensor({3, 4}, 2), {}};
-  EXPECT_TRUE(check_gradients({&h, &a}, [&](Tape& t) { return weighted_sum(t, head_scores(t, t.parameter(h), t.parameter(a)), 3); }));
+  EXPECT_TRUE(check_gradients(
+      {&h, &a}, [&](Tape& t) { return weighted_sum(t, head_scores(t, t.parameter(h), t.parameter(a)), 3); }));
 }
 
 TEST(HeadScores, RejectAMismatchedAttentionVector) {
   Tape tape;
   expect_throw_naming<ShapeError>(
-      [&] { (void)head_scores(tape, tape.constant(Tensor({5, 3, 4})), tape.constant(Tensor({3, 5}))); },
+      [&] {
+        (void)head_scores(tape, tape.constant(Tensor({5, 3, 4})), tape.constant(Tensor({3, 5})));
+      },
       {"head_scores: a", "[3, 5]", "[3, 4]"});
 }
 

@@ -68,7 +68,8 @@ TEST(Dropout, MaskDependsOnTheSeedButNotOnTheThreadCount) {
 
 TEST(Dropout, GradientMatchesFiniteDifferencesForAFixedSeed) {
   Parameter x{"x", random_tensor({6, 7}, 3), {}};
-  EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) { return weighted_sum(t, dropout(t, t.parameter(x), 0.4f, 5), 4); }));
+  EXPECT_TRUE(check_gradients(
+      {&x}, [&](Tape& t) { return weighted_sum(t, dropout(t, t.parameter(x), 0.4f, 5), 4); }));
 }
 
 TEST(Dropout, SparseKeepsThePatternAndKeysTheMaskByRowAndColumn) {
@@ -107,7 +108,8 @@ TEST(Dropout, SparseKeepsThePatternAndKeysTheMaskByRowAndColumn) {
 TEST(Dropout, RejectsARateOutsideZeroToOne) {
   Tape tape;
   const Var x = tape.constant(Tensor({2}));
-  expect_throw_naming<InvalidArgument>([&] { (void)dropout(tape, x, 1.f, 0); }, {"dropout", "p is 1", "[0, 1)"});
+  expect_throw_naming<InvalidArgument>([&] { (void)dropout(tape, x, 1.f, 0); },
+                                       {"dropout", "p is 1", "[0, 1)"});
   expect_throw_naming<InvalidArgument>([&] { (void)dropout(tape, CsrMatrix(), -0.1f, 0); },
                                        {"dropout (sparse x)", "-0.1"});
 }

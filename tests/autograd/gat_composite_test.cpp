@@ -34,8 +34,8 @@ GatParams make_params(int64_t in, int64_t heads, int64_t hidden, int64_t out_hea
 }
 
 // One GAT layer (PyG GATConv without its own bias): [N, in] -> [N, heads, out].
-Var gat_layer(Tape& t, const Graph& g, Var h, Parameter& att_src, Parameter& att_dst, int64_t heads, int64_t out,
-              float drop, uint64_t seed) {
+Var gat_layer(Tape& t, const Graph& g, Var h, Parameter& att_src, Parameter& att_dst, int64_t heads,
+              int64_t out, float drop, uint64_t seed) {
   const Var h3 = reshape(t, h, {g.num_src(), heads, out});
   return graph_attention(t, g,
                          {.value = h3,
@@ -45,8 +45,8 @@ Var gat_layer(Tape& t, const Graph& g, Var h, Parameter& att_src, Parameter& att
 }
 
 Var gat_loss(Tape& t, const Graph& g, const CsrMatrix& x, GatParams& p, int64_t heads, int64_t hidden,
-             int64_t out_heads, int64_t classes, std::span<const int32_t> labels, std::span<const int64_t> ids,
-             float drop, uint64_t seed) {
+             int64_t out_heads, int64_t classes, std::span<const int32_t> labels,
+             std::span<const int64_t> ids, float drop, uint64_t seed) {
   const int64_t n = g.num_dst();
   Var h = linear(t, dropout(t, x, drop, seed + 1), t.parameter(p.w1));
   h = gat_layer(t, g, h, p.att_src1, p.att_dst1, heads, hidden, drop, seed + 2);
@@ -86,9 +86,12 @@ TEST(GatComposite, GradientsOfEveryParameterMatchFiniteDifferences) {
   const std::vector<int64_t> train = {0, 1, 2, 4, 7, 9};
   GatParams p = make_params(in, heads, hidden, out_heads, classes);
   for (float drop : {0.f, 0.3f}) {
-    EXPECT_TRUE(edgeattn::testing::check_gradients(p.all(), [&](Tape& t) {
-      return gat_loss(t, g, x, p, heads, hidden, out_heads, classes, labels, train, drop, 77);
-    })) << "dropout " << drop;
+    EXPECT_TRUE(edgeattn::testing::check_gradients(p.all(),
+                                                   [&](Tape& t) {
+                                                     return gat_loss(t, g, x, p, heads, hidden, out_heads,
+                                                                     classes, labels, train, drop, 77);
+                                                   }))
+        << "dropout " << drop;
   }
 }
 

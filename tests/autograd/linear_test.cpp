@@ -44,9 +44,8 @@ TEST(Linear, MatchesHandComputedValuesInPyTorchLayout) {
 
 TEST(Linear, MatmulGradientsMatchFiniteDifferences) {
   Parameter x{"x", random_tensor({5, 4}, 1), {}}, w{"w", random_tensor({4, 3}, 2), {}};
-  EXPECT_TRUE(check_gradients({&x, &w}, [&](Tape& t) {
-    return weighted_sum(t, matmul(t, t.parameter(x), t.parameter(w)), 3);
-  }));
+  EXPECT_TRUE(check_gradients(
+      {&x, &w}, [&](Tape& t) { return weighted_sum(t, matmul(t, t.parameter(x), t.parameter(w)), 3); }));
 }
 
 TEST(Linear, DenseGradientsMatchFiniteDifferences) {
@@ -63,9 +62,8 @@ TEST(Linear, DenseGradientsMatchFiniteDifferences) {
 TEST(Linear, SparseGradientsMatchFiniteDifferences) {
   const CsrMatrix x = sparse_features(7, 9, 9);
   Parameter w{"weight", random_tensor({4, 9}, 10), {}}, b{"bias", random_tensor({4}, 11), {}};
-  EXPECT_TRUE(check_gradients({&w, &b}, [&](Tape& t) {
-    return weighted_sum(t, linear(t, x, t.parameter(w), t.parameter(b)), 12);
-  }));
+  EXPECT_TRUE(check_gradients(
+      {&w, &b}, [&](Tape& t) { return weighted_sum(t, linear(t, x, t.parameter(w), t.parameter(b)), 12); }));
 }
 
 TEST(Linear, SparseInputGivesTheDenseResultAndGradients) {
@@ -108,15 +106,25 @@ TEST(Linear, ResultsAreBitIdenticalForAnyThreadCount) {
 TEST(Linear, RejectsMismatchedShapesNamingTheOperand) {
   Tape tape;
   const Var x = tape.constant(Tensor({4, 5}));
-  expect_throw_naming<ShapeError>([&] { (void)linear(tape, x, tape.constant(Tensor({3, 6}))); },
-                                  {"linear: weight", "[3, 6]", "[*, 5]"});
   expect_throw_naming<ShapeError>(
-      [&] { (void)linear(tape, x, tape.constant(Tensor({3, 5})), tape.constant(Tensor({4}))); },
+      [&] {
+        (void)linear(tape, x, tape.constant(Tensor({3, 6})));
+      },
+      {"linear: weight", "[3, 6]", "[*, 5]"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)linear(tape, x, tape.constant(Tensor({3, 5})), tape.constant(Tensor({4})));
+      },
       {"linear: bias", "[4]", "[3]"});
-  expect_throw_naming<ShapeError>([&] { (void)matmul(tape, x, tape.constant(Tensor({4, 2}))); },
-                                  {"matmul: w", "[4, 2]", "[5, *]"});
   expect_throw_naming<ShapeError>(
-      [&] { (void)linear(tape, sparse_features(4, 5, 1), tape.constant(Tensor({3, 4}))); },
+      [&] {
+        (void)matmul(tape, x, tape.constant(Tensor({4, 2})));
+      },
+      {"matmul: w", "[4, 2]", "[5, *]"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)linear(tape, sparse_features(4, 5, 1), tape.constant(Tensor({3, 4})));
+      },
       {"linear (sparse x): weight", "[3, 4]", "in=5"});
 }
 

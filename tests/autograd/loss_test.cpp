@@ -26,7 +26,8 @@ TEST(Loss, CrossEntropyMatchesHandComputedValue) {
   // logits [[0, 0, ln 2]] , label 2: -log(2 / 4) = ln 2
   const std::vector<int32_t> labels = {2};
   const std::vector<int64_t> ids = {0};
-  const Var loss = cross_entropy(tape, tape.constant(Tensor({1, 3}, std::vector<float>{0, 0, std::log(2.f)})), labels, ids);
+  const Var loss = cross_entropy(tape, tape.constant(Tensor({1, 3}, std::vector<float>{0, 0, std::log(2.f)})),
+                                 labels, ids);
   EXPECT_EQ(tape.value(loss).rank(), 0);
   EXPECT_NEAR(tape.value(loss).data()[0], std::log(2.f), 1e-6f);
 }
@@ -61,13 +62,15 @@ TEST(Loss, BceWithLogitsMatchesHandComputedValue) {
 }
 
 TEST(Loss, GradientsMatchFiniteDifferences) {
-  Parameter x{"logits", random_tensor({5, 3}, 2, -2.f, 2.f), {}}, t{"targets", random_tensor({5, 3}, 3, 0.f, 1.f), {}};
-  EXPECT_TRUE(check_gradients({&x}, [&](Tape& tp) { return cross_entropy(tp, tp.parameter(x), kLabels, kIds); }));
+  Parameter x{"logits", random_tensor({5, 3}, 2, -2.f, 2.f), {}},
+      t{"targets", random_tensor({5, 3}, 3, 0.f, 1.f), {}};
+  EXPECT_TRUE(
+      check_gradients({&x}, [&](Tape& tp) { return cross_entropy(tp, tp.parameter(x), kLabels, kIds); }));
   EXPECT_TRUE(check_gradients({&x}, [&](Tape& tp) { return nll_loss(tp, tp.parameter(x), kLabels, kIds); }));
-  EXPECT_TRUE(check_gradients({&x}, [&](Tape& tp) { return weighted_sum(tp, log_softmax(tp, tp.parameter(x)), 4); }));
-  EXPECT_TRUE(check_gradients({&x, &t}, [&](Tape& tp) {
-    return bce_with_logits(tp, tp.parameter(x), tp.parameter(t), kIds);
-  }));
+  EXPECT_TRUE(
+      check_gradients({&x}, [&](Tape& tp) { return weighted_sum(tp, log_softmax(tp, tp.parameter(x)), 4); }));
+  EXPECT_TRUE(check_gradients(
+      {&x, &t}, [&](Tape& tp) { return bce_with_logits(tp, tp.parameter(x), tp.parameter(t), kIds); }));
 }
 
 TEST(Reduction, SumAndMeanMatchHandValuesAndGradients) {
@@ -96,9 +99,11 @@ TEST(Loss, RejectsUnlabelledAndOutOfRangeNodes) {
                                        {"nll_loss", "ids[0]", "7", "[0, 5)"});
   expect_throw_naming<InvalidArgument>([&] { (void)cross_entropy(tape, x, kLabels, {}); }, {"ids is empty"});
   const std::vector<int32_t> short_labels = {0, 1};
-  expect_throw_naming<ShapeError>([&] { (void)cross_entropy(tape, x, short_labels, kIds); }, {"labels", "2", "5"});
+  expect_throw_naming<ShapeError>([&] { (void)cross_entropy(tape, x, short_labels, kIds); },
+                                  {"labels", "2", "5"});
   const std::vector<int32_t> big_label = {3, 0, 0, 0, 0};
-  expect_throw_naming<InvalidArgument>([&] { (void)cross_entropy(tape, x, big_label, kIds); }, {"label 3", "[0, 3)"});
+  expect_throw_naming<InvalidArgument>([&] { (void)cross_entropy(tape, x, big_label, kIds); },
+                                       {"label 3", "[0, 3)"});
 }
 
 }  // namespace

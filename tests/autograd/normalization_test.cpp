@@ -27,18 +27,21 @@ TEST(LayerNorm, NormalisesEachRowThenAppliesGammaAndBeta) {
 }
 
 TEST(LayerNorm, GradientsMatchFiniteDifferences) {
-  Parameter x{"x", random_tensor({5, 6}, 1, -2.f, 2.f), {}}, g{"gamma", random_tensor({6}, 2, 0.5f, 1.5f), {}},
-      b{"beta", random_tensor({6}, 3), {}};
+  Parameter x{"x", random_tensor({5, 6}, 1, -2.f, 2.f), {}},
+      g{"gamma", random_tensor({6}, 2, 0.5f, 1.5f), {}}, b{"beta", random_tensor({6}, 3), {}};
   EXPECT_TRUE(check_gradients({&x, &g, &b}, [&](Tape& t) {
     return weighted_sum(t, layer_norm(t, t.parameter(x), t.parameter(g), t.parameter(b)), 4);
   }));
-  EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) { return weighted_sum(t, layer_norm(t, t.parameter(x), {}, {}), 5); }));
+  EXPECT_TRUE(check_gradients(
+      {&x}, [&](Tape& t) { return weighted_sum(t, layer_norm(t, t.parameter(x), {}, {}), 5); }));
 }
 
 TEST(LayerNorm, RejectsMismatchedAffineParameters) {
   Tape tape;
   edgeattn::testing::expect_throw_naming<ShapeError>(
-      [&] { (void)layer_norm(tape, tape.constant(Tensor({2, 4})), tape.constant(Tensor({3})), {}); },
+      [&] {
+        (void)layer_norm(tape, tape.constant(Tensor({2, 4})), tape.constant(Tensor({3})), {});
+      },
       {"layer_norm: gamma", "[3]", "[4]"});
 }
 

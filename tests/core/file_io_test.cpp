@@ -79,11 +79,13 @@ TEST(FileIo, CorruptGzipNamesTheOffset) {
 }
 
 TEST(FileIo, MissingFileIsAnIoErrorNamingThePath) {
-  expect_throw_naming<IoError>([] { read_file("/nonexistent/dir/file.bin"); }, {"/nonexistent/dir/file.bin", "cannot open"});
+  expect_throw_naming<IoError>([] { read_file("/nonexistent/dir/file.bin"); },
+                               {"/nonexistent/dir/file.bin", "cannot open"});
 }
 
 TEST(FileIo, WriteIntoAMissingDirectoryFailsCleanly) {
-  expect_throw_naming<IoError>([] { write_file_atomic("/nonexistent/dir/out.bin", "x"); }, {"/nonexistent/dir/out.bin"});
+  expect_throw_naming<IoError>([] { write_file_atomic("/nonexistent/dir/out.bin", "x"); },
+                               {"/nonexistent/dir/out.bin"});
 }
 
 }  // namespace

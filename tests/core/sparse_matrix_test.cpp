@@ -50,13 +50,19 @@ TEST(CsrMatrix, SelectRowsKeepsOrderAndRepeats) {
 }
 
 TEST(CsrMatrix, RejectsAColumnOutOfRangeNamingTheRow) {
-  expect_throw_naming<InvalidArgument>([] { CsrMatrix(2, 3, {0, 1, 2}, {1, 3}, {1.f, 1.f}, "features"); },
-                                       {"features", "row 1", "column 3", "[0, 3)"});
+  expect_throw_naming<InvalidArgument>(
+      [] {
+        CsrMatrix(2, 3, {0, 1, 2}, {1, 3}, {1.f, 1.f}, "features");
+      },
+      {"features", "row 1", "column 3", "[0, 3)"});
 }
 
 TEST(CsrMatrix, RejectsUnsortedColumns) {
-  expect_throw_naming<InvalidArgument>([] { CsrMatrix(1, 3, {0, 2}, {2, 1}, {1.f, 1.f}); },
-                                       {"not strictly increasing", "2 then 1"});
+  expect_throw_naming<InvalidArgument>(
+      [] {
+        CsrMatrix(1, 3, {0, 2}, {2, 1}, {1.f, 1.f});
+      },
+      {"not strictly increasing", "2 then 1"});
 }
 
 TEST(CsrMatrix, RejectsAnIndptrOfTheWrongLength) {
@@ -67,7 +73,8 @@ TEST(CsrMatrix, RejectsATripletOutsideTheShape) {
   const std::vector<int64_t> r = {0, 5};
   const std::vector<int64_t> c = {0, 0};
   const std::vector<float> v = {1.f, 1.f};
-  expect_throw_naming<InvalidArgument>([&] { CsrMatrix::from_triplets(2, 2, r, c, v); }, {"triplet 1", "(5, 0)"});
+  expect_throw_naming<InvalidArgument>([&] { CsrMatrix::from_triplets(2, 2, r, c, v); },
+                                       {"triplet 1", "(5, 0)"});
 }
 
 }  // namespace

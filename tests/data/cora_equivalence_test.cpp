@@ -126,8 +126,8 @@ TEST(CoraEquivalence, NpzIsLinqsStoredDirected) {
 // gnn-benchmark's standardize(): undirected, no self-loops, largest connected component. The
 // Pitfalls paper (Shchur et al. 2018) reports these sizes.
 TEST(CoraEquivalence, LargestComponentsMatchThePitfallsPaper) {
-  for (const auto& [name, nodes, edges] :
-       std::vector<std::tuple<std::string, int64_t, int64_t>>{{"cora", 2485, 5069}, {"citeseer", 2110, 3668}}) {
+  for (const auto& [name, nodes, edges] : std::vector<std::tuple<std::string, int64_t, int64_t>>{
+           {"cora", 2485, 5069}, {"citeseer", 2110, 3668}}) {
     NpzOptions o;
     o.undirected = true;
     o.self_loops = SelfLoops::remove;

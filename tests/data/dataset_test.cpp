@@ -66,9 +66,7 @@ TEST(Dataset, ValidateRejectsFeaturesOfTheWrongHeight) {
   expect_throw_naming<InvalidArgument>([&] { ds.validate(); }, {"features have 2 rows", "3"});
 }
 
-TEST(Dataset, MaskMarksTheListedNodes) {
-  EXPECT_EQ(to_mask({0, 2}, 4), (std::vector<uint8_t>{1, 0, 1, 0}));
-}
+TEST(Dataset, MaskMarksTheListedNodes) { EXPECT_EQ(to_mask({0, 2}, 4), (std::vector<uint8_t>{1, 0, 1, 0})); }
 
 }  // namespace
 }  // namespace edgeattn::data

@@ -20,12 +20,14 @@ using edgeattn::testing::expect_throw_naming;
 std::vector<int64_t> vec(std::span<const int64_t> s) { return {s.begin(), s.end()}; }
 std::vector<int32_t> vec(std::span<const int32_t> s) { return {s.begin(), s.end()}; }
 
-void expect_edge_list_error(const std::string& text, const EdgeListOptions& o, std::initializer_list<std::string> needles) {
+void expect_edge_list_error(const std::string& text, const EdgeListOptions& o,
+                            std::initializer_list<std::string> needles) {
   expect_throw_naming<ParseError>([&] { (void)parse_edge_list(text, "e.txt", o); }, needles);
 }
 
 TEST(EdgeList, ReadsTwoColumnsWithCommentsTabsAndCrlf) {
-  const Dataset ds = parse_edge_list("# SNAP header\n0 1\r\n1\t2\n\n% other comment\n  2   0  \r\n3 0 # trailing\n", "e.txt");
+  const Dataset ds = parse_edge_list(
+      "# SNAP header\n0 1\r\n1\t2\n\n% other comment\n  2   0  \r\n3 0 # trailing\n", "e.txt");
   EXPECT_EQ(ds.name, "e.txt");
   EXPECT_EQ(ds.format, "edge-list");
   EXPECT_EQ(ds.num_nodes(), 4);
@@ -66,15 +68,18 @@ TEST(EdgeList, SelfLoopAndDuplicatePoliciesApply) {
   EXPECT_EQ(kept.edge_weight, (std::vector<float>{1.f, 2.f, 5.f}));
   const Dataset no_loops = parse_edge_list(text, "e", {.self_loops = SelfLoops::remove});
   EXPECT_EQ(vec(no_loops.graph.col_idx()), (std::vector<int32_t>{0}));
-  expect_edge_list_error(text, {.duplicates = Duplicates::error}, {"e.txt:2:", "repeated", "(0 -> 1)", "line 1"});
+  expect_edge_list_error(text, {.duplicates = Duplicates::error},
+                         {"e.txt:2:", "repeated", "(0 -> 1)", "line 1"});
   // A repeated self-loop is no error when self-loops are removed anyway.
-  EXPECT_EQ(parse_edge_list("1 1\n1 1\n0 1\n", "e", {.self_loops = SelfLoops::remove, .duplicates = Duplicates::error})
+  EXPECT_EQ(parse_edge_list("1 1\n1 1\n0 1\n", "e",
+                            {.self_loops = SelfLoops::remove, .duplicates = Duplicates::error})
                 .num_edges(),
             1);
 }
 
 TEST(EdgeList, RelabelMapsHugeSparseIdsInOrderOfFirstAppearance) {
-  const Dataset ds = parse_edge_list("1000000000000 5\n5 77\n# c\n77 1000000000000\nabc 5\n", "e", {.relabel = true});
+  const Dataset ds =
+      parse_edge_list("1000000000000 5\n5 77\n# c\n77 1000000000000\nabc 5\n", "e", {.relabel = true});
   EXPECT_EQ(ds.node_names, (std::vector<std::string>{"1000000000000", "5", "77", "abc"}));
   // edges 0->1, 1->2, 2->0, 3->1
   EXPECT_EQ(vec(ds.graph.row_ptr()), (std::vector<int64_t>{0, 1, 3, 4, 4}));
@@ -96,7 +101,8 @@ TEST(EdgeList, BadIdsNameTheLine) {
   expect_edge_list_error("1 0\n", {.one_based = true}, {"e.txt:1:", "target id >= 1", "found 0"});
   expect_edge_list_error("0 1\n0 5\n", {.num_nodes = 5}, {"e.txt:2:", "below num_nodes = 5", "found 5"});
   expect_edge_list_error("0 1\n0 7\n", {.max_nodes = 4}, {"e.txt:2:", "below max_nodes = 4", "found 7"});
-  expect_edge_list_error("a b\nc d\ne f\n", {.relabel = true, .max_nodes = 4}, {"e.txt:3:", "max_nodes = 4", "'e'"});
+  expect_edge_list_error("a b\nc d\ne f\n", {.relabel = true, .max_nodes = 4},
+                         {"e.txt:3:", "max_nodes = 4", "'e'"});
   expect_edge_list_error("0 x\n", {}, {"e.txt:1:", "target id", "'x'"});
   expect_edge_list_error("0 99999999999999999999\n", {}, {"e.txt:1:", "out of range"});
   expect_edge_list_error("0\n", {}, {"e.txt:1:", "target id", "end of the line"});
@@ -104,16 +110,19 @@ TEST(EdgeList, BadIdsNameTheLine) {
 }
 
 TEST(EdgeList, MixedOrExtraColumnsNameTheLine) {
-  expect_edge_list_error("0 1\n1 2\n2 0 0.5\n", {}, {"e.txt:3:", "expected 2 columns (as on line 1)", "found 3"});
-  expect_edge_list_error("# w\n0 1 1\n1 2\n", {}, {"e.txt:3:", "expected 3 columns (as on line 2)", "found 2"});
+  expect_edge_list_error("0 1\n1 2\n2 0 0.5\n", {},
+                         {"e.txt:3:", "expected 2 columns (as on line 1)", "found 3"});
+  expect_edge_list_error("# w\n0 1 1\n1 2\n", {},
+                         {"e.txt:3:", "expected 3 columns (as on line 2)", "found 2"});
   expect_edge_list_error("0 1 1 1\n", {}, {"e.txt:1:", "at most 3 columns", "'1'"});
   expect_edge_list_error("0 1 heavy\n", {}, {"e.txt:1:", "weight", "'heavy'"});
   expect_edge_list_error("0 1 nan\n", {}, {"e.txt:1:", "finite weight"});
 }
 
 TEST(EdgeList, InvalidOptionsAreRejected) {
-  expect_throw_naming<InvalidArgument>([] { (void)parse_edge_list("", "e", {.num_nodes = 10, .max_nodes = 5}); },
-                                       {"num_nodes", "10", "max_nodes = 5"});
+  expect_throw_naming<InvalidArgument>(
+      [] { (void)parse_edge_list("", "e", {.num_nodes = 10, .max_nodes = 5}); },
+      {"num_nodes", "10", "max_nodes = 5"});
 }
 
 TEST(AdjacencyList, ReadsNeighbourListsAndIsolatedNodes) {
@@ -126,8 +135,9 @@ TEST(AdjacencyList, ReadsNeighbourListsAndIsolatedNodes) {
   const Dataset rel = parse_adjacency_list("x y\nz\n", "a", {.undirected = true, .relabel = true});
   EXPECT_EQ(rel.node_names, (std::vector<std::string>{"x", "y", "z"}));
   EXPECT_EQ(rel.num_edges(), 2);
-  expect_throw_naming<ParseError>([] { (void)parse_adjacency_list("1 2\n2 0\n", "a.adjlist", {.one_based = true}); },
-                                  {"a.adjlist:2:", "neighbour id >= 1", "found 0"});
+  expect_throw_naming<ParseError>(
+      [] { (void)parse_adjacency_list("1 2\n2 0\n", "a.adjlist", {.one_based = true}); },
+      {"a.adjlist:2:", "neighbour id >= 1", "found 0"});
   expect_throw_naming<ParseError>([] { (void)parse_adjacency_list("1 2 q\n", "a.adjlist"); },
                                   {"a.adjlist:1:", "neighbour id", "'q'"});
   expect_throw_naming<ParseError>(
@@ -187,7 +197,8 @@ TEST(Karate, AnotherFileIsRejected) {
   const auto dir = std::filesystem::temp_directory_path() / ("edgeattn_karate_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   write_file_atomic(dir / "k.adjlist", "1 2\n2 1\n");
-  expect_throw_naming<ParseError>([&] { (void)load_karate(dir / "k.adjlist"); }, {"k.adjlist", "34 nodes", "found 2 nodes"});
+  expect_throw_naming<ParseError>([&] { (void)load_karate(dir / "k.adjlist"); },
+                                  {"k.adjlist", "34 nodes", "found 2 nodes"});
   std::filesystem::remove_all(dir);
 }
 

@@ -28,7 +28,8 @@ std::map<std::string, int64_t> class_counts(const Dataset& ds) {
 }
 
 int64_t count_notes_containing(const Dataset& ds, const std::string& needle) {
-  return std::count_if(ds.notes.begin(), ds.notes.end(), [&](const std::string& n) { return n.find(needle) != std::string::npos; });
+  return std::count_if(ds.notes.begin(), ds.notes.end(),
+                       [&](const std::string& n) { return n.find(needle) != std::string::npos; });
 }
 
 // Four papers, 3 words, 2 classes; paper "z9" is unknown, "p2" cites itself.
@@ -39,12 +40,12 @@ const std::string kContent =
     "\n"
     "p4\t1\t1\t1\tML\n";
 const std::string kCites =
-    "p1\tp3\n"    // p3 -> p1
-    "p2\tp1\n"    // p1 -> p2
-    "z9\tp4\n"    // unknown
-    "p2\tp2\n"    // self-citation
-    "p3\tp1\n"    // p1 -> p3 (the reverse of line 1)
-    "p1\tp3\n";   // repeats line 1
+    "p1\tp3\n"   // p3 -> p1
+    "p2\tp1\n"   // p1 -> p2
+    "z9\tp4\n"   // unknown
+    "p2\tp2\n"   // self-citation
+    "p3\tp1\n"   // p1 -> p3 (the reverse of line 1)
+    "p1\tp3\n";  // repeats line 1
 
 TEST(Linqs, ReadsContentAndCitesInFileOrder) {
   const Dataset ds = parse_linqs(kContent, "t.content", kCites, "t.cites");
@@ -65,14 +66,16 @@ TEST(Linqs, ReadsContentAndCitesInFileOrder) {
   // Undirected, self-citation removed, repeats merged: {p1-p3, p1-p2}.
   EXPECT_EQ(vec(ds.graph.row_ptr()), (std::vector<int64_t>{0, 2, 3, 4, 4}));
   EXPECT_EQ(vec(ds.graph.col_idx()), (std::vector<int32_t>{1, 2, 0, 0}));
-  EXPECT_EQ(ds.notes, (std::vector<std::string>{"t.cites:3: cites unknown paper 'z9'; skipped",
-                                                 "t.cites: skipped 1 of 6 citation lines that name unknown papers",
-                                                 "t.cites: removed 1 self-citations"}));
+  EXPECT_EQ(ds.notes,
+            (std::vector<std::string>{"t.cites:3: cites unknown paper 'z9'; skipped",
+                                      "t.cites: skipped 1 of 6 citation lines that name unknown papers",
+                                      "t.cites: removed 1 self-citations"}));
   ds.validate();
 }
 
 TEST(Linqs, DirectedKeepsCitingToCitedAndSelfCitationsOnRequest) {
-  const Dataset ds = parse_linqs(kContent, "t.content", kCites, "t.cites", {.directed = true, .keep_self_citations = true});
+  const Dataset ds =
+      parse_linqs(kContent, "t.content", kCites, "t.cites", {.directed = true, .keep_self_citations = true});
   // p3 -> p1, p1 -> p2, p2 -> p2, p1 -> p3
   EXPECT_EQ(vec(ds.graph.row_ptr()), (std::vector<int64_t>{0, 1, 3, 4, 4}));
   EXPECT_EQ(vec(ds.graph.col_idx()), (std::vector<int32_t>{2, 0, 1, 0}));
@@ -89,7 +92,8 @@ TEST(Linqs, MalformedContentNamesTheLine) {
   auto content_error = [](const std::string& text, std::initializer_list<std::string> needles) {
     expect_throw_naming<ParseError>([&] { (void)parse_linqs(text, "t.content", "", "t.cites"); }, needles);
   };
-  content_error("p1\t1\t0\tA\np2\t1\tA\n", {"t.content:2:", "expected 2 word fields (as on line 1)", "found 1"});
+  content_error("p1\t1\t0\tA\np2\t1\tA\n",
+                {"t.content:2:", "expected 2 word fields (as on line 1)", "found 1"});
   content_error("p1\t1\t0\tA\np2\t1\t2\tA\n", {"t.content:2:", "0 or 1 for word 2", "'2'"});
   content_error("p1\t1\t0\tA\np2\t1\t10\tA\n", {"t.content:2:", "0 or 1 for word 2", "'10'"});
   content_error("p1\t1\t\tA\n", {"t.content:1:", "0 or 1 for word 2", "''"});
@@ -144,12 +148,15 @@ TEST(Linqs, CiteSeerHasTheRecordedStatistics) {
   EXPECT_EQ(count_notes_containing(ds, "cites unknown paper"), 17);
   EXPECT_EQ(count_notes_containing(ds, "skipped 17 of 4732 citation lines"), 1);
   EXPECT_EQ(count_notes_containing(ds, "removed 124 self-citations"), 1);
-  EXPECT_EQ(class_counts(ds), (std::map<std::string, int64_t>{
-                                  {"Agents", 596}, {"AI", 249}, {"DB", 701}, {"IR", 668}, {"ML", 590}, {"HCI", 508}}));
+  EXPECT_EQ(class_counts(ds),
+            (std::map<std::string, int64_t>{
+                {"Agents", 596}, {"AI", 249}, {"DB", 701}, {"IR", 668}, {"ML", 590}, {"HCI", 508}}));
   // Some ids are not numbers.
-  EXPECT_TRUE(std::find(ds.node_names.begin(), ds.node_names.end(), "abberley99thisl") != ds.node_names.end());
+  EXPECT_TRUE(std::find(ds.node_names.begin(), ds.node_names.end(), "abberley99thisl") !=
+              ds.node_names.end());
 
-  const Dataset kept = load_linqs(kData + "/citeseer/linqs", "citeseer", {.directed = true, .keep_self_citations = true});
+  const Dataset kept =
+      load_linqs(kData + "/citeseer/linqs", "citeseer", {.directed = true, .keep_self_citations = true});
   EXPECT_EQ(kept.num_edges(), 4732 - 17);
   EXPECT_EQ(kept.graph.degree_stats().self_loops, 124);
 }
@@ -189,7 +196,8 @@ TEST(Linqs, PubMedNodesGiveTfIdfFeaturesInSchemaOrder) {
   EXPECT_EQ(x.cols(), 3);
   EXPECT_EQ(vec(x.indptr()), (std::vector<int64_t>{0, 2, 2, 3}));
   EXPECT_EQ(vec(x.indices()), (std::vector<int32_t>{0, 2, 1}));
-  EXPECT_EQ(std::vector<float>(x.values().begin(), x.values().end()), (std::vector<float>{0.25f, 0.5f, 0.125f}));
+  EXPECT_EQ(std::vector<float>(x.values().begin(), x.values().end()),
+            (std::vector<float>{0.25f, 0.5f, 0.125f}));
   EXPECT_EQ(ds.labels.class_names, (std::vector<std::string>{"1", "2"}));
   EXPECT_EQ(ds.labels.classes, (std::vector<int32_t>{1, 0, 1}));
   // 111 -> 222, 333 -> 111 (field 2 cites field 4); 999 is unknown.
@@ -201,7 +209,8 @@ TEST(Linqs, PubMedNodesGiveTfIdfFeaturesInSchemaOrder) {
 
 TEST(Linqs, MalformedPubMedFilesNameTheLine) {
   auto nodes_error = [](const std::string& text, std::initializer_list<std::string> needles) {
-    expect_throw_naming<ParseError>([&] { (void)parse_pubmed_diabetes(text, "n.tab", kPubmedCites, "c.tab"); }, needles);
+    expect_throw_naming<ParseError>(
+        [&] { (void)parse_pubmed_diabetes(text, "n.tab", kPubmedCites, "c.tab"); }, needles);
   };
   const std::string head = "NODE\tpaper\ncat=1,2:label\tnumeric:w-a:0.0\tstring:summary\n";
   nodes_error(head + "1\tlabel=1\tw-b=0.5\n", {"n.tab:3:", "declared in the schema (line 2)", "'w-b'"});
@@ -218,10 +227,14 @@ TEST(Linqs, MalformedPubMedFilesNameTheLine) {
   auto cites_error = [](const std::string& text, std::initializer_list<std::string> needles) {
     expect_throw_naming<ParseError>([&] { (void)parse_pubmed_cites(text, "c.tab"); }, needles);
   };
-  cites_error("DIRECTED\tcites\nNO_FEATURES\n1\tpaper:1\t|\tpaper:2\n2\tpaper:1\t-\tpaper:2\n", {"c.tab:4:", "'|'", "'-'"});
-  cites_error("DIRECTED\tcites\nNO_FEATURES\n1\tpmid:1\t|\tpaper:2\n", {"c.tab:3:", "paper:<pmid>", "'pmid:1'"});
-  cites_error("DIRECTED\tcites\nNO_FEATURES\n1\tpaper:1\t|\tpaper:\n", {"c.tab:3:", "cited paper", "'paper:'"});
-  cites_error("DIRECTED\tcites\nNO_FEATURES\n1\tpaper:1\t|\n", {"c.tab:3:", "cited paper", "end of the line"});
+  cites_error("DIRECTED\tcites\nNO_FEATURES\n1\tpaper:1\t|\tpaper:2\n2\tpaper:1\t-\tpaper:2\n",
+              {"c.tab:4:", "'|'", "'-'"});
+  cites_error("DIRECTED\tcites\nNO_FEATURES\n1\tpmid:1\t|\tpaper:2\n",
+              {"c.tab:3:", "paper:<pmid>", "'pmid:1'"});
+  cites_error("DIRECTED\tcites\nNO_FEATURES\n1\tpaper:1\t|\tpaper:\n",
+              {"c.tab:3:", "cited paper", "'paper:'"});
+  cites_error("DIRECTED\tcites\nNO_FEATURES\n1\tpaper:1\t|\n",
+              {"c.tab:3:", "cited paper", "end of the line"});
   cites_error("DIRECTED\tcites\n", {"c.tab:2:", "NO_FEATURES"});
 }
 
@@ -242,7 +255,8 @@ TEST(Linqs, LoadFindsPlainOrGzipFilesAndNamesWhatIsMissing) {
   expect_throw_naming<IoError>([] { (void)load_linqs(kData + "/pubmed/linqs", "pubmed"); },
                                {"Pubmed-Diabetes.NODE.paper.tab", ".gz"});
   expect_throw_naming<IoError>([] { (void)load_linqs(kData + "/karate", "cora"); }, {"cora.content"});
-  expect_throw_naming<InvalidArgument>([] { (void)load_linqs(kData, "ogbn-arxiv"); }, {"'ogbn-arxiv'", "cora, citeseer or pubmed"});
+  expect_throw_naming<InvalidArgument>([] { (void)load_linqs(kData, "ogbn-arxiv"); },
+                                       {"'ogbn-arxiv'", "cora, citeseer or pubmed"});
 }
 
 }  // namespace

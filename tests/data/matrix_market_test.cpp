@@ -46,7 +46,8 @@ TEST(MatrixMarket, ReadsARealGeneralMatrixWithCommentsBlankLinesAndCrlf) {
 }
 
 TEST(MatrixMarket, BannerWordsAreCaseInsensitive) {
-  const MatrixMarketData m = parse_matrix_market("%%matrixmarket MATRIX Coordinate Pattern SYMMETRIC\n2 2 1\n2 1\n", "m");
+  const MatrixMarketData m =
+      parse_matrix_market("%%matrixmarket MATRIX Coordinate Pattern SYMMETRIC\n2 2 1\n2 1\n", "m");
   EXPECT_EQ(m.field, MatrixMarketField::pattern);
   EXPECT_EQ(m.symmetry, MatrixMarketSymmetry::symmetric);
   EXPECT_TRUE(m.value.empty());
@@ -54,14 +55,15 @@ TEST(MatrixMarket, BannerWordsAreCaseInsensitive) {
 }
 
 TEST(MatrixMarket, IntegerValuesAreReadAsIntegers) {
-  const MatrixMarketData m =
-      parse_matrix_market("%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 12345678901234\n2 1 -7\n", "m");
+  const MatrixMarketData m = parse_matrix_market(
+      "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 12345678901234\n2 1 -7\n", "m");
   EXPECT_EQ(m.field, MatrixMarketField::integer);
   EXPECT_EQ(m.value, (std::vector<double>{12345678901234.0, -7.0}));
 }
 
 TEST(MatrixMarket, AnEmptyMatrixHasNoEntries) {
-  const MatrixMarketData m = parse_matrix_market("%%MatrixMarket matrix coordinate real general\n0 0 0\n", "m");
+  const MatrixMarketData m =
+      parse_matrix_market("%%MatrixMarket matrix coordinate real general\n0 0 0\n", "m");
   EXPECT_EQ(m.nnz(), 0);
   const Dataset ds = matrix_market_graph(m, "m");
   EXPECT_EQ(ds.num_nodes(), 0);
@@ -80,7 +82,8 @@ TEST(MatrixMarket, GeneralMatrixBecomesAGraphWithWeightsInCsrOrder) {
 }
 
 TEST(MatrixMarket, SymmetricMatrixGivesBothDirectionsAndTheDiagonalOnce) {
-  const std::string text = "%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n2 1 5\n3 3 7\n3 2 -2\n";
+  const std::string text =
+      "%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n2 1 5\n3 3 7\n3 2 -2\n";
   const Dataset ds = parse_matrix_market_graph(text, "g");
   EXPECT_EQ(vec(ds.graph.row_ptr()), (std::vector<int64_t>{0, 1, 3, 5}));
   EXPECT_EQ(vec(ds.graph.col_idx()), (std::vector<int32_t>{1, 0, 2, 1, 2}));
@@ -97,8 +100,8 @@ TEST(MatrixMarket, SymmetricMatrixGivesBothDirectionsAndTheDiagonalOnce) {
 }
 
 TEST(MatrixMarket, SkewSymmetricMirrorCarriesTheNegatedValue) {
-  const Dataset ds =
-      parse_matrix_market_graph("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3.5\n", "g");
+  const Dataset ds = parse_matrix_market_graph(
+      "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3.5\n", "g");
   EXPECT_EQ(vec(ds.graph.col_idx()), (std::vector<int32_t>{1, 0}));
   EXPECT_EQ(ds.edge_weight, (std::vector<float>{3.5f, -3.5f}));
 }
@@ -127,24 +130,32 @@ TEST(MatrixMarket, LoadReadsAFileAndRecordsItsSource) {
 }
 
 TEST(MatrixMarket, UnsupportedLayoutsAndFieldsSayWhatIsSupported) {
-  expect_parse_error("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", {"m.mtx:1:", "'array'", "coordinate"});
+  expect_parse_error("%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n",
+                     {"m.mtx:1:", "'array'", "coordinate"});
   expect_parse_error("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n",
                      {"m.mtx:1:", "'complex'", "real, integer or pattern"});
   expect_parse_error("%%MatrixMarket matrix coordinate real hermitian\n1 1 1\n1 1 1\n",
                      {"m.mtx:1:", "'hermitian'", "general, symmetric or skew-symmetric"});
   expect_parse_error("%%MatrixMarket vector coordinate real general\n", {"m.mtx:1:", "'vector'"});
-  expect_parse_error("%%MatrixMarket matrix coordinate pattern skew-symmetric\n1 1 0\n", {"m.mtx:1:", "'pattern'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate pattern skew-symmetric\n1 1 0\n",
+                     {"m.mtx:1:", "'pattern'"});
 }
 
 TEST(MatrixMarket, MalformedHeadersNameTheLine) {
   expect_parse_error("", {"m.mtx:1:", "banner", "empty file"});
   expect_parse_error("3 3 1\n1 1 1\n", {"m.mtx:1:", "banner", "found '3'"});
-  expect_parse_error("%%MatrixMarket matrix coordinate real general extra\n", {"m.mtx:1:", "end of the banner", "'extra'"});
-  expect_parse_error("%%MatrixMarket matrix coordinate real general\n% only comments\n", {"m.mtx:3:", "size line"});
-  expect_parse_error("%%MatrixMarket matrix coordinate real general\n3 x 1\n", {"m.mtx:2:", "number of columns", "'x'"});
-  expect_parse_error("%%MatrixMarket matrix coordinate real general\n3 3\n", {"m.mtx:2:", "number of entries", "end of the line"});
-  expect_parse_error("%%MatrixMarket matrix coordinate real general\n-3 3 0\n", {"m.mtx:2:", "non-negative", "-3"});
-  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 2 0\n", {"m.mtx:2:", "square", "3 x 2"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general extra\n",
+                     {"m.mtx:1:", "end of the banner", "'extra'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n% only comments\n",
+                     {"m.mtx:3:", "size line"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n3 x 1\n",
+                     {"m.mtx:2:", "number of columns", "'x'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n3 3\n",
+                     {"m.mtx:2:", "number of entries", "end of the line"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real general\n-3 3 0\n",
+                     {"m.mtx:2:", "non-negative", "-3"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n3 2 0\n",
+                     {"m.mtx:2:", "square", "3 x 2"});
 }
 
 TEST(MatrixMarket, BadEntriesNameTheLine) {
@@ -158,18 +169,28 @@ TEST(MatrixMarket, BadEntriesNameTheLine) {
   expect_parse_error(head + "1 1 abc\n1 1 1\n", {"m.mtx:3:", "a value", "'abc'"});
   expect_parse_error(head + "1 1 nan\n1 1 1\n", {"m.mtx:3:", "finite value", "nan"});
   expect_parse_error(head + "1 1 1 1\n1 1 1\n", {"m.mtx:3:", "end of the entry", "'1'"});
-  expect_parse_error("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 0.5\n", {"m.mtx:3:", "end of the entry", "'0.5'"});
-  expect_parse_error("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 0.5\n", {"m.mtx:3:", "integer value", "'0.5'"});
-  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n", {"m.mtx:3:", "below the diagonal", "(1, 2)"});
-  expect_parse_error("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n", {"m.mtx:3:", "below the diagonal", "(1, 1)"});
+  expect_parse_error("%%MatrixMarket matrix coordinate pattern general\n2 2 1\n1 1 0.5\n",
+                     {"m.mtx:3:", "end of the entry", "'0.5'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate integer general\n2 2 1\n1 1 0.5\n",
+                     {"m.mtx:3:", "integer value", "'0.5'"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 2 1\n",
+                     {"m.mtx:3:", "below the diagonal", "(1, 2)"});
+  expect_parse_error("%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n",
+                     {"m.mtx:3:", "below the diagonal", "(1, 1)"});
 }
 
 TEST(MatrixMarket, GraphNeedsASquareMatrixWithinMaxNodes) {
   expect_throw_naming<ParseError>(
-      [] { (void)parse_matrix_market_graph("%%MatrixMarket matrix coordinate real general\n% c\n2 3 0\n", "r.mtx"); },
+      [] {
+        (void)parse_matrix_market_graph("%%MatrixMarket matrix coordinate real general\n% c\n2 3 0\n",
+                                        "r.mtx");
+      },
       {"r.mtx:3:", "square", "2 x 3"});
   expect_throw_naming<ParseError>(
-      [] { (void)parse_matrix_market_graph("%%MatrixMarket matrix coordinate real general\n9 9 0\n", "r.mtx", {.max_nodes = 8}); },
+      [] {
+        (void)parse_matrix_market_graph("%%MatrixMarket matrix coordinate real general\n9 9 0\n", "r.mtx",
+                                        {.max_nodes = 8});
+      },
       {"r.mtx:2:", "max_nodes = 8", "9"});
 }
 

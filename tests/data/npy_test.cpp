@@ -35,16 +35,20 @@ TEST(Npy, ParsesAFloat32Matrix) {
 TEST(Npy, ConvertsEveryIntegerDtypeToInt64) {
   EXPECT_EQ(parse_npy(npy_bytes("|i1", {3}, raw<int8_t>({-1, 0, 127})), "a").to_int64s(),
             (std::vector<int64_t>{-1, 0, 127}));
-  EXPECT_EQ(parse_npy(npy_bytes("<i1", {1}, raw<int8_t>({-128})), "a").to_int64s(), (std::vector<int64_t>{-128}));
+  EXPECT_EQ(parse_npy(npy_bytes("<i1", {1}, raw<int8_t>({-128})), "a").to_int64s(),
+            (std::vector<int64_t>{-128}));
   EXPECT_EQ(parse_npy(npy_bytes("<i2", {2}, raw<int16_t>({-300, 300})), "a").to_int64s(),
             (std::vector<int64_t>{-300, 300}));
   EXPECT_EQ(parse_npy(npy_bytes("<i4", {2}, raw<int32_t>({-70000, 70000})), "a").to_int64s(),
             (std::vector<int64_t>{-70000, 70000}));
   EXPECT_EQ(parse_npy(npy_bytes("<i8", {1}, raw<int64_t>({-5000000000})), "a").to_int64s(),
             (std::vector<int64_t>{-5000000000}));
-  EXPECT_EQ(parse_npy(npy_bytes("|u1", {1}, raw<uint8_t>({255})), "a").to_int64s(), (std::vector<int64_t>{255}));
-  EXPECT_EQ(parse_npy(npy_bytes("<u1", {1}, raw<uint8_t>({200})), "a").to_int64s(), (std::vector<int64_t>{200}));
-  EXPECT_EQ(parse_npy(npy_bytes("<u2", {1}, raw<uint16_t>({65535})), "a").to_int64s(), (std::vector<int64_t>{65535}));
+  EXPECT_EQ(parse_npy(npy_bytes("|u1", {1}, raw<uint8_t>({255})), "a").to_int64s(),
+            (std::vector<int64_t>{255}));
+  EXPECT_EQ(parse_npy(npy_bytes("<u1", {1}, raw<uint8_t>({200})), "a").to_int64s(),
+            (std::vector<int64_t>{200}));
+  EXPECT_EQ(parse_npy(npy_bytes("<u2", {1}, raw<uint16_t>({65535})), "a").to_int64s(),
+            (std::vector<int64_t>{65535}));
   EXPECT_EQ(parse_npy(npy_bytes("<u4", {1}, raw<uint32_t>({4000000000u})), "a").to_int64s(),
             (std::vector<int64_t>{4000000000}));
   EXPECT_EQ(parse_npy(npy_bytes("<u8", {1}, raw<uint64_t>({1ull << 40})), "a").to_int64s(),
@@ -67,8 +71,10 @@ TEST(Npy, WholeFloatsConvertToInt64ButFractionsAndNanDoNot) {
 TEST(Npy, Float64AndIntegersConvertToFloats) {
   EXPECT_EQ(parse_npy(npy_bytes("<f8", {2}, raw<double>({0.5, -2.0})), "a").to_floats(),
             (std::vector<float>{0.5f, -2.f}));
-  EXPECT_EQ(parse_npy(npy_bytes("<i2", {2}, raw<int16_t>({-3, 7})), "a").to_floats(), (std::vector<float>{-3.f, 7.f}));
-  EXPECT_EQ(parse_npy(npy_bytes("|b1", {2}, raw<uint8_t>({0, 1})), "a").to_doubles(), (std::vector<double>{0.0, 1.0}));
+  EXPECT_EQ(parse_npy(npy_bytes("<i2", {2}, raw<int16_t>({-3, 7})), "a").to_floats(),
+            (std::vector<float>{-3.f, 7.f}));
+  EXPECT_EQ(parse_npy(npy_bytes("|b1", {2}, raw<uint8_t>({0, 1})), "a").to_doubles(),
+            (std::vector<double>{0.0, 1.0}));
 }
 
 TEST(Npy, DecodesUnicodeAndByteStrings) {
@@ -124,8 +130,8 @@ TEST(Npy, ReadsVersions2And3AndScalarsAndEmptyArrays) {
 TEST(Npy, AcceptsPython2LongExtentsAndAnyKeyOrder) {
   std::string header = "{'shape': (2L,), 'fortran_order': False, 'descr': '<i2'}";
   header += std::string(64 - (10 + header.size() + 1) % 64, ' ') + "\n";
-  const std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header +
-                            raw<int16_t>({5, 6});
+  const std::string bytes = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' +
+                            header + raw<int16_t>({5, 6});
   EXPECT_EQ(parse_npy(bytes, "py2").to_int64s(), (std::vector<int64_t>{5, 6}));
 }
 
@@ -135,55 +141,84 @@ TEST(Npy, RejectsPickledObjectsWithoutUnpickling) {
 }
 
 TEST(Npy, RejectsMalformedHeadersNamingTheProblem) {
-  expect_throw_naming<ParseError>([] { (void)parse_npy("PK\x03\x04 not npy", "x.npy"); }, {"x.npy", "magic", "byte offset 0"});
-  expect_throw_naming<ParseError>([] {
-    std::string b = npy_bytes("<f4", {1}, raw<float>({1}));
-    b[6] = 4;
-    parse_npy(b, "v.npy");
-  }, {"v.npy", "version 4.0"});
+  expect_throw_naming<ParseError>([] { (void)parse_npy("PK\x03\x04 not npy", "x.npy"); },
+                                  {"x.npy", "magic", "byte offset 0"});
+  expect_throw_naming<ParseError>(
+      [] {
+        std::string b = npy_bytes("<f4", {1}, raw<float>({1}));
+        b[6] = 4;
+        parse_npy(b, "v.npy");
+      },
+      {"v.npy", "version 4.0"});
   auto with_header = [](std::string header) {
     header += "\n";
     return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header;
   };
-  expect_throw_naming<ParseError>([&] { (void)parse_npy(with_header("{'descr': '<f4', 'shape': (0,)}"), "h.npy"); },
-                                  {"h.npy", "missing key 'fortran_order'"});
   expect_throw_naming<ParseError>(
-      [&] { (void)parse_npy(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0,), 'x': 1}"), "h.npy"); },
+      [&] { (void)parse_npy(with_header("{'descr': '<f4', 'shape': (0,)}"), "h.npy"); },
+      {"h.npy", "missing key 'fortran_order'"});
+  expect_throw_naming<ParseError>(
+      [&] {
+        (void)parse_npy(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0,), 'x': 1}"),
+                        "h.npy");
+      },
       {"h.npy", "unexpected header key 'x'"});
   expect_throw_naming<ParseError>(
       [&] { (void)parse_npy(with_header("{'descr': '<f4', 'fortran_order': 0, 'shape': (0,)}"), "h.npy"); },
       {"h.npy", "True or False"});
   expect_throw_naming<ParseError>(
-      [&] { (void)parse_npy(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}"), "h.npy"); },
+      [&] {
+        (void)parse_npy(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,)}"), "h.npy");
+      },
       {"h.npy", "non-negative integer"});
   expect_throw_naming<ParseError>(
-      [&] { (void)parse_npy(with_header("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (0,)}"), "h.npy"); },
+      [&] {
+        (void)parse_npy(with_header("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (0,)}"),
+                        "h.npy");
+      },
       {"h.npy", "structured"});
   expect_throw_naming<ParseError>(
-      [&] { (void)parse_npy(with_header("{'descr': '<f2', 'fortran_order': False, 'shape': (0,)}"), "h.npy"); },
+      [&] {
+        (void)parse_npy(with_header("{'descr': '<f2', 'fortran_order': False, 'shape': (0,)}"), "h.npy");
+      },
       {"h.npy", "'<f2'", "float32"});
   expect_throw_naming<ParseError>(
-      [&] { (void)parse_npy(with_header("{'descr': '<c8', 'fortran_order': False, 'shape': (0,)}"), "h.npy"); },
+      [&] {
+        (void)parse_npy(with_header("{'descr': '<c8', 'fortran_order': False, 'shape': (0,)}"), "h.npy");
+      },
       {"h.npy", "'<c8'", "not a supported dtype"});
   expect_throw_naming<ParseError>(
-      [&] { (void)parse_npy(with_header("{'descr': '|i4', 'fortran_order': False, 'shape': (0,)}"), "h.npy"); },
+      [&] {
+        (void)parse_npy(with_header("{'descr': '|i4', 'fortran_order': False, 'shape': (0,)}"), "h.npy");
+      },
       {"h.npy", "byte order"});
   expect_throw_naming<ParseError>(
-      [&] { (void)parse_npy(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0,)} junk"), "h.npy"); },
+      [&] {
+        (void)parse_npy(with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0,)} junk"), "h.npy");
+      },
       {"h.npy", "after the header dict"});
 }
 
 TEST(Npy, RejectsDataWhoseLengthDisagreesWithTheShape) {
-  expect_throw_naming<ParseError>([] { (void)parse_npy(npy_bytes("<f4", {2, 3}, raw<float>({1, 2, 3, 4, 5})), "d.npy"); },
-                                  {"d.npy", "20 bytes, expected 24", "(2, 3)", "'<f4'"});
-  expect_throw_naming<ParseError>([] { (void)parse_npy(npy_bytes("<i8", {2}, raw<int64_t>({1, 2, 3})), "d.npy"); },
-                                  {"d.npy", "24 bytes, expected 16"});
   expect_throw_naming<ParseError>(
-      [] { (void)parse_npy(npy_bytes("<i8", {1000000000, 1000000000, 1000000000}, raw<int64_t>({1})), "d.npy"); },
+      [] {
+        (void)parse_npy(npy_bytes("<f4", {2, 3}, raw<float>({1, 2, 3, 4, 5})), "d.npy");
+      },
+      {"d.npy", "20 bytes, expected 24", "(2, 3)", "'<f4'"});
+  expect_throw_naming<ParseError>(
+      [] {
+        (void)parse_npy(npy_bytes("<i8", {2}, raw<int64_t>({1, 2, 3})), "d.npy");
+      },
+      {"d.npy", "24 bytes, expected 16"});
+  expect_throw_naming<ParseError>(
+      [] {
+        (void)parse_npy(npy_bytes("<i8", {1000000000, 1000000000, 1000000000}, raw<int64_t>({1})), "d.npy");
+      },
       {"d.npy", "expected more"});
   std::string truncated = npy_bytes("<f4", {1}, raw<float>({1}));
   truncated.resize(20);
-  expect_throw_naming<ParseError>([&] { (void)parse_npy(truncated, "t.npy"); }, {"t.npy", "header", "declares"});
+  expect_throw_naming<ParseError>([&] { (void)parse_npy(truncated, "t.npy"); },
+                                  {"t.npy", "header", "declares"});
 }
 
 // --- .npz -------------------------------------------------------------------------------------
@@ -209,7 +244,8 @@ TEST(Npz, StoredDeflatedAndZip64MembersReadTheSame) {
   const std::vector<std::vector<edgeattn::testing::ZipEntry>> layouts = {
       {{.name = "a.npy", .data = a}, {.name = "b.npy", .data = b}},
       {{.name = "a.npy", .data = a, .deflate = true}, {.name = "b.npy", .data = b, .deflate = true}},
-      {{.name = "a.npy", .data = a, .local_zip64 = true}, {.name = "b.npy", .data = b, .deflate = true, .local_zip64 = true}},
+      {{.name = "a.npy", .data = a, .local_zip64 = true},
+       {.name = "b.npy", .data = b, .deflate = true, .local_zip64 = true}},
       {{.name = "a.npy", .data = a, .deflate = true, .local_zip64 = true, .central_zip64 = true},
        {.name = "b.npy", .data = b, .central_zip64 = true}},
       {{.name = "a.npy", .data = a, .deflate = true, .descriptor = true},
@@ -237,13 +273,17 @@ TEST(Npz, ReadsArchivesWrittenByPythonZipfileAsNumpyDoes) {
     ASSERT_EQ(arrays.size(), 11u);
     EXPECT_EQ(arrays.at("adj_data").to_floats(), (std::vector<float>{1, 1, 1, 2.5f, 1}));
     EXPECT_EQ(arrays.at("adj_indptr").to_int64s(), (std::vector<int64_t>{0, 1, 3, 4, 5}));
-    EXPECT_EQ(arrays.at("node_names").to_strings(), (std::vector<std::string>{"n0", "n1", "n\xC3\xA9" "2", "n3"}));
+    EXPECT_EQ(arrays.at("node_names").to_strings(), (std::vector<std::string>{"n0", "n1",
+                                                                              "n\xC3\xA9"
+                                                                              "2",
+                                                                              "n3"}));
   }
 }
 
 TEST(Npz, RejectsMembersThatAreNotNpy) {
   const std::string zip = make_zip({{.name = "readme.txt", .data = "hello"}});
-  expect_throw_naming<ParseError>([&] { (void)parse_npz(zip, "r.npz"); }, {"r.npz", "readme.txt", "not an .npy array"});
+  expect_throw_naming<ParseError>([&] { (void)parse_npz(zip, "r.npz"); },
+                                  {"r.npz", "readme.txt", "not an .npy array"});
 }
 
 TEST(Npz, MissingFileIsAnIoErrorNamingIt) {

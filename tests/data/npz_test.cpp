@@ -40,7 +40,9 @@ int64_t undirected_pairs(const Graph& g) {
   std::vector<std::pair<int32_t, int32_t>> pairs;
   for (int64_t v = 0; v < g.num_dst(); ++v)
     for (const int32_t u : g.row(v))
-      if (u != v) pairs.emplace_back(std::min<int32_t>(u, static_cast<int32_t>(v)), std::max<int32_t>(u, static_cast<int32_t>(v)));
+      if (u != v)
+        pairs.emplace_back(std::min<int32_t>(u, static_cast<int32_t>(v)),
+                           std::max<int32_t>(u, static_cast<int32_t>(v)));
   std::sort(pairs.begin(), pairs.end());
   return std::unique(pairs.begin(), pairs.end()) - pairs.begin();
 }
@@ -69,12 +71,12 @@ TEST(LoadNpz, CoraHasTheRecordedStatistics) {
   EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](float x) { return x == 1.f; }));
   EXPECT_EQ(ds.num_classes(), 7);
   EXPECT_EQ(class_histogram(ds), (std::map<std::string, int>{{"Case_Based", 298},
-                                                              {"Genetic_Algorithms", 418},
-                                                              {"Neural_Networks", 818},
-                                                              {"Probabilistic_Methods", 426},
-                                                              {"Reinforcement_Learning", 217},
-                                                              {"Rule_Learning", 180},
-                                                              {"Theory", 351}}));
+                                                             {"Genetic_Algorithms", 418},
+                                                             {"Neural_Networks", 818},
+                                                             {"Probabilistic_Methods", 426},
+                                                             {"Reinforcement_Learning", 217},
+                                                             {"Rule_Learning", 180},
+                                                             {"Theory", 351}}));
   EXPECT_EQ(ds.node_names.size(), 2708u);
   EXPECT_TRUE(ds.splits.empty());
   EXPECT_TRUE(ds.default_split.empty());
@@ -97,8 +99,9 @@ TEST(LoadNpz, CiteseerHasTheRecordedStatistics) {
   EXPECT_EQ(ds.num_features(), 3703);
   EXPECT_EQ(ds.features.nnz(), 105165);
   EXPECT_EQ(ds.num_classes(), 6);
-  EXPECT_EQ(class_histogram(ds), (std::map<std::string, int>{
-                                     {"Agents", 596}, {"AI", 249}, {"DB", 701}, {"IR", 668}, {"ML", 590}, {"HCI", 508}}));
+  EXPECT_EQ(class_histogram(ds),
+            (std::map<std::string, int>{
+                {"Agents", 596}, {"AI", 249}, {"DB", 701}, {"IR", 668}, {"ML", 590}, {"HCI", 508}}));
 }
 
 TEST(LoadNpz, CiteseerSelfLoopPolicies) {
@@ -123,8 +126,12 @@ TEST(LoadNpz, RecompressedCoraWithDeflateAndZip64LoadsIdentically) {
   std::vector<ZipEntry> entries;
   for (size_t i = 0; i < zip.members().size(); ++i) {
     const ZipMember& m = zip.members()[i];
-    entries.push_back({.name = m.name, .data = zip.extract(m), .deflate = true, .local_zip64 = true,
-                       .central_zip64 = i % 3 == 0, .descriptor = i % 2 == 0});
+    entries.push_back({.name = m.name,
+                       .data = zip.extract(m),
+                       .deflate = true,
+                       .local_zip64 = true,
+                       .central_zip64 = i % 3 == 0,
+                       .descriptor = i % 2 == 0});
   }
   const std::string repacked = make_zip(entries, true);
   EXPECT_LT(repacked.size(), stored.size() / 2);
@@ -156,7 +163,10 @@ TEST(LoadNpz, TinyFileAsStoredKeepsDirectionAndWeights) {
     EXPECT_EQ(ds.labels.classes, (std::vector<int32_t>{0, 2, 1, 2}));
     EXPECT_EQ(ds.labels.class_names, (std::vector<std::string>{"alpha", "beta", "gamma"}));
     EXPECT_EQ(ds.num_classes(), 3);
-    EXPECT_EQ(ds.node_names, (std::vector<std::string>{"n0", "n1", "n\xC3\xA9" "2", "n3"}));
+    EXPECT_EQ(ds.node_names, (std::vector<std::string>{"n0", "n1",
+                                                       "n\xC3\xA9"
+                                                       "2",
+                                                       "n3"}));
   }
 }
 
@@ -216,9 +226,11 @@ TEST(LoadNpz, CsrMultiLabelsAndUnsortedFeatureColumns) {
   const Dataset ds = load_npz_from_bytes(zip_of(m), "ml.npz");
   ASSERT_TRUE(ds.labels.multi_label());
   const Tensor& y = ds.labels.multi_hot;
-  EXPECT_EQ(std::vector<float>(y.span().begin(), y.span().end()), (std::vector<float>{1, 0, 1, 0, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(std::vector<float>(y.span().begin(), y.span().end()),
+            (std::vector<float>{1, 0, 1, 0, 0, 0, 0, 1, 0}));
   const auto& f = ds.features.sparse();
-  EXPECT_EQ(std::vector<int32_t>(f.row_indices(0).begin(), f.row_indices(0).end()), (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(std::vector<int32_t>(f.row_indices(0).begin(), f.row_indices(0).end()),
+            (std::vector<int32_t>{1, 3}));
   EXPECT_EQ(std::vector<float>(f.row_values(0).begin(), f.row_values(0).end()), (std::vector<float>{2, 5}));
 }
 
@@ -232,7 +244,8 @@ TEST(LoadNpz, NotesIgnoredMembersAndSkipsPickledNames) {
   EXPECT_EQ(ds.num_classes(), 2);
   EXPECT_TRUE(ds.node_names.empty());
   const auto has_note = [&](const std::string& needle) {
-    return std::any_of(ds.notes.begin(), ds.notes.end(), [&](const std::string& n) { return n.find(needle) != std::string::npos; });
+    return std::any_of(ds.notes.begin(), ds.notes.end(),
+                       [&](const std::string& n) { return n.find(needle) != std::string::npos; });
   };
   EXPECT_TRUE(has_note("ignored member 'idx_to_node.npy'"));
   EXPECT_TRUE(has_note("node_names.npy: pickled object array"));
@@ -245,25 +258,42 @@ TEST(LoadNpz, InconsistentArraysAreParseErrorsNamingTheMember) {
     return zip_of(m);
   };
   expect_throw_naming<ParseError>(
-      [&] { (void)load_npz_from_bytes(with("adj_indptr", npy_bytes("<i8", {3}, raw<int64_t>({0, 2, 3}))), "e.npz"); },
+      [&] {
+        (void)load_npz_from_bytes(with("adj_indptr", npy_bytes("<i8", {3}, raw<int64_t>({0, 2, 3}))),
+                                  "e.npz");
+      },
       {"e.npz:adj_indptr.npy", "3 entries", "expected adj_shape[0] + 1 = 4"});
   expect_throw_naming<ParseError>(
-      [&] { (void)load_npz_from_bytes(with("adj_indices", npy_bytes("<i8", {3}, raw<int64_t>({1, 7, 1}))), "e.npz"); },
+      [&] {
+        (void)load_npz_from_bytes(with("adj_indices", npy_bytes("<i8", {3}, raw<int64_t>({1, 7, 1}))),
+                                  "e.npz");
+      },
       {"e.npz:adj_indices.npy", "entry 1 is 7", "[0, 3)"});
   expect_throw_naming<ParseError>(
-      [&] { (void)load_npz_from_bytes(with("adj_indptr", npy_bytes("<i8", {4}, raw<int64_t>({0, 2, 1, 3}))), "e.npz"); },
+      [&] {
+        (void)load_npz_from_bytes(with("adj_indptr", npy_bytes("<i8", {4}, raw<int64_t>({0, 2, 1, 3}))),
+                                  "e.npz");
+      },
       {"e.npz:adj_indptr.npy", "entry 2 (1) is less than entry 1 (2)"});
   expect_throw_naming<ParseError>(
-      [&] { (void)load_npz_from_bytes(with("adj_shape", npy_bytes("<i8", {2}, raw<int64_t>({3, 4}))), "e.npz"); },
+      [&] {
+        (void)load_npz_from_bytes(with("adj_shape", npy_bytes("<i8", {2}, raw<int64_t>({3, 4}))), "e.npz");
+      },
       {"e.npz", "square"});
   expect_throw_naming<ParseError>(
-      [&] { (void)load_npz_from_bytes(with("labels", npy_bytes("<i8", {2}, raw<int64_t>({0, 1}))), "e.npz"); },
+      [&] {
+        (void)load_npz_from_bytes(with("labels", npy_bytes("<i8", {2}, raw<int64_t>({0, 1}))), "e.npz");
+      },
       {"e.npz:labels.npy", "2 labels", "one per node (3)"});
   expect_throw_naming<ParseError>(
-      [&] { (void)load_npz_from_bytes(with("labels", npy_bytes("<f4", {3}, raw<float>({0, 0.5f, 1}))), "e.npz"); },
+      [&] {
+        (void)load_npz_from_bytes(with("labels", npy_bytes("<f4", {3}, raw<float>({0, 0.5f, 1}))), "e.npz");
+      },
       {"e.npz:labels.npy", "element 1", "0.5"});
   expect_throw_naming<ParseError>(
-      [&] { (void)load_npz_from_bytes(with("labels", npy_bytes("<i4", {3}, raw<int32_t>({0, -2, 1}))), "e.npz"); },
+      [&] {
+        (void)load_npz_from_bytes(with("labels", npy_bytes("<i4", {3}, raw<int32_t>({0, -2, 1}))), "e.npz");
+      },
       {"e.npz:labels.npy", "node 1 has label -2"});
   expect_throw_naming<ParseError>(
       [&] {
@@ -274,7 +304,10 @@ TEST(LoadNpz, InconsistentArraysAreParseErrorsNamingTheMember) {
       },
       {"e.npz:labels.npy", "node 2 has label 2", "class_names lists only 2"});
   expect_throw_naming<ParseError>(
-      [&] { (void)load_npz_from_bytes(with("node_names", npy_bytes("<U1", {1}, edgeattn::testing::utf32({"a"}, 1))), "e.npz"); },
+      [&] {
+        (void)load_npz_from_bytes(
+            with("node_names", npy_bytes("<U1", {1}, edgeattn::testing::utf32({"a"}, 1))), "e.npz");
+      },
       {"e.npz:node_names.npy", "1 names", "one per node (3)"});
   expect_throw_naming<ParseError>(
       [&] {

@@ -23,8 +23,8 @@ class OgbDir : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("edgeattn_ogb_" + std::to_string(::getpid()) + "_" + info->name()) / "ogbn-tiny";
+    dir_ = fs::temp_directory_path() / ("edgeattn_ogb_" + std::to_string(::getpid()) + "_" + info->name()) /
+           "ogbn-tiny";
     fs::remove_all(dir_.parent_path());
     fs::create_directories(dir_);
     // 5 nodes; edges 0->1, 1->2, 2->0, 3->4, 4->4 (a self-loop)
@@ -99,8 +99,9 @@ TEST_F(OgbDir, DefaultSplitFollowsTheOptionThenTheRule) {
   EXPECT_EQ(load_ogb_node_dataset(dir_, opts(false, SelfLoops::keep, "random")).default_split, "random");
   fs::remove_all(dir_ / "split/time");
   EXPECT_EQ(load_ogb_node_dataset(dir_).default_split, "random");
-  expect_throw_naming<InvalidArgument>([&] { (void)load_ogb_node_dataset(dir_, opts(false, SelfLoops::keep, "time")); },
-                                       {"no split 'time'", "random"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)load_ogb_node_dataset(dir_, opts(false, SelfLoops::keep, "time")); },
+      {"no split 'time'", "random"});
   fs::remove_all(dir_ / "split");
   const Dataset none = load_ogb_node_dataset(dir_);
   EXPECT_TRUE(none.splits.empty());
@@ -124,8 +125,9 @@ TEST_F(OgbDir, SeveralEdgeFeatureColumnsAreNotedNotLoaded) {
   put("raw/edge-feat.csv.gz", "1,2\n3,4\n5,6\n7,8\n9,10\n");
   const Dataset ds = load_ogb_node_dataset(dir_);
   EXPECT_TRUE(ds.edge_weight.empty());
-  EXPECT_TRUE(std::any_of(ds.notes.begin(), ds.notes.end(),
-                          [](const std::string& n) { return n.find("2 edge feature columns not loaded") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(ds.notes.begin(), ds.notes.end(), [](const std::string& n) {
+    return n.find("2 edge feature columns not loaded") != std::string::npos;
+  }));
 }
 
 TEST_F(OgbDir, UncompressedFilesLoadToo) {
@@ -136,21 +138,26 @@ TEST_F(OgbDir, UncompressedFilesLoadToo) {
 
 TEST_F(OgbDir, MissingFilesAreIoErrorsNamingThem) {
   fs::remove(dir_ / "raw/edge.csv.gz");
-  expect_throw_naming<IoError>([&] { (void)load_ogb_node_dataset(dir_); }, {path("raw/edge.csv.gz"), "no such file"});
+  expect_throw_naming<IoError>([&] { (void)load_ogb_node_dataset(dir_); },
+                               {path("raw/edge.csv.gz"), "no such file"});
   fs::remove(dir_ / "raw/num-node-list.csv.gz");
-  expect_throw_naming<IoError>([&] { (void)load_ogb_node_dataset(dir_); }, {path("raw/num-node-list.csv.gz")});
-  expect_throw_naming<IoError>([&] { (void)load_ogb_node_dataset(dir_ / "nope"); }, {"nope", "not a directory"});
+  expect_throw_naming<IoError>([&] { (void)load_ogb_node_dataset(dir_); },
+                               {path("raw/num-node-list.csv.gz")});
+  expect_throw_naming<IoError>([&] { (void)load_ogb_node_dataset(dir_ / "nope"); },
+                               {"nope", "not a directory"});
 }
 
 TEST_F(OgbDir, MissingSplitPartIsAnIoErrorNamingIt) {
   fs::remove(dir_ / "split/random/valid.csv.gz");
-  expect_throw_naming<IoError>([&] { (void)load_ogb_node_dataset(dir_); }, {path("split/random/valid.csv.gz")});
+  expect_throw_naming<IoError>([&] { (void)load_ogb_node_dataset(dir_); },
+                               {path("split/random/valid.csv.gz")});
 }
 
 TEST_F(OgbDir, CountsThatDisagreeNameBothFiles) {
   put("raw/num-edge-list.csv.gz", "6\n");
-  expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
-                                  {path("raw/edge.csv.gz"), "5 edges", path("raw/num-edge-list.csv.gz") + ":1 says 6"});
+  expect_throw_naming<ParseError>(
+      [&] { (void)load_ogb_node_dataset(dir_); },
+      {path("raw/edge.csv.gz"), "5 edges", path("raw/num-edge-list.csv.gz") + ":1 says 6"});
   put("raw/num-edge-list.csv.gz", "5\n");
   put("raw/node-feat.csv.gz", "1,2\n3,4\n");
   expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
@@ -178,7 +185,8 @@ TEST_F(OgbDir, BadIdsAndValuesNameTheFileAndLine) {
   expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
                                   {path("raw/edge.csv.gz") + ":2", "target node id", "'x'"});
   put("raw/edge.csv.gz", "0,1,7\n");
-  expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); }, {path("raw/edge.csv.gz") + ":1", "'7'"});
+  expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
+                                  {path("raw/edge.csv.gz") + ":1", "'7'"});
   put("raw/edge.csv.gz", "0,1\n1,2\n2,0\n3,4\n4,4\n");
   put("raw/node-label.csv.gz", "0\n1.5\n2\n0\n1\n");
   expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
@@ -191,11 +199,13 @@ TEST_F(OgbDir, BadIdsAndValuesNameTheFileAndLine) {
   expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
                                   {path("split/time/test.csv.gz") + ":2", "node id 9", "[0, 5)"});
   put("split/time/test.csv.gz", "4\n2\n4\n");
-  expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
-                                  {path("split/time/test.csv.gz") + ":3", "node 4 is listed again (first on line 1)"});
+  expect_throw_naming<ParseError>(
+      [&] { (void)load_ogb_node_dataset(dir_); },
+      {path("split/time/test.csv.gz") + ":3", "node 4 is listed again (first on line 1)"});
   put("split/time/test.csv.gz", "4\n0\n");
-  expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
-                                  {path("split/time/test.csv.gz") + ":2", "node 0 is also in", path("split/time/train.csv.gz")});
+  expect_throw_naming<ParseError>(
+      [&] { (void)load_ogb_node_dataset(dir_); },
+      {path("split/time/test.csv.gz") + ":2", "node 0 is also in", path("split/time/train.csv.gz")});
 }
 
 }  // namespace

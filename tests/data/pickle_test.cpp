@@ -51,10 +51,10 @@ TEST(Pickle, PlanetoidFeatureMatricesHaveTheRecordedShapesAndNnz) {
     int64_t rows, cols, nnz;
   };
   const Expected cases[] = {
-      {"cora", "x", 140, 1433, 2647},         {"cora", "tx", 1000, 1433, 17955},
-      {"cora", "allx", 1708, 1433, 31261},    {"citeseer", "x", 120, 3703, 3778},
-      {"citeseer", "tx", 1000, 3703, 31992},  {"citeseer", "allx", 2312, 3703, 73173},
-      {"pubmed", "x", 60, 500, 2819},         {"pubmed", "tx", 1000, 500, 50140},
+      {"cora", "x", 140, 1433, 2647},        {"cora", "tx", 1000, 1433, 17955},
+      {"cora", "allx", 1708, 1433, 31261},   {"citeseer", "x", 120, 3703, 3778},
+      {"citeseer", "tx", 1000, 3703, 31992}, {"citeseer", "allx", 2312, 3703, 73173},
+      {"pubmed", "x", 60, 500, 2819},        {"pubmed", "tx", 1000, 500, 50140},
   };
   for (const auto& e : cases) {
     SCOPED_TRACE(std::string(e.ds) + "." + e.object);
@@ -70,12 +70,13 @@ TEST(Pickle, CoraTxRowZeroHoldsTheWordsPythonReads) {
   // Read independently with Python's pickle module (numpy/scipy stubbed out) from ind.cora.tx.
   const Pickle p = read_pickle(planetoid_file("cora", "tx"));
   const CsrMatrix& tx = p.root().as_csr(p.name());
-  const std::vector<int32_t> row0 = {311, 314, 353, 505, 510, 621, 1075, 1132, 1171, 1226, 1230, 1301, 1379, 1389, 1392};
+  const std::vector<int32_t> row0 = {311,  314,  353,  505,  510,  621,  1075, 1132,
+                                     1171, 1226, 1230, 1301, 1379, 1389, 1392};
   EXPECT_EQ(as_int32(tx.row_indices(0)), row0);
   for (const float v : tx.row_values(0)) EXPECT_EQ(v, 1.f);
   EXPECT_EQ(as_int32(tx.row_indices(999)),
-            (std::vector<int32_t>{30, 65, 432, 548, 570, 610, 690, 720, 724, 749, 763, 993, 1058, 1143, 1150, 1170,
-                                  1177, 1205, 1274, 1392}));
+            (std::vector<int32_t>{30,  65,  432,  548,  570,  610,  690,  720,  724,  749,
+                                  763, 993, 1058, 1143, 1150, 1170, 1177, 1205, 1274, 1392}));
 }
 
 TEST(Pickle, PubmedTxKeepsItsFloat32TfIdfValues) {
@@ -155,10 +156,12 @@ TEST(Pickle, EveryPrefixOfCoraXIsRejected) { expect_every_prefix_rejected("x"); 
 TEST(Pickle, TruncationNamesTheOffsetAndWhatIsMissing) {
   const std::string bytes = read_file(planetoid_file("cora", "y"));
   // ind.cora.y's BINSTRING opcode is at byte 126 (pickletools.dis); cut inside its payload.
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(std::string_view(bytes).substr(0, 200), "ind.cora.y"); },
-                                  {"ind.cora.y: byte 126", "BINSTRING", "claims 3920 bytes", "only 69 remain"});
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(std::string_view(bytes).substr(0, bytes.size() - 1), "ind.cora.y"); },
-                                  {"ends before STOP"});
+  expect_throw_naming<ParseError>(
+      [&] { (void)parse_pickle(std::string_view(bytes).substr(0, 200), "ind.cora.y"); },
+      {"ind.cora.y: byte 126", "BINSTRING", "claims 3920 bytes", "only 69 remain"});
+  expect_throw_naming<ParseError>(
+      [&] { (void)parse_pickle(std::string_view(bytes).substr(0, bytes.size() - 1), "ind.cora.y"); },
+      {"ends before STOP"});
 }
 
 // --- hostile input -----------------------------------------------------------------------------
@@ -179,16 +182,19 @@ TEST(Pickle, RejectsAnAllowedGlobalCalledInAnotherWay) {
   expect_throw_naming<ParseError>([&] { (void)parse_pickle(v.bytes, "f"); }, {"defaultdict expects"});
   PickleWriter u;  // list() called through REDUCE
   u.proto().global("__builtin__", "list").empty_tuple().reduce().stop();
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(u.bytes, "f"); }, {"REDUCE of global __builtin__.list"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(u.bytes, "f"); },
+                                  {"REDUCE of global __builtin__.list"});
 }
 
 TEST(Pickle, RejectsOpcodesOutsideTheSubsetByName) {
   PickleWriter w;
   w.proto().op('X').le(3, 4).raw_byte('a').raw_byte('b').raw_byte('c').stop();  // BINUNICODE
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(w.bytes, "f"); }, {"f: byte 2", "BINUNICODE (0x58)", "not accepted"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(w.bytes, "f"); },
+                                  {"f: byte 2", "BINUNICODE (0x58)", "not accepted"});
   PickleWriter v;
   v.proto().op(0xff).stop();
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(v.bytes, "f"); }, {"byte 2", "unknown opcode 0xff"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(v.bytes, "f"); },
+                                  {"byte 2", "unknown opcode 0xff"});
   PickleWriter u;
   u.proto().op('j').le(0, 4).stop();  // LONG_BINGET is a real opcode Planetoid never uses
   expect_throw_naming<ParseError>([&] { (void)parse_pickle(u.bytes, "f"); }, {"LONG_BINGET"});
@@ -197,14 +203,16 @@ TEST(Pickle, RejectsOpcodesOutsideTheSubsetByName) {
 TEST(Pickle, RequiresProtocolTwoAtTheStartAndNothingAfterStop) {
   expect_throw_naming<ParseError>([] { (void)parse_pickle("N.", "f"); }, {"byte 0", "expected PROTO 2"});
   expect_throw_naming<ParseError>([] { (void)parse_pickle("\x80\x03N.", "f"); }, {"protocol 3"});
-  expect_throw_naming<ParseError>([] { (void)parse_pickle("\x80\x02N.N", "f"); }, {"byte 3", "STOP", "1 trailing bytes"});
+  expect_throw_naming<ParseError>([] { (void)parse_pickle("\x80\x02N.N", "f"); },
+                                  {"byte 3", "STOP", "1 trailing bytes"});
   expect_throw_naming<ParseError>([] { (void)parse_pickle("", "f"); }, {"empty file"});
 }
 
 TEST(Pickle, RejectsHugeClaimedLengths) {
   PickleWriter w;
   w.proto().op('T').le(0x7fffffff, 4).raw_byte('x').stop();
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(w.bytes, "f"); }, {"byte 2", "BINSTRING", "claims 2147483647 bytes"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(w.bytes, "f"); },
+                                  {"byte 2", "BINSTRING", "claims 2147483647 bytes"});
   PickleWriter n;
   n.proto().op('T').le(0xfffffff0, 4).stop();
   expect_throw_naming<ParseError>([&] { (void)parse_pickle(n.bytes, "f"); }, {"negative string length -16"});
@@ -221,27 +229,37 @@ std::string ndarray_with_shape(std::vector<int64_t> shape, const std::string& ra
 
 TEST(Pickle, ChecksNdarrayByteLengthAgainstItsShape) {
   EXPECT_NO_THROW((void)parse_pickle(ndarray_with_shape({2, 3}, std::string(24, '\0')), "f"));
-  expect_throw_naming<ParseError>([] { (void)parse_pickle(ndarray_with_shape({2, 3}, std::string(20, '\0')), "f"); },
-                                  {"BUILD", "shape (2, 3)", "has 20 data bytes"});
+  expect_throw_naming<ParseError>(
+      [] {
+        (void)parse_pickle(ndarray_with_shape({2, 3}, std::string(20, '\0')), "f");
+      },
+      {"BUILD", "shape (2, 3)", "has 20 data bytes"});
   // A product that overflows 64 bits must not wrap around to the byte count.
   expect_throw_naming<ParseError>(
-      [] { (void)parse_pickle(ndarray_with_shape({int64_t{1} << 30, int64_t{1} << 30, int64_t{1} << 30, 16}, std::string(16, '\0')), "f"); },
+      [] {
+        (void)parse_pickle(ndarray_with_shape({int64_t{1} << 30, int64_t{1} << 30, int64_t{1} << 30, 16},
+                                              std::string(16, '\0')),
+                           "f");
+      },
       {"has 16 data bytes"});
 }
 
 TEST(Pickle, RejectsMemoIndicesThatWereNeverStored) {
   PickleWriter w;
   w.proto().none().put(1).get(7).stop();
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(w.bytes, "f"); }, {"byte 5", "BINGET", "memo index 7"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(w.bytes, "f"); },
+                                  {"byte 5", "BINGET", "memo index 7"});
 }
 
 TEST(Pickle, RejectsStackUnderflowAndUnbalancedMarks) {
   PickleWriter a;
   a.proto().none().tuple_n(2).stop();
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(a.bytes, "f"); }, {"TUPLE2", "stack underflow", "needs 2 values, found 1"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(a.bytes, "f"); },
+                                  {"TUPLE2", "stack underflow", "needs 2 values, found 1"});
   PickleWriter b;
   b.proto().empty_list().mark().append().stop();  // APPEND may not reach below the MARK
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(b.bytes, "f"); }, {"APPEND", "above the last MARK"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(b.bytes, "f"); },
+                                  {"APPEND", "above the last MARK"});
   PickleWriter c;
   c.proto().none().tuple().stop();
   expect_throw_naming<ParseError>([&] { (void)parse_pickle(c.bytes, "f"); }, {"TUPLE", "no MARK"});
@@ -250,7 +268,8 @@ TEST(Pickle, RejectsStackUnderflowAndUnbalancedMarks) {
   expect_throw_naming<ParseError>([&] { (void)parse_pickle(d.bytes, "f"); }, {"STOP", "1 unclosed MARK"});
   PickleWriter e;
   e.proto().none().none().stop();
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(e.bytes, "f"); }, {"STOP", "2 values on the stack"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(e.bytes, "f"); },
+                                  {"STOP", "2 values on the stack"});
   PickleWriter f;
   f.proto().put(0);
   expect_throw_naming<ParseError>([&] { (void)parse_pickle(f.bytes, "f"); }, {"BINPUT", "stack underflow"});
@@ -262,7 +281,8 @@ TEST(Pickle, DeepNestingIsBoundedOrHarmless) {
   PickleWriter marks;
   marks.proto();
   for (int i = 0; i < 9; ++i) marks.mark();
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(marks.bytes, "f", limits); }, {"byte 10", "MARKs nest deeper than 8"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(marks.bytes, "f", limits); },
+                                  {"byte 10", "MARKs nest deeper than 8"});
 
   // 100000 nested lists parse without recursion (nothing walks the tree recursively, and the
   // arena frees it flat).
@@ -273,7 +293,8 @@ TEST(Pickle, DeepNestingIsBoundedOrHarmless) {
   lists.stop();
   const Pickle p = parse_pickle(lists.bytes, "f");
   EXPECT_EQ(p.root().kind, Value::Kind::list);
-  expect_throw_naming<ParseError>([&] { (void)p.root().as_csr(p.name()); }, {"f: byte 2", "expected a scipy.sparse.csr_matrix, found list"});
+  expect_throw_naming<ParseError>([&] { (void)p.root().as_csr(p.name()); },
+                                  {"f: byte 2", "expected a scipy.sparse.csr_matrix, found list"});
 }
 
 TEST(Pickle, StackAndValueCountsAreLimited) {
@@ -282,7 +303,8 @@ TEST(Pickle, StackAndValueCountsAreLimited) {
   PickleWriter w;
   w.proto();
   for (int i = 0; i < 101; ++i) w.none();
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(w.bytes, "f", limits); }, {"stack grows beyond 100"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(w.bytes, "f", limits); },
+                                  {"stack grows beyond 100"});
   limits = {};
   limits.max_values = 50;
   PickleWriter v;
@@ -302,24 +324,41 @@ TEST(Pickle, SelfReferencingListsNeitherLeakNorLoop) {
 // --- csr_matrix state ----------------------------------------------------------------------------
 
 TEST(Pickle, SortsUnsortedCsrRowsWithTheirValues) {
-  const Pickle p = parse_pickle(testing::csr_pickle(2, 4, {0, 3, 4}, {3, 0, 2, 1}, {1.f, 2.f, 3.f, 4.f}), "f");
+  const Pickle p =
+      parse_pickle(testing::csr_pickle(2, 4, {0, 3, 4}, {3, 0, 2, 1}, {1.f, 2.f, 3.f, 4.f}), "f");
   const CsrMatrix& m = p.root().as_csr(p.name());
   EXPECT_EQ(as_int32(m.row_indices(0)), (std::vector<int32_t>{0, 2, 3}));
-  EXPECT_EQ(std::vector<float>(m.row_values(0).begin(), m.row_values(0).end()), (std::vector<float>{2.f, 3.f, 1.f}));
+  EXPECT_EQ(std::vector<float>(m.row_values(0).begin(), m.row_values(0).end()),
+            (std::vector<float>{2.f, 3.f, 1.f}));
   EXPECT_EQ(as_int32(m.row_indices(1)), (std::vector<int32_t>{1}));
 }
 
 TEST(Pickle, RejectsInconsistentCsrArrays) {
-  expect_throw_naming<ParseError>([] { (void)parse_pickle(testing::csr_pickle(2, 4, {0, 2, 2}, {1, 1}, {1.f, 1.f}), "m.pkl"); },
-                                  {"m.pkl: byte", "BUILD", "row 0 repeats column 1"});
-  expect_throw_naming<ParseError>([] { (void)parse_pickle(testing::csr_pickle(2, 4, {0, 1, 2}, {1, 4}, {1.f, 1.f}), "m.pkl"); },
-                                  {"'indices'[1] is 4", "[0, 4)"});
-  expect_throw_naming<ParseError>([] { (void)parse_pickle(testing::csr_pickle(3, 4, {0, 1, 2}, {1, 2}, {1.f, 1.f}), "m.pkl"); },
-                                  {"'indptr' has 3 entries, expected rows + 1 = 4"});
-  expect_throw_naming<ParseError>([] { (void)parse_pickle(testing::csr_pickle(2, 4, {0, 2, 1}, {1, 2}, {1.f, 1.f}), "m.pkl"); },
-                                  {"'indptr'[2] is 1"});
-  expect_throw_naming<ParseError>([] { (void)parse_pickle(testing::csr_pickle(2, 4, {0, 1, 2}, {1, 2}, {1.f}), "m.pkl"); },
-                                  {"2 column indices but 1 values"});
+  expect_throw_naming<ParseError>(
+      [] {
+        (void)parse_pickle(testing::csr_pickle(2, 4, {0, 2, 2}, {1, 1}, {1.f, 1.f}), "m.pkl");
+      },
+      {"m.pkl: byte", "BUILD", "row 0 repeats column 1"});
+  expect_throw_naming<ParseError>(
+      [] {
+        (void)parse_pickle(testing::csr_pickle(2, 4, {0, 1, 2}, {1, 4}, {1.f, 1.f}), "m.pkl");
+      },
+      {"'indices'[1] is 4", "[0, 4)"});
+  expect_throw_naming<ParseError>(
+      [] {
+        (void)parse_pickle(testing::csr_pickle(3, 4, {0, 1, 2}, {1, 2}, {1.f, 1.f}), "m.pkl");
+      },
+      {"'indptr' has 3 entries, expected rows + 1 = 4"});
+  expect_throw_naming<ParseError>(
+      [] {
+        (void)parse_pickle(testing::csr_pickle(2, 4, {0, 2, 1}, {1, 2}, {1.f, 1.f}), "m.pkl");
+      },
+      {"'indptr'[2] is 1"});
+  expect_throw_naming<ParseError>(
+      [] {
+        (void)parse_pickle(testing::csr_pickle(2, 4, {0, 1, 2}, {1, 2}, {1.f}), "m.pkl");
+      },
+      {"2 column indices but 1 values"});
 }
 
 TEST(Pickle, RejectsUnexpectedCsrStateKeysAndASecondBuild) {
@@ -331,7 +370,8 @@ TEST(Pickle, RejectsUnexpectedCsrStateKeysAndASecondBuild) {
 
   std::string twice = testing::csr_pickle(1, 1, {0, 0}, {}, {});
   twice.insert(twice.size() - 1, "}b");  // EMPTY_DICT BUILD on the finished matrix
-  expect_throw_naming<ParseError>([&] { (void)parse_pickle(twice, "f"); }, {"BUILD on a scipy.sparse.csr_matrix"});
+  expect_throw_naming<ParseError>([&] { (void)parse_pickle(twice, "f"); },
+                                  {"BUILD on a scipy.sparse.csr_matrix"});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "edgeattn/data/planetoid.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -8,8 +9,6 @@
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "data/pickle.hpp"
 #include "edgeattn/core/file_io.hpp"
@@ -22,7 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 using edgeattn::testing::expect_throw_naming;
 
-fs::path planetoid_dir(const std::string& ds) { return fs::path(EDGEATTN_SOURCE_DIR) / "datasets" / ds / "planetoid"; }
+fs::path planetoid_dir(const std::string& ds) {
+  return fs::path(EDGEATTN_SOURCE_DIR) / "datasets" / ds / "planetoid";
+}
 fs::path planetoid_file(const std::string& ds, const std::string& object) {
   return planetoid_dir(ds) / ("ind." + ds + "." + object);
 }
@@ -46,11 +47,16 @@ std::vector<int64_t> range(int64_t b, int64_t e) {
   return v;
 }
 
-std::vector<int32_t> cols_of(const CsrMatrix& m, int64_t r) { return {m.row_indices(r).begin(), m.row_indices(r).end()}; }
-std::vector<float> vals_of(const CsrMatrix& m, int64_t r) { return {m.row_values(r).begin(), m.row_values(r).end()}; }
+std::vector<int32_t> cols_of(const CsrMatrix& m, int64_t r) {
+  return {m.row_indices(r).begin(), m.row_indices(r).end()};
+}
+std::vector<float> vals_of(const CsrMatrix& m, int64_t r) {
+  return {m.row_values(r).begin(), m.row_values(r).end()};
+}
 
 bool has_note(const Dataset& ds, const std::string& needle) {
-  return std::any_of(ds.notes.begin(), ds.notes.end(), [&](const std::string& n) { return n.find(needle) != std::string::npos; });
+  return std::any_of(ds.notes.begin(), ds.notes.end(),
+                     [&](const std::string& n) { return n.find(needle) != std::string::npos; });
 }
 
 /// A scratch directory holding copies of one dataset's Planetoid files, removed afterwards.
@@ -62,7 +68,8 @@ class Scratch {
            ("edgeattn_planetoid_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::create_directories(dir_);
     if (copy)
-      for (const auto& entry : fs::directory_iterator(planetoid_dir(ds))) fs::copy_file(entry.path(), dir_ / entry.path().filename());
+      for (const auto& entry : fs::directory_iterator(planetoid_dir(ds)))
+        fs::copy_file(entry.path(), dir_ / entry.path().filename());
   }
   ~Scratch() {
     std::error_code ec;
@@ -70,7 +77,9 @@ class Scratch {
   }
   const fs::path& dir() const { return dir_; }
   fs::path file(const std::string& object) const { return dir_ / ("ind." + ds_ + "." + object); }
-  void write(const std::string& object, const std::string& bytes) const { write_file_atomic(file(object), bytes); }
+  void write(const std::string& object, const std::string& bytes) const {
+    write_file_atomic(file(object), bytes);
+  }
 
  private:
   std::string ds_;
@@ -180,7 +189,8 @@ void expect_test_rows_follow_test_index(const std::string& name) {
   const CsrMatrix& f = ds.features.sparse();
   for (size_t i = 0; i < test.size(); ++i) {
     const int64_t v = test[i];
-    ASSERT_EQ(cols_of(f, v), cols_of(tx, static_cast<int64_t>(i))) << "node " << v << " (line " << i + 1 << ")";
+    ASSERT_EQ(cols_of(f, v), cols_of(tx, static_cast<int64_t>(i)))
+        << "node " << v << " (line " << i + 1 << ")";
     ASSERT_EQ(vals_of(f, v), vals_of(tx, static_cast<int64_t>(i))) << "node " << v;
     const int64_t c = ds.labels.classes[static_cast<size_t>(v)];
     ASSERT_EQ(ty.integer_at(static_cast<int64_t>(i) * ty.shape[1] + c), 1) << "node " << v;
@@ -194,18 +204,20 @@ TEST(Planetoid, NodeTestIndexIGetsRowIOfTx) {
   // words; line 1000 names the node holding tx row 999.
   const Dataset cora = load_planetoid(planetoid_dir("cora"), "cora");
   EXPECT_EQ(cols_of(cora.features.sparse(), 2692),
-            (std::vector<int32_t>{311, 314, 353, 505, 510, 621, 1075, 1132, 1171, 1226, 1230, 1301, 1379, 1389, 1392}));
+            (std::vector<int32_t>{311, 314, 353, 505, 510, 621, 1075, 1132, 1171, 1226, 1230, 1301, 1379,
+                                  1389, 1392}));
   const int64_t last = test_index_of("cora").back();
   EXPECT_EQ(cols_of(cora.features.sparse(), last),
-            (std::vector<int32_t>{30, 65, 432, 548, 570, 610, 690, 720, 724, 749, 763, 993, 1058, 1143, 1150, 1170,
-                                  1177, 1205, 1274, 1392}));
+            (std::vector<int32_t>{30,  65,  432,  548,  570,  610,  690,  720,  724,  749,
+                                  763, 993, 1058, 1143, 1150, 1170, 1177, 1205, 1274, 1392}));
 }
 
 TEST(Planetoid, NonTestNodesTakeAllxRowsAndXIsItsPrefix) {
   for (const std::string name : {"cora", "citeseer"}) {
     SCOPED_TRACE(name);
     const Dataset ds = load_planetoid(planetoid_dir(name), name);
-    const Pickle allx_p = read_pickle(planetoid_file(name, "allx")), x_p = read_pickle(planetoid_file(name, "x"));
+    const Pickle allx_p = read_pickle(planetoid_file(name, "allx")),
+                 x_p = read_pickle(planetoid_file(name, "x"));
     const CsrMatrix& allx = allx_p.root().as_csr(allx_p.name());
     const CsrMatrix& x = x_p.root().as_csr(x_p.name());
     for (int64_t r = 0; r < allx.rows(); ++r) {
@@ -213,7 +225,8 @@ TEST(Planetoid, NonTestNodesTakeAllxRowsAndXIsItsPrefix) {
       ASSERT_EQ(vals_of(ds.features.sparse(), r), vals_of(allx, r)) << r;
     }
     for (int64_t r = 0; r < x.rows(); ++r) ASSERT_EQ(cols_of(x, r), cols_of(allx, r)) << r;
-    EXPECT_EQ(allx.nnz() + read_pickle(planetoid_file(name, "tx")).root().as_csr("tx").nnz(), ds.features.nnz());
+    EXPECT_EQ(allx.nnz() + read_pickle(planetoid_file(name, "tx")).root().as_csr("tx").nnz(),
+              ds.features.nnz());
   }
 }
 
@@ -225,7 +238,8 @@ TEST(Planetoid, GraphIsSymmetricWithSortedRows) {
       ASSERT_TRUE(std::is_sorted(row.begin(), row.end()));
       for (const int32_t v : row) {
         const auto back = ds.graph.row(v);
-        ASSERT_TRUE(std::binary_search(back.begin(), back.end(), static_cast<int32_t>(u))) << name << ": " << v << "->" << u;
+        ASSERT_TRUE(std::binary_search(back.begin(), back.end(), static_cast<int32_t>(u)))
+            << name << ": " << v << "->" << u;
       }
     }
   }
@@ -237,21 +251,24 @@ TEST(Planetoid, FullSplitTrainsOnEveryOtherLabelledNode) {
   EXPECT_EQ(cora.split().train.size(), 2708u - 1500u);
   EXPECT_EQ(cora.split().val, cora.split("public").val);
   EXPECT_EQ(cora.split().test, cora.split("public").test);
-  std::vector<int64_t> expected = range(0, 140);  // public train, then everything after val up to the test ids
+  std::vector<int64_t> expected =
+      range(0, 140);  // public train, then everything after val up to the test ids
   for (const int64_t v : range(640, 1708)) expected.push_back(v);
   EXPECT_EQ(cora.split().train, expected);
   const Dataset citeseer = load_planetoid(planetoid_dir("citeseer"), "citeseer");
   EXPECT_EQ(citeseer.split("full").train.size(), 3327u - 1500u - 15u);
-  expect_throw_naming<InvalidArgument>([] { (void)load_planetoid(planetoid_dir("cora"), "cora", {.default_split = "random"}); },
-                                       {"'random'", "public", "full"});
+  expect_throw_naming<InvalidArgument>(
+      [] { (void)load_planetoid(planetoid_dir("cora"), "cora", {.default_split = "random"}); },
+      {"'random'", "public", "full"});
 }
 
 // --- PubMed --------------------------------------------------------------------------------------
 
 TEST(Planetoid, PubmedWithoutAllxExplainsWhereToGetIt) {
-  expect_throw_naming<IoError>([] { (void)load_planetoid(planetoid_dir("pubmed"), "pubmed"); },
-                               {"ind.pubmed.allx", "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e",
-                                "7578385", "https://github.com/kimiyoung/planetoid", "data/ind.pubmed.allx"});
+  expect_throw_naming<IoError>(
+      [] { (void)load_planetoid(planetoid_dir("pubmed"), "pubmed"); },
+      {"ind.pubmed.allx", "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e", "7578385",
+       "https://github.com/kimiyoung/planetoid", "data/ind.pubmed.allx"});
 }
 
 TEST(Planetoid, PubmedLoadsWithASyntheticAllx) {
@@ -352,7 +369,8 @@ std::string one_hot(int64_t rows, int64_t classes, int64_t bad_row = -1) {
 TEST(Planetoid, MissingFileNamesIt) {
   const Scratch s("cora");
   fs::remove(s.file("ty"));
-  expect_throw_naming<IoError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {s.file("ty").string(), "missing"});
+  expect_throw_naming<IoError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                               {s.file("ty").string(), "missing"});
 }
 
 TEST(Planetoid, RowCountsThatDisagreeNameBothFiles) {
@@ -365,7 +383,8 @@ TEST(Planetoid, RowCountsThatDisagreeNameBothFiles) {
   expect_throw_naming<InvalidArgument>([&] { (void)load_planetoid(s.dir(), "cora"); },
                                        {"ind.cora.tx has 1000 rows", "ind.cora.ty has 999"});
   s.write("ty", one_hot(1000, 6));
-  expect_throw_naming<InvalidArgument>([&] { (void)load_planetoid(s.dir(), "cora"); }, {"ind.cora.ty has 6 classes", "ind.cora.ally has 7"});
+  expect_throw_naming<InvalidArgument>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                       {"ind.cora.ty has 6 classes", "ind.cora.ally has 7"});
 }
 
 TEST(Planetoid, FeatureColumnsThatDisagreeNameBothFiles) {
@@ -378,7 +397,8 @@ TEST(Planetoid, FeatureColumnsThatDisagreeNameBothFiles) {
 TEST(Planetoid, OneHotRowsWithoutExactlyOneOneAreRejected) {
   const Scratch s("cora");
   s.write("ally", one_hot(1708, 7, /*bad_row=*/3));
-  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {"ind.cora.ally", "row 3 has 2 ones"});
+  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                  {"ind.cora.ally", "row 3 has 2 ones"});
 }
 
 TEST(Planetoid, GraphIdsOutOfRangeAreRejected) {
@@ -396,9 +416,11 @@ TEST(Planetoid, GraphIdsOutOfRangeAreRejected) {
   lists.pop_back();  // 2707 keys, but test ids reach 2707
   lists.back().pop_back();
   s.write("graph", testing::graph_pickle(lists));
-  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {"ind.cora.test.index:", "2707"});
+  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                  {"ind.cora.test.index:", "2707"});
   s.write("graph", read_file(planetoid_file("cora", "y")));
-  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {"ind.cora.graph", "defaultdict", "numpy.ndarray"});
+  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                  {"ind.cora.graph", "defaultdict", "numpy.ndarray"});
 }
 
 TEST(Planetoid, BadTestIndexFilesAreRejectedNamingTheLine) {
@@ -415,13 +437,17 @@ TEST(Planetoid, BadTestIndexFilesAreRejectedNamingTheLine) {
     return out;
   };
   s.write("test.index", with_line(3, "2692"));  // line 1 is 2692 already
-  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {"ind.cora.test.index:3", "2692", "repeats line 1"});
+  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                  {"ind.cora.test.index:3", "2692", "repeats line 1"});
   s.write("test.index", with_line(4, "99"));
-  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {"ind.cora.test.index:4", "99", "outside"});
+  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                  {"ind.cora.test.index:4", "99", "outside"});
   s.write("test.index", with_line(5, "27o8"));
-  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {"ind.cora.test.index:5", "27o8"});
+  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                  {"ind.cora.test.index:5", "27o8"});
   s.write("test.index", good.substr(0, good.size() - 5));  // 999 ids
-  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {"ind.cora.test.index", "999 ids", "1000"});
+  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                  {"ind.cora.test.index", "999 ids", "1000"});
 }
 
 TEST(Planetoid, TestIdsMustStartRightAfterAllx) {
@@ -430,9 +456,11 @@ TEST(Planetoid, TestIdsMustStartRightAfterAllx) {
   const Pickle allx_p = read_pickle(planetoid_file("cora", "allx"));
   const CsrMatrix& allx = allx_p.root().as_csr(allx_p.name());
   const int64_t keep = 1707, nnz = allx.indptr()[keep];
-  s.write("allx", testing::csr_pickle(keep, 1433, std::vector<int32_t>(allx.indptr().begin(), allx.indptr().begin() + keep + 1),
-                                      std::vector<int32_t>(allx.indices().begin(), allx.indices().begin() + nnz),
-                                      std::vector<float>(allx.values().begin(), allx.values().begin() + nnz)));
+  s.write("allx",
+          testing::csr_pickle(keep, 1433,
+                              std::vector<int32_t>(allx.indptr().begin(), allx.indptr().begin() + keep + 1),
+                              std::vector<int32_t>(allx.indices().begin(), allx.indices().begin() + nnz),
+                              std::vector<float>(allx.values().begin(), allx.values().begin() + nnz)));
   s.write("ally", one_hot(keep, 7));
   expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
                                   {"ind.cora.test.index", "smallest test id is 1708", "len(allx) = 1707"});
@@ -443,7 +471,8 @@ TEST(Planetoid, CorruptPicklesNameTheFile) {
   std::string x = read_file(s.file("x"));
   x.resize(x.size() / 2);
   s.write("x", x);
-  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); }, {s.file("x").string() + ": byte"});
+  expect_throw_naming<ParseError>([&] { (void)load_planetoid(s.dir(), "cora"); },
+                                  {s.file("x").string() + ": byte"});
 }
 
 }  // namespace

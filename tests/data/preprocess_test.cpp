@@ -41,7 +41,9 @@ Dataset six_nodes() {
   return ds;
 }
 
-int64_t old_id(const Dataset& ds, int64_t v) { return std::stoi(ds.node_names[static_cast<size_t>(v)].substr(1)); }
+int64_t old_id(const Dataset& ds, int64_t v) {
+  return std::stoi(ds.node_names[static_cast<size_t>(v)].substr(1));
+}
 
 // Every node's features and label followed its name; every edge's weight followed the edge.
 // `reversed_ok`: an edge whose reverse was an original edge may carry the reverse's weight.
@@ -59,7 +61,8 @@ void expect_aligned(const Dataset& ds, bool reversed_ok = false) {
     EXPECT_EQ(ds.labels.classes[static_cast<size_t>(v)], orig.labels.classes[static_cast<size_t>(o)]);
   }
   for (int64_t i = 0; i < ds.num_nodes(); ++i)
-    for (int64_t p = ds.graph.row_ptr()[static_cast<size_t>(i)]; p < ds.graph.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
+    for (int64_t p = ds.graph.row_ptr()[static_cast<size_t>(i)];
+         p < ds.graph.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
       const int64_t oi = old_id(ds, i), oj = old_id(ds, ds.graph.col_idx()[static_cast<size_t>(p)]);
       const float w = ds.edge_weight[static_cast<size_t>(p)];
       if (orig_edges.contains({oi, oj}))
@@ -98,8 +101,11 @@ TEST(Reorder, CarriesSparseFeaturesAndMultiHotLabels) {
 }
 
 TEST(Reorder, RejectsWhatIsNotAPermutation) {
-  testing::expect_throw_naming<GraphError>([] { reorder(six_nodes(), I64{0, 1, 2, 3, 4, 4}); },
-                                           {"new_of_old[5]", "permutation"});
+  testing::expect_throw_naming<GraphError>(
+      [] {
+        reorder(six_nodes(), I64{0, 1, 2, 3, 4, 4});
+      },
+      {"new_of_old[5]", "permutation"});
 }
 
 TEST(LargestComponent, DropsTheOtherNodesFromEveryPart) {

@@ -29,7 +29,8 @@ LoadOptions at(const fs::path& root, const std::string& format = {}, bool verify
 
 // A private data root holding a copy of the shipped files of one dataset/format.
 fs::path copy_root(const std::string& tag, const std::string& dataset, const std::string& format) {
-  const fs::path root = fs::temp_directory_path() / ("edgeattn_registry_" + tag + "_" + std::to_string(::getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("edgeattn_registry_" + tag + "_" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root / dataset / format);
   for (const auto& e : fs::directory_iterator(kShipped / dataset / format))
@@ -96,28 +97,32 @@ TEST(Registry, AModifiedFileIsAChecksumErrorNamingBothDigests) {
   std::string y = read_file(root / "cora/planetoid/ind.cora.y");
   y[y.size() / 2] ^= 1;
   write_file_atomic(root / "cora/planetoid/ind.cora.y", y);
-  expect_throw_naming<ChecksumError>([&] { load_dataset("cora", at(root)); },
-                                     {"ind.cora.y", sha256_hex(y),
-                                      "94465c14eb53e04ca262198dcbb2521ee8af60fb3f3d546cd6ca24a511b0e7d1"});
+  expect_throw_naming<ChecksumError>(
+      [&] { load_dataset("cora", at(root)); },
+      {"ind.cora.y", sha256_hex(y), "94465c14eb53e04ca262198dcbb2521ee8af60fb3f3d546cd6ca24a511b0e7d1"});
   // Opting out of verification skips the check (the loader's own checks still apply) and says so.
-  expect_throw_naming<ParseError>([&] { load_dataset("cora", at(root, "", false)); }, {"ind.cora.y", "one-hot"});
+  expect_throw_naming<ParseError>([&] { load_dataset("cora", at(root, "", false)); },
+                                  {"ind.cora.y", "one-hot"});
   const Dataset ds = load_dataset("cora", at(kShipped, "", false));
-  EXPECT_NE(std::find(ds.notes.begin(), ds.notes.end(), "checksums not verified (LoadOptions::verify = false)"),
-            ds.notes.end());
+  EXPECT_NE(
+      std::find(ds.notes.begin(), ds.notes.end(), "checksums not verified (LoadOptions::verify = false)"),
+      ds.notes.end());
 }
 
 TEST(Registry, AMissingFileNamesItsChecksumAndWhereItIsPublished) {
   const fs::path root = copy_root("missing", "cora", "planetoid");
   fs::remove(root / "cora/planetoid/ind.cora.tx");
-  expect_throw_naming<IoError>([&] { load_dataset("cora", at(root)); },
-                               {"ind.cora.tx", "b9afbaa4a400df991f6f02ef677e1e44da55ffc04801fd02f9e673987829226a",
-                                "148025 bytes", "https://github.com/kimiyoung/planetoid/raw/master/data/ind.cora.tx"});
+  expect_throw_naming<IoError>(
+      [&] { load_dataset("cora", at(root)); },
+      {"ind.cora.tx", "b9afbaa4a400df991f6f02ef677e1e44da55ffc04801fd02f9e673987829226a", "148025 bytes",
+       "https://github.com/kimiyoung/planetoid/raw/master/data/ind.cora.tx"});
 }
 
 TEST(Registry, PubmedWithoutAllxSaysWhichFileToFetch) {
-  expect_throw_naming<IoError>([&] { load_dataset("pubmed", at(kShipped)); },
-                               {"ind.pubmed.allx", "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e",
-                                "7578385 bytes", "kimiyoung/planetoid"});
+  expect_throw_naming<IoError>(
+      [&] { load_dataset("pubmed", at(kShipped)); },
+      {"ind.pubmed.allx", "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e", "7578385 bytes",
+       "kimiyoung/planetoid"});
 }
 
 TEST(Registry, AGzipCopyVerifiesByItsContent) {
@@ -139,8 +144,10 @@ TEST(Registry, TheDataRootComesFromTheEnvironment) {
 }
 
 TEST(Registry, UnknownNamesAndFormatsListTheKnownOnes) {
-  expect_throw_naming<InvalidArgument>([] { load_dataset("corra"); }, {"'corra'", "citeseer, cora, karate, pubmed"});
-  expect_throw_naming<InvalidArgument>([] { load_dataset("karate", at({}, "npz")); }, {"no format 'npz'", "adjlist"});
+  expect_throw_naming<InvalidArgument>([] { load_dataset("corra"); },
+                                       {"'corra'", "citeseer, cora, karate, pubmed"});
+  expect_throw_naming<InvalidArgument>([] { load_dataset("karate", at({}, "npz")); },
+                                       {"no format 'npz'", "adjlist"});
 }
 
 TEST(Registry, PathsLoadInAnySupportedFormat) {

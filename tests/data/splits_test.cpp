@@ -53,7 +53,8 @@ Split oracle(const Labels& labels, int64_t per_class, int64_t num_val, int64_t n
   }
   std::vector<int64_t> rest;
   for (size_t i = 0; i < labels.classes.size(); ++i)
-    if (labels.classes[i] != -1 && !train.count(static_cast<int64_t>(i))) rest.push_back(static_cast<int64_t>(i));
+    if (labels.classes[i] != -1 && !train.count(static_cast<int64_t>(i)))
+      rest.push_back(static_cast<int64_t>(i));
   const std::vector<int64_t> chosen = pick(rest, static_cast<size_t>(num_val + num_test));
   s.train.assign(train.begin(), train.end());
   s.val.assign(chosen.begin(), chosen.begin() + num_val);
@@ -112,7 +113,8 @@ TEST(Splits, RandomSplitIsDeterministicPerSeedAndVariesAcrossSeeds) {
 TEST(Splits, RandomSplitPicksEveryNodeOfAClassAboutEquallyOften) {
   const Labels labels = make_labels(std::vector<int32_t>(10, 0), 1);
   std::vector<int> hits(10, 0);
-  for (uint64_t seed = 0; seed < 10000; ++seed) ++hits[static_cast<size_t>(random_split(labels, 1, 0, 0, seed).train[0])];
+  for (uint64_t seed = 0; seed < 10000; ++seed)
+    ++hits[static_cast<size_t>(random_split(labels, 1, 0, 0, seed).train[0])];
   for (int i = 0; i < 10; ++i) {
     EXPECT_GT(hits[static_cast<size_t>(i)], 850) << i;  // expected 1000, sd about 30
     EXPECT_LT(hits[static_cast<size_t>(i)], 1150) << i;
@@ -121,13 +123,19 @@ TEST(Splits, RandomSplitPicksEveryNodeOfAClassAboutEquallyOften) {
 
 TEST(Splits, RandomSplitRejectsSizesThatDoNotFit) {
   const Labels labels = three_classes();
-  expect_throw_naming<InvalidArgument>([] { (void)random_split(make_labels({0, 0, 0, 1, 1, 2, -1, -1}, 3), 2, 0, 0, 0); },
-                                       {"class 2 has 1 labelled nodes", "per_class = 2"});
-  const auto labelled = static_cast<int64_t>(labels.classes.size()) - std::count(labels.classes.begin(), labels.classes.end(), -1);
-  expect_throw_naming<InvalidArgument>([&] { (void)random_split(labels, 5, labelled - 15, 1, 0); },
-                                       {"num_val + num_test = " + std::to_string(labelled - 14), "only " + std::to_string(labelled - 15)});
+  expect_throw_naming<InvalidArgument>(
+      [] {
+        (void)random_split(make_labels({0, 0, 0, 1, 1, 2, -1, -1}, 3), 2, 0, 0, 0);
+      },
+      {"class 2 has 1 labelled nodes", "per_class = 2"});
+  const auto labelled = static_cast<int64_t>(labels.classes.size()) -
+                        std::count(labels.classes.begin(), labels.classes.end(), -1);
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)random_split(labels, 5, labelled - 15, 1, 0); },
+      {"num_val + num_test = " + std::to_string(labelled - 14), "only " + std::to_string(labelled - 15)});
   EXPECT_NO_THROW((void)random_split(labels, 5, labelled - 15, 0, 0));
-  expect_throw_naming<InvalidArgument>([&] { (void)random_split(labels, -1, 0, 0, 0); }, {"per_class = -1", "non-negative"});
+  expect_throw_naming<InvalidArgument>([&] { (void)random_split(labels, -1, 0, 0, 0); },
+                                       {"per_class = -1", "non-negative"});
   Labels multi = labels;
   multi.multi_hot = Tensor({130, 3});
   expect_throw_naming<InvalidArgument>([&] { (void)random_split(multi, 1, 0, 0, 0); }, {"multi-label"});
@@ -139,7 +147,11 @@ TEST(Splits, FullSplitTrainsOnEveryLabelledNodeOutsideValAndTest) {
   EXPECT_EQ(s.train, (std::vector<int64_t>{0, 4, 6}));
   EXPECT_EQ(s.val, (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(s.test, (std::vector<int64_t>{5}));
-  expect_throw_naming<InvalidArgument>([&] { (void)full_split(labels, Split{{}, {9}, {}}); }, {"node 9", "[0, 7)"});
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        (void)full_split(labels, Split{{}, {9}, {}});
+      },
+      {"node 9", "[0, 7)"});
 }
 
 TEST(Splits, PlanetoidRandomSplitOnCoraHasTheUsualSizes) {

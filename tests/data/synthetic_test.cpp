@@ -24,8 +24,12 @@ bool same(const Dataset& a, const Dataset& b) {
 }
 
 SbmConfig medium() {
-  return {.num_nodes = 20000, .num_classes = 4, .expected_in_degree = 8, .expected_out_degree = 2,
-          .feature_dim = 16, .seed = 11};
+  return {.num_nodes = 20000,
+          .num_classes = 4,
+          .expected_in_degree = 8,
+          .expected_out_degree = 2,
+          .feature_dim = 16,
+          .seed = 11};
 }
 
 // Fraction of test nodes whose nearest class mean (means estimated on the train nodes) is their class.
@@ -40,7 +44,8 @@ double nearest_mean_accuracy(const Dataset& ds) {
     for (int64_t d = 0; d < f; ++d) mean[static_cast<size_t>(c * f + d)] += x(v, d);
   }
   for (int64_t c = 0; c < k; ++c)
-    for (int64_t d = 0; d < f; ++d) mean[static_cast<size_t>(c * f + d)] /= static_cast<double>(count[static_cast<size_t>(c)]);
+    for (int64_t d = 0; d < f; ++d)
+      mean[static_cast<size_t>(c * f + d)] /= static_cast<double>(count[static_cast<size_t>(c)]);
   int64_t correct = 0;
   for (int64_t v : ds.split().test) {
     int64_t best = -1;
@@ -93,19 +98,27 @@ TEST(SbmDataset, HasTheExpectedNumbersOfSameClassAndCrossClassEdges) {
   int64_t same_class = 0, cross_class = 0;
   for (int64_t i = 0; i < ds.num_nodes(); ++i)
     for (int32_t j : ds.graph.row(i))
-      (ds.labels.classes[static_cast<size_t>(i)] == ds.labels.classes[static_cast<size_t>(j)] ? same_class : cross_class)++;
+      (ds.labels.classes[static_cast<size_t>(i)] == ds.labels.classes[static_cast<size_t>(j)]
+           ? same_class
+           : cross_class)++;
   EXPECT_NEAR(static_cast<double>(same_class / 2), 80000.0, 5 * 283.0);
   EXPECT_NEAR(static_cast<double>(cross_class / 2), 20000.0, 5 * 141.0);
 }
 
 TEST(SbmDataset, MakesCompleteBlocksWhenPInIsOne) {
   // Blocks of 4 with expected_in_degree 3 = s - 1: p_in = 1, p_out = 0, so three 4-cliques.
-  const Dataset ds = sbm_dataset({.num_nodes = 12, .num_classes = 3, .expected_in_degree = 3,
-                                  .expected_out_degree = 0, .feature_dim = 0, .train_per_class = 1,
-                                  .num_val = 3, .num_test = -1});
+  const Dataset ds = sbm_dataset({.num_nodes = 12,
+                                  .num_classes = 3,
+                                  .expected_in_degree = 3,
+                                  .expected_out_degree = 0,
+                                  .feature_dim = 0,
+                                  .train_per_class = 1,
+                                  .num_val = 3,
+                                  .num_test = -1});
   EXPECT_EQ(ds.num_edges(), 36);
   for (int64_t i = 0; i < 12; ++i)
-    for (int32_t j : ds.graph.row(i)) EXPECT_EQ(ds.labels.classes[static_cast<size_t>(i)], ds.labels.classes[static_cast<size_t>(j)]);
+    for (int32_t j : ds.graph.row(i))
+      EXPECT_EQ(ds.labels.classes[static_cast<size_t>(i)], ds.labels.classes[static_cast<size_t>(j)]);
   EXPECT_EQ(ds.graph.degree_stats().min_degree, 3);
   EXPECT_EQ(ds.graph.degree_stats().max_degree, 3);
   EXPECT_EQ(ds.num_features(), 0);
@@ -120,7 +133,8 @@ TEST(SbmDataset, DrawsTheRequestedSplitAndBlockSizes) {
   const Dataset ds = sbm_dataset(cfg);
   std::vector<int64_t> per_class(4, 0), train_per_class(4, 0);
   for (int32_t c : ds.labels.classes) ++per_class[static_cast<size_t>(c)];
-  for (int64_t v : ds.split().train) ++train_per_class[static_cast<size_t>(ds.labels.classes[static_cast<size_t>(v)])];
+  for (int64_t v : ds.split().train)
+    ++train_per_class[static_cast<size_t>(ds.labels.classes[static_cast<size_t>(v)])];
   EXPECT_EQ(per_class, (std::vector<int64_t>{2000, 3000, 5000, 10000}));
   EXPECT_EQ(train_per_class, (std::vector<int64_t>{20, 20, 20, 20}));
   EXPECT_EQ(ds.split().val.size(), 500u);
@@ -152,14 +166,26 @@ TEST(SbmDataset, FeaturesSeparateClassesAtHighSignalAndNotAtZeroSignal) {
 TEST(SbmDataset, RejectsConfigsOutOfRange) {
   using testing::expect_throw_naming;
   expect_throw_naming<InvalidArgument>([] { sbm_dataset({.num_nodes = 0}); }, {"num_nodes", "0"});
-  expect_throw_naming<InvalidArgument>([] { sbm_dataset({.num_nodes = 100, .num_classes = 4, .expected_in_degree = 30}); },
-                                       {"expected_in_degree", "p_in <= 1"});
-  expect_throw_naming<InvalidArgument>([] { sbm_dataset({.num_nodes = 100, .num_classes = 2, .block_sizes = {50, 40}}); },
-                                       {"block_sizes", "90", "100"});
-  expect_throw_naming<InvalidArgument>([] { sbm_dataset({.num_nodes = 100, .num_classes = 2, .num_val = 50, .num_test = 50}); },
-                                       {"num_val + num_test", "140", "100"});
   expect_throw_naming<InvalidArgument>(
-      [] { sbm_dataset({.num_nodes = 100, .num_classes = 2, .block_sizes = {90, 10}, .train_per_class = 20, .num_val = 0, .num_test = 0}); },
+      [] { sbm_dataset({.num_nodes = 100, .num_classes = 4, .expected_in_degree = 30}); },
+      {"expected_in_degree", "p_in <= 1"});
+  expect_throw_naming<InvalidArgument>(
+      [] {
+        sbm_dataset({.num_nodes = 100, .num_classes = 2, .block_sizes = {50, 40}});
+      },
+      {"block_sizes", "90", "100"});
+  expect_throw_naming<InvalidArgument>(
+      [] { sbm_dataset({.num_nodes = 100, .num_classes = 2, .num_val = 50, .num_test = 50}); },
+      {"num_val + num_test", "140", "100"});
+  expect_throw_naming<InvalidArgument>(
+      [] {
+        sbm_dataset({.num_nodes = 100,
+                     .num_classes = 2,
+                     .block_sizes = {90, 10},
+                     .train_per_class = 20,
+                     .num_val = 0,
+                     .num_test = 0});
+      },
       {"class 1", "10 nodes", "train_per_class = 20"});
   expect_throw_naming<InvalidArgument>([] { sbm_dataset({.noise = -1.f}); }, {"noise", "-1"});
 }

@@ -76,20 +76,24 @@ TEST(ZipArchive, DetectsACorruptedByteThroughTheCrc) {
 }
 
 TEST(ZipArchive, RejectsSomethingThatIsNotAZip) {
-  expect_throw_naming<ParseError>([] { (void)ZipArchive(std::string(100, 'x'), "n.zip"); }, {"n.zip", "end-of-central-directory"});
+  expect_throw_naming<ParseError>([] { (void)ZipArchive(std::string(100, 'x'), "n.zip"); },
+                                  {"n.zip", "end-of-central-directory"});
   expect_throw_naming<ParseError>([] { (void)ZipArchive("PK", "s.zip"); }, {"s.zip", "too short"});
   std::string cut = two_members();
   cut.resize(cut.size() - 5);
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(cut, "cut.zip"); }, {"cut.zip", "end-of-central-directory"});
+  expect_throw_naming<ParseError>([&] { (void)ZipArchive(cut, "cut.zip"); },
+                                  {"cut.zip", "end-of-central-directory"});
 }
 
 TEST(ZipArchive, RejectsUnsupportedMethodsAndEncryption) {
   std::string zip = two_members();
   patch16(zip, central(zip) + 10, 12);  // bzip2
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "m.zip"); }, {"m.zip", "member 'a'", "method 12"});
+  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "m.zip"); },
+                                  {"m.zip", "member 'a'", "method 12"});
   zip = two_members();
   patch16(zip, central(zip) + 8, 1);
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "e.zip"); }, {"e.zip", "member 'a'", "encrypted"});
+  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "e.zip"); },
+                                  {"e.zip", "member 'a'", "encrypted"});
 }
 
 TEST(ZipArchive, RejectsLocalHeadersThatDisagreeWithTheCentralDirectory) {
@@ -102,7 +106,8 @@ TEST(ZipArchive, RejectsLocalHeadersThatDisagreeWithTheCentralDirectory) {
   expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "n.zip"); }, {"n.zip", "names 'c'", "'b'"});
   zip = two_members();
   patch16(zip, kLocalB + 8, 0);  // local method of "b"
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "k.zip"); }, {"k.zip", "member 'b'", "stored", "deflate"});
+  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "k.zip"); },
+                                  {"k.zip", "member 'b'", "stored", "deflate"});
 }
 
 TEST(ZipArchive, RejectsOffsetsPastTheEnd) {
@@ -112,7 +117,8 @@ TEST(ZipArchive, RejectsOffsetsPastTheEnd) {
                                   {"o.zip", "member 'a'", "byte offset 16777215", "past the end"});
   zip = two_members();
   patch32(zip, zip.size() - 22 + 16, static_cast<uint32_t>(zip.size()));  // central directory offset
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "c.zip"); }, {"c.zip", "central directory", "byte offset"});
+  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "c.zip"); },
+                                  {"c.zip", "central directory", "byte offset"});
 }
 
 TEST(ZipArchive, RejectsOverlappingMembers) {
@@ -120,24 +126,29 @@ TEST(ZipArchive, RejectsOverlappingMembers) {
   std::string zip = two_members();
   for (const size_t off : {size_t{18}, size_t{22}}) patch32(zip, off, 400);
   for (const size_t off : {central(zip) + 20, central(zip) + 24}) patch32(zip, off, 400);
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "ov.zip"); },
-                                  {"ov.zip", "byte offset 0", "overlapping the next member", "byte offset 331"});
+  expect_throw_naming<ParseError>(
+      [&] { (void)ZipArchive(zip, "ov.zip"); },
+      {"ov.zip", "byte offset 0", "overlapping the next member", "byte offset 331"});
 }
 
 TEST(ZipArchive, RejectsDuplicateNames) {
   const std::string zip = make_zip({{.name = "x", .data = "1"}, {.name = "x", .data = "2"}});
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "d.zip"); }, {"d.zip", "member 'x'", "repeats"});
+  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "d.zip"); },
+                                  {"d.zip", "member 'x'", "repeats"});
 }
 
 TEST(ZipArchive, RejectsBombLikeDeclaredSizes) {
   std::string zip = two_members();
   const size_t b_central = central(zip) + 46 + 1;
   patch32(zip, b_central + 24, 0x7FFFFFFF);  // "b": 2 GiB from a few dozen bytes
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "bomb.zip"); }, {"bomb.zip", "member 'b'", "maximum ratio"});
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(two_members(), "lim.zip", {.max_member_bytes = 1000}); },
-                                  {"lim.zip", "member 'b'", "4000", "limit of 1000"});
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(two_members(), "tot.zip", {.max_total_bytes = 4100}); },
-                                  {"tot.zip", "4300", "limit of 4100"});
+  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "bomb.zip"); },
+                                  {"bomb.zip", "member 'b'", "maximum ratio"});
+  expect_throw_naming<ParseError>(
+      [&] { (void)ZipArchive(two_members(), "lim.zip", {.max_member_bytes = 1000}); },
+      {"lim.zip", "member 'b'", "4000", "limit of 1000"});
+  expect_throw_naming<ParseError>(
+      [&] { (void)ZipArchive(two_members(), "tot.zip", {.max_total_bytes = 4100}); },
+      {"tot.zip", "4300", "limit of 4100"});
 }
 
 TEST(ZipArchive, NeverInflatesPastTheDeclaredSize) {
@@ -145,7 +156,8 @@ TEST(ZipArchive, NeverInflatesPastTheDeclaredSize) {
   patch32(zip, kLocalB + 22, 100);
   patch32(zip, central(zip) + 46 + 1 + 24, 100);
   const ZipArchive z(zip, "more.zip");
-  expect_throw_naming<ParseError>([&] { z.extract(z.members()[1]); }, {"more.zip", "member 'b'", "more than the 100"});
+  expect_throw_naming<ParseError>([&] { z.extract(z.members()[1]); },
+                                  {"more.zip", "member 'b'", "more than the 100"});
 }
 
 TEST(ZipArchive, RejectsTruncatedAndCorruptDeflateStreams) {
@@ -155,7 +167,8 @@ TEST(ZipArchive, RejectsTruncatedAndCorruptDeflateStreams) {
   patch32(zip, kLocalB + 18, csize - 5);
   patch32(zip, central(zip) + 46 + 1 + 20, csize - 5);
   const ZipArchive z(zip, "trunc.zip");
-  expect_throw_naming<ParseError>([&] { z.extract(z.members()[1]); }, {"trunc.zip", "member 'b'", "truncated"});
+  expect_throw_naming<ParseError>([&] { z.extract(z.members()[1]); },
+                                  {"trunc.zip", "member 'b'", "truncated"});
   zip = two_members();
   zip[good.members()[1].data_offset] = '\xff';  // reserved block type 3
   const ZipArchive c(zip, "corrupt.zip");
@@ -169,7 +182,8 @@ TEST(ZipArchive, ChecksDataDescriptors) {
   EXPECT_EQ(z.extract(z.members()[0]), kB);
   const size_t desc = z.members()[0].data_offset + z.members()[0].compressed_size;
   patch32(zip, desc + 4, 0xDEADBEEF);
-  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "dd.zip"); }, {"dd.zip", "member 'd'", "data descriptor", "deadbeef"});
+  expect_throw_naming<ParseError>([&] { (void)ZipArchive(zip, "dd.zip"); },
+                                  {"dd.zip", "member 'd'", "data descriptor", "deadbeef"});
 }
 
 TEST(ZipArchive, RequiresAZip64LocatorForSaturatedEndFields) {

@@ -16,8 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     for (const auto& [key, a] : edgeattn::data::parse_npz(bytes, "fuzz.npz", limits)) {
       try {
-        if (a.dtype.is_string()) (void)a.to_strings();
-        else (void)a.to_int64s();
+        if (a.dtype.is_string())
+          (void)a.to_strings();
+        else
+          (void)a.to_int64s();
       } catch (const edgeattn::Error&) {
       }
     }

@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (root.kind == Value::Kind::defaultdict_list || root.kind == Value::Kind::dict) {
       for (size_t k = 0; k + 1 < root.items.size(); k += 2) {
         sink = sink + static_cast<double>(root.items[k]->as_int(p.name()));
-        for (const Value* v : root.items[k + 1]->items) sink = sink + static_cast<double>(v->as_int(p.name()));
+        for (const Value* v : root.items[k + 1]->items)
+          sink = sink + static_cast<double>(v->as_int(p.name()));
       }
     }
     (void)root.type_name();

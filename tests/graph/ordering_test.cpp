@@ -118,7 +118,8 @@ TEST(Orderings, AreDeterministicAndNeedASquareGraph) {
   const Graph bipartite = Graph::from_csr(1, 2, {0, 1}, {1});
   testing::expect_throw_naming<GraphError>([&] { rcm_ordering(bipartite); }, {"rcm_ordering", "square"});
   testing::expect_throw_naming<GraphError>([&] { amd_ordering(bipartite); }, {"amd_ordering", "square"});
-  testing::expect_throw_naming<GraphError>([&] { degree_ordering(bipartite); }, {"degree_ordering", "square"});
+  testing::expect_throw_naming<GraphError>([&] { degree_ordering(bipartite); },
+                                           {"degree_ordering", "square"});
   testing::expect_throw_naming<GraphError>([&] { locality(bipartite); }, {"locality", "square"});
 }
 

@@ -93,7 +93,8 @@ TEST(ToUndirected, MatchesTheUnionWithTheReverseOnARandomGraph) {
   EXPECT_EQ(edge_set(u.graph), expected);
   EXPECT_EQ(u.graph.num_edges(), static_cast<int64_t>(expected.size()));
   for (int64_t i = 0; i < u.graph.num_dst(); ++i)
-    for (int64_t p = u.graph.row_ptr()[static_cast<size_t>(i)]; p < u.graph.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
+    for (int64_t p = u.graph.row_ptr()[static_cast<size_t>(i)];
+         p < u.graph.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
       const int64_t j = u.graph.col_idx()[static_cast<size_t>(p)];
       const int64_t o = u.old_edge[static_cast<size_t>(p)], r = u.old_reverse_edge[static_cast<size_t>(p)];
       EXPECT_EQ(o >= 0, original.contains({i, j}));
@@ -121,13 +122,15 @@ TEST(Permute, ThenTheInverseGivesBackTheGraph) {
   const auto old_of_new = invert_permutation(perm);
   // Each new edge i <- j sits at the old position of old_of_new[i] <- old_of_new[j].
   for (int64_t i = 0; i < t.graph.num_dst(); ++i)
-    for (int64_t p = t.graph.row_ptr()[static_cast<size_t>(i)]; p < t.graph.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
+    for (int64_t p = t.graph.row_ptr()[static_cast<size_t>(i)];
+         p < t.graph.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
       const int64_t o = t.old_edge[static_cast<size_t>(p)];
       const auto old_row = g.row(old_of_new[static_cast<size_t>(i)]);
       const int64_t old_start = g.row_ptr()[static_cast<size_t>(old_of_new[static_cast<size_t>(i)])];
       ASSERT_GE(o - old_start, 0);
       ASSERT_LT(o - old_start, static_cast<int64_t>(old_row.size()));
-      EXPECT_EQ(g.col_idx()[static_cast<size_t>(o)], old_of_new[static_cast<size_t>(t.graph.col_idx()[static_cast<size_t>(p)])]);
+      EXPECT_EQ(g.col_idx()[static_cast<size_t>(o)],
+                old_of_new[static_cast<size_t>(t.graph.col_idx()[static_cast<size_t>(p)])]);
     }
   const TransformedGraph back = permute(t.graph, old_of_new);
   EXPECT_EQ(ptr(back.graph), ptr(g));
@@ -151,9 +154,16 @@ TEST(Permute, GivesTheSameResultOnOneAndTwoThreads) {
 }
 
 TEST(Permute, RejectsWhatIsNotAPermutation) {
-  expect_throw_naming<GraphError>([] { permute(four_node_graph(), I64{0, 0, 1, 2}); },
-                                  {"new_of_old[1]", "0", "permutation"});
-  expect_throw_naming<GraphError>([] { permute(four_node_graph(), I64{0, 1, 2, 4}); }, {"new_of_old[3]", "4", "[0, 4)"});
+  expect_throw_naming<GraphError>(
+      [] {
+        permute(four_node_graph(), I64{0, 0, 1, 2});
+      },
+      {"new_of_old[1]", "0", "permutation"});
+  expect_throw_naming<GraphError>(
+      [] {
+        permute(four_node_graph(), I64{0, 1, 2, 4});
+      },
+      {"new_of_old[3]", "4", "[0, 4)"});
   expect_throw_naming<GraphError>([] { permute(four_node_graph(), I64{0, 1, 2}); }, {"3 entries", "4"});
 }
 
@@ -170,18 +180,23 @@ TEST(InducedSubgraph, KeepsTheEdgesBetweenTheChosenNodesInTheGivenOrder) {
 }
 
 TEST(InducedSubgraph, RejectsRepeatedOrOutOfRangeNodes) {
-  expect_throw_naming<GraphError>([] { induced_subgraph(four_node_graph(), I64{1, 3, 1}); },
-                                  {"nodes[2]", "1", "distinct"});
+  expect_throw_naming<GraphError>(
+      [] {
+        induced_subgraph(four_node_graph(), I64{1, 3, 1});
+      },
+      {"nodes[2]", "1", "distinct"});
   expect_throw_naming<GraphError>([] { induced_subgraph(four_node_graph(), I64{-1}); }, {"nodes[0]", "-1"});
 }
 
 TEST(Transforms, NeedASquareGraph) {
   const Graph bipartite = Graph::from_csr(2, 3, {0, 1, 2}, {2, 0});
-  expect_throw_naming<GraphError>([&] { add_self_loops(bipartite); }, {"add_self_loops", "num_dst=2", "num_src=3"});
+  expect_throw_naming<GraphError>([&] { add_self_loops(bipartite); },
+                                  {"add_self_loops", "num_dst=2", "num_src=3"});
   expect_throw_naming<GraphError>([&] { remove_self_loops(bipartite); }, {"remove_self_loops", "square"});
   expect_throw_naming<GraphError>([&] { to_undirected(bipartite); }, {"to_undirected", "square"});
   expect_throw_naming<GraphError>([&] { permute(bipartite, I64{0, 1}); }, {"permute", "square"});
-  expect_throw_naming<GraphError>([&] { induced_subgraph(bipartite, I64{0}); }, {"induced_subgraph", "square"});
+  expect_throw_naming<GraphError>([&] { induced_subgraph(bipartite, I64{0}); },
+                                  {"induced_subgraph", "square"});
   EXPECT_FALSE(is_symmetric(bipartite));
 }
 

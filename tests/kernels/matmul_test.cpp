@@ -1,12 +1,13 @@
 // Tiled dense matmul (kernels/matmul.hpp) against its serial reference: hand-computed values,
 // every transpose combination across tile boundaries, accumulation, bit-identical results for
 // 1, 2 and 4 threads, and shape errors.
+#include "edgeattn/kernels/matmul.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
-#include "edgeattn/kernels/matmul.hpp"
 #include "kernels/reference/reference_matmul.hpp"
 #include "support/expect_error.hpp"
 #include "support/test_graphs.hpp"
@@ -62,9 +63,14 @@ TEST(Matmul, IsBitIdenticalForAnyThreadCount) {
 TEST(Matmul, RejectsMismatchedInnerExtents) {
   Tensor c({3, 5});
   testing::expect_throw_naming<ShapeError>(
-      [&] { kernels::matmul(Tensor({3, 4}), false, Tensor({6, 5}), false, c); }, {"matmul: b", "[6, 5]", "[4, *]"});
+      [&] {
+        kernels::matmul(Tensor({3, 4}), false, Tensor({6, 5}), false, c);
+      },
+      {"matmul: b", "[6, 5]", "[4, *]"});
   testing::expect_throw_naming<ShapeError>(
-      [&] { kernels::matmul(Tensor({3, 4}), false, Tensor({4, 5}), false, Tensor({3, 6})); },
+      [&] {
+        kernels::matmul(Tensor({3, 4}), false, Tensor({4, 5}), false, Tensor({3, 6}));
+      },
       {"matmul: c", "[3, 6]", "[3, 5]"});
 }
 

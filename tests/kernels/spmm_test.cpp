@@ -1,12 +1,13 @@
 // SpMM (kernels/spmm.hpp) against its serial reference:
 // hand-computed values, random shapes that cross tile and chunk boundaries, empty rows and
 // columns, accumulation, bit-identical results for 1, 2 and 4 threads, and shape errors.
+#include "edgeattn/kernels/spmm.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
-#include "edgeattn/kernels/spmm.hpp"
 #include "kernels/reference/reference_matmul.hpp"
 #include "support/expect_error.hpp"
 #include "support/test_graphs.hpp"
@@ -109,12 +110,20 @@ TEST(Spmm, IsBitIdenticalForAnyThreadCount) {
 TEST(Spmm, RejectsMismatchedShapesNamingTheOperand) {
   const CsrMatrix x = random_csr(10, 8, 0.3f, 1);
   Tensor y({10, 4});
-  testing::expect_throw_naming<ShapeError>([&] { kernels::spmm(x, Tensor({7, 4}), y); },
-                                           {"spmm: b", "[7, 4]", "[8, *]"});
-  testing::expect_throw_naming<ShapeError>([&] { kernels::spmm(x, Tensor({8, 4}), Tensor({9, 4})); },
-                                           {"spmm: y", "[9, 4]", "[10, 4]"});
   testing::expect_throw_naming<ShapeError>(
-      [&] { kernels::spmm_transposed(x, Tensor({10, 4}), Tensor({10, 4})); },
+      [&] {
+        kernels::spmm(x, Tensor({7, 4}), y);
+      },
+      {"spmm: b", "[7, 4]", "[8, *]"});
+  testing::expect_throw_naming<ShapeError>(
+      [&] {
+        kernels::spmm(x, Tensor({8, 4}), Tensor({9, 4}));
+      },
+      {"spmm: y", "[9, 4]", "[10, 4]"});
+  testing::expect_throw_naming<ShapeError>(
+      [&] {
+        kernels::spmm_transposed(x, Tensor({10, 4}), Tensor({10, 4}));
+      },
       {"spmm_transposed: y", "[8, 4]"});
 }
 

@@ -56,7 +56,7 @@ TEST(GATConv, InitialisationIsGlorotWithZeroBiasAndDeterministic) {
   float max_abs = 0.f;
   for (float v : a.lin.weight.value.span()) max_abs = std::max(max_abs, std::fabs(v));
   EXPECT_LE(max_abs, bound);
-  EXPECT_GT(max_abs, 0.9f * bound);  // 600 draws reach near the bound
+  EXPECT_GT(max_abs, 0.9f * bound);                      // 600 draws reach near the bound
   const float att_bound = std::sqrt(6.f / (3.f + 4.f));  // PyG glorot on [1, 3, 4]: fan 3 + 4
   for (float v : a.att_src.value.span()) EXPECT_LE(std::fabs(v), att_bound);
   for (float v : a.bias.value.span()) EXPECT_EQ(v, 0.f);
@@ -140,14 +140,14 @@ TEST(GATConv, GradientsMatchFiniteDifferencesForEveryVariant) {
     GATConv conv(c.options, "conv", 11);
     for (auto* p : conv.parameters())  // a non-zero bias, so its gradient path is exercised too
       if (p->name == "conv.bias") p->value = random_tensor(p->value.shape(), 12, -0.2f, 0.2f);
-    EXPECT_TRUE(check_gradients(conv.parameters(), [&](Tape& t) {
-      return weighted_sum(t, conv.forward(t, g, xs, 42), 13);
-    })) << c.what << " (sparse input)";
+    EXPECT_TRUE(check_gradients(conv.parameters(),
+                                [&](Tape& t) { return weighted_sum(t, conv.forward(t, g, xs, 42), 13); }))
+        << c.what << " (sparse input)";
     auto params = conv.parameters();
     params.push_back(&xd);
-    EXPECT_TRUE(check_gradients(params, [&](Tape& t) {
-      return weighted_sum(t, conv.forward(t, g, t.parameter(xd), 42), 14);
-    })) << c.what << " (dense input)";
+    EXPECT_TRUE(check_gradients(
+        params, [&](Tape& t) { return weighted_sum(t, conv.forward(t, g, t.parameter(xd), 42), 14); }))
+        << c.what << " (dense input)";
   }
 }
 
@@ -165,13 +165,20 @@ TEST(GATConv, RejectsAnUnpreparedGraphAndWrongInputs) {
   GATConv conv({.in_channels = 2, .out_channels = 2}, "conv1", 1);
   Tape tape;
   const Var x = tape.constant(four_node_features());
-  expect_throw_naming<InvalidArgument>([&] { (void)conv.forward(tape, edgeattn::testing::four_node_graph(), x, 0); },
-                                       {"conv1", "add_self_loops", "prepare_graph"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)conv.forward(tape, edgeattn::testing::four_node_graph(), x, 0); },
+      {"conv1", "add_self_loops", "prepare_graph"});
   const Graph g = prepare_graph(edgeattn::testing::four_node_graph(), true);
-  expect_throw_naming<ShapeError>([&] { (void)conv.forward(tape, g, tape.constant(Tensor({4, 3})), 0); },
-                                  {"conv1", "[4, 3]", "[4, 2]"});
-  expect_throw_naming<ShapeError>([&] { (void)conv.forward(tape, g, tape.constant(Tensor({5, 2})), 0); },
-                                  {"conv1", "[5, 2]"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)conv.forward(tape, g, tape.constant(Tensor({4, 3})), 0);
+      },
+      {"conv1", "[4, 3]", "[4, 2]"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)conv.forward(tape, g, tape.constant(Tensor({5, 2})), 0);
+      },
+      {"conv1", "[5, 2]"});
   expect_throw_naming<InvalidArgument>([] { GATConv bad({.in_channels = 2, .out_channels = 2, .heads = 0}); },
                                        {"heads=0"});
   expect_throw_naming<InvalidArgument>(
@@ -189,14 +196,18 @@ TEST(PrepareGraph, ReplacesExistingSelfLoopsWithExactlyOnePerNode) {
   EXPECT_EQ(std::vector<int32_t>(g.row(3).begin(), g.row(3).end()), (std::vector<int32_t>{1, 2, 3}));
   const Graph same = prepare_graph(raw, false);
   EXPECT_EQ(same.num_edges(), raw.num_edges());
-  expect_throw_naming<GraphError>([] { (void)prepare_graph(Graph::from_csr(2, 3, {0, 0, 0}, {}), true); },
-                                  {"square", "num_src=3"});
+  expect_throw_naming<GraphError>(
+      [] {
+        (void)prepare_graph(Graph::from_csr(2, 3, {0, 0, 0}, {}), true);
+      },
+      {"square", "num_src=3"});
 }
 
 TEST(Init, UniformIsACounterBasedFunctionOfSeedAndIndex) {
   const Tensor a = uniform({1000}, 0.5f, 9);
   const Tensor b = uniform({10, 100}, 0.5f, 9);
-  EXPECT_EQ(std::vector<float>(a.span().begin(), a.span().end()), std::vector<float>(b.span().begin(), b.span().end()));
+  EXPECT_EQ(std::vector<float>(a.span().begin(), a.span().end()),
+            std::vector<float>(b.span().begin(), b.span().end()));
   double mean = 0.0;
   for (float v : a.span()) {
     EXPECT_GE(v, -0.5f);

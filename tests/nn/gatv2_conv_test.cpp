@@ -34,7 +34,11 @@ TEST(GATv2Conv, ParameterNamesAndShapesFollowPyG) {
                                                      {"conv1.att", "[1, 2, 3]"},
                                                      {"conv1.bias", "[6]"}}));
   // share_weights=True: lin_r is lin_l (named_parameters lists it once); concat=False; residual
-  GATv2Conv b({.in_channels = 5, .out_channels = 3, .heads = 2, .concat = false, .share_weights = true,
+  GATv2Conv b({.in_channels = 5,
+               .out_channels = 3,
+               .heads = 2,
+               .concat = false,
+               .share_weights = true,
                .residual = true});
   EXPECT_EQ(names_and_shapes(b.parameters()), (Names{{"lin_l.weight", "[6, 5]"},
                                                      {"lin_l.bias", "[6]"},
@@ -56,15 +60,15 @@ TEST(GATv2Conv, OneHeadForwardMatchesHandComputation) {
   conv.att.value = Tensor({1, 1, 1}, std::vector<float>{1});
   Tape tape;
   const std::vector<float> x = {1, -1, 0.5f, 2};
-  const Tensor& y =
-      tape.value(conv.forward(tape, edgeattn::testing::four_node_graph(), tape.constant(Tensor({4, 1}, x)), 0));
+  const Tensor& y = tape.value(
+      conv.forward(tape, edgeattn::testing::four_node_graph(), tape.constant(Tensor({4, 1}, x)), 0));
   auto lrelu = [](float v) { return v > 0 ? v : 0.2f * v; };
   auto row = [&](int i, std::vector<int> js) {
     float z = 0.f, acc = 0.f;
     for (int j : js) {
       const float w = std::exp(lrelu(-x[i] + 2 * x[j]));  // att . lrelu(x_r[i] + x_l[j])
       z += w;
-      acc += w * 2 * x[j];                                 // value = x_l[j]
+      acc += w * 2 * x[j];  // value = x_l[j]
     }
     return acc / z;
   };
@@ -89,14 +93,14 @@ TEST(GATv2Conv, GradientsMatchFiniteDifferencesForEveryVariant) {
   };
   for (const auto& [options, what] : cases) {
     GATv2Conv conv(options, "conv", 11);
-    EXPECT_TRUE(check_gradients(conv.parameters(), [&](Tape& t) {
-      return weighted_sum(t, conv.forward(t, g, xs, 42), 13);
-    })) << what << " (sparse input)";
+    EXPECT_TRUE(check_gradients(conv.parameters(),
+                                [&](Tape& t) { return weighted_sum(t, conv.forward(t, g, xs, 42), 13); }))
+        << what << " (sparse input)";
     auto params = conv.parameters();
     params.push_back(&xd);
-    EXPECT_TRUE(check_gradients(params, [&](Tape& t) {
-      return weighted_sum(t, conv.forward(t, g, t.parameter(xd), 42), 14);
-    })) << what << " (dense input)";
+    EXPECT_TRUE(check_gradients(
+        params, [&](Tape& t) { return weighted_sum(t, conv.forward(t, g, t.parameter(xd), 42), 14); }))
+        << what << " (dense input)";
   }
 }
 
@@ -104,7 +108,9 @@ TEST(GATv2Conv, RejectsAnUnpreparedGraph) {
   GATv2Conv conv({.in_channels = 1, .out_channels = 1}, "conv2");
   Tape tape;
   edgeattn::testing::expect_throw_naming<InvalidArgument>(
-      [&] { (void)conv.forward(tape, edgeattn::testing::four_node_graph(), tape.constant(Tensor({4, 1})), 0); },
+      [&] {
+        (void)conv.forward(tape, edgeattn::testing::four_node_graph(), tape.constant(Tensor({4, 1})), 0);
+      },
       {"conv2", "prepare_graph"});
 }
 

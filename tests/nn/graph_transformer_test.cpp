@@ -124,12 +124,17 @@ TEST(GraphTransformerBlock, GradientsMatchFiniteDifferences) {
   Parameter x{"x", random_tensor({8, 6}, 4), {}};
   for (bool pre_norm : {false, true})
     for (FfnActivation act : {FfnActivation::gelu, FfnActivation::relu}) {
-      GraphTransformerBlock block(
-          {.channels = 6, .heads = 2, .ffn_hidden = 5, .dropout = 0.2f, .attention_dropout = 0.2f, .activation = act,
-           .pre_norm = pre_norm},
-          "b", 7);
+      GraphTransformerBlock block({.channels = 6,
+                                   .heads = 2,
+                                   .ffn_hidden = 5,
+                                   .dropout = 0.2f,
+                                   .attention_dropout = 0.2f,
+                                   .activation = act,
+                                   .pre_norm = pre_norm},
+                                  "b", 7);
       for (auto* p : block.parameters())  // non-trivial norm parameters
-        if (p->name.find("norm") != std::string::npos) p->value = random_tensor(p->value.shape(), 8, 0.5f, 1.5f);
+        if (p->name.find("norm") != std::string::npos)
+          p->value = random_tensor(p->value.shape(), 8, 0.5f, 1.5f);
       if (act == FfnActivation::relu) {
         // Keep every ReLU input at least ~0.4 away from the kink, on both sides, so finite
         // differences never cross it: small lin1 weights and biases of +-0.5.
@@ -138,9 +143,9 @@ TEST(GraphTransformerBlock, GradientsMatchFiniteDifferences) {
       }
       auto params = block.parameters();
       params.push_back(&x);
-      EXPECT_TRUE(check_gradients(params, [&](Tape& t) {
-        return weighted_sum(t, block.forward(t, g, t.parameter(x), 9), 10);
-      })) << "pre_norm " << pre_norm << " relu " << (act == FfnActivation::relu);
+      EXPECT_TRUE(check_gradients(
+          params, [&](Tape& t) { return weighted_sum(t, block.forward(t, g, t.parameter(x), 9), 10); }))
+          << "pre_norm " << pre_norm << " relu " << (act == FfnActivation::relu);
     }
 }
 

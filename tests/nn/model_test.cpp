@@ -43,19 +43,34 @@ TEST(Model, CoraGatHasPyGsParameterNamesShapesAndCount) {
 }
 
 TEST(Model, OtherKindsNameTheirLayers) {
-  Model v2({.kind = ModelKind::gatv2, .in_channels = 10, .hidden = 4, .heads = 2, .num_classes = 3, .layers = 3,
+  Model v2({.kind = ModelKind::gatv2,
+            .in_channels = 10,
+            .hidden = 4,
+            .heads = 2,
+            .num_classes = 3,
+            .layers = 3,
             .share_weights = true});
   const Names n2 = names_and_shapes(v2.parameters());
   EXPECT_EQ(n2.at("conv1.lin_l.weight"), "[8, 10]");
   EXPECT_EQ(n2.at("conv2.lin_l.weight"), "[8, 8]");
   EXPECT_EQ(n2.at("conv3.lin_l.weight"), "[3, 8]");
   EXPECT_EQ(n2.count("conv1.lin_r.weight"), 0u);
-  Model tr({.kind = ModelKind::transformer, .in_channels = 10, .hidden = 4, .heads = 2, .num_classes = 3, .beta = true});
+  Model tr({.kind = ModelKind::transformer,
+            .in_channels = 10,
+            .hidden = 4,
+            .heads = 2,
+            .num_classes = 3,
+            .beta = true});
   const Names nt = names_and_shapes(tr.parameters());
   EXPECT_EQ(nt.at("conv1.lin_beta.weight"), "[1, 24]");
   EXPECT_EQ(nt.at("conv2.lin_skip.weight"), "[3, 8]");
-  Model gt({.kind = ModelKind::graph_transformer, .in_channels = 10, .hidden = 4, .heads = 2, .num_classes = 3,
-            .pe = PositionalEncodingKind::rwse, .pe_dim = 3});
+  Model gt({.kind = ModelKind::graph_transformer,
+            .in_channels = 10,
+            .hidden = 4,
+            .heads = 2,
+            .num_classes = 3,
+            .pe = PositionalEncodingKind::rwse,
+            .pe_dim = 3});
   const Names ng = names_and_shapes(gt.parameters());
   EXPECT_EQ(ng.at("lin_in.weight"), "[8, 13]");
   EXPECT_EQ(ng.at("blocks.1.ffn.lin1.weight"), "[16, 8]");
@@ -77,7 +92,8 @@ Toy toy(uint64_t seed) {
   for (int64_t i = 0; i < 20; ++i)
     for (int64_t j = i + 1; j < 20; ++j) {
       const bool same = i % 3 == j % 3;
-      const float u = edgeattn::testing::random_tensor({1}, seed * 1000 + static_cast<uint64_t>(i * 20 + j), 0.f, 1.f)(0);
+      const float u =
+          edgeattn::testing::random_tensor({1}, seed * 1000 + static_cast<uint64_t>(i * 20 + j), 0.f, 1.f)(0);
       if (u < (same ? 0.5f : 0.05f)) src.push_back(i), dst.push_back(j);
     }
   t.raw = edgeattn::testing::undirected(20, src, dst);
@@ -97,8 +113,10 @@ Tensor logits_of(Model& model, const Graph& g, const data::Features& x, uint64_t
 
 TEST(Model, IsDeterministicForASeedAndDropoutFollowsTheStepSeed) {
   const Toy t = toy(1);
-  for (ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
-    const ModelConfig cfg{.kind = kind, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3, .seed = 5};
+  for (ModelKind kind :
+       {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+    const ModelConfig cfg{
+        .kind = kind, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3, .seed = 5};
     Model a(cfg), b(cfg);
     const Graph g = a.prepare_graph(t.raw);
     const Tensor la = logits_of(a, g, t.features, 3, true);
@@ -113,7 +131,8 @@ TEST(Model, IsDeterministicForASeedAndDropoutFollowsTheStepSeed) {
 
 TEST(Model, EvalModeHasNoDropout) {
   const Toy t = toy(2);
-  for (ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+  for (ModelKind kind :
+       {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
     ModelConfig cfg{.kind = kind, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3, .seed = 9};
     Model with_dropout(cfg);
     cfg.dropout = cfg.attention_dropout = 0.f;
@@ -128,15 +147,23 @@ TEST(Model, EvalModeHasNoDropout) {
 
 TEST(Model, EveryKindOverfitsATwentyNodeGraphWithPlainSgd) {
   const Toy t = toy(3);
-  for (ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
-    Model model({.kind = kind, .in_channels = 6, .hidden = 8, .heads = 2, .num_classes = 3, .dropout = 0.f,
-                 .attention_dropout = 0.f, .seed = 1});
+  for (ModelKind kind :
+       {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+    Model model({.kind = kind,
+                 .in_channels = 6,
+                 .hidden = 8,
+                 .heads = 2,
+                 .num_classes = 3,
+                 .dropout = 0.f,
+                 .attention_dropout = 0.f,
+                 .seed = 1});
     const Graph g = model.prepare_graph(t.raw);
     const float lr = kind == ModelKind::graph_transformer ? 0.05f : 0.5f;
     float first = 0.f, last = 0.f;
     for (int step = 0; step < 300; ++step) {
       Tape tape;
-      const Var loss = autograd::cross_entropy(tape, model.forward(tape, g, t.features, step), t.labels, t.all);
+      const Var loss =
+          autograd::cross_entropy(tape, model.forward(tape, g, t.features, step), t.labels, t.all);
       for (Parameter* p : model.parameters()) p->zero_grad();
       tape.backward(loss);
       for (Parameter* p : model.parameters())
@@ -158,7 +185,8 @@ TEST(Model, EveryKindOverfitsATwentyNodeGraphWithPlainSgd) {
 
 TEST(Model, SparseAndDenseFeaturesGiveTheSameLogits) {
   const Toy t = toy(4);
-  Model model({.kind = ModelKind::gat, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3, .seed = 2});
+  Model model(
+      {.kind = ModelKind::gat, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3, .seed = 2});
   const Graph g = model.prepare_graph(t.raw);
   const data::Features sparse(CsrMatrix::from_dense(t.features.dense()));
   const Tensor a = logits_of(model, g, t.features, 0, false);
@@ -168,8 +196,13 @@ TEST(Model, SparseAndDenseFeaturesGiveTheSameLogits) {
 
 TEST(Model, PrepareFeaturesAppendsThePositionalEncoding) {
   const Toy t = toy(5);
-  Model model({.kind = ModelKind::graph_transformer, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3,
-               .pe = PositionalEncodingKind::rwse, .pe_dim = 4});
+  Model model({.kind = ModelKind::graph_transformer,
+               .in_channels = 6,
+               .hidden = 4,
+               .heads = 2,
+               .num_classes = 3,
+               .pe = PositionalEncodingKind::rwse,
+               .pe_dim = 4});
   const data::Features x = model.prepare_features(t.raw, t.features);
   ASSERT_EQ(x.cols(), 10);
   const Tensor d = x.to_dense();
@@ -179,7 +212,8 @@ TEST(Model, PrepareFeaturesAppendsThePositionalEncoding) {
   EXPECT_EQ(logits_of(model, g, x, 0, false).shape(), (Shape{20, 3}));
   expect_throw_naming<ShapeError>([&] { (void)logits_of(model, g, t.features, 0, false); },
                                   {"Model::forward", "in_channels + pe_dim", "10"});
-  const data::Features sparse = model.prepare_features(t.raw, data::Features(CsrMatrix::from_dense(t.features.dense())));
+  const data::Features sparse =
+      model.prepare_features(t.raw, data::Features(CsrMatrix::from_dense(t.features.dense())));
   EXPECT_LT(max_abs_diff(sparse.to_dense(), d), 1e-7f);
 }
 
@@ -231,15 +265,19 @@ TEST(ModelConfig, FromJsonIsStrict) {
       [&] { (void)ModelConfig::from_json(replaced("\"heads\":8,", "\"heads\":8,\"color\":1,")); },
       {"unknown key", "color"});
   expect_throw_naming<InvalidArgument>(
-      [&] { (void)ModelConfig::from_json(replaced("\"heads\":8,", "\"heads\":8,\"heads\":8,")); }, {"twice", "heads"});
-  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"heads\":8", "\"heads\":\"8\"")); },
-                                       {"heads", "a number"});
-  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"heads\":8", "\"heads\":8.5")); },
-                                       {"heads", "8.5"});
-  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"kind\":\"gat\"", "\"kind\":\"gcn\"")); },
-                                       {"gcn", "gatv2"});
-  expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(replaced("\"dropout\":0.6", "\"dropout\":1.5")); },
-                                       {"dropout", "1.5"});
+      [&] { (void)ModelConfig::from_json(replaced("\"heads\":8,", "\"heads\":8,\"heads\":8,")); },
+      {"twice", "heads"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)ModelConfig::from_json(replaced("\"heads\":8", "\"heads\":\"8\"")); },
+      {"heads", "a number"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)ModelConfig::from_json(replaced("\"heads\":8", "\"heads\":8.5")); }, {"heads", "8.5"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)ModelConfig::from_json(replaced("\"kind\":\"gat\"", "\"kind\":\"gcn\"")); },
+      {"gcn", "gatv2"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)ModelConfig::from_json(replaced("\"dropout\":0.6", "\"dropout\":1.5")); },
+      {"dropout", "1.5"});
   expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(json + "x"); }, {"offset", "end"});
   expect_throw_naming<InvalidArgument>([&] { (void)ModelConfig::from_json(json.substr(0, json.size() - 1)); },
                                        {"offset"});

@@ -47,7 +47,8 @@ TEST(RandomWalkEncoding, CycleReturnProbabilitiesAreHandComputed) {
   const Tensor pe = random_walk_encoding(cycle(6), 6);
   const std::vector<float> expected = {0.f, 0.5f, 0.f, 0.375f, 0.f, 22.f / 64.f};
   for (int64_t i = 0; i < 6; ++i)
-    for (int64_t t = 0; t < 6; ++t) EXPECT_FLOAT_EQ(pe(i, t), expected[static_cast<size_t>(t)]) << i << " " << t;
+    for (int64_t t = 0; t < 6; ++t)
+      EXPECT_FLOAT_EQ(pe(i, t), expected[static_cast<size_t>(t)]) << i << " " << t;
 }
 
 TEST(RandomWalkEncoding, StarCentreAndLeavesAreHandComputedAndIsolatedNodesAreZero) {
@@ -84,7 +85,8 @@ double residual(const Graph& g, const Tensor& pe, int64_t col, double lambda) {
   double worst = 0;
   for (int64_t i = 0; i < n; ++i) {
     double lv = pe(i, col);
-    for (int32_t j : g.row(i)) lv -= pe(j, col) / std::sqrt(deg[static_cast<size_t>(i)] * deg[static_cast<size_t>(j)]);
+    for (int32_t j : g.row(i))
+      lv -= pe(j, col) / std::sqrt(deg[static_cast<size_t>(i)] * deg[static_cast<size_t>(j)]);
     worst = std::max(worst, std::fabs(lv - lambda * pe(i, col)));
   }
   return worst;
@@ -126,10 +128,12 @@ TEST(LaplacianEncoding, CycleHasDoubleEigenvalues) {
 
 TEST(LaplacianEncoding, RefusesLargeGraphsAndBadK) {
   const int64_t big = kMaxLaplacianNodes + 1;
-  const Graph empty_big = Graph::from_csr(big, big, std::vector<int64_t>(static_cast<size_t>(big + 1), 0), {});
+  const Graph empty_big =
+      Graph::from_csr(big, big, std::vector<int64_t>(static_cast<size_t>(big + 1), 0), {});
   expect_throw_naming<InvalidArgument>([&] { (void)laplacian_encoding(empty_big, 2); },
                                        {"4097 nodes", "4096", "random_walk_encoding"});
-  expect_throw_naming<InvalidArgument>([] { (void)laplacian_encoding(cycle(5), 5); }, {"k is 5", "[1, num_nodes - 1 = 4]"});
+  expect_throw_naming<InvalidArgument>([] { (void)laplacian_encoding(cycle(5), 5); },
+                                       {"k is 5", "[1, num_nodes - 1 = 4]"});
 }
 
 TEST(PositionalEncoding, RandomSignFlipNegatesWholeColumnsDeterministically) {
@@ -151,11 +155,16 @@ TEST(PositionalEncoding, AppendColumnsJoinsDenseAndSparseFeatures) {
   const Tensor x({2, 2}, std::vector<float>{1, 0, 0, 3});
   const Tensor extra({2, 1}, std::vector<float>{5, 0});
   const Tensor dense = append_columns(x, extra);
-  EXPECT_EQ(std::vector<float>(dense.span().begin(), dense.span().end()), (std::vector<float>{1, 0, 5, 0, 3, 0}));
+  EXPECT_EQ(std::vector<float>(dense.span().begin(), dense.span().end()),
+            (std::vector<float>{1, 0, 5, 0, 3, 0}));
   const CsrMatrix sparse = append_columns(CsrMatrix::from_dense(x), extra);
   EXPECT_EQ(sparse.cols(), 3);
   EXPECT_EQ(max_abs_diff(sparse.to_dense(), dense), 0.f);
-  expect_throw_naming<ShapeError>([&] { (void)append_columns(x, Tensor({3, 1})); }, {"append_columns", "[3, 1]"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)append_columns(x, Tensor({3, 1}));
+      },
+      {"append_columns", "[3, 1]"});
 }
 
 }  // namespace

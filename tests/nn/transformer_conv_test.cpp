@@ -37,7 +37,8 @@ TEST(TransformerConv, ParameterNamesAndShapesFollowPyG) {
                                                      {"conv1.lin_skip.bias", "[6]"},
                                                      {"conv1.lin_beta.weight", "[1, 18]"}}));
   // concat=False, beta=True, bias=False: lin_skip [3, 5] without bias, lin_beta [1, 9]
-  TransformerConv b({.in_channels = 5, .out_channels = 3, .heads = 2, .concat = false, .beta = true, .bias = false});
+  TransformerConv b(
+      {.in_channels = 5, .out_channels = 3, .heads = 2, .concat = false, .beta = true, .bias = false});
   const Names nb = names_and_shapes(b.parameters());
   EXPECT_EQ(nb.at("lin_skip.weight"), "[3, 5]");
   EXPECT_EQ(nb.count("lin_skip.bias"), 0u);
@@ -51,7 +52,8 @@ TEST(TransformerConv, ParameterNamesAndShapesFollowPyG) {
 // Sets a Linear to weight w (row-major [out, in]) and bias b (or none).
 void set(Linear& lin, std::vector<float> w, std::vector<float> b = {}) {
   lin.weight.value = Tensor(lin.weight.value.shape(), w);
-  if (lin.has_bias()) lin.bias.value = b.empty() ? Tensor(lin.bias.value.shape()) : Tensor(lin.bias.value.shape(), b);
+  if (lin.has_bias())
+    lin.bias.value = b.empty() ? Tensor(lin.bias.value.shape()) : Tensor(lin.bias.value.shape(), b);
 }
 
 TEST(TransformerConv, OneHeadForwardMatchesHandComputation) {
@@ -80,15 +82,15 @@ TEST(TransformerConv, OneHeadForwardMatchesHandComputation) {
     const std::vector<float> wb = {0.5f, -1.f, 0.25f, 0.f, 1.f, 2.f};  // lin_beta over [out, x_r, out - x_r]
     if (beta) set(*conv.lin_beta, wb);
     Tape tape;
-    const Tensor& y = tape.value(conv.forward(tape, edgeattn::testing::four_node_graph(), tape.constant(xt), 0));
+    const Tensor& y =
+        tape.value(conv.forward(tape, edgeattn::testing::four_node_graph(), tape.constant(xt), 0));
     for (int i = 0; i < 4; ++i) {
       const auto out = attention(i);
       const std::vector<float> xr = {2 * x[i][0], 2 * x[i][1]};
       float b = 0.f;
       if (beta) {
         float s = 0.f;
-        for (int c = 0; c < 2; ++c)
-          s += wb[c] * out[c] + wb[2 + c] * xr[c] + wb[4 + c] * (out[c] - xr[c]);
+        for (int c = 0; c < 2; ++c) s += wb[c] * out[c] + wb[2 + c] * xr[c] + wb[4 + c] * (out[c] - xr[c]);
         b = 1.f / (1.f + std::exp(-s));
       }
       for (int c = 0; c < 2; ++c) {
@@ -116,12 +118,13 @@ TEST(TransformerConv, GradientsMatchFiniteDifferencesForEveryVariant) {
     auto used = conv.parameters();
     if (!options.root_weight)  // lin_skip exists (as in PyG) but takes no part
       std::erase_if(used, [](Parameter* p) { return p->name.rfind("conv.lin_skip", 0) == 0; });
-    EXPECT_TRUE(check_gradients(used, [&](Tape& t) { return weighted_sum(t, conv.forward(t, g, xs, 42), 13); }))
+    EXPECT_TRUE(
+        check_gradients(used, [&](Tape& t) { return weighted_sum(t, conv.forward(t, g, xs, 42), 13); }))
         << what << " (sparse input)";
     used.push_back(&xd);
-    EXPECT_TRUE(check_gradients(used, [&](Tape& t) {
-      return weighted_sum(t, conv.forward(t, g, t.parameter(xd), 42), 14);
-    })) << what << " (dense input)";
+    EXPECT_TRUE(check_gradients(
+        used, [&](Tape& t) { return weighted_sum(t, conv.forward(t, g, t.parameter(xd), 42), 14); }))
+        << what << " (dense input)";
   }
 }
 

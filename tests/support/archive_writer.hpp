@@ -41,8 +41,8 @@ inline std::string utf32(const std::vector<std::string>& values, size_t width) {
 /// An .npy file as numpy writes it: header padded with spaces and '\n' to a multiple of 64.
 inline std::string npy_bytes(std::string_view descr, const std::vector<int64_t>& shape, std::string_view data,
                              bool fortran = false, int major = 1) {
-  std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': " + (fortran ? "True" : "False") +
-                       ", 'shape': (";
+  std::string header = "{'descr': '" + std::string(descr) +
+                       "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i) header += (i ? ", " : "") + std::to_string(shape[i]);
   header += shape.size() == 1 ? ",), }" : "), }";
   const size_t prefix = major == 1 ? 10 : 12;
@@ -122,7 +122,8 @@ inline std::string make_zip(const std::vector<ZipEntry>& entries, bool zip64_end
   using detail::put64;
   std::string out, central;
   for (const ZipEntry& e : entries) {
-    const uint32_t crc = static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(e.data.data()), e.data.size()));
+    const uint32_t crc =
+        static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(e.data.data()), e.data.size()));
     const std::string comp = e.deflate ? deflate_raw(e.data) : e.data;
     const uint64_t offset = out.size();
     const uint16_t version = (e.local_zip64 || e.central_zip64) ? 45 : 20;

@@ -51,7 +51,7 @@ double loss_value(const LossBuilder& build, bool training) {
       const double allowed = options.atol + options.rtol * std::max(std::fabs(analytic), std::fabs(numeric));
       const double ratio = err / allowed;
       ++checked;
-      if (!(ratio <= worst_ratio) ) {  // also catches NaN
+      if (!(ratio <= worst_ratio)) {  // also catches NaN
         worst_ratio = std::isnan(ratio) ? INFINITY : ratio;
         worst.str("");
         worst << "parameter '" << p->name << "' " << p->value.shape().str() << " element " << i
@@ -62,8 +62,8 @@ double loss_value(const LossBuilder& build, bool training) {
   }
   if (checked == 0) return ::testing::AssertionFailure() << "no parameter elements to check";
   if (worst_ratio <= 1.0) return ::testing::AssertionSuccess() << "worst: " << worst.str();
-  return ::testing::AssertionFailure() << "gradient mismatch, worst " << worst.str() << " (" << checked
-                                       << " elements checked)";
+  return ::testing::AssertionFailure()
+         << "gradient mismatch, worst " << worst.str() << " (" << checked << " elements checked)";
 }
 
 Var weighted_sum(Tape& tape, Var x, uint64_t seed) {

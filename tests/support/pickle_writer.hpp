@@ -21,7 +21,10 @@ class PickleWriter {
  public:
   std::string bytes;
 
-  PickleWriter& op(uint8_t code) { bytes += static_cast<char>(code); return *this; }
+  PickleWriter& op(uint8_t code) {
+    bytes += static_cast<char>(code);
+    return *this;
+  }
   PickleWriter& proto(uint8_t version = 2) { return op(0x80).raw_byte(version); }
   PickleWriter& stop() { return op('.'); }
   PickleWriter& mark() { return op('('); }
@@ -31,7 +34,9 @@ class PickleWriter {
     return *this;
   }
   /// BINPUT below 256, LONG_BINPUT above (as Python 2's pickler does).
-  PickleWriter& put(uint32_t idx) { return idx < 256 ? op('q').raw_byte(static_cast<uint8_t>(idx)) : op('r').le(idx, 4); }
+  PickleWriter& put(uint32_t idx) {
+    return idx < 256 ? op('q').raw_byte(static_cast<uint8_t>(idx)) : op('r').le(idx, 4);
+  }
   PickleWriter& get(uint8_t idx) { return op('h').raw_byte(idx); }
   /// BININT1 / BININT2 / BININT, the smallest that holds v (as Python 2's pickler does).
   PickleWriter& integer(int64_t v) {
@@ -41,8 +46,10 @@ class PickleWriter {
   }
   /// SHORT_BINSTRING below 256 bytes, BINSTRING otherwise.
   PickleWriter& str(std::string_view s) {
-    if (s.size() < 256) op('U').raw_byte(static_cast<uint8_t>(s.size()));
-    else op('T').le(s.size(), 4);
+    if (s.size() < 256)
+      op('U').raw_byte(static_cast<uint8_t>(s.size()));
+    else
+      op('T').le(s.size(), 4);
     bytes.append(s);
     return *this;
   }
@@ -60,7 +67,10 @@ class PickleWriter {
   PickleWriter& newobj() { return op(0x81); }
   PickleWriter& build() { return op('b'); }
 
-  PickleWriter& raw_byte(uint8_t b) { bytes += static_cast<char>(b); return *this; }
+  PickleWriter& raw_byte(uint8_t b) {
+    bytes += static_cast<char>(b);
+    return *this;
+  }
   PickleWriter& le(uint64_t v, int n) {
     for (int i = 0; i < n; ++i) bytes += static_cast<char>((v >> (8 * i)) & 0xff);
     return *this;
@@ -98,8 +108,10 @@ struct NdarrayEmitter {
     const bool short_tuple = !shape.empty() && shape.size() <= 3;  // TUPLE1..3, else MARK ... TUPLE
     if (!short_tuple) w.mark();
     for (const int64_t d : shape) w.integer(d);
-    if (short_tuple) w.tuple_n(static_cast<int>(shape.size()));
-    else w.tuple();
+    if (short_tuple)
+      w.tuple_n(static_cast<int>(shape.size()));
+    else
+      w.tuple();
     int& cached = std::string_view(dtype) == "i4" ? dtype_i4_idx : dtype_f4_idx;
     if (cached >= 0) {
       w.get(static_cast<uint8_t>(cached));
@@ -122,7 +134,15 @@ struct NdarrayEmitter {
 inline std::string csr_pickle(int64_t rows, int64_t cols, const std::vector<int32_t>& indptr,
                               const std::vector<int32_t>& indices, const std::vector<float>& data) {
   PickleWriter w;
-  w.proto().global("scipy.sparse.csr", "csr_matrix").put(1).empty_tuple().newobj().put(2).empty_dict().put(3).mark();
+  w.proto()
+      .global("scipy.sparse.csr", "csr_matrix")
+      .put(1)
+      .empty_tuple()
+      .newobj()
+      .put(2)
+      .empty_dict()
+      .put(3)
+      .mark();
   NdarrayEmitter nd{w, 4};
   w.str("format").put(nd.memo++).str("csr");
   w.str("_shape").put(nd.memo++).integer(rows).integer(cols).tuple_n(2);
@@ -152,7 +172,14 @@ inline std::string int32_matrix_pickle(int64_t rows, int64_t cols, const std::ve
 /// APPENDS in batches of 1000, APPEND for one-element lists.
 inline std::string graph_pickle(const std::vector<std::vector<int64_t>>& lists) {
   PickleWriter w;
-  w.proto().global("collections", "defaultdict").put(1).global("__builtin__", "list").put(2).tuple_n(1).reduce().put(3);
+  w.proto()
+      .global("collections", "defaultdict")
+      .put(1)
+      .global("__builtin__", "list")
+      .put(2)
+      .tuple_n(1)
+      .reduce()
+      .put(3);
   uint32_t memo = 4;
   for (size_t b = 0; b < lists.size(); b += 1000) {
     w.mark();

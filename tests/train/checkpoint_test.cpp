@@ -68,13 +68,15 @@ TEST(Checkpoint, TruncatedFileIsAChecksumErrorNamingTheFile) {
   std::string bytes = read_file(path);
   bytes.resize(bytes.size() - 7);
   write_file_atomic(path, bytes);
-  expect_throw_naming<ChecksumError>([&] { load_checkpoint(path); }, {"truncated.model", "corrupt or truncated"});
+  expect_throw_naming<ChecksumError>([&] { load_checkpoint(path); },
+                                     {"truncated.model", "corrupt or truncated"});
 }
 
 TEST(Checkpoint, ForeignFileIsRejectedByItsMagic) {
   const fs::path path = temp_file("foreign.model");
   write_file_atomic(path, std::string(100, 'x'));
-  expect_throw_naming<ParseError>([&] { load_checkpoint(path); }, {"foreign.model", "not an edgeattn model file"});
+  expect_throw_naming<ParseError>([&] { load_checkpoint(path); },
+                                  {"foreign.model", "not an edgeattn model file"});
 }
 
 TEST(Checkpoint, ShapeMismatchNamesTheParameter) {
@@ -83,7 +85,8 @@ TEST(Checkpoint, ShapeMismatchNamesTheParameter) {
   for (auto& p : saved) c.tensors.emplace_back(p.name, p.value);
   auto other = model();
   other[0].value = Tensor({3, 2});
-  expect_throw_naming<ShapeError>([&] { load_parameters(c, ptrs(other)); }, {"conv1.lin.weight", "[2, 3]", "[3, 2]"});
+  expect_throw_naming<ShapeError>([&] { load_parameters(c, ptrs(other)); },
+                                  {"conv1.lin.weight", "[2, 3]", "[3, 2]"});
   EXPECT_EQ(other[1].value(0), -0.5f);  // nothing was copied
 }
 
@@ -92,7 +95,8 @@ TEST(Checkpoint, MissingAndExtraParametersAreNamed) {
   Checkpoint c;
   c.tensors.emplace_back(saved[0].name, saved[0].value);
   auto full = model();
-  expect_throw_naming<InvalidArgument>([&] { load_parameters(c, ptrs(full)); }, {"lacks parameter 'conv1.bias'"});
+  expect_throw_naming<InvalidArgument>([&] { load_parameters(c, ptrs(full)); },
+                                       {"lacks parameter 'conv1.bias'"});
   std::vector<Parameter*> one = {&full[0]};
   c.tensors.emplace_back(saved[1].name, saved[1].value);
   expect_throw_naming<InvalidArgument>([&] { load_parameters(c, one); }, {"'conv1.bias'", "does not have"});

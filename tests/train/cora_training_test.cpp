@@ -17,7 +17,8 @@ namespace edgeattn::train {
 namespace {
 
 TEST(CoraTraining, TheGatPaperModelBeats78PercentInAShortRun) {
-  data::Dataset ds = data::load_planetoid(std::filesystem::path(EDGEATTN_SOURCE_DIR) / "datasets/cora/planetoid", "cora");
+  data::Dataset ds =
+      data::load_planetoid(std::filesystem::path(EDGEATTN_SOURCE_DIR) / "datasets/cora/planetoid", "cora");
   data::normalize_features(ds.features);
   nn::ModelConfig cfg;
   cfg.kind = nn::ModelKind::gat;

@@ -9,7 +9,7 @@ namespace edgeattn::train {
 namespace {
 
 TEST(Metrics, AccuracyCountsArgMaxHitsOverTheGivenNodes) {
-  const Tensor logits({4, 3}, std::vector<float>{0, 1, 0,  /**/ 2, 1, 0,  /**/ 0, 0, 5,  /**/ 1, 1, 1});
+  const Tensor logits({4, 3}, std::vector<float>{0, 1, 0, /**/ 2, 1, 0, /**/ 0, 0, 5, /**/ 1, 1, 1});
   const std::vector<int32_t> labels = {1, 1, 2, 0};
   const std::vector<int64_t> all = {0, 1, 2, 3}, some = {1};
   EXPECT_DOUBLE_EQ(accuracy(logits, labels, all), 0.75);  // node 3 ties -> class 0: correct
@@ -21,7 +21,8 @@ TEST(Metrics, AccuracyRejectsAnUnlabelledNode) {
   const Tensor logits({2, 2});
   const std::vector<int32_t> labels = {0, -1};
   const std::vector<int64_t> nodes = {1};
-  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { accuracy(logits, labels, nodes); }, {"node 1", "no label"});
+  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { accuracy(logits, labels, nodes); },
+                                                          {"node 1", "no label"});
 }
 
 TEST(Metrics, MicroF1PoolsAllClasses) {

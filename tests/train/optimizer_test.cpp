@@ -67,7 +67,8 @@ TEST(Adam, ZeroGradClearsTheGradients) {
 
 TEST(Adam, RejectsInvalidHyperParameters) {
   Parameter p = scalar(1.f, 1.f);
-  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { Adam({&p}, {.beta1 = 1.f}); }, {"beta1", "[0, 1)"});
+  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { Adam({&p}, {.beta1 = 1.f}); },
+                                                          {"beta1", "[0, 1)"});
   edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { Adam({&p}, {.lr = -1.f}); }, {"lr", ">= 0"});
 }
 

@@ -11,13 +11,13 @@
 //   reduction.hpp      sum, mean
 #pragma once
 
-#include "edgeattn/autograd/ops/activation.hpp"    // IWYU pragma: export
-#include "edgeattn/autograd/ops/arithmetic.hpp"    // IWYU pragma: export
-#include "edgeattn/autograd/ops/attention.hpp"     // IWYU pragma: export
-#include "edgeattn/autograd/ops/dropout.hpp"       // IWYU pragma: export
-#include "edgeattn/autograd/ops/linear.hpp"        // IWYU pragma: export
-#include "edgeattn/autograd/ops/loss.hpp"          // IWYU pragma: export
-#include "edgeattn/autograd/ops/normalization.hpp" // IWYU pragma: export
-#include "edgeattn/autograd/ops/reduction.hpp"     // IWYU pragma: export
-#include "edgeattn/autograd/ops/shape.hpp"         // IWYU pragma: export
-#include "edgeattn/autograd/tape.hpp"              // IWYU pragma: export
+#include "edgeattn/autograd/ops/activation.hpp"     // IWYU pragma: export
+#include "edgeattn/autograd/ops/arithmetic.hpp"     // IWYU pragma: export
+#include "edgeattn/autograd/ops/attention.hpp"      // IWYU pragma: export
+#include "edgeattn/autograd/ops/dropout.hpp"        // IWYU pragma: export
+#include "edgeattn/autograd/ops/linear.hpp"         // IWYU pragma: export
+#include "edgeattn/autograd/ops/loss.hpp"           // IWYU pragma: export
+#include "edgeattn/autograd/ops/normalization.hpp"  // IWYU pragma: export
+#include "edgeattn/autograd/ops/reduction.hpp"      // IWYU pragma: export
+#include "edgeattn/autograd/ops/shape.hpp"          // IWYU pragma: export
+#include "edgeattn/autograd/tape.hpp"               // IWYU pragma: export

@@ -33,12 +33,12 @@
 //   }
 #pragma once
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <deque>
-#include <map>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <string>
 
 #include "edgeattn/core/tensor.hpp"

@@ -46,7 +46,8 @@ constexpr float edge_uniform(uint64_t seed, int64_t dst, int64_t src, int32_t he
 constexpr uint32_t edge_head_bits(const std::array<uint32_t, 4>& block, int64_t head) {
   return (block[static_cast<size_t>((head & 7) >> 1)] >> ((head & 1) * 16)) & 0xffffu;
 }
-constexpr std::array<uint32_t, 4> edge_head_block(uint64_t seed, int64_t dst, int64_t src, int64_t head_block) {
+constexpr std::array<uint32_t, 4> edge_head_block(uint64_t seed, int64_t dst, int64_t src,
+                                                  int64_t head_block) {
   return philox4x32(seed, {static_cast<uint32_t>(dst), static_cast<uint32_t>(src),
                            static_cast<uint32_t>(head_block) ^ 0xd2000000u,
                            static_cast<uint32_t>((static_cast<uint64_t>(dst) >> 32) ^
@@ -62,8 +63,8 @@ constexpr bool dropout_keep(uint64_t seed, int64_t dst, int64_t src, int32_t hea
 
 /// factor[h] = keep_scale if dropout_keep(seed, dst, src, h, p) else 0, for h in [0, heads): the
 /// same decisions as dropout_keep, at one Philox call per 8 heads.
-inline void dropout_keep_heads(uint64_t seed, int64_t dst, int64_t src, int64_t heads, float p, float keep_scale,
-                               float* factor) {
+inline void dropout_keep_heads(uint64_t seed, int64_t dst, int64_t src, int64_t heads, float p,
+                               float keep_scale, float* factor) {
   for (int64_t h0 = 0; h0 < heads; h0 += 8) {
     const auto block = edge_head_block(seed, dst, src, h0 >> 3);
     const int64_t end = h0 + 8 < heads ? h0 + 8 : heads;

@@ -32,8 +32,8 @@ namespace edgeattn::data {
 class Features {
  public:
   Features() = default;
-  Features(Tensor dense);     // NOLINT(google-explicit-constructor): [num_nodes, num_features]
-  Features(CsrMatrix sparse); // NOLINT(google-explicit-constructor)
+  Features(Tensor dense);      // NOLINT(google-explicit-constructor): [num_nodes, num_features]
+  Features(CsrMatrix sparse);  // NOLINT(google-explicit-constructor)
 
   bool is_sparse() const { return std::holds_alternative<CsrMatrix>(storage_); }
   int64_t rows() const;
@@ -86,7 +86,7 @@ struct Dataset {
   std::string name;
   std::string format;  ///< "planetoid", "linqs", "npz", "ogb", "matrix-market", "edge-list", ...
   Graph graph;
-  Features features;   ///< may be 0 columns (a graph with no features, e.g. karate)
+  Features features;  ///< may be 0 columns (a graph with no features, e.g. karate)
   Labels labels;
   std::map<std::string, Split> splits;
   std::string default_split;  ///< key into `splits`; empty when there are none

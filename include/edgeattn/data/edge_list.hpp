@@ -61,7 +61,8 @@ Dataset parse_edge_list(std::string_view text, const std::string& name, const Ed
 Dataset load_edge_list(const std::filesystem::path& path, const EdgeListOptions& options = {});
 
 /// Adjacency list from text in memory; format "adjacency-list", otherwise as parse_edge_list.
-Dataset parse_adjacency_list(std::string_view text, const std::string& name, const EdgeListOptions& options = {});
+Dataset parse_adjacency_list(std::string_view text, const std::string& name,
+                             const EdgeListOptions& options = {});
 Dataset load_adjacency_list(const std::filesystem::path& path, const EdgeListOptions& options = {});
 
 /// Zachary's karate club from DeepWalk's `karate.adjlist` (1-based, symmetric): 34 nodes, 78

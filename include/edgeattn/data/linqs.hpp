@@ -65,6 +65,7 @@ Dataset parse_pubmed_cites(std::string_view cites, const std::string& name, cons
 /// `<file>.gz`: cora.content, cora.cites / citeseer.* / Pubmed-Diabetes.NODE.paper.tab,
 /// Pubmed-Diabetes.DIRECTED.cites.tab. IoError naming the missing file; InvalidArgument for
 /// another name. Dataset: name = `name`, format "linqs", sources = the two files.
-Dataset load_linqs(const std::filesystem::path& dir, const std::string& name, const LinqsOptions& options = {});
+Dataset load_linqs(const std::filesystem::path& dir, const std::string& name,
+                   const LinqsOptions& options = {});
 
 }  // namespace edgeattn::data

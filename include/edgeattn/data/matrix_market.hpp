@@ -73,6 +73,7 @@ Dataset matrix_market_graph(const MatrixMarketData& matrix, const std::string& n
 Dataset parse_matrix_market_graph(std::string_view text, const std::string& name,
                                   const MatrixMarketGraphOptions& options = {});
 /// Dataset name = the file name without `.mtx`/`.gz`; sources records the path and size.
-Dataset load_matrix_market_graph(const std::filesystem::path& path, const MatrixMarketGraphOptions& options = {});
+Dataset load_matrix_market_graph(const std::filesystem::path& path,
+                                 const MatrixMarketGraphOptions& options = {});
 
 }  // namespace edgeattn::data

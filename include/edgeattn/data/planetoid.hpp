@@ -53,6 +53,7 @@ struct PlanetoidOptions {
 /// content (bad pickle, one-hot rows without exactly one 1, graph ids out of range, test.index
 /// ids out of range, repeated or not starting at len(allx)); InvalidArgument naming the files
 /// whose shapes disagree (x vs y rows, tx vs ty rows, feature or class counts).
-Dataset load_planetoid(const std::filesystem::path& dir, const std::string& name, const PlanetoidOptions& options = {});
+Dataset load_planetoid(const std::filesystem::path& dir, const std::string& name,
+                       const PlanetoidOptions& options = {});
 
 }  // namespace edgeattn::data

@@ -23,11 +23,11 @@ struct DegreeSummary {
 struct DatasetStats {
   std::string name, format;
   int64_t num_nodes = 0;
-  int64_t num_edges = 0;          ///< directed, as stored
-  int64_t undirected_pairs = 0;   ///< unordered {u, v} pairs with u != v
-  bool symmetric = false;         ///< every u->v has v->u
+  int64_t num_edges = 0;         ///< directed, as stored
+  int64_t undirected_pairs = 0;  ///< unordered {u, v} pairs with u != v
+  bool symmetric = false;        ///< every u->v has v->u
   int64_t self_loops = 0;
-  int64_t isolated_nodes = 0;     ///< no in- or out-edge other than a self-loop
+  int64_t isolated_nodes = 0;  ///< no in- or out-edge other than a self-loop
   int64_t num_features = 0;
   bool sparse_features = false;
   double feature_density = 0;
@@ -35,7 +35,7 @@ struct DatasetStats {
   bool multi_label = false;
   std::vector<int64_t> class_counts;  ///< single-label: nodes per class
   int64_t unlabelled = 0;
-  std::string split;                  ///< the default split's name
+  std::string split;  ///< the default split's name
   int64_t train = 0, val = 0, test = 0;
   DegreeSummary in_degree;
   bool weighted = false;

@@ -55,7 +55,7 @@ struct SbmConfig {
   float noise = 1.f;                 ///< standard deviation of the per-node noise
   int64_t train_per_class = 20;
   int64_t num_val = 500;
-  int64_t num_test = 1000;           ///< -1: every node not in train or val
+  int64_t num_test = 1000;  ///< -1: every node not in train or val
   bool shuffle_nodes = true;
   uint64_t seed = 0;
 };

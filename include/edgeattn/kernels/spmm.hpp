@@ -33,7 +33,8 @@ void spmm_transposed(const CsrMatrix& x, ConstView b, View y, bool accumulate = 
 
 /// Same, with x^T already at hand (`x_transposed` = x.transposed(), [cols, rows]); this is
 /// exactly spmm(x_transposed, b, y, accumulate).
-inline void spmm_transposed_with(const CsrMatrix& x_transposed, ConstView b, View y, bool accumulate = false) {
+inline void spmm_transposed_with(const CsrMatrix& x_transposed, ConstView b, View y,
+                                 bool accumulate = false) {
   spmm(x_transposed, b, y, accumulate);
 }
 

@@ -72,11 +72,11 @@ class GATConv {
   int64_t out_features() const;
   std::vector<autograd::Parameter*> parameters();
 
-  Linear lin;                      ///< lin.weight [H*C, in]
-  autograd::Parameter att_src;     ///< [1, H, C]
-  autograd::Parameter att_dst;     ///< [1, H, C]
-  autograd::Parameter bias;        ///< [H*C] or [C]; absent when !bias
-  std::optional<Linear> res;       ///< res.weight [out_features, in] when residual
+  Linear lin;                   ///< lin.weight [H*C, in]
+  autograd::Parameter att_src;  ///< [1, H, C]
+  autograd::Parameter att_dst;  ///< [1, H, C]
+  autograd::Parameter bias;     ///< [H*C] or [C]; absent when !bias
+  std::optional<Linear> res;    ///< res.weight [out_features, in] when residual
 
  private:
   GATConvOptions options_;
@@ -84,7 +84,7 @@ class GATConv {
 
 /// Checks shared by the attention layers: x rows == graph nodes, square graph, and the self-loop
 /// precondition when add_self_loops. `who` names the layer in the messages.
-void check_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph, const NodeInput& x,
-                       int64_t in_channels, bool add_self_loops);
+void check_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                       const NodeInput& x, int64_t in_channels, bool add_self_loops);
 
 }  // namespace edgeattn::nn

@@ -66,10 +66,10 @@ class GATv2Conv {
   /// lin_r: lin_l itself when share_weights.
   Linear& lin_r() { return lin_r_ ? *lin_r_ : lin_l; }
 
-  Linear lin_l;                  ///< [H*C, in] (+ bias)
-  autograd::Parameter att;       ///< [1, H, C]
-  autograd::Parameter bias;      ///< [H*C] or [C]; absent when !bias
-  std::optional<Linear> res;     ///< when residual
+  Linear lin_l;               ///< [H*C, in] (+ bias)
+  autograd::Parameter att;    ///< [1, H, C]
+  autograd::Parameter bias;   ///< [H*C] or [C]; absent when !bias
+  std::optional<Linear> res;  ///< when residual
 
  private:
   std::optional<Linear> lin_r_;  ///< absent when share_weights

@@ -41,10 +41,10 @@ namespace edgeattn::nn {
 enum class FfnActivation { gelu, relu };
 
 struct GraphTransformerOptions {
-  int64_t channels = 0;       ///< model width d
-  int64_t heads = 1;          ///< d % heads == 0
-  int64_t ffn_hidden = 0;     ///< 0: 2 * channels
-  float dropout = 0.1f;       ///< after attention, inside and after the feed-forward block
+  int64_t channels = 0;    ///< model width d
+  int64_t heads = 1;       ///< d % heads == 0
+  int64_t ffn_hidden = 0;  ///< 0: 2 * channels
+  float dropout = 0.1f;    ///< after attention, inside and after the feed-forward block
   float attention_dropout = 0.f;
   FfnActivation activation = FfnActivation::gelu;
   bool pre_norm = false;
@@ -53,7 +53,8 @@ struct GraphTransformerOptions {
 
 class GraphTransformerBlock {
  public:
-  GraphTransformerBlock(const GraphTransformerOptions& options, const std::string& name = "", uint64_t seed = 0);
+  GraphTransformerBlock(const GraphTransformerOptions& options, const std::string& name = "",
+                        uint64_t seed = 0);
   GraphTransformerBlock(const GraphTransformerBlock&) = delete;
   GraphTransformerBlock& operator=(const GraphTransformerBlock&) = delete;
 

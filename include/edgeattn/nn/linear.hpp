@@ -29,8 +29,8 @@ namespace edgeattn::nn {
 /// reference to the CsrMatrix, which must outlive the forward call.
 class NodeInput {
  public:
-  NodeInput(autograd::Var x) : dense_(x) {}               // NOLINT(google-explicit-constructor)
-  NodeInput(const CsrMatrix& x) : sparse_(&x) {}          // NOLINT(google-explicit-constructor)
+  NodeInput(autograd::Var x) : dense_(x) {}       // NOLINT(google-explicit-constructor)
+  NodeInput(const CsrMatrix& x) : sparse_(&x) {}  // NOLINT(google-explicit-constructor)
   bool is_sparse() const { return sparse_ != nullptr; }
   autograd::Var dense() const { return dense_; }
   const CsrMatrix& sparse() const { return *sparse_; }

@@ -3,7 +3,8 @@
 // Tensor [N, k].
 //
 //   sinusoidal_encoding(n, d)   Vaswani et al. 2017, for sequences:
-//                               PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(pos / 10000^(2i/d))
+//                               PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] = cos(pos /
+//                               10000^(2i/d))
 //   random_walk_encoding(g, k)  RWSE (Dwivedi et al., "Graph Neural Networks with Learnable
 //                               Structural and Positional Representations", ICLR 2022):
 //                               PE[i, t-1] = (P^t)_ii, P = D^-1 A, t = 1..k, the probability that a

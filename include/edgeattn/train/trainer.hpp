@@ -16,8 +16,8 @@
 //   auto forward = [&](edgeattn::autograd::Tape& t, uint64_t seed) {
 //     return model.forward(t, g, ds.features, seed);
 //   };
-//   edgeattn::train::TrainResult r = edgeattn::train::fit(forward, model.parameters(), ds.labels, ds.split(), {});
-//   std::printf("test accuracy %.3f\n", r.test_accuracy);
+//   edgeattn::train::TrainResult r = edgeattn::train::fit(forward, model.parameters(), ds.labels, ds.split(),
+//   {}); std::printf("test accuracy %.3f\n", r.test_accuracy);
 #pragma once
 
 #include <cstdint>
@@ -50,7 +50,7 @@ struct TrainConfig {
   int64_t patience = 100;  ///< 0 disables early stopping (all epochs run, last weights kept)
   EarlyStoppingConfig::Criterion criterion = EarlyStoppingConfig::Criterion::loss_or_accuracy;
   AdamConfig optimizer{.lr = 0.005f, .weight_decay = 5e-4f};  ///< the GAT paper's Cora set-up
-  uint64_t seed = 0;       ///< keys every dropout mask (with the epoch)
+  uint64_t seed = 0;                                          ///< keys every dropout mask (with the epoch)
   /// Split the training steps' time by op (autograd::Tape::profiling) into TrainResult::op_times.
   bool profile = false;
   /// Called after every epoch (progress bars, logging); return false to stop training.
@@ -59,20 +59,20 @@ struct TrainConfig {
 
 struct TrainResult {
   std::vector<EpochStats> history;
-  int64_t best_epoch = -1;        ///< the epoch whose weights were kept
+  int64_t best_epoch = -1;  ///< the epoch whose weights were kept
   int64_t epochs_run = 0;
   double val_accuracy = 0, val_loss = 0;  ///< of the kept weights
   double test_accuracy = 0, test_loss = 0;
-  double seconds_per_epoch = 0;   ///< mean training-step time (forward + backward + update)
-  double total_seconds = 0;       ///< wall time of fit(), evaluation included
+  double seconds_per_epoch = 0;  ///< mean training-step time (forward + backward + update)
+  double total_seconds = 0;      ///< wall time of fit(), evaluation included
   /// With TrainConfig::profile: training-step time per op over all epochs, plus "adam_step" for
   /// the optimiser and "loss+backward seed" folded into the loss op's entry.
   std::map<std::string, autograd::OpTime> op_times;
 };
 
 /// Trains `parameters` (they must be what `forward` reads) on the split's train nodes.
-TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
-                const data::Split& split, const TrainConfig& config);
+TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> parameters,
+                const data::Labels& labels, const data::Split& split, const TrainConfig& config);
 
 struct Evaluation {
   double loss = 0, accuracy = 0;

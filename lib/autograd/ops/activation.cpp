@@ -51,7 +51,8 @@ Var leaky_relu(Tape& tape, Var x, float negative_slope) {
 Var elu(Tape& tape, Var x, float alpha) {
   // exp(v) - 1 with the vectorisable fast_exp (abs. error ~1e-7 on (-1, 0]; ELU's negative branch
   // needs no more, and libm's expm1f is a scalar call per element).
-  Tensor y = map(tape.value(x), [alpha](float v) { return v > 0.f ? v : alpha * (kernels::fast_exp(v) - 1.f); });
+  Tensor y =
+      map(tape.value(x), [alpha](float v) { return v > 0.f ? v : alpha * (kernels::fast_exp(v) - 1.f); });
   return tape.record("elu", std::move(y), {x}, [x, alpha](BackwardContext& ctx) {
     // For x <= 0: d/dx alpha (e^x - 1) = alpha e^x = y + alpha. Reading x keeps the kink rule.
     const float* xd = ctx.value(x).data();

@@ -58,15 +58,16 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   result.attention = Tensor();
   config.return_attention = false;
   auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result)});
-  const std::initializer_list<Var> inputs = {vars.query,  vars.key,        vars.value,
-                                             vars.score_dst, vars.score_src, vars.weight,
-                                             vars.key_weight, vars.att,     vars.edge_bias};
+  const std::initializer_list<Var> inputs = {vars.query,      vars.key,       vars.value,
+                                             vars.score_dst,  vars.score_src, vars.weight,
+                                             vars.key_weight, vars.att,       vars.edge_bias};
   return tape.record("graph_attention", std::move(out), inputs, [saved](BackwardContext& ctx) {
     const AttentionVars& v = saved->vars;
     AttentionGrads g;
     {
       OutputLoan loan(ctx.mutable_out(), saved->forward.out);
-      g = attention_backward(saved->pattern, inputs_of(ctx, v), saved->config, saved->forward, ctx.grad_out());
+      g = attention_backward(saved->pattern, inputs_of(ctx, v), saved->config, saved->forward,
+                             ctx.grad_out());
     }
     ctx.add_grad(v.query, std::move(g.query));
     ctx.add_grad(v.key, std::move(g.key));
@@ -114,7 +115,8 @@ Var head_scores(Tape& tape, Var h, Var a) {
           n, heads * d,
           [&](int64_t i, float* acc) {
             for (int64_t k = 0; k < heads; ++k)
-              for (int64_t c = 0; c < d; ++c) acc[k * d + c] += g[i * heads + k] * hd[(i * heads + k) * d + c];
+              for (int64_t c = 0; c < d; ++c)
+                acc[k * d + c] += g[i * heads + k] * hd[(i * heads + k) * d + c];
           },
           ctx.grad(a).data(), true);
     }

@@ -15,7 +15,7 @@ namespace {
 
 // Counter streams, so dense, sparse and attention masks under one seed are independent.
 constexpr uint32_t kDenseStream = 0x64656e73u;   // "dens"
-constexpr uint32_t kSparseStream = 0x73707273u;    // "sprs"
+constexpr uint32_t kSparseStream = 0x73707273u;  // "sprs"
 
 void check_p(const char* op, float p) {
   if (!(p >= 0.f && p < 1.f)) raise<InvalidArgument>(op, ": p is ", p, ", expected in [0, 1)");
@@ -32,11 +32,14 @@ inline uint64_t mix64(uint64_t z) {
 }
 
 inline uint32_t element_bits(uint64_t seed, uint32_t stream, uint64_t position) {
-  return static_cast<uint32_t>(mix64(mix64(seed ^ (uint64_t{stream} << 32)) + position * 0x9e3779b97f4a7c15ULL) >> 40);
+  return static_cast<uint32_t>(
+      mix64(mix64(seed ^ (uint64_t{stream} << 32)) + position * 0x9e3779b97f4a7c15ULL) >> 40);
 }
 
 // 24 random bits against p.
-inline bool keep_from_bits(uint32_t bits24, float p) { return static_cast<float>(bits24) * (1.0f / 16777216.0f) >= p; }
+inline bool keep_from_bits(uint32_t bits24, float p) {
+  return static_cast<float>(bits24) * (1.0f / 16777216.0f) >= p;
+}
 
 }  // namespace
 
@@ -83,20 +86,17 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
   const auto indptr = x.indptr();
   const auto indices = x.indices();
   auto values = y.values();
-  detail::for_each_row_block(x.rows(), std::max<int64_t>(1, x.nnz() / std::max<int64_t>(x.rows(), 1)),
-                             [&](int64_t r0, int64_t r1) {
-                               for (int64_t r = r0; r < r1; ++r)
-                                 for (int64_t q = indptr[static_cast<size_t>(r)];
-                                      q < indptr[static_cast<size_t>(r) + 1]; ++q) {
-                                   const auto k = static_cast<size_t>(q);
-                                   // Keyed by (row, column): the mask follows the entry, not its slot.
-                                   const uint64_t position = (static_cast<uint64_t>(r) << 32) |
-                                                             static_cast<uint32_t>(indices[k]);
-                                   values[k] = keep_from_bits(element_bits(seed, kSparseStream, position), p)
-                                                   ? values[k] * scale
-                                                   : 0.f;
-                                 }
-                             });
+  detail::for_each_row_block(
+      x.rows(), std::max<int64_t>(1, x.nnz() / std::max<int64_t>(x.rows(), 1)), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t q = indptr[static_cast<size_t>(r)]; q < indptr[static_cast<size_t>(r) + 1]; ++q) {
+            const auto k = static_cast<size_t>(q);
+            // Keyed by (row, column): the mask follows the entry, not its slot.
+            const uint64_t position = (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(indices[k]);
+            values[k] =
+                keep_from_bits(element_bits(seed, kSparseStream, position), p) ? values[k] * scale : 0.f;
+          }
+      });
   return y;
 }
 

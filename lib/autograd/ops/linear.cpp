@@ -81,8 +81,8 @@ Var linear(Tape& tape, Var x, Var weight, Var bias) {
 Var linear(Tape& tape, CsrMatrix x, Var weight, Var bias) {
   const Tensor& wv = tape.value(weight);
   if (wv.rank() != 2 || wv.dim(1) != x.cols())
-    raise<ShapeError>("linear (sparse x): weight has shape ", wv.shape().str(), ", expected [out, in=", x.cols(),
-                      "] for x of shape [", x.rows(), ", ", x.cols(), "]");
+    raise<ShapeError>("linear (sparse x): weight has shape ", wv.shape().str(),
+                      ", expected [out, in=", x.cols(), "] for x of shape [", x.rows(), ", ", x.cols(), "]");
   const int64_t out = wv.dim(0), in = wv.dim(1);
   check_bias("linear (sparse x)", tape, bias, out);
   // SpMM wants the weight as [in, out] rows: one small transpose instead of strided gathers.
@@ -92,14 +92,15 @@ Var linear(Tape& tape, CsrMatrix x, Var weight, Var bias) {
   kernels::spmm(x, wt, y);
   if (bias) add_bias_rows(y, tape.value(bias));
   auto xs = std::make_shared<const CsrMatrix>(std::move(x));
-  return tape.record("linear_sparse", std::move(y), {weight, bias}, [xs, weight, bias, in, out](BackwardContext& ctx) {
-    if (ctx.needs_grad(weight)) {  // dw = (x^T dy)^T
-      Tensor dwt({in, out});
-      kernels::spmm_transposed(*xs, ctx.grad_out(), dwt);
-      detail::transpose_into(dwt.data(), in, out, ctx.grad(weight).data(), true);
-    }
-    bias_backward(ctx, bias);
-  });
+  return tape.record("linear_sparse", std::move(y), {weight, bias},
+                     [xs, weight, bias, in, out](BackwardContext& ctx) {
+                       if (ctx.needs_grad(weight)) {  // dw = (x^T dy)^T
+                         Tensor dwt({in, out});
+                         kernels::spmm_transposed(*xs, ctx.grad_out(), dwt);
+                         detail::transpose_into(dwt.data(), in, out, ctx.grad(weight).data(), true);
+                       }
+                       bias_backward(ctx, bias);
+                     });
 }
 
 }  // namespace edgeattn::autograd

@@ -92,12 +92,13 @@ Var nll_loss(Tape& tape, Var logp, std::span<const int32_t> labels, std::span<co
   double total = 0.0;
   for (size_t k = 0; k < id->size(); ++k) total -= lv.data()[(*id)[k] * c + (*y)[k]];
   const double count = static_cast<double>(id->size());
-  return tape.record("nll_loss", scalar(total / count), {logp}, [logp, y, id, c, count](BackwardContext& ctx) {
-    if (!ctx.needs_grad(logp)) return;
-    const auto g = static_cast<float>(ctx.grad_out().data()[0] / count);
-    float* d = ctx.grad(logp).data();
-    for (size_t k = 0; k < id->size(); ++k) d[(*id)[k] * c + (*y)[k]] -= g;
-  });
+  return tape.record("nll_loss", scalar(total / count), {logp},
+                     [logp, y, id, c, count](BackwardContext& ctx) {
+                       if (!ctx.needs_grad(logp)) return;
+                       const auto g = static_cast<float>(ctx.grad_out().data()[0] / count);
+                       float* d = ctx.grad(logp).data();
+                       for (size_t k = 0; k < id->size(); ++k) d[(*id)[k] * c + (*y)[k]] -= g;
+                     });
 }
 
 Var cross_entropy(Tape& tape, Var logits, std::span<const int32_t> labels, std::span<const int64_t> ids) {
@@ -112,20 +113,23 @@ Var cross_entropy(Tape& tape, Var logits, std::span<const int32_t> labels, std::
     total += row_logsumexp(row, c) - row[(*y)[k]];
   }
   const double count = static_cast<double>(id->size());
-  return tape.record("cross_entropy", scalar(total / count), {logits}, [logits, y, id, c, count](BackwardContext& ctx) {
-    if (!ctx.needs_grad(logits)) return;
-    const double g = ctx.grad_out().data()[0] / count;
-    const float* xd = ctx.value(logits).data();
-    float* d = ctx.grad(logits).data();
-    // d/dx_i = g (softmax(x_i) - onehot(y_i)); ids may repeat, so rows are visited serially.
-    for (size_t k = 0; k < id->size(); ++k) {
-      const float* row = xd + (*id)[k] * c;
-      float* drow = d + (*id)[k] * c;
-      const double lse = row_logsumexp(row, c);
-      for (int64_t j = 0; j < c; ++j) drow[j] += static_cast<float>(g * std::exp(row[j] - lse));
-      drow[(*y)[k]] -= static_cast<float>(g);
-    }
-  });
+  return tape.record("cross_entropy", scalar(total / count), {logits},
+                     [logits, y, id, c, count](BackwardContext& ctx) {
+                       if (!ctx.needs_grad(logits)) return;
+                       const double g = ctx.grad_out().data()[0] / count;
+                       const float* xd = ctx.value(logits).data();
+                       float* d = ctx.grad(logits).data();
+                       // d/dx_i = g (softmax(x_i) - onehot(y_i)); ids may repeat, so rows are visited
+                       // serially.
+                       for (size_t k = 0; k < id->size(); ++k) {
+                         const float* row = xd + (*id)[k] * c;
+                         float* drow = d + (*id)[k] * c;
+                         const double lse = row_logsumexp(row, c);
+                         for (int64_t j = 0; j < c; ++j)
+                           drow[j] += static_cast<float>(g * std::exp(row[j] - lse));
+                         drow[(*y)[k]] -= static_cast<float>(g);
+                       }
+                     });
 }
 
 Var bce_with_logits(Tape& tape, Var logits, Var targets, std::span<const int64_t> ids) {
@@ -153,7 +157,8 @@ Var bce_with_logits(Tape& tape, Var logits, Var targets, std::span<const int64_t
                        for (const int64_t i : *id)
                          for (int64_t j = 0; j < c; ++j) {
                            const double x = xd[i * c + j];
-                           const double sig = x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
+                           const double sig =
+                               x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
                            if (dx) dx[i * c + j] += static_cast<float>(g * (sig - td[i * c + j]));
                            if (dt) dt[i * c + j] -= static_cast<float>(g * x);
                          }

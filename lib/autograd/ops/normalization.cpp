@@ -44,48 +44,50 @@ Var layer_norm(Tape& tape, Var x, Var gamma, Var beta, float eps) {
       }
     }
   });
-  return tape.record("layer_norm", std::move(y), {x, gamma, beta}, [x, gamma, beta, stats, rows, f](BackwardContext& ctx) {
-    const float* dy = ctx.grad_out().data();
-    const float* xd = ctx.value(x).data();
-    const float* st = stats->data();
-    if (ctx.needs_grad(x)) {
-      const float* gd = gamma ? ctx.value(gamma).data() : nullptr;
-      float* dx = ctx.grad(x).data();
-      detail::for_each_row_block(rows, f, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-          const float m = st[2 * r], rstd = st[2 * r + 1];
-          double sum_g = 0.0, sum_gx = 0.0;
-          for (int64_t c = 0; c < f; ++c) {
-            const float g = dy[r * f + c] * (gd ? gd[c] : 1.f);
-            sum_g += g;
-            sum_gx += g * ((xd[r * f + c] - m) * rstd);
-          }
-          const auto mean_g = static_cast<float>(sum_g / static_cast<double>(f));
-          const auto mean_gx = static_cast<float>(sum_gx / static_cast<double>(f));
-          for (int64_t c = 0; c < f; ++c) {
-            const float g = dy[r * f + c] * (gd ? gd[c] : 1.f);
-            const float xhat = (xd[r * f + c] - m) * rstd;
-            dx[r * f + c] += rstd * (g - mean_g - xhat * mean_gx);
-          }
-        }
-      });
-    }
-    if (ctx.needs_grad(gamma))
-      detail::column_sums(
-          rows, f,
-          [&](int64_t r, float* acc) {
-            const float m = st[2 * r], rstd = st[2 * r + 1];
-            for (int64_t c = 0; c < f; ++c) acc[c] += dy[r * f + c] * ((xd[r * f + c] - m) * rstd);
-          },
-          ctx.grad(gamma).data(), true);
-    if (ctx.needs_grad(beta))
-      detail::column_sums(
-          rows, f,
-          [&](int64_t r, float* acc) {
-            for (int64_t c = 0; c < f; ++c) acc[c] += dy[r * f + c];
-          },
-          ctx.grad(beta).data(), true);
-  });
+  return tape.record("layer_norm", std::move(y), {x, gamma, beta},
+                     [x, gamma, beta, stats, rows, f](BackwardContext& ctx) {
+                       const float* dy = ctx.grad_out().data();
+                       const float* xd = ctx.value(x).data();
+                       const float* st = stats->data();
+                       if (ctx.needs_grad(x)) {
+                         const float* gd = gamma ? ctx.value(gamma).data() : nullptr;
+                         float* dx = ctx.grad(x).data();
+                         detail::for_each_row_block(rows, f, [&](int64_t r0, int64_t r1) {
+                           for (int64_t r = r0; r < r1; ++r) {
+                             const float m = st[2 * r], rstd = st[2 * r + 1];
+                             double sum_g = 0.0, sum_gx = 0.0;
+                             for (int64_t c = 0; c < f; ++c) {
+                               const float g = dy[r * f + c] * (gd ? gd[c] : 1.f);
+                               sum_g += g;
+                               sum_gx += g * ((xd[r * f + c] - m) * rstd);
+                             }
+                             const auto mean_g = static_cast<float>(sum_g / static_cast<double>(f));
+                             const auto mean_gx = static_cast<float>(sum_gx / static_cast<double>(f));
+                             for (int64_t c = 0; c < f; ++c) {
+                               const float g = dy[r * f + c] * (gd ? gd[c] : 1.f);
+                               const float xhat = (xd[r * f + c] - m) * rstd;
+                               dx[r * f + c] += rstd * (g - mean_g - xhat * mean_gx);
+                             }
+                           }
+                         });
+                       }
+                       if (ctx.needs_grad(gamma))
+                         detail::column_sums(
+                             rows, f,
+                             [&](int64_t r, float* acc) {
+                               const float m = st[2 * r], rstd = st[2 * r + 1];
+                               for (int64_t c = 0; c < f; ++c)
+                                 acc[c] += dy[r * f + c] * ((xd[r * f + c] - m) * rstd);
+                             },
+                             ctx.grad(gamma).data(), true);
+                       if (ctx.needs_grad(beta))
+                         detail::column_sums(
+                             rows, f,
+                             [&](int64_t r, float* acc) {
+                               for (int64_t c = 0; c < f; ++c) acc[c] += dy[r * f + c];
+                             },
+                             ctx.grad(beta).data(), true);
+                     });
 }
 
 }  // namespace edgeattn::autograd

@@ -41,7 +41,8 @@ Var sum(Tape& tape, Var x) { return reduce(tape, x, "sum", 1.0); }
 
 Var mean(Tape& tape, Var x) {
   const int64_t n = tape.value(x).numel();
-  if (n == 0) raise<ShapeError>("mean: x has shape ", tape.value(x).shape().str(), ", expected at least one element");
+  if (n == 0)
+    raise<ShapeError>("mean: x has shape ", tape.value(x).shape().str(), ", expected at least one element");
   return reduce(tape, x, "mean", 1.0 / static_cast<double>(n));
 }
 

@@ -11,8 +11,8 @@ namespace edgeattn::autograd {
 Var reshape(Tape& tape, Var x, Shape shape) {
   const Tensor& xv = tape.value(x);
   if (shape.numel() != xv.numel())
-    raise<ShapeError>("reshape: x has shape ", xv.shape().str(), " (", xv.numel(), " elements), cannot become ",
-                      shape.str(), " (", shape.numel(), " elements)");
+    raise<ShapeError>("reshape: x has shape ", xv.shape().str(), " (", xv.numel(),
+                      " elements), cannot become ", shape.str(), " (", shape.numel(), " elements)");
   Tensor y = xv.reshaped(shape);
   return tape.record("reshape", std::move(y), {x}, [x](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
@@ -52,7 +52,8 @@ Var concat(Tape& tape, std::initializer_list<Var> xs) {
   if (xs.size() == 0) raise<InvalidArgument>("concat: no inputs");
   std::vector<Var> inputs(xs);
   const Tensor& first = tape.value(inputs[0]);
-  if (first.rank() < 1) raise<ShapeError>("concat: input 0 has shape ", first.shape().str(), ", expected [..., F]");
+  if (first.rank() < 1)
+    raise<ShapeError>("concat: input 0 has shape ", first.shape().str(), ", expected [..., F]");
   const int last = first.rank() - 1;
   const int64_t rows = first.dim(last) ? first.numel() / first.dim(last) : 0;
   std::vector<int64_t> widths, offsets;
@@ -75,22 +76,24 @@ Var concat(Tape& tape, std::initializer_list<Var> xs) {
     const float* src = tape.value(inputs[k]).data();
     const int64_t w = widths[k], off = offsets[k];
     detail::for_each_row_block(rows, w, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) std::memcpy(y.data() + r * total + off, src + r * w, sizeof(float) * w);
+      for (int64_t r = r0; r < r1; ++r)
+        std::memcpy(y.data() + r * total + off, src + r * w, sizeof(float) * w);
     });
   }
   // record takes an initializer_list; the backward closure holds the full list.
-  Var out = tape.record("concat", std::move(y), xs, [inputs, widths, offsets, rows, total](BackwardContext& ctx) {
-    const float* g = ctx.grad_out().data();
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      if (!ctx.needs_grad(inputs[k])) continue;
-      float* dx = ctx.grad(inputs[k]).data();
-      const int64_t w = widths[k], off = offsets[k];
-      detail::for_each_row_block(rows, w, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = 0; c < w; ++c) dx[r * w + c] += g[r * total + off + c];
+  Var out =
+      tape.record("concat", std::move(y), xs, [inputs, widths, offsets, rows, total](BackwardContext& ctx) {
+        const float* g = ctx.grad_out().data();
+        for (size_t k = 0; k < inputs.size(); ++k) {
+          if (!ctx.needs_grad(inputs[k])) continue;
+          float* dx = ctx.grad(inputs[k]).data();
+          const int64_t w = widths[k], off = offsets[k];
+          detail::for_each_row_block(rows, w, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r)
+              for (int64_t c = 0; c < w; ++c) dx[r * w + c] += g[r * total + off + c];
+          });
+        }
       });
-    }
-  });
   return out;
 }
 
