@@ -1,4 +1,5 @@
-// Fused graph-attention forward: one pass per destination row with an online softmax.
+// Fused graph-attention forward: one pass per destination row with an online softmax (two passes
+// for GAT's additive score, see below).
 //
 // For row i and head h, edges arrive in CSR order; the kernel keeps the running maximum m, the
 // running sum l of exp(s - m) and the running weighted sum acc of values, rescaling both by
@@ -11,6 +12,9 @@
 // Rows are processed in parallel over the pattern's edge-balanced row chunks (pull style: each
 // row is written by one task, no atomics), so results are identical for any thread count.
 // The update is branch-free per head (two exps) so that loops over heads and features vectorise.
+// For the additive score (a gather and an add per edge) the row is walked twice instead: first
+// for the maximum, then for exp(s - max) with no rescaling, which takes the exp -> rescale
+// dependency chain off the edges.
 #include <cfloat>
 #include <cmath>
 #include <type_traits>
