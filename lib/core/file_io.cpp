@@ -67,6 +67,15 @@ std::string gunzip(std::string_view compressed, const std::string& what) {
   return out;
 }
 
+std::optional<std::filesystem::path> find_plain_or_gz(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path, ec)) return path;
+  std::filesystem::path gz = path;
+  gz += ".gz";
+  if (std::filesystem::is_regular_file(gz, ec)) return gz;
+  return std::nullopt;
+}
+
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");

@@ -22,11 +22,7 @@ constexpr int64_t kNumVal = 500;  // the public split's validation size (gcn, Py
 
 fs::path resolve(const fs::path& dir, const std::string& name, const std::string& object) {
   const fs::path plain = dir / ("ind." + name + "." + object);
-  fs::path gz = plain;
-  gz += ".gz";
-  std::error_code ec;
-  if (fs::is_regular_file(plain, ec)) return plain;
-  if (fs::is_regular_file(gz, ec)) return gz;
+  if (auto found = find_plain_or_gz(plain)) return *found;
   if (name == "pubmed" && object == "allx")
     raise<IoError>(
         "load_planetoid: missing ", plain.string(), " (or .gz): PubMed's allx is not bundled with edgeattn. ",
@@ -34,7 +30,7 @@ fs::path resolve(const fs::path& dir, const std::string& name, const std::string
         "gcn/data/); the expected file is 7578385 bytes with sha256 ",
         "508e538e2abdccdd54c4d3e9f49d638b4af7107d85845f66ddea5a5152658b7e (git blob ",
         "3b86bccf08111c37c632a9dd8ab63db25ea76361). Place it in ", dir.string(), " and PubMed loads.");
-  raise<IoError>("load_planetoid: missing ", plain.string(), " (nor ", gz.filename().string(),
+  raise<IoError>("load_planetoid: missing ", plain.string(), " (nor ", plain.filename().string(), ".gz",
                  ") for the Planetoid dataset '", name, "'");
 }
 

@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
 
 namespace edgeattn::data::detail {
 
@@ -72,12 +73,8 @@ void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64
 }
 
 std::filesystem::path existing_or_gz(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec)) return path;
-  std::filesystem::path gz = path;
-  gz += ".gz";
-  if (std::filesystem::exists(gz, ec)) return gz;
-  raise<IoError>("cannot find '", path.string(), "' (nor '", gz.string(), "')");
+  if (auto found = find_plain_or_gz(path)) return *found;
+  raise<IoError>("cannot find '", path.string(), "' (nor '", path.string(), ".gz')");
 }
 
 std::string stem_without_gz(const std::filesystem::path& path) {

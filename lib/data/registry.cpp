@@ -62,15 +62,6 @@ std::string join(const std::vector<std::string>& items) {
   return s;
 }
 
-// The file as stored: `path` or `path.gz`; empty when neither exists.
-fs::path find_stored(const fs::path& path) {
-  if (fs::exists(path)) return path;
-  fs::path gz = path;
-  gz += ".gz";
-  if (fs::exists(gz)) return gz;
-  return {};
-}
-
 bool is_readme(const ManifestEntry& e) { return fs::path(e.path).filename() == "README"; }
 
 }  // namespace
@@ -120,8 +111,8 @@ Dataset load_dataset(const std::string& name, const LoadOptions& options) {
   std::vector<SourceFile> sources;
   for (const ManifestEntry& e : manifest()) {
     if (e.dataset != name || e.format != format || is_readme(e)) continue;
-    const fs::path stored = find_stored(root / e.path);
-    if (stored.empty()) {
+    const std::optional<fs::path> found = find_plain_or_gz(root / e.path);
+    if (!found) {
       std::ostringstream msg;
       msg << "dataset '" << name << "' (" << format << "): missing file " << (root / e.path).string()
           << " (or .gz); expected ";
@@ -131,6 +122,7 @@ Dataset load_dataset(const std::string& name, const LoadOptions& options) {
         msg << "; place it there or set EDGEATTN_DATA to a directory laid out like datasets/";
       raise<IoError>(msg.str());
     }
+    const fs::path& stored = *found;
     SourceFile src;
     src.path = stored.string();
     src.bytes = static_cast<int64_t>(fs::file_size(stored));

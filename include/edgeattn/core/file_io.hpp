@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,10 @@ namespace edgeattn {
 /// path when it cannot be opened or read, ParseError naming the path and compressed offset when
 /// the gzip stream is corrupt or truncated.
 std::string read_file(const std::filesystem::path& path);
+
+/// `path` when it is an existing file, else `path` + ".gz" when that exists, else nullopt: how every
+/// loader finds a file that may be stored compressed.
+std::optional<std::filesystem::path> find_plain_or_gz(const std::filesystem::path& path);
 
 /// Decompresses a gzip stream held in memory. `what` names the source in errors.
 std::string gunzip(std::string_view compressed, const std::string& what);
