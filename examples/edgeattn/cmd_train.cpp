@@ -296,9 +296,7 @@ int run_train(std::span<const std::string> argv) {
   if (args.flag_set("json")) {
     JsonObject j;
     j.field("dataset", ds.name).field("format", ds.format).field("model", args.str("model"));
-    j.field("split", ds.default_split.empty()
-                         ? args.str("split")
-                         : (args.str("split").empty() ? ds.default_split : args.str("split")));
+    j.field("split", args.str("split").empty() ? ds.default_split : args.str("split"));
     j.field("runs", runs).field("threads", max_threads());
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
     j.field("val_accuracy", mean(val_acc));
