@@ -33,6 +33,24 @@ void for_each_index(int64_t n, F&& f) {
   });
 }
 
+/// Runs f(begin, end) over [0, n) in parallel pieces of kElementGrain (one call when n is small).
+/// For loops that want a plain `for` over restrict pointers inside, so they vectorise.
+template <class F>
+void for_each_span(int64_t n, F&& f) {
+  if (n <= kElementGrain) {
+    if (n > 0) f(int64_t{0}, n);
+    return;
+  }
+  parallel_for(0, n, kElementGrain, f);
+}
+
+/// y[i] = f(x[i]) over one span. `f` should be branch-free (selects, not ifs).
+template <class F>
+inline void map_span(const float* __restrict x, float* __restrict y, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
 /// Runs f(row_begin, row_end) over [0, rows) in pieces of about kElementGrain elements.
 template <class F>
 void for_each_row_block(int64_t rows, int64_t cols, F&& f) {
@@ -45,8 +63,12 @@ void for_each_row_block(int64_t rows, int64_t cols, F&& f) {
 }
 
 /// dst[i] += src[i]
+inline void add_span(float* __restrict dst, const float* __restrict src, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+}
 inline void add_into(float* dst, const float* src, int64_t n) {
-  for_each_index(n, [&](int64_t i) { dst[i] += src[i]; });
+  for_each_span(n, [&](int64_t b, int64_t e) { add_span(dst + b, src + b, e - b); });
 }
 
 /// out[c] (+)= sum_r row_value(r, c) over rows [0, rows), for c in [0, cols). `add_row(r, acc)`

@@ -1,16 +1,13 @@
 #include "edgeattn/core/tensor.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 
+#include "core/tensor_storage.hpp"
+
 namespace edgeattn {
-namespace {
-constexpr size_t kHugePageBytes = size_t{2} << 20;
-}  // namespace
 
 Shape::Shape(std::initializer_list<int64_t> dims)
     : Shape(std::span<const int64_t>(dims.begin(), dims.size())) {}
@@ -43,15 +40,17 @@ void Tensor::allocate() {
   // A zero-element tensor still owns a (minimal) block, so its views are distinguishable from
   // absent operands: an empty graph's value tensor [0, H, D] is "given", not "missing".
   const size_t bytes = static_cast<size_t>(std::max<int64_t>(shape_.numel(), 1)) * sizeof(float);
-  // Large tensors (node features gathered at random by the attention kernels) go on transparent
-  // huge pages where the kernel offers them: with 4 KiB pages every random row gather is also a
-  // TLB miss, which dominated the gather time on 1M-node graphs.
-  const std::align_val_t alignment{bytes >= kHugePageBytes ? kHugePageBytes : 64};
-  data_ = std::unique_ptr<float[], detail::AlignedFree>(
-      static_cast<float*>(::operator new[](bytes, alignment)), detail::AlignedFree{alignment});
-#ifdef MADV_HUGEPAGE
-  if (bytes >= kHugePageBytes) madvise(data_.get(), bytes, MADV_HUGEPAGE);  // advisory; failure is harmless
-#endif
+  size_t capacity = 0;
+  float* block = detail::acquire_storage(bytes, capacity);
+  // (if the control block cannot be allocated, shared_ptr calls the deleter, then throws)
+  data_ = std::shared_ptr<float[]>(block, [capacity](float* p) { detail::release_storage(p, capacity); });
+}
+
+Tensor Tensor::uninitialized(Shape shape) {
+  Tensor t;
+  t.shape_ = shape;
+  t.allocate();
+  return t;
 }
 
 Tensor::Tensor(Shape shape) : shape_(shape) {
@@ -93,6 +92,16 @@ Tensor Tensor::reshaped(Shape shape) && {
                       shape.str());
   Tensor t(std::move(*this));
   t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::share_reshaped(Shape shape) const {
+  if (shape.numel() != shape_.numel())
+    raise<ShapeError>("Tensor::share_reshaped: cannot view ", shape_.str(), " (", shape_.numel(),
+                      " elements) as ", shape.str());
+  Tensor t;
+  t.shape_ = shape;
+  t.data_ = data_;
   return t;
 }
 

@@ -88,6 +88,7 @@ inline int64_t padded_heads(int64_t heads) { return (heads + kHeadLanes - 1) / k
 inline void online_softmax_step(int64_t heads_padded, const float* __restrict s, float* __restrict m,
                                 float* __restrict l, float* __restrict c, float* __restrict w) {
   for (int64_t h0 = 0; h0 < heads_padded; h0 += kHeadLanes)
+#pragma omp simd
     for (int64_t k = 0; k < kHeadLanes; ++k) {
       const int64_t h = h0 + k;
       const float mn = m[h] > s[h] ? m[h] : s[h];
@@ -102,6 +103,7 @@ inline void online_softmax_step(int64_t heads_padded, const float* __restrict s,
 inline void rescale_accumulate(int64_t heads, int64_t dv, float* __restrict acc, const float* __restrict c,
                                const float* __restrict w, const float* __restrict v) {
   for (int64_t h = 0; h < heads; ++h)
+#pragma omp simd
     for (int64_t d = 0; d < dv; ++d) acc[h * dv + d] = acc[h * dv + d] * c[h] + w[h] * v[h * dv + d];
 }
 
@@ -109,6 +111,7 @@ inline void rescale_accumulate(int64_t heads, int64_t dv, float* __restrict acc,
 inline void accumulate(int64_t heads, int64_t dv, float* __restrict acc, const float* __restrict w,
                        const float* __restrict v) {
   for (int64_t h = 0; h < heads; ++h)
+#pragma omp simd
     for (int64_t d = 0; d < dv; ++d) acc[h * dv + d] += w[h] * v[h * dv + d];
 }
 

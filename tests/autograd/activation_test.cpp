@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "edgeattn/autograd/ops.hpp"
+#include "support/expect_error.hpp"
 #include "support/gradcheck.hpp"
 #include "support/test_graphs.hpp"
 
@@ -49,6 +50,29 @@ TEST(Activation, EluAndGeluMatchReferenceValues) {
   const auto g = apply(gelu);
   const std::vector<float> torch = {-0.0455003f, -0.1542687f, 0.f, 0.3457312f, 2.9959502f};
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], torch[i], 1e-6f) << i;
+}
+
+TEST(Activation, EluRejectsANonPositiveAlpha) {
+  Tape tape;
+  const Var x = tape.constant(Tensor({2}));
+  for (const float alpha : {0.f, -1.f})
+    testing::expect_throw_naming<InvalidArgument>([&] { (void)elu(tape, x, alpha); },
+                                                  {"elu", "alpha", "> 0"});
+}
+
+TEST(Activation, LongInputsTakeTheVectorPathWithTheSameValues) {
+  // 100k elements: several parallel spans and vector remainders; every element equals the
+  // scalar formula (fast_exp's error is ~1e-7 relative).
+  const int64_t n = 100003;
+  Tensor in({n});
+  for (int64_t i = 0; i < n; ++i) in.data()[i] = -6.f + 12.f * static_cast<float>(i) / static_cast<float>(n);
+  Tape tape;
+  const Tensor& y = tape.value(elu(tape, tape.constant(in), 0.7f));
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = in.data()[i];
+    const float want = v > 0.f ? v : 0.7f * std::expm1(v);
+    ASSERT_NEAR(y.data()[i], want, 2e-7f) << i;
+  }
 }
 
 TEST(Activation, GradientsMatchFiniteDifferences) {

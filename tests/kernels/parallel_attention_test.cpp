@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -145,6 +147,25 @@ class ParallelVsReference : public ::testing::TestWithParam<Case> {
     return {.score = k.score, .normalization = k.norm, .combine = k.combine, .dropout = k.dropout, .seed = 7};
   }
 };
+
+// GAT's shapes run kernels specialised at compile time (additive score, 8 heads of 8 features,
+// or a single head): every normalisation, dropout, bias and head combination against the
+// reference, on a graph with isolated rows and self-loops.
+TEST(ParallelAttention, SpecialisedGatShapesMatchTheReference) {
+  const Graph g = testing::power_law_graph(120, 900, 2);
+  for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {1, 7}, {1, 16}})
+    for (Normalization n : {Normalization::softmax, Normalization::relu})
+      for (const auto& [dropout, bias, combine] :
+           std::vector<std::tuple<float, bool, HeadCombine>>{{0.f, false, HeadCombine::concat},
+                                                             {0.4f, true, HeadCombine::concat},
+                                                             {0.f, true, HeadCombine::mean}}) {
+        SCOPED_TRACE("heads " + std::to_string(heads) + " dv " + std::to_string(dv) + " " + to_string(n) +
+                     (dropout > 0 ? " dropout" : "") + (bias ? " bias" : ""));
+        const AttentionConfig c{
+            .score = Score::additive, .normalization = n, .combine = combine, .dropout = dropout, .seed = 11};
+        check_against_reference(g, c, AttentionPath::sparse, bias, heads, /*dk=*/4, dv);
+      }
+}
 
 TEST_P(ParallelVsReference, MatchesOnUniformRandomGraph) {
   check_against_reference(testing::uniform_graph(60, 60, 400, 1), config(), AttentionPath::sparse,

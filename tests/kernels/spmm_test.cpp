@@ -57,8 +57,14 @@ TEST(Spmm, MatchesHandComputedProduct) {
 }
 
 TEST(Spmm, MatchesReferenceOnRandomSparseMatrices) {
-  for (const auto& [rows, cols, m] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
-           {1, 1, 1}, {37, 50, 3}, {500, 300, 64}, {2000, 140, 7}}) {
+  for (const auto& [rows, cols, m] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 1, 1},
+                                                                                        {37, 50, 3},
+                                                                                        {500, 300, 64},
+                                                                                        {2000, 140, 7},
+                                                                                        {300, 90, 8},
+                                                                                        {200, 120, 75},
+                                                                                        {150, 60, 144}}) {
+    // widths cover each register tile of the kernel: 64-column tiles, 8-column tiles, the tail
     const CsrMatrix x = random_csr(rows, cols, 0.05f, static_cast<uint64_t>(rows + cols));
     const Tensor b = random_tensor({cols, m}, 11);
     Tensor got({rows, m}), want({rows, m});
@@ -75,6 +81,18 @@ TEST(Spmm, MatchesReferenceOnRandomSparseMatrices) {
 }
 
 TEST(Spmm, AccumulatesIntoTheOutputWhenAsked) {
+  for (const int64_t m : {5, 75}) {
+    const CsrMatrix x = random_csr(60, 40, 0.1f, 3);
+    const Tensor b = random_tensor({40, m}, 4);
+    const Tensor start = random_tensor({60, m}, 5);
+    Tensor got = start, want = start;
+    kernels::spmm(x, b, got, /*accumulate=*/true);
+    kernels::reference_spmm(x, b, want, /*accumulate=*/true);
+    EXPECT_LE(max_abs_diff(got, want), 1e-5f) << "m=" << m;
+  }
+}
+
+TEST(Spmm, TransposedAccumulatesIntoTheOutputWhenAsked) {
   const CsrMatrix x = random_csr(60, 40, 0.1f, 3);
   const Tensor b = random_tensor({40, 5}, 4);
   const Tensor start = random_tensor({60, 5}, 5);

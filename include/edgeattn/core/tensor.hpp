@@ -91,19 +91,18 @@ class TensorView {
 using View = TensorView<float>;
 using ConstView = TensorView<const float>;
 
-namespace detail {
-/// Frees storage allocated with an explicit alignment (64 bytes, or 2 MiB for huge-page tensors).
-struct AlignedFree {
-  std::align_val_t alignment{64};
-  void operator()(float* p) const { ::operator delete[](p, alignment); }
-};
-}  // namespace detail
-
 /// Owning float32 tensor, zero-initialised, 64-byte aligned, contiguous row-major.
+///
+/// Storage of 64 KiB and more is recycled through a process-wide cache (see tensor_cache_stats
+/// below), so the tensors a training step allocates every epoch do not page-fault back in.
+/// Copies are deep; only `share_reshaped` makes two tensors share one storage block.
 class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(Shape shape);
+  /// A tensor whose elements are unspecified (not zero-filled): for outputs that are written in
+  /// full before they are read.
+  static Tensor uninitialized(Shape shape);
   Tensor(Shape shape, float fill);
   /// Takes the values (row-major); throws ShapeError if `values.size() != shape.numel()`.
   Tensor(Shape shape, std::span<const float> values);
@@ -137,6 +136,11 @@ class Tensor {
   /// Same data, new extents with the same element count (throws ShapeError otherwise).
   Tensor reshaped(Shape shape) const&;
   Tensor reshaped(Shape shape) &&;
+  /// A tensor with new extents that SHARES this tensor's storage (no copy): a write through
+  /// either is seen by both, and the storage lives until both are gone. For values that are no
+  /// longer written, such as the outputs recorded on an autograd tape. ShapeError when the
+  /// element counts differ.
+  Tensor share_reshaped(Shape shape) const;
 
   template <class... I>
   float& operator()(I... idx) {
@@ -165,8 +169,24 @@ class Tensor {
   void allocate();
 
   Shape shape_;
-  std::unique_ptr<float[], detail::AlignedFree> data_;
+  std::shared_ptr<float[]> data_;
 };
+
+/// The tensor storage cache: blocks of at least 64 KiB, rounded up to a size class (at most 1/8
+/// larger), are kept when freed and reused for the next tensor of that class.
+struct TensorCacheStats {
+  size_t cached_bytes = 0;  ///< bytes held in the cache now (free blocks)
+  size_t limit_bytes = 0;   ///< most bytes the cache keeps; blocks beyond it go back to the system
+  int64_t hits = 0;         ///< allocations served from the cache
+  int64_t misses = 0;       ///< cacheable allocations that had to ask the system
+};
+/// Counters of the process-wide cache.
+TensorCacheStats tensor_cache_stats();
+/// Sets the cache's byte limit (default 2 GiB, or $EDGEATTN_TENSOR_CACHE_MB; 0 under
+/// AddressSanitizer so use-after-free stays detectable); frees cached blocks beyond it.
+void set_tensor_cache_limit(size_t bytes);
+/// Frees every cached block (e.g. after training, before a memory-hungry phase).
+void release_tensor_cache();
 
 /// Throws ShapeError unless `view` has `expected` extents (`kAny` matches any extent).
 /// `what` names the operand in the message, e.g. "attention_forward: value".

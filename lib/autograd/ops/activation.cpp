@@ -2,6 +2,7 @@
 // or y gives the derivative most cheaply (relu, elu: y; leaky_relu, gelu: x).
 #include "edgeattn/autograd/ops/activation.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -49,19 +50,17 @@ Var leaky_relu(Tape& tape, Var x, float negative_slope) {
 }
 
 Var elu(Tape& tape, Var x, float alpha) {
+  if (!(alpha > 0.f)) raise<InvalidArgument>("elu: alpha is ", alpha, ", expected > 0");
   // exp(v) - 1 with the vectorisable fast_exp (abs. error ~1e-7 on (-1, 0]; ELU's negative branch
   // needs no more, and libm's expm1f is a scalar call per element).
-  Tensor y =
-      map(tape.value(x), [alpha](float v) { return v > 0.f ? v : alpha * (kernels::fast_exp(v) - 1.f); });
+  // exp of min(v, 0): both branches are computed (a select), so the loop vectorises.
+  Tensor y = map(tape.value(x), [alpha](float v) {
+    return v > 0.f ? v : alpha * (kernels::fast_exp(std::min(v, 0.f)) - 1.f);
+  });
   return tape.record("elu", std::move(y), {x}, [x, alpha](BackwardContext& ctx) {
-    // For x <= 0: d/dx alpha (e^x - 1) = alpha e^x = y + alpha. Reading x keeps the kink rule.
-    const float* xd = ctx.value(x).data();
-    const float* yd = ctx.out().data();
-    if (!ctx.needs_grad(x)) return;
-    const float* g = ctx.grad_out().data();
-    float* dx = ctx.grad(x).data();
-    detail::for_each_index(ctx.out().numel(),
-                           [&](int64_t i) { dx[i] += g[i] * (xd[i] > 0.f ? 1.f : yd[i] + alpha); });
+    // For x <= 0: d/dx alpha (e^x - 1) = alpha e^x = y + alpha. The derivative depends on the
+    // sign of x, which y shares (alpha > 0): y > 0 exactly when x > 0.
+    backward_map(ctx, x, ctx.out(), [alpha](float yv) { return yv > 0.f ? 1.f : yv + alpha; });
   });
 }
 

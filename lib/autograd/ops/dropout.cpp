@@ -31,14 +31,38 @@ inline uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+inline uint64_t stream_key(uint64_t seed, uint32_t stream) { return mix64(seed ^ (uint64_t{stream} << 32)); }
+
+inline uint32_t element_bits(uint64_t key, uint64_t position) {
+  return static_cast<uint32_t>(mix64(key + position * 0x9e3779b97f4a7c15ULL) >> 40);
+}
+
 inline uint32_t element_bits(uint64_t seed, uint32_t stream, uint64_t position) {
-  return static_cast<uint32_t>(
-      mix64(mix64(seed ^ (uint64_t{stream} << 32)) + position * 0x9e3779b97f4a7c15ULL) >> 40);
+  return element_bits(stream_key(seed, stream), position);
 }
 
 // 24 random bits against p.
 inline bool keep_from_bits(uint32_t bits24, float p) {
   return static_cast<float>(bits24) * (1.0f / 16777216.0f) >= p;
+}
+
+// Elements [begin, begin + n) of a dense dropout: y = x * scale or 0, mask = 1 or 0. Plain loop
+// over restrict pointers, so the 64-bit hashing vectorises.
+void dropout_span(uint64_t key, int64_t begin, int64_t n, float p, float scale, const float* __restrict x,
+                  float* __restrict y, uint8_t* __restrict mask) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), p);
+    mask[i] = keep ? 1 : 0;
+    y[i] = keep ? x[i] * scale : 0.f;
+  }
+}
+
+// dx = dy * mask * scale over one span.
+void dropout_backward_span(int64_t n, float scale, const float* __restrict g, const uint8_t* __restrict mask,
+                           float* __restrict dx) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) dx[i] = mask[i] ? g[i] * scale : 0.f;
 }
 
 }  // namespace
@@ -52,29 +76,32 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
   const Tensor& xv = tape.value(x);
   if (!tape.training || p == 0.f) {
     // The identity; recorded as its own node so the caller's graph has the same shape in both modes.
-    return tape.record("dropout", Tensor(xv), {x}, [x](BackwardContext& ctx) {
+    // The output shares x's storage: recorded values are never written again.
+    return tape.record("dropout", xv.share_reshaped(xv.shape()), {x}, [x](BackwardContext& ctx) {
       if (!ctx.needs_grad(x)) return;
       detail::add_into(ctx.grad(x).data(), ctx.grad_out().data(), ctx.grad_out().numel());
     });
   }
   const int64_t n = xv.numel();
   const float scale = 1.f / (1.f - p);
-  Tensor y(xv.shape());
+  Tensor y = Tensor::uninitialized(xv.shape());
   auto mask = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n));
   const float* xd = xv.data();
   float* yd = y.data();
   uint8_t* md = mask->data();
-  detail::for_each_index(n, [&](int64_t i) {
-    const bool keep = keep_from_bits(element_bits(seed, kDenseStream, static_cast<uint64_t>(i)), p);
-    md[i] = keep ? 1 : 0;
-    yd[i] = keep ? xd[i] * scale : 0.f;
-  });
+  const uint64_t key = stream_key(seed, kDenseStream);
+  detail::for_each_span(
+      n, [&](int64_t b, int64_t e) { dropout_span(key, b, e - b, p, scale, xd + b, yd + b, md + b); });
   return tape.record("dropout", std::move(y), {x}, [x, mask, scale](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
     const float* g = ctx.grad_out().data();
     const uint8_t* m = mask->data();
-    float* dx = ctx.grad(x).data();
-    detail::for_each_index(ctx.grad_out().numel(), [&](int64_t i) { dx[i] += m[i] ? g[i] * scale : 0.f; });
+    Tensor dx = Tensor::uninitialized(ctx.grad_out().shape());
+    float* dxd = dx.data();
+    detail::for_each_span(ctx.grad_out().numel(), [&](int64_t b, int64_t e) {
+      dropout_backward_span(e - b, scale, g + b, m + b, dxd + b);
+    });
+    ctx.add_grad(x, std::move(dx));
   });
 }
 
@@ -86,6 +113,7 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
   const auto indptr = x.indptr();
   const auto indices = x.indices();
   auto values = y.values();
+  const uint64_t key = stream_key(seed, kSparseStream);
   detail::for_each_row_block(
       x.rows(), std::max<int64_t>(1, x.nnz() / std::max<int64_t>(x.rows(), 1)), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r)
@@ -93,8 +121,7 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
             const auto k = static_cast<size_t>(q);
             // Keyed by (row, column): the mask follows the entry, not its slot.
             const uint64_t position = (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(indices[k]);
-            values[k] =
-                keep_from_bits(element_bits(seed, kSparseStream, position), p) ? values[k] * scale : 0.f;
+            values[k] = keep_from_bits(element_bits(key, position), p) ? values[k] * scale : 0.f;
           }
       });
   return y;

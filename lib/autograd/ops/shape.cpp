@@ -13,11 +13,12 @@ Var reshape(Tape& tape, Var x, Shape shape) {
   if (shape.numel() != xv.numel())
     raise<ShapeError>("reshape: x has shape ", xv.shape().str(), " (", xv.numel(),
                       " elements), cannot become ", shape.str(), " (", shape.numel(), " elements)");
-  Tensor y = xv.reshaped(shape);
+  // Recorded values are never written again, so the output shares the input's storage.
+  Tensor y = xv.share_reshaped(shape);
   return tape.record("reshape", std::move(y), {x}, [x](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
     const Tensor& dy = ctx.grad_out();
-    detail::add_into(ctx.grad(x).data(), dy.data(), dy.numel());
+    ctx.add_grad(x, dy.reshaped(ctx.value(x).shape()));  // a copy: dy may be read after this
   });
 }
 

@@ -50,32 +50,52 @@ struct DotScore {
   }
 };
 
+/// kH > 0 fixes the head count at compile time (the loops over heads become single vector ops);
+/// 0 reads it from `heads`.
+template <int kH = 0>
 struct AdditiveScore {
   const float* sd;
   const float* ss;
   int64_t heads;
   float slope;
 
-  int64_t width() const { return heads; }
-  void prefetch_src(int64_t j) const { prefetch_row(ss + j * heads, heads); }
-  void prefetch_dst(int64_t i) const { prefetch_row(sd + i * heads, heads); }
+  int64_t nh() const {
+    if constexpr (kH > 0)
+      return kH;
+    else
+      return heads;
+  }
+  int64_t width() const { return nh(); }
+  void prefetch_src(int64_t j) const { prefetch_row(ss + j * nh(), nh()); }
+  void prefetch_dst(int64_t i) const { prefetch_row(sd + i * nh(), nh()); }
   void scores(int64_t i, int64_t j, float* __restrict s) const {
-    const float* a = sd + i * heads;
-    const float* b = ss + j * heads;
-    for (int64_t h = 0; h < heads; ++h) s[h] = leaky_relu(a[h] + b[h], slope);
+    const int64_t n = nh();
+    const float* a = sd + i * n;
+    const float* b = ss + j * n;
+#pragma omp simd
+    for (int64_t h = 0; h < n; ++h) s[h] = leaky_relu(a[h] + b[h], slope);
   }
   void grad_dst(int64_t i, int64_t j, const float* __restrict ds, float* __restrict dst_acc,
                 float* /*datt*/) const {
-    const float* a = sd + i * heads;
-    const float* b = ss + j * heads;
-    for (int64_t h = 0; h < heads; ++h) dst_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
+    const int64_t n = nh();
+    const float* a = sd + i * n;
+    const float* b = ss + j * n;
+#pragma omp simd
+    for (int64_t h = 0; h < n; ++h) dst_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
   }
   void grad_src(int64_t i, int64_t j, const float* __restrict ds, float* __restrict src_acc) const {
-    const float* a = sd + i * heads;
-    const float* b = ss + j * heads;
-    for (int64_t h = 0; h < heads; ++h) src_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
+    const int64_t n = nh();
+    const float* a = sd + i * n;
+    const float* b = ss + j * n;
+#pragma omp simd
+    for (int64_t h = 0; h < n; ++h) src_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
   }
 };
+
+template <class S>
+inline constexpr bool kIsAdditive = false;
+template <int kH>
+inline constexpr bool kIsAdditive<AdditiveScore<kH>> = true;
 
 /// GATv2 (act = LeakyReLU) and the perceptron score (act = tanh).
 template <bool kTanh>
@@ -136,13 +156,35 @@ decltype(auto) visit_score(const KernelArgs& a, F&& f) {
     case EdgeScore::dot:
       return f(DotScore{s.q, s.k, a.heads, s.dk, s.scale});
     case EdgeScore::additive:
-      return f(AdditiveScore{s.sd, s.ss, a.heads, s.slope});
+      return f(AdditiveScore<>{s.sd, s.ss, a.heads, s.slope});
     case EdgeScore::vector_leaky:
       return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
     case EdgeScore::vector_tanh:
       break;
   }
   return f(VectorScore<true>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
+}
+
+/// Compile-time extents for the row kernels: kH heads and kD value features per head (0: read
+/// from KernelArgs at run time).
+template <int kH, int kD>
+struct Dims {
+  static constexpr int heads = kH;
+  static constexpr int dv = kD;
+};
+
+/// Like visit_score, and also passes Dims: GAT's shapes (additive score with 8 heads of 8
+/// features, as in the GAT paper's hidden layer, or one head, as in its output layer) get
+/// kernels whose loops over heads and features have compile-time bounds; everything else runs
+/// the generic instantiation.
+template <class F>
+decltype(auto) visit_score_dims(const KernelArgs& a, F&& f) {
+  const ScoreArgs& s = a.score;
+  if (s.kind == EdgeScore::additive) {
+    if (a.heads == 8 && a.dv == 8) return f(AdditiveScore<8>{s.sd, s.ss, a.heads, s.slope}, Dims<8, 8>{});
+    if (a.heads == 1) return f(AdditiveScore<1>{s.sd, s.ss, a.heads, s.slope}, Dims<1, 0>{});
+  }
+  return visit_score(a, [&](const auto& score) -> decltype(auto) { return f(score, Dims<0, 0>{}); });
 }
 
 }  // namespace edgeattn::kernels

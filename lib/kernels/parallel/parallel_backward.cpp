@@ -46,10 +46,12 @@ std::vector<int64_t> column_chunks(const P& pattern) {
   }
 }
 
-template <bool kSoftmax, class P, class S>
+template <bool kSoftmax, class Dm, class P, class S>
 void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const BackwardInputs& in,
                    const BackwardBuffers& g) {
-  const int64_t heads = a.heads, dv = a.dv, width = score.width();
+  const int64_t heads = Dm::heads > 0 ? Dm::heads : a.heads;
+  const int64_t dv = Dm::dv > 0 ? Dm::dv : a.dv;
+  const int64_t width = score.width();
   const int64_t nd = pattern.num_dst();
   const bool additive = a.score.kind == EdgeScore::additive;
   float* dst_grad = additive ? g.dsd : g.dq;  // [Nd, width]
@@ -66,7 +68,9 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // s (with bias) -> alpha, for row i
   auto weights = [&](int64_t i, int64_t e, float* s, float* alpha) {
     if (a.bias)
+#pragma omp simd
       for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
+#pragma omp simd
     for (int64_t h = 0; h < heads; ++h)
       alpha[h] = kSoftmax ? fast_exp(s[h] - in.lse[i * heads + h]) : std::max(s[h], 0.f);
   };
@@ -81,7 +85,6 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // D [Nd, H], gathered at random by the source pass: a Tensor, so it sits on huge pages.
   Tensor row_sum_storage(Shape{kSoftmax ? nd : 0, heads});
   float* row_sum_data = row_sum_storage.data();
-  const auto row_sum = [row_sum_data](size_t k) -> float& { return row_sum_data[k]; };
   const auto chunks = pattern.partition();
   const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
   std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
@@ -131,6 +134,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             weights(i, e, s, alpha);
             keep_factors(i, j, kf);
             dalpha(i, j, kf, da);
+#pragma omp simd
             for (int64_t h = 0; h < heads; ++h)
               ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
             if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
@@ -151,6 +155,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           weights(i, e, s, alpha);
           keep_factors(i, j, kf);
           dalpha(i, j, kf, da);
+#pragma omp simd
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
         });
         if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum_data + i * heads);
@@ -159,6 +164,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
           const float* alpha = edge_buf.data() + 2 * heads * (e - first);
           const float* da = alpha + heads;
+#pragma omp simd
           for (int64_t h = 0; h < heads; ++h)
             ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
           if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
@@ -209,13 +215,15 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         const float* dout_i = in.dout + static_cast<int64_t>(i) * heads * dv;
         for (int64_t h = 0; h < heads; ++h) {
           const float wt = alpha[h] * kf[h];
+#pragma omp simd
           for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
         }
         if (!src_grad) return;
         dalpha(i, j, kf, da);
+#pragma omp simd
         for (int64_t h = 0; h < heads; ++h)
-          ds[h] = kSoftmax ? alpha[h] * (da[h] - row_sum(static_cast<size_t>(i * heads + h)))
-                           : (alpha[h] > 0.f ? da[h] : 0.f);
+          ds[h] =
+              kSoftmax ? alpha[h] * (da[h] - row_sum_data[i * heads + h]) : (alpha[h] > 0.f ? da[h] : 0.f);
         score.grad_src(i, j, ds, acc);
       });
       if (src_grad) std::copy_n(acc, width, src_grad + j * width);
@@ -230,11 +238,12 @@ void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInpu
                        const BackwardBuffers& g) {
   if (tiled_applies(p, a, /*want_alpha=*/false)) return tiled_backward(p, a, in, g);
   visit_pattern(p, [&](const auto& pattern) {
-    visit_score(a, [&](const auto& score) {
+    visit_score_dims(a, [&](const auto& score, auto dims) {
+      using Dm = decltype(dims);
       if (a.norm == Normalization::softmax)
-        backward_impl<true>(pattern, score, a, in, g);
+        backward_impl<true, Dm>(pattern, score, a, in, g);
       else
-        backward_impl<false>(pattern, score, a, in, g);
+        backward_impl<false, Dm>(pattern, score, a, in, g);
     });
   });
 }

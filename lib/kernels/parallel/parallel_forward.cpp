@@ -29,9 +29,11 @@
 namespace edgeattn::kernels {
 namespace {
 
-template <bool kSoftmax, class P, class S>
+template <bool kSoftmax, class Dm, class P, class S>
 void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const ForwardBuffers& out) {
-  const int64_t heads = a.heads, dv = a.dv, lanes = padded_heads(heads);
+  const int64_t heads = Dm::heads > 0 ? Dm::heads : a.heads;
+  const int64_t dv = Dm::dv > 0 ? Dm::dv : a.dv;
+  const int64_t lanes = padded_heads(heads);
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
   parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
     // Scratch, per task: s (score), w (weight), c (rescale), m (max), l (sum) [lanes] each; acc [H, dv].
@@ -58,12 +60,13 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       // GAT's additive score costs a gather and an add, so computing it twice is cheaper than the
       // online softmax's per-edge rescale, whose exp -> rescale chain serialises the edges: pass 1
       // finds the row maximum, pass 2 sums exp(s - max) with no rescaling (independent edges).
-      constexpr bool kTwoPass = kSoftmax && std::is_same_v<S, AdditiveScore>;
+      constexpr bool kTwoPass = kSoftmax && kIsAdditive<S>;
       if constexpr (kTwoPass) {
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
           score.scores(i, j, s);
           if (a.bias)
             for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
+#pragma omp simd
           for (int64_t h = 0; h < heads; ++h) m[h] = m[h] > s[h] ? m[h] : s[h];
         });
       }
@@ -79,6 +82,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         if (a.bias)
           for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
         if constexpr (kTwoPass) {
+#pragma omp simd
           for (int64_t h = 0; h < heads; ++h) {
             w[h] = fast_exp(s[h] - m[h]);
             l[h] += w[h];
@@ -90,6 +94,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         }
         if (a.dropout > 0.f) {
           dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
+#pragma omp simd
           for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
         }
         const float* vj = a.v + static_cast<int64_t>(j) * heads * dv;
@@ -130,11 +135,12 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
 void parallel_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
   if (tiled_applies(p, a, out.alpha != nullptr)) return tiled_forward(p, a, out);
   visit_pattern(p, [&](const auto& pattern) {
-    visit_score(a, [&](const auto& score) {
+    visit_score_dims(a, [&](const auto& score, auto dims) {
+      using Dm = decltype(dims);
       if (a.norm == Normalization::softmax)
-        forward_rows<true>(pattern, score, a, out);
+        forward_rows<true, Dm>(pattern, score, a, out);
       else
-        forward_rows<false>(pattern, score, a, out);
+        forward_rows<false, Dm>(pattern, score, a, out);
     });
   });
 }

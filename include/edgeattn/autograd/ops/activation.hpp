@@ -18,6 +18,7 @@ namespace edgeattn::autograd {
 
 Var relu(Tape& tape, Var x);
 Var leaky_relu(Tape& tape, Var x, float negative_slope = 0.01f);
+/// alpha must be > 0 (InvalidArgument otherwise).
 Var elu(Tape& tape, Var x, float alpha = 1.f);
 Var gelu(Tape& tape, Var x);
 Var sigmoid(Tape& tape, Var x);

@@ -11,8 +11,8 @@
 
 namespace edgeattn::autograd {
 
-/// x: any shape -> `shape` with the same element count (ShapeError otherwise). The output is a
-/// copy of x's values in the new shape (one memcpy); the gradient is reshaped back.
+/// x: any shape -> `shape` with the same element count (ShapeError otherwise). The output shares
+/// x's storage (no copy: recorded values are never written again); the gradient is reshaped back.
 Var reshape(Tape& tape, Var x, Shape shape);
 
 /// x: [N, H, D] -> [N, D], the mean over heads

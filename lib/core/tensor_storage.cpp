@@ -1,0 +1,167 @@
+#include "core/tensor_storage.hpp"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstdlib>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/tensor.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define EDGEATTN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EDGEATTN_ASAN 1
+#endif
+#endif
+
+namespace edgeattn {
+namespace {
+
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+constexpr size_t kCacheMinBytes = size_t{64} << 10;  // smaller blocks: malloc's bins serve them well
+constexpr size_t kDefaultLimitBytes = size_t{2} << 30;
+
+std::align_val_t alignment_for(size_t capacity) {
+  return std::align_val_t{capacity >= kHugePageBytes ? kHugePageBytes : 64};
+}
+
+// Rounds up to a multiple of max(4 KiB, 2^floor(log2 bytes) / 8): at most 12.5% larger.
+size_t size_class(size_t bytes) {
+  if (bytes < kCacheMinBytes) return bytes;
+  const size_t granule = std::max<size_t>(4096, std::bit_floor(bytes) / 8);
+  return (bytes + granule - 1) / granule * granule;
+}
+
+size_t initial_limit() {
+#ifdef EDGEATTN_ASAN
+  size_t limit = 0;
+#else
+  size_t limit = kDefaultLimitBytes;
+#endif
+  if (const char* env = std::getenv("EDGEATTN_TENSOR_CACHE_MB")) {
+    char* end = nullptr;
+    const unsigned long long mb = std::strtoull(env, &end, 10);
+    if (end != env && *end == '\0') limit = static_cast<size_t>(mb) << 20;
+  }
+  return limit;
+}
+
+float* allocate_block(size_t capacity) {
+  auto* p = static_cast<float*>(::operator new[](capacity, alignment_for(capacity)));
+#ifdef MADV_HUGEPAGE
+  if (capacity >= kHugePageBytes) madvise(p, capacity, MADV_HUGEPAGE);  // advisory; failure is harmless
+#endif
+  return p;
+}
+
+void free_block(float* p, size_t capacity) { ::operator delete[](p, alignment_for(capacity)); }
+
+class StorageCache {
+ public:
+  float* acquire(size_t bytes, size_t& capacity) {
+    capacity = size_class(bytes);
+    if (capacity >= kCacheMinBytes) {
+      std::lock_guard lock(mutex_);
+      auto it = free_.find(capacity);
+      if (it != free_.end() && !it->second.empty()) {
+        float* p = it->second.back();
+        it->second.pop_back();
+        cached_bytes_ -= capacity;
+        ++stats_.hits;
+        stats_.cached_bytes = cached_bytes_;
+        return p;
+      }
+      ++stats_.misses;
+    }
+    return allocate_block(capacity);
+  }
+
+  void release(float* p, size_t capacity) noexcept {
+    if (capacity >= kCacheMinBytes) {
+      std::lock_guard lock(mutex_);
+      if (cached_bytes_ + capacity <= limit_) {
+        try {
+          free_[capacity].push_back(p);
+          cached_bytes_ += capacity;
+          stats_.cached_bytes = cached_bytes_;
+          return;
+        } catch (...) {  // out of memory for the list itself: free the block instead
+        }
+      }
+    }
+    free_block(p, capacity);
+  }
+
+  void set_limit(size_t bytes) {
+    std::lock_guard lock(mutex_);
+    limit_ = bytes;
+    trim_locked();
+  }
+
+  void release_all() {
+    std::lock_guard lock(mutex_);
+    const size_t keep = limit_;
+    limit_ = 0;
+    trim_locked();
+    limit_ = keep;
+  }
+
+  TensorCacheStats stats() const {
+    std::lock_guard lock(mutex_);
+    TensorCacheStats s = stats_;
+    s.cached_bytes = cached_bytes_;
+    s.limit_bytes = limit_;
+    return s;
+  }
+
+ private:
+  void trim_locked() {
+    for (auto& [capacity, blocks] : free_) {
+      while (!blocks.empty() && cached_bytes_ > limit_) {
+        free_block(blocks.back(), capacity);
+        blocks.pop_back();
+        cached_bytes_ -= capacity;
+      }
+    }
+    stats_.cached_bytes = cached_bytes_;
+  }
+
+  mutable std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<float*>> free_;
+  size_t cached_bytes_ = 0;
+  size_t limit_ = initial_limit();
+  TensorCacheStats stats_;
+};
+
+// Never destroyed: tensors in static objects may be freed after any static destructor ran.
+StorageCache& cache() {
+  static StorageCache* c = new StorageCache;
+  return *c;
+}
+
+}  // namespace
+
+namespace detail {
+
+float* acquire_storage(size_t bytes, size_t& capacity) { return cache().acquire(bytes, capacity); }
+
+void release_storage(float* block, size_t capacity) noexcept { cache().release(block, capacity); }
+
+}  // namespace detail
+
+TensorCacheStats tensor_cache_stats() { return cache().stats(); }
+
+void set_tensor_cache_limit(size_t bytes) { cache().set_limit(bytes); }
+
+void release_tensor_cache() { cache().release_all(); }
+
+}  // namespace edgeattn
