@@ -169,3 +169,30 @@ def test_gat_model_weights_copy_into_pytorch_geometric_layers():
     logits = pyg_gat_conv(h, mask, p["conv2.lin.weight"], p["conv2.att_src"], p["conv2.att_dst"], p["conv2.bias"],
                           2, False)
     assert (torch.from_numpy(model.logits(ds)).double() - logits).abs().max().item() < 1e-4
+
+
+def test_gat_conv_layer_matches_pytorch_geometric_semantics():
+    ds = ea.sbm_dataset(num_nodes=120, num_classes=3, feature_dim=6, num_val=30, num_test=30, seed=2)
+    conv = ea.GATConv(6, 5, heads=2, seed=3)
+    assert {n: conv.parameter(n).shape for n in conv.parameter_names()} == {
+        "lin.weight": (10, 6), "att_src": (1, 2, 5), "att_dst": (1, 2, 5), "bias": (10,)}
+    conv.set_parameter("bias", np.linspace(-1, 1, 10, dtype=np.float32))
+    x = np.array(ds.dense_features)  # a writable copy, for torch.from_numpy below
+    out, alpha = conv(ds.graph, x, return_attention=True)
+    assert out.shape == (120, 10) and alpha.shape == (ds.num_edges + 120, 2)
+    p = {n: torch.from_numpy(np.array(conv.parameter(n))).double() for n in conv.parameter_names()}
+    ei = torch.from_numpy(ds.graph.edge_index())
+    mask = torch.eye(120, dtype=torch.bool)
+    mask[ei[1], ei[0]] = True
+    ref = pyg_gat_conv(torch.from_numpy(x).double(), mask, p["lin.weight"], p["att_src"], p["att_dst"], p["bias"], 2,
+                       True)
+    assert (torch.from_numpy(out).double() - ref).abs().max().item() < 1e-5
+    mean = ea.GATConv(6, 5, heads=2, concat=False, bias=False, add_self_loops=False, seed=3)
+    assert mean.parameter_names() == ["lin.weight", "att_src", "att_dst"]
+    assert mean(ds.graph, x).shape == (120, 5)
+    with pytest.raises(ea.ShapeError):
+        conv(ds.graph, np.zeros((120, 7), np.float32))
+    with pytest.raises(ea.ShapeError, match=r"bias has shape \[10\], got \[5\]"):
+        conv.set_parameter("bias", np.zeros(5, np.float32))
+    with pytest.raises(ea.InvalidArgument):
+        ea.GATConv(0, 5)

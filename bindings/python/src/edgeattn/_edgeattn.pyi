@@ -432,6 +432,25 @@ class Model:
 
     def __repr__(self) -> str: ...
 
+class GATConv:
+    """
+    PyTorch Geometric's GATConv (nn/gat_conv.hpp), forward only: parameters lin.weight [H*C, in], att_src / att_dst [1, H, C], bias, res.weight, readable and writable as arrays.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0, add_self_loops: bool = True, bias: bool = True, residual: bool = False, seed: int = 0) -> None: ...
+
+    def parameter_names(self) -> list[str]: ...
+
+    def parameter(self, name: str) -> object:
+        """A writable float32 view of the named parameter."""
+
+    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None: ...
+
+    def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
+        """
+        x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added as configured (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
+        """
+
 def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy') -> dict:
     """
     Full-batch training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Returns a dict with history and final metrics.
