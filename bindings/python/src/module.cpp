@@ -161,8 +161,8 @@ nb::object vector_to_numpy(std::vector<T> v) {
 
 /// A read-only 1-D NumPy view of `s`, keeping `owner` alive.
 template <class T>
-nb::object readonly_view(std::span<const T> s, nb::handle owner) {
-  return nb::cast(nb::ndarray<nb::numpy, const T>(s.data(), {s.size()}, owner));
+nb::ndarray<nb::numpy, const T, nb::ndim<1>> readonly_view(std::span<const T> s, nb::handle owner) {
+  return nb::ndarray<nb::numpy, const T, nb::ndim<1>>(s.data(), {s.size()}, owner);
 }
 
 /// A writable NumPy view of a tensor, keeping `owner` alive (None when absent).
@@ -842,7 +842,7 @@ NB_MODULE(_edgeattn, m) {
       .def_prop_ro("labels", [](nb::handle self) -> nb::object {
         const auto& d = nb::cast<const data::Dataset&>(self);
         if (d.labels.multi_label()) return readonly_tensor_view(d.labels.multi_hot, self);
-        return readonly_view(std::span<const int32_t>(d.labels.classes), self);
+        return nb::cast(readonly_view(std::span<const int32_t>(d.labels.classes), self));
       }, "int32 [N] class ids (-1: unlabelled), or float32 [N, C] multi-hot")
       .def_prop_ro("split_names", [](const data::Dataset& d) {
         std::vector<std::string> names;

@@ -65,21 +65,21 @@ class Graph:
     def density(self) -> float: ...
 
     @property
-    def indptr(self) -> object:
+    def indptr(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
         """int64 [num_dst + 1], read-only view"""
 
     @property
-    def indices(self) -> object:
+    def indices(self) -> Annotated[NDArray[numpy.int32], dict(shape=(None,), writable=False)]:
         """int32 [num_edges] source of each edge, read-only view"""
 
     @property
-    def input_edge_of_csr(self) -> object:
+    def input_edge_of_csr(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
         """
         int64 [num_edges]: each CSR edge's index in the input edge list (-1: added); empty when built from CSR
         """
 
     @property
-    def csr_edge_of_input(self) -> object:
+    def csr_edge_of_input(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
         """int64 [num_input_edges]: each input edge's CSR position (-1: dropped)"""
 
     def edge_index(self) -> NDArray[numpy.int64]:
@@ -189,10 +189,10 @@ class BlockDiagonalPattern:
     def num_blocks(self) -> int: ...
 
     @property
-    def block_starts(self) -> object: ...
+    def block_starts(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]: ...
 
     @property
-    def valid_lengths(self) -> object: ...
+    def valid_lengths(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]: ...
 
     @property
     def num_dst(self) -> int: ...
@@ -220,7 +220,7 @@ class WindowGlobalPattern:
     def radius(self) -> int: ...
 
     @property
-    def global_tokens(self) -> object: ...
+    def global_tokens(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]: ...
 
     @property
     def num_dst(self) -> int: ...
