@@ -172,3 +172,17 @@ def test_generators_are_deterministic_and_sized():
         ea.erdos_renyi_graph(0, 10)
     with pytest.raises(ea.InvalidArgument):
         ea.rmat_graph(16, 10, a=0.9)  # probabilities do not sum to 1
+
+
+def test_empty_graph_and_invalid_pattern_arguments():
+    g = ea.Graph()
+    assert (g.num_dst, g.num_src, g.num_edges, g.density) == (0, 0, 0, 0.0)
+    assert g.indptr.tolist() == [0] and g.indices.size == 0
+    for bad in (lambda: ea.CompletePattern(-1, 3), lambda: ea.CausalPattern(3, -2),
+                lambda: ea.WindowPattern(5, -1, 1), lambda: ea.WindowPattern(5, 1, 1, 0),
+                lambda: ea.BlockDiagonalPattern(np.array([1, 3]), np.array([1])),
+                lambda: ea.WindowGlobalPattern(5, -1, np.array([], dtype=np.int64))):
+        with pytest.raises(ea.Error):
+            bad()
+    with pytest.raises(ea.ShapeError, match="expected one dimension"):
+        ea.BlockDiagonalPattern.padded_batch(3, np.ones((1, 1), dtype=np.int64))

@@ -90,3 +90,21 @@ def test_other_model_kinds_and_config_errors(sbm):
         ea.Model(in_channels=0, num_classes=4)
     same = ea.Model.from_json(ea.Model(in_channels=12, num_classes=4, seed=9).config_json)
     assert (same.parameter("conv1.att_src") == ea.Model(in_channels=12, num_classes=4, seed=9).parameter("conv1.att_src")).all()
+
+
+def test_invalid_calls(sbm):
+    m = ea.Model(in_channels=12, num_classes=4)
+    with pytest.raises(ea.InvalidArgument):
+        ea.Model.from_json('{"kind":"gat"}')
+    with pytest.raises(ea.InvalidArgument, match="nosuch"):
+        ea.evaluate(m, sbm, split="nosuch")
+    with pytest.raises(ea.InvalidArgument, match="nosuch"):
+        ea.fit(m, sbm, split="nosuch", epochs=1)
+    with pytest.raises(ea.InvalidArgument, match="nosuch"):
+        sbm.masks("nosuch")
+    with pytest.raises(ea.ShapeError):
+        ea.fit(ea.Model(in_channels=5, num_classes=4), sbm, epochs=1)
+    with pytest.raises(ea.InvalidArgument, match="dtype int64"):
+        m.logits(sbm.graph, np.zeros((400, 12), np.int64))
+    with pytest.raises(ea.IoError):
+        m.save("/nonexistent-dir/m.model")
