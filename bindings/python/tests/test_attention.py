@@ -199,3 +199,29 @@ def test_result_arrays_keep_the_result_alive():
     stats = ea.attention_forward(g, **ops).row_stats
     with pytest.raises(ValueError):
         stats[0, 0] = 1.0
+
+
+def test_the_gil_is_released_while_the_kernel_runs():
+    import threading
+    import time
+
+    g = ea.erdos_renyi_graph(20000, 400000, seed=1)
+    x = rand(20000, 2, 16)
+    spans = []
+
+    def work():
+        for _ in range(4):
+            t0 = time.perf_counter()
+            ea.attention_forward(g, query=x, key=x, value=x, path="reference")
+            spans.append((t0, time.perf_counter()))
+
+    t = threading.Thread(target=work)
+    ticks = []
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    inside = sum(any(a < tick < b for a, b in spans) for tick in ticks)
+    # With the GIL held during the call, this thread could not tick at all inside a span.
+    assert inside >= 5, (inside, spans)
