@@ -568,6 +568,10 @@ NB_MODULE(_edgeattn, m) {
   using namespace edgeattn;
   using namespace edgeattn::python;
   m.doc() = "edgeattn: graph attention over sparse graphs (compiled module; import edgeattn instead)";
+  // PyTorch autograd nodes (edgeattn.torch) hold the forward result and the pattern; tensors that
+  // are still alive when the interpreter exits are torn down after this module, which nanobind
+  // would report as leaks. The lifetimes themselves are tested (tests/test_package.py).
+  nb::set_leak_warnings(false);
 
   // -- Errors: one Python class per C++ type, all under edgeattn.Error -----------------------
   static PyObject* py_error = new_exception(m, "Error", {PyExc_Exception}, "Base of every edgeattn error.");

@@ -34,3 +34,23 @@ def test_every_export_is_documented_and_present():
         obj = getattr(edgeattn, name)
         assert inspect.getdoc(obj), name
     assert os.path.exists(os.path.join(os.path.dirname(STUB), "py.typed"))
+
+
+def test_views_and_results_release_their_owners():
+    import gc
+    import sys
+
+    import numpy as np
+
+    g = edgeattn.erdos_renyi_graph(7, 20, seed=1)
+    x = np.ones((7, 2, 4), np.float32)
+    r = edgeattn.attention_forward(g, query=x, key=x, value=x)
+    base_r, base_g = sys.getrefcount(r), sys.getrefcount(g)
+    views = [r.out, r.row_stats, g.indptr, g.indices]
+    assert sys.getrefcount(r) == base_r + 2 and sys.getrefcount(g) == base_g + 2
+    del views
+    gc.collect()
+    assert sys.getrefcount(r) == base_r and sys.getrefcount(g) == base_g
+    for _ in range(3):
+        edgeattn.attention_forward(g, query=x, key=x, value=x).out  # temporaries
+    assert sys.getrefcount(g) == base_g
