@@ -16,4 +16,4 @@ cmake --preset release -DEDGEATTN_PYTHON=ON "-DPython_EXECUTABLE=$python" >build
   { cat build/python-configure.log; exit 1; }
 cmake --build build/release --target edgeattn_python
 echo "== testing the Python package (pytest bindings/python/tests)"
-PYTHONPATH=$PWD/build/release/python${PYTHONPATH:+:$PYTHONPATH} "$python" -m pytest bindings/python/tests -q "$@"
+PYTHONPATH=$PWD/build/release/python${PYTHONPATH:+:$PYTHONPATH} "$python" -m pytest -p no:cacheprovider bindings/python/tests -q "$@"
