@@ -44,8 +44,10 @@
 #include "edgeattn/graph/pattern.hpp"
 #include "edgeattn/kernels/attention.hpp"
 #include "edgeattn/nn/gat_conv.hpp"
+#include "edgeattn/nn/gatv2_conv.hpp"
 #include "edgeattn/nn/model.hpp"
 #include "edgeattn/nn/prepare_graph.hpp"
+#include "edgeattn/nn/transformer_conv.hpp"
 #include "edgeattn/train/checkpoint.hpp"
 #include "edgeattn/train/trainer.hpp"
 
@@ -511,19 +513,63 @@ nb::dict py_evaluate(PyModel& m, const data::Dataset& ds, const std::string& spl
   return d;
 }
 
-/// A standalone GATConv (nn/gat_conv.hpp) with parameters under PyG's names (no prefix).
-struct PyGATConv {
-  explicit PyGATConv(const nn::GATConvOptions& o, uint64_t seed) : conv(o, "", seed) {}
-  nn::GATConv conv;
+/// A standalone attention layer (nn/gat_conv.hpp, gatv2_conv.hpp, transformer_conv.hpp) with
+/// parameters under PyG's names (no prefix), forward only.
+template <class Conv>
+struct PyConv {
+  template <class Options>
+  PyConv(const Options& o, uint64_t seed, bool self_loops) : conv(o, "", seed), add_self_loops(self_loops) {}
+  Conv conv;
+  bool add_self_loops;
 
   autograd::Parameter& parameter(const std::string& name) {
     for (autograd::Parameter* p : conv.parameters())
       if (p->name == name) return *p;
     std::string names;
     for (autograd::Parameter* p : conv.parameters()) names += (names.empty() ? "" : ", ") + p->name;
-    raise<InvalidArgument>("GATConv: no parameter '", name, "' (parameters: ", names, ")");
+    raise<InvalidArgument>("layer: no parameter '", name, "' (parameters: ", names, ")");
   }
 };
+
+/// parameter_names / parameter / set_parameter / __call__ for a PyConv class.
+template <class Conv, class C>
+void bind_conv_methods(C& cls) {
+  using Py = PyConv<Conv>;
+  cls.def("parameter_names", [](Py& c) {
+        std::vector<std::string> names;
+        for (autograd::Parameter* p : c.conv.parameters()) names.push_back(p->name);
+        return names;
+      })
+      .def("parameter", [](nb::handle self, const std::string& name) {
+        return tensor_view(nb::cast<Py&>(self).parameter(name).value, self);
+      }, "name"_a, "A writable float32 view of the named parameter (PyG name and shape).")
+      .def("set_parameter", [](Py& c, const std::string& name, const AnyArray& value) {
+        autograd::Parameter& p = c.parameter(name);
+        const ConstView v = float_view(value, "set_parameter: " + name);
+        if (!(v.shape() == p.value.shape()))
+          raise<ShapeError>("set_parameter: ", name, " has shape ", p.value.shape().str(), ", got ", v.shape().str());
+        std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
+      }, "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.")
+      .def("__call__",
+           [](Py& c, const Graph& graph, const AnyArray& x, bool training, uint64_t seed,
+              bool return_attention) -> nb::object {
+             Tensor features = tensor_copy(x, "layer: x");
+             Tensor out, attention;
+             {
+               nb::gil_scoped_release release;
+               const Graph g = nn::prepare_graph(graph, c.add_self_loops);
+               autograd::Tape tape;
+               tape.training = training;
+               const autograd::Var in = tape.constant(std::move(features));
+               out = tape.value(c.conv.forward(tape, g, in, seed, return_attention ? &attention : nullptr));
+             }
+             if (!return_attention) return to_numpy(std::move(out));
+             return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(attention)));
+           },
+           "graph"_a, "x"_a, "training"_a = false, "seed"_a = 0, "return_attention"_a = false,
+           "x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer "
+           "adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Patterns: shared read-only properties
@@ -991,55 +1037,57 @@ NB_MODULE(_edgeattn, m) {
         return m;
       }, "path"_a, nb::rv_policy::take_ownership, "Loads a model file written by Model.save or `edgeattn train --save`.")
       .def("__repr__", [](PyModel& m) { return m.model.describe(); });
-  nb::class_<PyGATConv>(m, "GATConv",
-                        "PyTorch Geometric's GATConv (nn/gat_conv.hpp), forward only: parameters lin.weight [H*C, in], "
-                        "att_src / att_dst [1, H, C], bias, res.weight, readable and writable as arrays.")
-      .def("__init__",
-           [](PyGATConv* self, int64_t in_channels, int64_t out_channels, int64_t heads, bool concat,
-              double negative_slope, double dropout, bool add_self_loops, bool bias, bool residual, uint64_t seed) {
-             nn::GATConvOptions o{.in_channels = in_channels, .out_channels = out_channels, .heads = heads,
-                                  .concat = concat, .negative_slope = static_cast<float>(negative_slope),
-                                  .dropout = static_cast<float>(dropout), .add_self_loops = add_self_loops,
-                                  .bias = bias, .residual = residual};
-             new (self) PyGATConv(o, seed);
+  {
+    auto gat = nb::class_<PyConv<nn::GATConv>>(
+        m, "GATConv",
+        "PyTorch Geometric's GATConv (nn/gat_conv.hpp), forward only: parameters lin.weight [H*C, in], att_src / "
+        "att_dst [1, H, C], bias, res.weight, readable and writable as arrays.");
+    gat.def("__init__",
+            [](PyConv<nn::GATConv>* self, int64_t in_channels, int64_t out_channels, int64_t heads, bool concat,
+               double negative_slope, double dropout, bool add_self_loops, bool bias, bool residual, uint64_t seed) {
+              nn::GATConvOptions o{.in_channels = in_channels, .out_channels = out_channels, .heads = heads,
+                                   .concat = concat, .negative_slope = static_cast<float>(negative_slope),
+                                   .dropout = static_cast<float>(dropout), .add_self_loops = add_self_loops,
+                                   .bias = bias, .residual = residual};
+              new (self) PyConv<nn::GATConv>(o, seed, add_self_loops);
+            },
+            "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "negative_slope"_a = 0.2,
+            "dropout"_a = 0.0, "add_self_loops"_a = true, "bias"_a = true, "residual"_a = false, "seed"_a = 0);
+    bind_conv_methods<nn::GATConv>(gat);
+    auto gat2 = nb::class_<PyConv<nn::GATv2Conv>>(
+        m, "GATv2Conv",
+        "PyTorch Geometric's GATv2Conv (nn/gatv2_conv.hpp), forward only: lin_l / lin_r (weight, bias), att "
+        "[1, H, C], bias, res.weight.");
+    gat2.def("__init__",
+             [](PyConv<nn::GATv2Conv>* self, int64_t in_channels, int64_t out_channels, int64_t heads, bool concat,
+                double negative_slope, double dropout, bool add_self_loops, bool bias, bool share_weights,
+                bool residual, uint64_t seed) {
+               nn::GATv2ConvOptions o{.in_channels = in_channels, .out_channels = out_channels, .heads = heads,
+                                      .concat = concat, .negative_slope = static_cast<float>(negative_slope),
+                                      .dropout = static_cast<float>(dropout), .add_self_loops = add_self_loops,
+                                      .bias = bias, .share_weights = share_weights, .residual = residual};
+               new (self) PyConv<nn::GATv2Conv>(o, seed, add_self_loops);
+             },
+             "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "negative_slope"_a = 0.2,
+             "dropout"_a = 0.0, "add_self_loops"_a = true, "bias"_a = true, "share_weights"_a = false,
+             "residual"_a = false, "seed"_a = 0);
+    bind_conv_methods<nn::GATv2Conv>(gat2);
+    auto tr = nb::class_<PyConv<nn::TransformerConv>>(
+        m, "TransformerConv",
+        "PyTorch Geometric's TransformerConv (nn/transformer_conv.hpp), forward only: lin_query, lin_key, "
+        "lin_value, lin_skip (weight, bias), lin_beta. Adds no self-loops (as PyG).");
+    tr.def("__init__",
+           [](PyConv<nn::TransformerConv>* self, int64_t in_channels, int64_t out_channels, int64_t heads,
+              bool concat, bool beta, double dropout, bool bias, bool root_weight, uint64_t seed) {
+             nn::TransformerConvOptions o{.in_channels = in_channels, .out_channels = out_channels, .heads = heads,
+                                          .concat = concat, .beta = beta, .dropout = static_cast<float>(dropout),
+                                          .bias = bias, .root_weight = root_weight};
+             new (self) PyConv<nn::TransformerConv>(o, seed, false);
            },
-           "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "negative_slope"_a = 0.2,
-           "dropout"_a = 0.0, "add_self_loops"_a = true, "bias"_a = true, "residual"_a = false, "seed"_a = 0)
-      .def("parameter_names", [](PyGATConv& c) {
-        std::vector<std::string> names;
-        for (autograd::Parameter* p : c.conv.parameters()) names.push_back(p->name);
-        return names;
-      })
-      .def("parameter", [](nb::handle self, const std::string& name) {
-        return tensor_view(nb::cast<PyGATConv&>(self).parameter(name).value, self);
-      }, "name"_a, "A writable float32 view of the named parameter.")
-      .def("set_parameter", [](PyGATConv& c, const std::string& name, const AnyArray& value) {
-        autograd::Parameter& p = c.parameter(name);
-        const ConstView v = float_view(value, "GATConv.set_parameter: " + name);
-        if (!(v.shape() == p.value.shape()))
-          raise<ShapeError>("GATConv.set_parameter: ", name, " has shape ", p.value.shape().str(), ", got ",
-                            v.shape().str());
-        std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
-      }, "name"_a, "value"_a)
-      .def("__call__",
-           [](PyGATConv& c, const Graph& graph, const AnyArray& x, bool training, uint64_t seed,
-              bool return_attention) -> nb::object {
-             Tensor features = tensor_copy(x, "GATConv: x");
-             Tensor out, attention;
-             {
-               nb::gil_scoped_release release;
-               const Graph g = nn::prepare_graph(graph, c.conv.options().add_self_loops);
-               autograd::Tape tape;
-               tape.training = training;
-               const autograd::Var in = tape.constant(std::move(features));
-               out = tape.value(c.conv.forward(tape, g, in, seed, return_attention ? &attention : nullptr));
-             }
-             if (!return_attention) return to_numpy(std::move(out));
-             return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(attention)));
-           },
-           "graph"_a, "x"_a, "training"_a = false, "seed"_a = 0, "return_attention"_a = false,
-           "x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added as configured "
-           "(PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.");
+           "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "beta"_a = false, "dropout"_a = 0.0,
+           "bias"_a = true, "root_weight"_a = true, "seed"_a = 0);
+    bind_conv_methods<nn::TransformerConv>(tr);
+  }
   m.def("fit", &py_fit, "model"_a, "dataset"_a, "split"_a = "", "epochs"_a = 1000, "patience"_a = 100,
         "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
         "Full-batch training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Returns "

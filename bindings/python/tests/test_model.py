@@ -108,3 +108,31 @@ def test_invalid_calls(sbm):
         m.logits(sbm.graph, np.zeros((400, 12), np.int64))
     with pytest.raises(ea.IoError):
         m.save("/nonexistent-dir/m.model")
+
+
+def test_gatv2_and_transformer_layers(sbm):
+    x = np.array(sbm.dense_features)
+    v2 = ea.GATv2Conv(12, 5, heads=2, seed=1)
+    assert {n: v2.parameter(n).shape for n in v2.parameter_names()} == {
+        "lin_l.weight": (10, 12), "lin_l.bias": (10,), "lin_r.weight": (10, 12), "lin_r.bias": (10,),
+        "att": (1, 2, 5), "bias": (10,)}
+    out, alpha = v2(sbm.graph, x, return_attention=True)
+    assert out.shape == (400, 10) and alpha.shape == (sbm.num_edges + 400, 2)
+    # softmax weights: each destination's weights sum to one, per head
+    dst = np.repeat(np.arange(400), np.diff(ea.materialize(sbm.graph).indptr + np.arange(401)))
+    sums = np.zeros((400, 2))
+    np.add.at(sums, dst, alpha)
+    np.testing.assert_allclose(sums, 1.0, rtol=1e-5)
+    v2.set_parameter("bias", np.ones(10, np.float32))
+    assert np.allclose(v2(sbm.graph, x), out + 1, atol=1e-6)
+    assert (v2(sbm.graph, x, training=True, seed=1) == v2(sbm.graph, x)).all()  # dropout 0
+    t = ea.TransformerConv(12, 4, heads=3, concat=False, seed=2)
+    assert {"lin_query.weight", "lin_key.weight", "lin_value.weight", "lin_skip.weight"} <= set(t.parameter_names())
+    assert t.parameter("lin_query.weight").shape == (12, 12)
+    assert t(sbm.graph, x).shape == (400, 4)
+    with pytest.raises(ea.ShapeError):
+        t(sbm.graph, np.zeros((400, 3), np.float32))
+    with pytest.raises(ea.InvalidArgument, match="no parameter 'att'"):
+        t.parameter("att")
+    with pytest.raises(ea.InvalidArgument):
+        ea.TransformerConv(12, 0)

@@ -442,13 +442,54 @@ class GATConv:
     def parameter_names(self) -> list[str]: ...
 
     def parameter(self, name: str) -> object:
-        """A writable float32 view of the named parameter."""
+        """A writable float32 view of the named parameter (PyG name and shape)."""
 
-    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None: ...
+    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
+        """Copies a float32 array of the parameter's shape into it."""
 
     def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
         """
-        x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added as configured (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
+        x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
+        """
+
+class GATv2Conv:
+    """
+    PyTorch Geometric's GATv2Conv (nn/gatv2_conv.hpp), forward only: lin_l / lin_r (weight, bias), att [1, H, C], bias, res.weight.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0, add_self_loops: bool = True, bias: bool = True, share_weights: bool = False, residual: bool = False, seed: int = 0) -> None: ...
+
+    def parameter_names(self) -> list[str]: ...
+
+    def parameter(self, name: str) -> object:
+        """A writable float32 view of the named parameter (PyG name and shape)."""
+
+    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
+        """Copies a float32 array of the parameter's shape into it."""
+
+    def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
+        """
+        x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
+        """
+
+class TransformerConv:
+    """
+    PyTorch Geometric's TransformerConv (nn/transformer_conv.hpp), forward only: lin_query, lin_key, lin_value, lin_skip (weight, bias), lin_beta. Adds no self-loops (as PyG).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True, beta: bool = False, dropout: float = 0.0, bias: bool = True, root_weight: bool = True, seed: int = 0) -> None: ...
+
+    def parameter_names(self) -> list[str]: ...
+
+    def parameter(self, name: str) -> object:
+        """A writable float32 view of the named parameter (PyG name and shape)."""
+
+    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
+        """Copies a float32 array of the parameter's shape into it."""
+
+    def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
+        """
+        x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
         """
 
 def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy') -> dict:
