@@ -23,7 +23,7 @@ done
 # cmake/FindEdgeattnBLAS.cmake: Debian's serial build is not thread-safe).
 packages=(build-essential cmake ninja-build pkg-config libtbb-dev libsuitesparse-dev libgraphblas-dev
           libboost-graph-dev libopenblas-dev libgtest-dev libgmock-dev libbenchmark-dev
-          zlib1g-dev clang libclang-rt-dev python3)
+          zlib1g-dev clang libclang-rt-dev python3 python3-venv python3-dev python3-numpy python3-scipy python3-pytest python3-torch)
 
 installed() { dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'; }
 

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Regenerates src/edgeattn/_edgeattn.pyi from the built module (run after changing module.cpp):
+#   bindings/python/gen_stubs.sh [build/release/python]
+# nanobind.stubgen writes the exception classes as an import from `edgeattn` (their __module__);
+# they are rewritten as class definitions so the stub stands alone.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+pkg=${1:-../../build/release/python}
+stub=src/edgeattn/_edgeattn.pyi
+PYTHONPATH=$pkg ../../.venv/bin/python -m nanobind.stubgen -q -m edgeattn._edgeattn -o "$stub"
+../../.venv/bin/python - "$stub" <<'PY'
+import re, sys
+path = sys.argv[1]
+text = open(path).read()
+classes = '''class Error(Exception):
+    """Base of every edgeattn error."""
+
+class ShapeError(Error, ValueError):
+    """A tensor's rank or extents do not match what the operation requires."""
+
+class InvalidArgument(Error, ValueError):
+    """An option, dtype or layout is out of its valid range."""
+
+class GraphError(Error, ValueError):
+    """A graph's structure is invalid (indices out of range, ...)."""
+
+class IoError(Error, OSError):
+    """A file cannot be opened, read or written."""
+
+class ParseError(Error, ValueError):
+    """A file's content does not follow its format."""
+
+class ChecksumError(IoError):
+    """A file's bytes do not match the checksum recorded for it."""
+'''
+text, n = re.subn(r"from edgeattn import \([^)]*\)\n", classes, text)
+assert n == 1, "stubgen output changed: no 'from edgeattn import (...)' block"
+open(path, "w").write(text)
+PY

@@ -1,0 +1,503 @@
+"""
+edgeattn: graph attention over sparse graphs (compiled module; import edgeattn instead)
+"""
+
+from typing import Annotated, overload
+
+import numpy
+from numpy.typing import NDArray
+
+class Error(Exception):
+    """Base of every edgeattn error."""
+
+class ShapeError(Error, ValueError):
+    """A tensor's rank or extents do not match what the operation requires."""
+
+class InvalidArgument(Error, ValueError):
+    """An option, dtype or layout is out of its valid range."""
+
+class GraphError(Error, ValueError):
+    """A graph's structure is invalid (indices out of range, ...)."""
+
+class IoError(Error, OSError):
+    """A file cannot be opened, read or written."""
+
+class ParseError(Error, ValueError):
+    """A file's content does not follow its format."""
+
+class ChecksumError(IoError):
+    """A file's bytes do not match the checksum recorded for it."""
+
+
+class Graph:
+    """
+    The sparsity pattern of attention, CSR by destination: row i lists the sources j of the edges j -> i (ascending). Immutable; indptr/indices are read-only views.
+    """
+
+    def __init__(self) -> None:
+        """The empty graph."""
+
+    @staticmethod
+    def from_edge_index(edge_index: Annotated[NDArray, dict(writable=False)], num_nodes: int | None = None, num_src: int | None = None, self_loops: str = 'keep', duplicates: str = 'merge', symmetrize: bool = False) -> Graph:
+        """
+        From a [2, E] int64/int32 edge_index (PyG convention: row 0 source, row 1 destination; any strides, copied). num_nodes defaults to max id + 1 and num_src to num_nodes. self_loops: keep | remove | add; duplicates: merge | keep | error. The graph remembers the input edge order (see to_input_order).
+        """
+
+    @staticmethod
+    def from_csr(indptr: Annotated[NDArray, dict(writable=False)], indices: Annotated[NDArray, dict(writable=False)], num_src: int | None = None, sort: bool = False) -> Graph:
+        """
+        From CSR-by-destination arrays: indptr [num_dst + 1], indices [E] (source ids, int32/int64, copied). num_src defaults to num_dst. sort=True sorts unsorted rows instead of raising.
+        """
+
+    @property
+    def num_dst(self) -> int: ...
+
+    @property
+    def num_src(self) -> int: ...
+
+    @property
+    def num_nodes(self) -> int: ...
+
+    @property
+    def num_edges(self) -> int: ...
+
+    @property
+    def density(self) -> float: ...
+
+    @property
+    def indptr(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
+        """int64 [num_dst + 1], read-only view"""
+
+    @property
+    def indices(self) -> Annotated[NDArray[numpy.int32], dict(shape=(None,), writable=False)]:
+        """int32 [num_edges] source of each edge, read-only view"""
+
+    @property
+    def input_edge_of_csr(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
+        """
+        int64 [num_edges]: each CSR edge's index in the input edge list (-1: added); empty when built from CSR
+        """
+
+    @property
+    def csr_edge_of_input(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
+        """int64 [num_input_edges]: each input edge's CSR position (-1: dropped)"""
+
+    def edge_index(self) -> NDArray[numpy.int64]:
+        """
+        A new [2, E] int64 array (row 0 source, row 1 destination) in CSR edge order.
+        """
+
+    def degree_stats(self) -> dict: ...
+
+    def to_input_order(self, per_edge: Annotated[NDArray, dict(writable=False)]) -> object:
+        """
+        Maps per-edge float32 values in CSR order [E, ...] to the input edge list's order (dropped edges get 0, merged duplicates the kept edge's value).
+        """
+
+    def __repr__(self) -> str: ...
+
+class CompletePattern:
+    """Every destination attends to every source."""
+
+    def __init__(self, num_dst: int, num_src: int) -> None: ...
+
+    @property
+    def num_dst(self) -> int: ...
+
+    @property
+    def num_src(self) -> int: ...
+
+    @property
+    def num_edges(self) -> int: ...
+
+    def contains(self, i: int, j: int) -> bool:
+        """Whether destination i attends to source j."""
+
+    def materialize(self) -> Graph:
+        """The explicit CSR Graph of the pattern (same edge numbering)."""
+
+    def __repr__(self) -> str: ...
+
+class CausalPattern:
+    """Row i attends to sources j <= i + (num_src - num_dst)."""
+
+    def __init__(self, num_dst: int, num_src: int) -> None: ...
+
+    @property
+    def num_dst(self) -> int: ...
+
+    @property
+    def num_src(self) -> int: ...
+
+    @property
+    def num_edges(self) -> int: ...
+
+    def contains(self, i: int, j: int) -> bool:
+        """Whether destination i attends to source j."""
+
+    def materialize(self) -> Graph:
+        """The explicit CSR Graph of the pattern (same edge numbering)."""
+
+    def __repr__(self) -> str: ...
+
+class WindowPattern:
+    """Row i attends to j = i + k*dilation, -left <= k <= right, 0 <= j < n."""
+
+    def __init__(self, n: int, left: int, right: int, dilation: int = 1) -> None: ...
+
+    @staticmethod
+    def sliding(n: int, w: int, causal: bool = False, dilation: int = 1) -> WindowPattern: ...
+
+    @property
+    def left(self) -> int: ...
+
+    @property
+    def right(self) -> int: ...
+
+    @property
+    def dilation(self) -> int: ...
+
+    @property
+    def num_dst(self) -> int: ...
+
+    @property
+    def num_src(self) -> int: ...
+
+    @property
+    def num_edges(self) -> int: ...
+
+    def contains(self, i: int, j: int) -> bool:
+        """Whether destination i attends to source j."""
+
+    def materialize(self) -> Graph:
+        """The explicit CSR Graph of the pattern (same edge numbering)."""
+
+    def __repr__(self) -> str: ...
+
+class BlockDiagonalPattern:
+    """
+    Padded batch: block b spans [starts[b], starts[b+1]) and its rows attend to the first valid_lengths[b] positions of the block.
+    """
+
+    def __init__(self, block_starts: Annotated[NDArray, dict(writable=False)], valid_lengths: Annotated[NDArray, dict(writable=False)]) -> None: ...
+
+    @staticmethod
+    def padded_batch(seq_len: int, valid_lengths: Annotated[NDArray, dict(writable=False)]) -> BlockDiagonalPattern:
+        """B sequences of seq_len positions each."""
+
+    @property
+    def num_blocks(self) -> int: ...
+
+    @property
+    def block_starts(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]: ...
+
+    @property
+    def valid_lengths(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]: ...
+
+    @property
+    def num_dst(self) -> int: ...
+
+    @property
+    def num_src(self) -> int: ...
+
+    @property
+    def num_edges(self) -> int: ...
+
+    def contains(self, i: int, j: int) -> bool:
+        """Whether destination i attends to source j."""
+
+    def materialize(self) -> Graph:
+        """The explicit CSR Graph of the pattern (same edge numbering)."""
+
+    def __repr__(self) -> str: ...
+
+class WindowGlobalPattern:
+    """Sliding window of a radius plus global tokens (Longformer)."""
+
+    def __init__(self, n: int, radius: int, global_tokens: Annotated[NDArray, dict(writable=False)]) -> None: ...
+
+    @property
+    def radius(self) -> int: ...
+
+    @property
+    def global_tokens(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]: ...
+
+    @property
+    def num_dst(self) -> int: ...
+
+    @property
+    def num_src(self) -> int: ...
+
+    @property
+    def num_edges(self) -> int: ...
+
+    def contains(self, i: int, j: int) -> bool:
+        """Whether destination i attends to source j."""
+
+    def materialize(self) -> Graph:
+        """The explicit CSR Graph of the pattern (same edge numbering)."""
+
+    def __repr__(self) -> str: ...
+
+def materialize(pattern: Graph | CompletePattern | CausalPattern | WindowPattern | BlockDiagonalPattern | WindowGlobalPattern) -> Graph:
+    """The explicit CSR Graph of any pattern."""
+
+def num_edges(pattern: Graph | CompletePattern | CausalPattern | WindowPattern | BlockDiagonalPattern | WindowGlobalPattern) -> int: ...
+
+def density(pattern: Graph | CompletePattern | CausalPattern | WindowPattern | BlockDiagonalPattern | WindowGlobalPattern) -> float: ...
+
+def describe(pattern: Graph | CompletePattern | CausalPattern | WindowPattern | BlockDiagonalPattern | WindowGlobalPattern) -> str: ...
+
+def erdos_renyi_graph(n: int, num_edges: int, seed: int = 0, self_loops: str = 'keep', duplicates: str = 'merge', symmetrize: bool = False) -> Graph:
+    """
+    num_edges uniform random edges on n nodes (graph/generators.hpp), built with the given policies.
+    """
+
+def rmat_graph(n: int, num_edges: int, seed: int = 0, a: float = 0.57, b: float = 0.19, c: float = 0.19, d: float = 0.05, scramble_ids: bool = True, self_loops: str = 'keep', duplicates: str = 'merge', symmetrize: bool = False) -> Graph:
+    """
+    num_edges R-MAT (Kronecker) edges on n nodes, Graph500 parameters by default.
+    """
+
+class AttentionResult:
+    """
+    What attention_forward returns; pass it to attention_backward. Its arrays are views owned by this object (row_stats read-only).
+    """
+
+    @property
+    def out(self) -> object:
+        """
+        concat: [num_dst, H, Dv]; mean: [num_dst, Dv] (writable view; attention_backward reads it, so do not modify it before the backward pass)
+        """
+
+    @property
+    def row_stats(self) -> object:
+        """softmax: row log-sum-exp [num_dst, H]; relu: None"""
+
+    @property
+    def attention(self) -> object:
+        """
+        [E, H] attention weights (before dropout) when requested, in attention_order; else None
+        """
+
+    @property
+    def attention_order(self) -> str: ...
+
+    @property
+    def path(self) -> str:
+        """the path that ran: sparse, dense or reference"""
+
+def attention_forward(pattern: Graph | CompletePattern | CausalPattern | WindowPattern | BlockDiagonalPattern | WindowGlobalPattern, *, query: Annotated[NDArray, dict(writable=False)] | None = None, key: Annotated[NDArray, dict(writable=False)] | None = None, value: Annotated[NDArray, dict(writable=False)] | None = None, score_dst: Annotated[NDArray, dict(writable=False)] | None = None, score_src: Annotated[NDArray, dict(writable=False)] | None = None, weight: Annotated[NDArray, dict(writable=False)] | None = None, key_weight: Annotated[NDArray, dict(writable=False)] | None = None, att: Annotated[NDArray, dict(writable=False)] | None = None, edge_bias: Annotated[NDArray, dict(writable=False)] | None = None, score: str = 'dot_product', normalization: str = 'softmax', combine: str = 'concat', scale: float = 0.0, negative_slope: float = 0.2, dropout: float = 0.0, seed: int = 0, return_attention: bool = False, attention_order: str = 'csr', path: str = 'automatic', dense_threshold: float = 0.35) -> AttentionResult:
+    """
+    Graph-masked multi-head attention (kernels/attention.hpp). Operands are float32 C-contiguous CPU arrays, used without copying: query [num_dst, H, Dk], key [num_src, H, Dk], value [num_src, H, Dv], score_dst [num_dst, H], score_src [num_src, H], weight, key_weight, att, edge_bias [E, H] (CSR order). score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; combine: concat | mean; path: automatic | sparse | dense | reference. attention_order='input' returns the attention weights in the order of the edge list the Graph was built from.
+    """
+
+def attention_backward(pattern: Graph | CompletePattern | CausalPattern | WindowPattern | BlockDiagonalPattern | WindowGlobalPattern, forward: AttentionResult, grad_out: Annotated[NDArray, dict(writable=False)], *, query: Annotated[NDArray, dict(writable=False)] | None = None, key: Annotated[NDArray, dict(writable=False)] | None = None, value: Annotated[NDArray, dict(writable=False)] | None = None, score_dst: Annotated[NDArray, dict(writable=False)] | None = None, score_src: Annotated[NDArray, dict(writable=False)] | None = None, weight: Annotated[NDArray, dict(writable=False)] | None = None, key_weight: Annotated[NDArray, dict(writable=False)] | None = None, att: Annotated[NDArray, dict(writable=False)] | None = None, edge_bias: Annotated[NDArray, dict(writable=False)] | None = None) -> dict:
+    """
+    Gradients of attention_forward's output: pass the same pattern and operands and the forward result. Returns a dict name -> float32 array with the shape of each given operand.
+    """
+
+class Dataset:
+    """
+    A node-classification dataset. Array properties are read-only views owned by the dataset.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def format(self) -> str: ...
+
+    @property
+    def graph(self) -> Graph: ...
+
+    @property
+    def num_nodes(self) -> int: ...
+
+    @property
+    def num_edges(self) -> int: ...
+
+    @property
+    def num_features(self) -> int: ...
+
+    @property
+    def num_classes(self) -> int: ...
+
+    @property
+    def features_are_sparse(self) -> bool: ...
+
+    @property
+    def dense_features(self) -> object:
+        """
+        float32 [N, F]: a view of dense features, or a new dense copy of sparse ones
+        """
+
+    @property
+    def sparse_features(self) -> object:
+        """
+        (indptr, indices, values, (rows, cols)) views of sparse features; None when dense
+        """
+
+    @property
+    def labels(self) -> object:
+        """int32 [N] class ids (-1: unlabelled), or float32 [N, C] multi-hot"""
+
+    @property
+    def split_names(self) -> list[str]: ...
+
+    @property
+    def default_split(self) -> str: ...
+
+    def split(self, name: str = '') -> dict:
+        """
+        {'train','val','test'}: sorted int64 node ids (the default split when name is empty)
+        """
+
+    def masks(self, name: str = '') -> dict:
+        """{'train','val','test'}: bool [N] masks"""
+
+    @property
+    def notes(self) -> list[str]: ...
+
+    def normalize_features(self) -> None:
+        """
+        Row-normalises the features in place (each row sums to 1; GAT's Cora preprocessing).
+        """
+
+    def __repr__(self) -> str: ...
+
+def load_dataset(name: str, root: str = '', format: str = '', verify: bool = True) -> Dataset:
+    """
+    A named dataset (cora, citeseer, pubmed, karate), checksummed against the compiled-in manifest. root defaults to $EDGEATTN_DATA, else the repository's datasets/.
+    """
+
+def load_dataset_path(path: str) -> Dataset:
+    """A dataset file or directory in any supported format."""
+
+def dataset_names() -> list[str]: ...
+
+def default_data_root() -> str: ...
+
+def sbm_dataset(num_nodes: int = 3000, num_classes: int = 5, expected_in_degree: float = 8.0, expected_out_degree: float = 2.0, feature_dim: int = 16, signal: float = 1.0, noise: float = 1.0, train_per_class: int = 20, num_val: int = 500, num_test: int = 1000, shuffle_nodes: bool = True, seed: int = 0) -> Dataset:
+    """
+    A stochastic-block-model dataset with class-correlated Gaussian features (data/synthetic.hpp).
+    """
+
+class Model:
+    """
+    A node-classification model (nn/model.hpp): gat, gatv2, transformer or graph_transformer. Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...).
+    """
+
+    def __init__(self, *, kind: str = 'gat', in_channels: int, num_classes: int, hidden: int = 8, heads: int = 8, out_heads: int = 1, layers: int = 2, dropout: float = 0.6, attention_dropout: float = 0.6, negative_slope: float = 0.2, residual: bool = False, add_self_loops: bool = True, share_weights: bool = False, beta: bool = False, pre_norm: bool = False, ffn_hidden: int = 0, pe: str = 'none', pe_dim: int = 0, seed: int = 0) -> None: ...
+
+    @staticmethod
+    def from_json(json: str) -> Model:
+        """A model from ModelConfig JSON (Model.config_json)."""
+
+    @property
+    def config_json(self) -> str: ...
+
+    @property
+    def num_parameters(self) -> int: ...
+
+    def parameter_names(self) -> list[str]: ...
+
+    def parameter(self, name: str) -> object:
+        """
+        A writable float32 view of the named parameter (in-place edits change the model).
+        """
+
+    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
+        """Copies a float32 array of the parameter's shape into it."""
+
+    @overload
+    def logits(self, dataset: Dataset, training: bool = False, seed: int = 0) -> object:
+        """
+        Logits [N, num_classes] on a dataset's graph and features (training=False: no dropout).
+        """
+
+    @overload
+    def logits(self, graph: Graph, features: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0) -> object:
+        """
+        Logits on a graph and float32 features [N, F] (copied into the model's input).
+        """
+
+    def save(self, path: str) -> None:
+        """
+        Writes the model file (config JSON + weights, checksummed; same format as the CLI).
+        """
+
+    @staticmethod
+    def load(path: str) -> Model:
+        """Loads a model file written by Model.save or `edgeattn train --save`."""
+
+    def __repr__(self) -> str: ...
+
+class GATConv:
+    """
+    PyTorch Geometric's GATConv (nn/gat_conv.hpp), forward only: parameters lin.weight [H*C, in], att_src / att_dst [1, H, C], bias, res.weight, readable and writable as arrays.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0, add_self_loops: bool = True, bias: bool = True, residual: bool = False, seed: int = 0) -> None: ...
+
+    def parameter_names(self) -> list[str]: ...
+
+    def parameter(self, name: str) -> object:
+        """A writable float32 view of the named parameter (PyG name and shape)."""
+
+    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
+        """Copies a float32 array of the parameter's shape into it."""
+
+    def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
+        """
+        x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
+        """
+
+class GATv2Conv:
+    """
+    PyTorch Geometric's GATv2Conv (nn/gatv2_conv.hpp), forward only: lin_l / lin_r (weight, bias), att [1, H, C], bias, res.weight.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0, add_self_loops: bool = True, bias: bool = True, share_weights: bool = False, residual: bool = False, seed: int = 0) -> None: ...
+
+    def parameter_names(self) -> list[str]: ...
+
+    def parameter(self, name: str) -> object:
+        """A writable float32 view of the named parameter (PyG name and shape)."""
+
+    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
+        """Copies a float32 array of the parameter's shape into it."""
+
+    def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
+        """
+        x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
+        """
+
+class TransformerConv:
+    """
+    PyTorch Geometric's TransformerConv (nn/transformer_conv.hpp), forward only: lin_query, lin_key, lin_value, lin_skip (weight, bias), lin_beta. Adds no self-loops (as PyG).
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, heads: int = 1, concat: bool = True, beta: bool = False, dropout: float = 0.0, bias: bool = True, root_weight: bool = True, seed: int = 0) -> None: ...
+
+    def parameter_names(self) -> list[str]: ...
+
+    def parameter(self, name: str) -> object:
+        """A writable float32 view of the named parameter (PyG name and shape)."""
+
+    def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
+        """Copies a float32 array of the parameter's shape into it."""
+
+    def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
+        """
+        x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
+        """
+
+def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy') -> dict:
+    """
+    Full-batch training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Returns a dict with history and final metrics.
+    """
+
+def evaluate(model: Model, dataset: Dataset, split: str = '') -> dict:
+    """
+    Loss and accuracy on the split's train/val/test nodes (evaluation mode).
+    """

@@ -1,0 +1,78 @@
+import os
+
+import numpy as np
+import pytest
+
+import edgeattn as ea
+
+
+def test_cora_has_the_recorded_statistics():
+    ds = ea.load_dataset("cora")
+    assert (ds.name, ds.format) == ("cora", "planetoid")
+    assert (ds.num_nodes, ds.num_edges, ds.num_features, ds.num_classes) == (2708, 10556, 1433, 7)
+    assert ds.graph.degree_stats()["self_loops"] == 0
+    assert ds.features_are_sparse
+    x = ea.sparse_features(ds)
+    assert x.shape == (2708, 1433) and x.nnz == 49216
+    assert (x.toarray() == ds.dense_features).all()
+    labels = ds.labels
+    assert labels.dtype == np.int32 and labels.shape == (2708,) and labels.min() == 0 and labels.max() == 6
+    assert ds.default_split == "public" and "public" in ds.split_names
+    s = ds.split()
+    assert s["train"].tolist() == list(range(140)) and s["val"].tolist() == list(range(140, 640))
+    assert s["test"].tolist() == list(range(1708, 2708))
+    assert (np.bincount(labels[s["train"]]) == 20).all()
+    masks = ds.masks()
+    assert masks["train"].dtype == np.bool_ and masks["train"].sum() == 140 and masks["test"].sum() == 1000
+    assert (np.flatnonzero(masks["val"]) == s["val"]).all()
+    assert "Dataset(name=cora" in repr(ds)
+
+
+def test_other_formats_and_names():
+    assert {"cora", "citeseer", "karate", "pubmed"} <= set(ea.dataset_names())
+    npz = ea.load_dataset("cora", format="npz")
+    assert npz.format == "npz" and npz.num_nodes in (2708, 2485)
+    karate = ea.load_dataset("karate")
+    assert karate.num_nodes == 34 and karate.num_features == 0
+    assert os.path.isdir(ea.default_data_root())
+    path = ea.load_dataset_path(os.path.join(ea.default_data_root(), "karate", "adjlist", "karate.adjlist"))
+    assert path.num_nodes == 34 and path.num_edges == karate.num_edges
+
+
+def test_normalize_features_makes_rows_sum_to_one():
+    ds = ea.load_dataset("cora")
+    ds.normalize_features()
+    sums = np.asarray(ea.sparse_features(ds).sum(axis=1)).ravel()
+    np.testing.assert_allclose(sums[sums > 0], 1.0, rtol=1e-5)
+
+
+def test_loader_errors(tmp_path):
+    with pytest.raises(ea.InvalidArgument, match="nosuch"):
+        ea.load_dataset("nosuch")
+    with pytest.raises(ea.IoError, match=r"missing file .*ind\.cora\.allx.*expected sha256"):
+        ea.load_dataset("cora", root=str(tmp_path))
+    # a file whose content differs from the manifest
+    d = tmp_path / "karate" / "adjlist"
+    d.mkdir(parents=True)
+    (d / "karate.adjlist").write_text("1 2\n")
+    with pytest.raises(ea.ChecksumError, match="karate.adjlist"):
+        ea.load_dataset("karate", root=str(tmp_path))
+    with pytest.raises(ea.ParseError, match="karate.adjlist: expected Zachary's karate club"):
+        ea.load_dataset("karate", root=str(tmp_path), verify=False)
+    with pytest.raises(ea.IoError):
+        ea.load_dataset_path(str(tmp_path / "missing.txt"))
+
+
+def test_sbm_dataset():
+    ds = ea.sbm_dataset(num_nodes=300, num_classes=3, feature_dim=8, num_val=60, num_test=90, seed=4)
+    assert (ds.num_nodes, ds.num_features, ds.num_classes) == (300, 8, 3)
+    assert not ds.features_are_sparse and ds.dense_features.shape == (300, 8)
+    assert ds.sparse_features is None and ea.sparse_features(ds) is None
+    s = ds.split()
+    assert (len(s["train"]), len(s["val"]), len(s["test"])) == (60, 60, 90)
+    again = ea.sbm_dataset(num_nodes=300, num_classes=3, feature_dim=8, num_val=60, num_test=90, seed=4)
+    assert (again.dense_features == ds.dense_features).all() and (again.graph.indices == ds.graph.indices).all()
+    with pytest.raises(ea.InvalidArgument, match="num_classes"):
+        ea.sbm_dataset(num_nodes=300, num_classes=0)
+    with pytest.raises(ea.InvalidArgument, match="split 'nosuch'|nosuch"):
+        ds.split("nosuch")

@@ -1,0 +1,138 @@
+import numpy as np
+import pytest
+
+import edgeattn as ea
+
+
+@pytest.fixture(scope="module")
+def sbm():
+    return ea.sbm_dataset(num_nodes=400, num_classes=4, feature_dim=12, signal=0.6, num_val=100, num_test=200, seed=1)
+
+
+def test_gat_parameters_have_pyg_names_and_shapes():
+    m = ea.Model(kind="gat", in_channels=12, num_classes=4, hidden=8, heads=8)
+    shapes = {n: m.parameter(n).shape for n in m.parameter_names()}
+    assert shapes == {
+        "conv1.lin.weight": (64, 12), "conv1.att_src": (1, 8, 8), "conv1.att_dst": (1, 8, 8), "conv1.bias": (64,),
+        "conv2.lin.weight": (4, 64), "conv2.att_src": (1, 1, 4), "conv2.att_dst": (1, 1, 4), "conv2.bias": (4,),
+    }
+    assert m.num_parameters == sum(int(np.prod(s)) for s in shapes.values())
+    assert '"kind":"gat"' in m.config_json
+    assert "conv1" in repr(m)
+
+
+def test_parameters_are_writable_views(sbm):
+    m = ea.Model(in_channels=12, num_classes=4, seed=3)
+    w = m.parameter("conv1.lin.weight")
+    w[...] = 0.0
+    assert (m.parameter("conv1.lin.weight") == 0).all()
+    new = np.arange(4, dtype=np.float32)
+    m.set_parameter("conv2.bias", new)
+    assert (m.parameter("conv2.bias") == new).all()
+    # zero first-layer weights: every node gets the same logits, equal to conv2's bias after ELU(0) = 0
+    logits = m.logits(sbm)
+    assert np.allclose(logits, new)
+    with pytest.raises(ea.ShapeError, match=r"conv2.bias has shape \[4\], got \[5\]"):
+        m.set_parameter("conv2.bias", np.zeros(5, np.float32))
+    with pytest.raises(ea.InvalidArgument, match="no parameter 'conv3.bias'"):
+        m.parameter("conv3.bias")
+    with pytest.raises(ea.InvalidArgument, match="dtype float64"):
+        m.set_parameter("conv2.bias", np.zeros(4))
+
+
+def test_logits_from_a_dataset_and_from_arrays_are_identical(sbm):
+    m = ea.Model(in_channels=12, num_classes=4, seed=2)
+    a = m.logits(sbm)
+    b = m.logits(sbm.graph, np.ascontiguousarray(sbm.dense_features))
+    assert a.shape == (400, 4) and (a == b).all()
+    assert (m.logits(sbm, training=True, seed=1) != a).any()  # dropout active
+    with pytest.raises(ea.ShapeError):
+        m.logits(sbm.graph, np.zeros((400, 11), np.float32))
+    with pytest.raises(ea.Error):
+        m.logits(sbm.graph, np.zeros((399, 12), np.float32))
+
+
+def test_fit_evaluate_save_load(sbm, tmp_path):
+    m = ea.Model(in_channels=12, num_classes=4, seed=5)
+    before = ea.evaluate(m, sbm)
+    r = ea.fit(m, sbm, epochs=40, patience=0, lr=0.01, seed=1)
+    assert r["epochs_run"] == 40 and len(r["history"]) == 40
+    assert r["history"][-1]["train_loss"] < r["history"][0]["train_loss"]
+    after = ea.evaluate(m, sbm)
+    assert after["test_accuracy"] == pytest.approx(r["test_accuracy"])
+    assert after["train_loss"] < before["train_loss"]
+    assert after["test_accuracy"] > 0.5  # 4 classes: chance is 0.25
+    path = str(tmp_path / "m.model")
+    m.save(path)
+    loaded = ea.Model.load(path)
+    assert loaded.config_json == m.config_json
+    assert (loaded.logits(sbm) == m.logits(sbm)).all()
+    data = bytearray(open(path, "rb").read())
+    data[40] ^= 1
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(ea.ChecksumError):
+        ea.Model.load(path)
+    with pytest.raises(ea.IoError):
+        ea.Model.load(str(tmp_path / "none.model"))
+    with pytest.raises(ea.InvalidArgument, match="criterion"):
+        ea.fit(m, sbm, epochs=1, criterion="f1")
+
+
+def test_other_model_kinds_and_config_errors(sbm):
+    for kind in ("gatv2", "transformer", "graph_transformer"):
+        m = ea.Model(kind=kind, in_channels=12, num_classes=4, hidden=4, heads=2)
+        assert m.logits(sbm).shape == (400, 4)
+    t = ea.Model(kind="transformer", in_channels=12, num_classes=4, hidden=4, heads=2)
+    assert "conv1.lin_query.weight" in t.parameter_names()
+    with pytest.raises(ea.InvalidArgument, match="gcn"):
+        ea.Model(kind="gcn", in_channels=12, num_classes=4)
+    with pytest.raises(ea.InvalidArgument):
+        ea.Model(in_channels=0, num_classes=4)
+    same = ea.Model.from_json(ea.Model(in_channels=12, num_classes=4, seed=9).config_json)
+    assert (same.parameter("conv1.att_src") == ea.Model(in_channels=12, num_classes=4, seed=9).parameter("conv1.att_src")).all()
+
+
+def test_invalid_calls(sbm):
+    m = ea.Model(in_channels=12, num_classes=4)
+    with pytest.raises(ea.InvalidArgument):
+        ea.Model.from_json('{"kind":"gat"}')
+    with pytest.raises(ea.InvalidArgument, match="nosuch"):
+        ea.evaluate(m, sbm, split="nosuch")
+    with pytest.raises(ea.InvalidArgument, match="nosuch"):
+        ea.fit(m, sbm, split="nosuch", epochs=1)
+    with pytest.raises(ea.InvalidArgument, match="nosuch"):
+        sbm.masks("nosuch")
+    with pytest.raises(ea.ShapeError):
+        ea.fit(ea.Model(in_channels=5, num_classes=4), sbm, epochs=1)
+    with pytest.raises(ea.InvalidArgument, match="dtype int64"):
+        m.logits(sbm.graph, np.zeros((400, 12), np.int64))
+    with pytest.raises(ea.IoError):
+        m.save("/nonexistent-dir/m.model")
+
+
+def test_gatv2_and_transformer_layers(sbm):
+    x = np.array(sbm.dense_features)
+    v2 = ea.GATv2Conv(12, 5, heads=2, seed=1)
+    assert {n: v2.parameter(n).shape for n in v2.parameter_names()} == {
+        "lin_l.weight": (10, 12), "lin_l.bias": (10,), "lin_r.weight": (10, 12), "lin_r.bias": (10,),
+        "att": (1, 2, 5), "bias": (10,)}
+    out, alpha = v2(sbm.graph, x, return_attention=True)
+    assert out.shape == (400, 10) and alpha.shape == (sbm.num_edges + 400, 2)
+    # softmax weights: each destination's weights sum to one, per head
+    dst = np.repeat(np.arange(400), np.diff(ea.materialize(sbm.graph).indptr + np.arange(401)))
+    sums = np.zeros((400, 2))
+    np.add.at(sums, dst, alpha)
+    np.testing.assert_allclose(sums, 1.0, rtol=1e-5)
+    v2.set_parameter("bias", np.ones(10, np.float32))
+    assert np.allclose(v2(sbm.graph, x), out + 1, atol=1e-6)
+    assert (v2(sbm.graph, x, training=True, seed=1) == v2(sbm.graph, x)).all()  # dropout 0
+    t = ea.TransformerConv(12, 4, heads=3, concat=False, seed=2)
+    assert {"lin_query.weight", "lin_key.weight", "lin_value.weight", "lin_skip.weight"} <= set(t.parameter_names())
+    assert t.parameter("lin_query.weight").shape == (12, 12)
+    assert t(sbm.graph, x).shape == (400, 4)
+    with pytest.raises(ea.ShapeError):
+        t(sbm.graph, np.zeros((400, 3), np.float32))
+    with pytest.raises(ea.InvalidArgument, match="no parameter 'att'"):
+        t.parameter("att")
+    with pytest.raises(ea.InvalidArgument):
+        ea.TransformerConv(12, 0)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Creates the Python environment of the bindings (bindings/python) at .venv, once:
+# Debian's python3 with its site packages (python3-torch, numpy, scipy, pytest: scripts/setup.sh
+# installs them) plus what Debian does not package, pinned: nanobind and scikit-build-core.
+# Quiet and quick when the environment is already there.
+#
+# usage: scripts/python_env.sh      then: .venv/bin/python -c 'import nanobind'
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+python=/usr/bin/python3   # Debian's interpreter: PyTorch here is Debian's python3-torch
+requirements=(nanobind==3.1.0 scikit-build-core==1.1.2)
+
+if [ ! -x .venv/bin/python ]; then
+  echo "python_env: creating .venv (${python} with system site packages)"
+  "$python" -m venv --system-site-packages .venv
+fi
+if ! .venv/bin/python - "${requirements[@]}" <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+for req in sys.argv[1:]:
+    name, want = req.split("==")
+    if version(name) != want:
+        sys.exit(1)
+PY
+  echo "python_env: installing ${requirements[*]}"
+  .venv/bin/pip install --quiet --disable-pip-version-check "${requirements[@]}"
+fi
