@@ -26,6 +26,7 @@
 #include "inputs.hpp"
 #include "json.hpp"
 #include "patterns.hpp"
+#include "peer_inputs.hpp"
 #include "support/machine_limits.hpp"
 #include "support/traffic_model.hpp"
 #include "timing.hpp"
@@ -47,7 +48,14 @@ const char* kSummary =
     "bytes_moved models the compulsory traffic of the fused forward, every gathered row counted\n"
     "once per edge (as bench/README.md): per edge 4 B of column index + the source's key row\n"
     "(additive: its score scalars) + its value row; per destination its query row (additive: score\n"
-    "scalars) + its output row + 8 B row offset + 4 B per head of log-sum-exp.";
+    "scalars) + its output row + 8 B row offset + 4 B per head of log-sum-exp.\n"
+    "\n"
+    "--input FILE (an .npz of `edgeattn bench write-inputs`) replaces --pattern, --nodes and --edges:\n"
+    "the graph is the file's, and q = k = v = attr_matrix [N, F] viewed [N, H, d] (F must equal\n"
+    "--heads x --head-dim). --score dot, or additive: score_src[j, h] = sum_k x[j, h, k] att_src[h, k]\n"
+    "and score_dst[i, h] = sum_k x[i, h, k] att_dst[h, k] with the file's att_src, att_dst [H, d],\n"
+    "e_ij = LeakyReLU_0.2(score_dst[i] + score_src[j]). The report's input field is the\n"
+    "file (null without --input).";
 
 Score parse_score_option(const std::string& text) {
   try {
@@ -83,6 +91,42 @@ Timings time_path(const Pattern& pattern, const Operands& ops, const AttentionCo
   return t;
 }
 
+/// q = k = v = the input's features viewed [N, H, d]; additive scores from its att_src / att_dst.
+Operands input_operands(const PeerInput& in, Score score, int64_t heads, int64_t dim) {
+  if (score != Score::dot_product && score != Score::additive)
+    throw UsageError("--input supports --score dot and additive, got '" + std::string(to_string(score)) + "'");
+  const ConstView x = features_as_heads(in, heads, dim);
+  Operands o;
+  o.inputs.value = x;
+  if (score == Score::dot_product) {
+    o.inputs.query = x;
+    o.inputs.key = x;
+    return o;
+  }
+  for (const Tensor* a : {&in.att_src, &in.att_dst})
+    if (a->absent() || a->shape() != Shape{heads, dim})
+      raise<InvalidArgument>(in.path, ": --score additive needs att_src and att_dst of shape [", heads, ", ",
+                             dim, "] (write the input with --heads ", heads, ")");
+  const int64_t n = x.dim(0);
+  const auto scores = [&](const Tensor& att) {
+    Tensor s({n, heads});
+    parallel_for(0, n, 1024, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        for (int64_t h = 0; h < heads; ++h) {
+          float acc = 0.f;
+          for (int64_t k = 0; k < dim; ++k) acc += x.data()[(i * heads + h) * dim + k] * att.data()[h * dim + k];
+          s.data()[i * heads + h] = acc;
+        }
+    });
+    return s;
+  };
+  o.score_src = scores(in.att_src);
+  o.score_dst = scores(in.att_dst);
+  o.inputs.score_src = o.score_src.view();
+  o.inputs.score_dst = o.score_dst.view();
+  return o;
+}
+
 }  // namespace
 
 int run_bench_attention(std::span<const std::string> argv) {
@@ -99,6 +143,7 @@ int run_bench_attention(std::span<const std::string> argv) {
       .option("seed", "S", "1", "seed of the graph and the operands")
       .option("repeat", "R", "5", "timed runs per measurement; the median is reported")
       .option("path", "P", "sparse", "auto | sparse | dense: the path of the main measurement")
+      .option("input", "FILE", "", "an .npz of `bench write-inputs` instead of --pattern/--nodes/--edges")
       .flag("no-dense", "do not time the dense path for comparison")
       .flag("limits", "also measure STREAM triad and FMA peak (about half a second)");
   if (!args.parse(argv)) {
@@ -106,7 +151,11 @@ int run_bench_attention(std::span<const std::string> argv) {
     return 0;
   }
 
-  const PatternSpec spec = parse_pattern(args.str("pattern"));
+  const bool from_input = args.given("input");
+  if (from_input)
+    for (const char* o : {"pattern", "nodes", "edges"})
+      if (args.given(o)) throw UsageError(std::string("--") + o + " does not apply with --input");
+  const PatternSpec spec = parse_pattern(from_input ? std::string("uniform") : args.str("pattern"));
   const bool from_file = spec.kind == PatternSpec::Kind::file;
   const int64_t nodes =
       (args.given("nodes") || !from_file) ? args.integer("nodes", 1, (int64_t{1} << 31) - 1) : 0;
@@ -126,9 +175,17 @@ int run_bench_attention(std::span<const std::string> argv) {
   if (args.given("threads")) limit.emplace(static_cast<int>(args.integer("threads", 1, 1 << 16)));
 
   Pattern pattern;
-  const double pattern_ms = time_ms([&] { pattern = make_pattern(spec, nodes, edges, seed); });
+  std::optional<PeerInput> input;
+  double pattern_ms = 0;
+  if (from_input) {
+    input.emplace(load_peer_input(args.str("input")));
+    pattern_ms = time_ms([&] { pattern = input->dataset.graph; });
+  } else {
+    pattern_ms = time_ms([&] { pattern = make_pattern(spec, nodes, edges, seed); });
+  }
   const int64_t nd = num_dst(pattern), ns = num_src(pattern), ne = num_edges(pattern);
-  const Operands ops = make_operands(score, nd, ns, heads, dim, seed);
+  const Operands ops =
+      from_input ? input_operands(*input, score, heads, dim) : make_operands(score, nd, ns, heads, dim, seed);
   const Tensor grad_out = random_tensor({nd, heads, dim}, seed, 99);
 
   AttentionConfig config;
@@ -137,7 +194,7 @@ int run_bench_attention(std::span<const std::string> argv) {
   const Timings main_run = time_path(pattern, ops, config, grad_out, repeat);
 
   JsonObject json;
-  json.field("pattern", spec.text)
+  json.field("pattern", from_input ? std::string("input") : spec.text)
       .field("nodes", nd)
       .field("edges", ne)
       .field("density", density(pattern))
@@ -149,7 +206,13 @@ int run_bench_attention(std::span<const std::string> argv) {
       .field("repeat", repeat)
       .field("path", to_string(main_run.result.path))
       .field("pattern_build_ms", pattern_ms)
-      .field("forward_ms", main_run.forward_ms)
+      .field("library", "edgeattn")
+      .field("version", tool_version());
+  if (from_input)
+    json.field("input", input->path);
+  else
+    json.raw_field("input", "null");
+  json.field("forward_ms", main_run.forward_ms)
       .field("forward_backward_ms", main_run.forward_backward_ms);
   const bench::AttentionShape shape{.num_dst = nd,
                                     .num_src = ns,

@@ -31,7 +31,9 @@
 #include "edgeattn/train/metrics.hpp"
 #include "edgeattn/train/trainer.hpp"
 #include "json.hpp"
+#include "peer_inputs.hpp"
 #include "plot.hpp"
+#include "timing.hpp"
 
 namespace edgeattn::cli {
 namespace {
@@ -304,6 +306,7 @@ int run_train(std::span<const std::string> argv) {
     j.field("best_epoch", last.best_epoch);
     j.field("seconds_per_epoch", mean(sec_per_epoch));
     j.field("parameters", last_model->num_parameters());
+    j.field("library", "edgeattn").field("version", tool_version()).field("input", args.str("dataset"));
     if (tc.profile) {
       JsonObject ops;
       for (const auto& [op, t] : last.op_times)
@@ -319,6 +322,7 @@ int run_train(std::span<const std::string> argv) {
       }
       j.raw_field("test_accuracies", accs + "]");
     }
+    j.field("peak_rss_mb", peak_rss_mb());
     std::cout << j.str() << "\n";
   } else {
     std::printf("test accuracy %.4f", mean(test_acc));

@@ -27,6 +27,18 @@ const std::vector<Command>& commands() {
       {{"bench", "attention"},
        "time one attention configuration, print one JSON object",
        edgeattn::cli::run_bench_attention},
+      {{"bench", "write-inputs"},
+       "write one peer-suite input (graph, features, labels, split) as .npz",
+       edgeattn::cli::run_bench_write_inputs},
+      {{"bench", "layer"},
+       "time one GATConv/GATv2Conv/TransformerConv layer on an input, JSON",
+       edgeattn::cli::run_bench_layer},
+      {{"bench", "graphblas"},
+       "time SuiteSparse:GraphBLAS SDDMM + softmax + SpMM on an input, JSON",
+       edgeattn::cli::run_bench_graphblas},
+      {{"bench", "limits"},
+       "measure STREAM triad, FMA peak and random gather, JSON",
+       edgeattn::cli::run_bench_limits},
       {{"train"}, "train a graph attention network for node classification", edgeattn::cli::run_train},
       {{"eval"}, "evaluate a saved model on a dataset", edgeattn::cli::run_eval},
       {{"predict"}, "predict node classes with a saved model", edgeattn::cli::run_predict},
@@ -47,7 +59,7 @@ std::string overview() {
   std::string text = "usage: edgeattn <command> [options]\n\ncommands:\n";
   for (const Command& c : commands()) {
     const std::string name = name_of(c);
-    text += "  " + name + std::string(name.size() < 18 ? 18 - name.size() : 1, ' ') + c.summary + "\n";
+    text += "  " + name + std::string(name.size() < 20 ? 20 - name.size() : 1, ' ') + c.summary + "\n";
   }
   return text + "\n`edgeattn <command> --help` lists a command's options.\n";
 }

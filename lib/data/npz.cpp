@@ -18,7 +18,8 @@ const std::set<std::string, std::less<>>& known_keys() {
   static const std::set<std::string, std::less<>> keys = {
       "adj_data",       "adj_indices",   "adj_indptr",   "adj_shape",   "adj_matrix", "attr_data",
       "attr_indices",   "attr_indptr",   "attr_shape",   "attr_matrix", "labels",     "labels_data",
-      "labels_indices", "labels_indptr", "labels_shape", "node_names",  "attr_names", "class_names"};
+      "labels_indices", "labels_indptr", "labels_shape", "node_names",  "attr_names", "class_names",
+      "idx_train",      "idx_val",       "idx_test",     "adj_rows_are_destinations"};
   return keys;
 }
 
@@ -133,6 +134,45 @@ Tensor multi_hot_from_values(const std::vector<double>& v, int64_t rows, int64_t
   return t;
 }
 
+/// The optional 0-d flag adj_rows_are_destinations (write_npz sets it).
+bool rows_are_destinations(const std::map<std::string, NpyArray>& arrays) {
+  const NpyArray* a = find(arrays, "adj_rows_are_destinations");
+  if (!a) return false;
+  if (!a->dtype.is_numeric() || a->numel() != 1)
+    raise<ParseError>(a->name, ": expected one boolean, found shape ", shape_str(*a), " of dtype '",
+                      a->dtype.descr, "'");
+  return a->to_int64s()[0] != 0;
+}
+
+/// idx_train / idx_val / idx_test: node ids of one split, named "default".
+void read_split(const std::map<std::string, NpyArray>& arrays, const std::string& what, Dataset& ds) {
+  const NpyArray* parts[3] = {find(arrays, "idx_train"), find(arrays, "idx_val"), find(arrays, "idx_test")};
+  if (!parts[0] && !parts[1] && !parts[2]) return;
+  const char* names[3] = {"idx_train", "idx_val", "idx_test"};
+  std::vector<int64_t>* dest[3];
+  Split& split = ds.splits["default"];
+  dest[0] = &split.train;
+  dest[1] = &split.val;
+  dest[2] = &split.test;
+  for (int i = 0; i < 3; ++i) {
+    if (!parts[i])
+      raise<ParseError>(what, ": has a split member but no '", names[i],
+                        "' (a split needs idx_train, idx_val and idx_test)");
+    expect_rank(*parts[i], 1);
+    *dest[i] = parts[i]->to_int64s();
+    const std::vector<int64_t>& ids = *dest[i];
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (ids[k] < 0 || ids[k] >= ds.num_nodes())
+        raise<ParseError>(parts[i]->name, ": entry ", k, " is ", ids[k], ", expected a node id in [0, ",
+                          ds.num_nodes(), ")");
+      if (k > 0 && ids[k] <= ids[k - 1])
+        raise<ParseError>(parts[i]->name, ": entry ", k, " (", ids[k], ") is not greater than entry ", k - 1,
+                          " (", ids[k - 1], "); expected sorted, distinct node ids");
+    }
+  }
+  ds.default_split = "default";
+}
+
 }  // namespace
 
 Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, const std::string& what,
@@ -152,10 +192,17 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
     if (a.rows != a.cols)
       raise<ParseError>(what, ": adj_shape is (", a.rows, ", ", a.cols, "), expected a square matrix");
     n = a.rows;
-    src.reserve(a.indices.size());
+    std::vector<int64_t> rows;
+    rows.reserve(a.indices.size());
     for (int64_t r = 0; r < a.rows; ++r)
-      for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) src.push_back(r);
-    dst = std::move(a.indices);
+      for (int64_t k = a.indptr[r]; k < a.indptr[r + 1]; ++k) rows.push_back(r);
+    if (rows_are_destinations(arrays)) {  // written by write_npz: row i lists the sources of i
+      src = std::move(a.indices);
+      dst = std::move(rows);
+    } else {
+      src = std::move(rows);
+      dst = std::move(a.indices);
+    }
     weight = std::move(a.values);
   } else if (const NpyArray* dense = find(arrays, "adj_matrix")) {
     int64_t rows = 0, cols = 0;
@@ -288,6 +335,7 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
   if (named_classes > 0 && named_classes != ds.labels.num_classes)
     raise<ParseError>(what, ": class_names lists ", named_classes, " classes but the labels have ",
                       ds.labels.num_classes);
+  read_split(arrays, what, ds);
   ds.validate();
   return ds;
 }

@@ -12,11 +12,17 @@
 //                                                  -1 = unlabelled), or [N, C] 0/1 multi-label
 //     or labels_data/_indices/_indptr/_shape       CSR [N, C] multi-label
 //   node_names, attr_names, class_names            optional string (or integer) arrays
+//   adj_rows_are_destinations                      optional 0-d bool; True: CSR row i lists the
+//                                                  *sources* j of edges j -> i (Graph's own layout,
+//                                                  as write_npz writes it; data/npz_writer.hpp)
+//   idx_train, idx_val, idx_test                   optional int64 node ids (sorted, disjoint): the
+//                                                  split named "default" (all three or none)
 //
 // The graph is built with Graph's convention (edge r -> c stored at row c). Stored duplicate
 // entries are merged (their weights summed, as scipy does); edge weights go to
-// Dataset::edge_weight only when some final weight differs from 1. No splits are stored in these
-// files: `splits` stays empty. Largest-component extraction is not done here.
+// Dataset::edge_weight only when some final weight differs from 1. The gnn-benchmark files store no
+// splits (`splits` stays empty); files with idx_* members get the split "default" (also the
+// default split). Largest-component extraction is not done here.
 //
 // Example:
 //   edgeattn::data::Dataset ds = edgeattn::data::load_npz("datasets/cora/npz/cora.npz",
