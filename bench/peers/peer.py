@@ -34,7 +34,8 @@ att_src/att_dst float32 [H, d] (the additive score's vectors; drawn from --seed 
 
 Threads: OMP/OpenBLAS/MKL thread counts come from --threads (set in the environment before
 torch loads), torch.set_num_threads(T) and set_num_interop_threads(1). ``--openblas-coretype``
-sets OPENBLAS_CORETYPE before the BLAS library is loaded.
+sets OPENBLAS_CORETYPE before the BLAS library is loaded; OMP_WAIT_POLICY is taken from the
+environment (the suite chooses it).
 """
 from __future__ import annotations
 

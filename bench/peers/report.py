@@ -30,6 +30,9 @@ KERNEL_LIBS = ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "graphblas", "t
 LABELS = {"edgeattn": "edgeattn", "edgeattn-dense": "edgeattn dense path", "edgeattn-pattern": "edgeattn (implicit pattern)",
           "graphblas": "GraphBLAS", "torch": "PyTorch dense", "pyg": "PyG", "dgl": "DGL"}
 
+COLORS = {"edgeattn": "tab:blue", "edgeattn-dense": "tab:orange", "edgeattn-pattern": "tab:green",
+          "torch": "tab:red", "graphblas": "tab:purple", "pyg": "tab:brown", "dgl": "tab:pink"}
+
 Record = dict[str, Any]
 
 
@@ -211,6 +214,19 @@ def machine_section(records: list[Record], latest: dict[str, Record], dgl_error:
     if dgl_error.exists():
         out.append(f"- DGL: **not installed**; the error (`{dgl_error.relative_to(ROOT)}`):")
         out += ["", "```", dgl_error.read_text().strip()[-1500:], "```"]
+    waits = sorted((r for r in latest.values() if r.get("workload") == "omp-wait"), key=lambda r: r["key"])
+    if waits:
+        chosen = next((r.get("omp_wait_policy") for r in latest.values() if r.get("omp_wait_policy") and
+                       r.get("group") in ("kernel", "dense", "layer", "train")), None)
+        figs = ", ".join(f"{r['omp_wait_policy']} {r.get('forward_backward_ms', float('nan')):.1f} ms"
+                         for r in waits if r.get("status") == "ok")
+        out.append(f"- OpenMP wait policy: PyG's kernel (forward + backward) on `{waits[0]['key'].split('|')[2]}` "
+                   f"with `OMP_WAIT_POLICY` = {figs}; every run used **{chosen or 'default'}** (spinning threads "
+                   "stall when other processes share the cores).")
+    if lim.get("max_peer_edges"):
+        out.append(f"- GraphBLAS, PyG and DGL kernels ran only on inputs of at most {lim['max_peer_edges']:,} edges "
+                   "(`run_suite.py --max-peer-edges`); larger inputs (N = 16384 complete and causal) have edgeattn "
+                   "and the dense paths only.")
     cal = sorted((r for r in latest.values() if r.get("workload") == "matmul"), key=lambda r: r["key"])
     if cal:
         chosen = next((r.get("openblas_coretype") for r in latest.values() if r.get("group") in
@@ -304,7 +320,7 @@ def plot_crossover(cs_dense: list[Config], path: Path) -> bool:
             by_n[int(r["nodes"])].append(c)
     if not by_n:
         return False
-    fig, axes = plt.subplots(1, len(by_n), figsize=(5 * len(by_n), 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(by_n), figsize=(5 * len(by_n), 4.4), squeeze=False)
     for ax, (n, cs) in zip(axes[0], sorted(by_n.items())):
         for lib in ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "torch", "graphblas", "pyg", "dgl"):
             pts = []
@@ -315,14 +331,21 @@ def plot_crossover(cs_dense: list[Config], path: Path) -> bool:
             if not pts:
                 continue
             pts.sort()
-            line = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=LABELS[lib])[0]
-            for x, y, kind in pts:
-                if kind in ("causal",) or kind.startswith("window"):
-                    ax.annotate(kind, (x, y), fontsize=6, color=line.get_color())
+            color = COLORS[lib]
+            sweep = [p for p in pts if p[2] in ("uniform", "complete")]  # the density sweep: a line
+            if sweep:
+                ax.plot([p[0] for p in sweep], [p[1] for p in sweep], marker="o", color=color, label=LABELS[lib])
+            for x, y, kind in pts:  # causal and window patterns: marked points
+                if kind not in ("uniform", "complete"):
+                    ax.scatter([x], [y], marker="s" if kind == "causal" else "^", color=color,
+                               label=None if sweep else LABELS[lib])
+                    ax.annotate(kind, (x, y), fontsize=6, color=color)
         ax.set(xscale="log", yscale="log", xlabel="density (edges / N²)", ylabel="forward ms",
-               title=f"N = {n}, H = 1, d = 64, dot")
+               title=f"N = {n}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize=7)
+    fig.suptitle("Forward time vs density, H = 1, d = 64, dot\n(lines: uniform to complete; squares: causal; "
+                 "triangles: sliding window)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -349,7 +372,7 @@ def plot_edges(cs_kernel: list[Config], path: Path) -> bool:
                         pts.append((r["edges"], r["forward_ms"]))
                 if pts:
                     pts.sort()
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", color=COLORS[lib],
                             label=f"{LABELS[lib]} ({family})")
                     drew = True
         ax.set(xscale="log", yscale="log", xlabel="edges", ylabel="forward ms", title=f"H = 8, d = 64, {score}")
@@ -374,7 +397,7 @@ def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
             "cmake --build build/release --target edgeattn_tool",
             f"build/peers-venv/bin/python bench/peers/run_suite.py{' --quick' if quick else ''}   # then this report",
             f"build/peers-venv/bin/python bench/peers/report.py --raw {os.path.relpath(raw, ROOT)}"
-            f"{' --results ' + os.path.relpath(results, ROOT) + ' --plot-suffix ' + suffix if suffix else ''}",
+            f"{' --results ' + os.path.relpath(results, ROOT) + ' --plot-suffix=' + suffix if suffix else ''}",
             "```", "",
             f"Raw records (one JSON object per run, with its command): `{os.path.relpath(raw, ROOT)}`. Times are "
             "medians of repeated runs after a warm-up, in ms; forward runs without autograd, forward + backward "

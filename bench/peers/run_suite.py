@@ -11,7 +11,8 @@ It writes the inputs with `edgeattn bench write-inputs` into build/peers/inputs/
 present), measures `edgeattn bench limits`, picks the fastest OPENBLAS_CORETYPE for PyTorch's
 matmul, runs every workload of the selected groups for every library in its own process (same
 thread count, a timeout and an address-space limit each), appends one JSON line per run to
-bench/results/peers/raw.jsonl (quick mode: raw-quick.jsonl), and finally runs report.py.
+bench/results/peers/raw.jsonl (quick mode: raw-quick.jsonl), and finally runs report.py (quick
+mode: into bench/results/peers/quick.md, so development numbers stay out of bench/RESULTS.md).
 
 Resumable: a run whose key (library, workload, input, sizes, threads) is already in the raw file
 is skipped unless --rerun. Failures, timeouts and out-of-memory runs are records, not crashes.
@@ -86,6 +87,7 @@ class Settings:
     timeout_scale: float
     mem_limit_gb: float
     libraries: tuple[str, ...]
+    max_peer_edges: int
 
 
 def parse_args(argv: list[str] | None = None) -> Settings:
@@ -102,6 +104,9 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     p.add_argument("--rerun", action="store_true", help="measure again runs already in the raw file")
     p.add_argument("--dry-run", action="store_true", help="list the runs and the time estimate, run nothing")
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every run's timeout")
+    p.add_argument("--max-peer-edges", type=float, default=5e7,
+                   help="run GraphBLAS, PyG and DGL kernels only on inputs with at most this many edges "
+                        "(default 5e7: the N=16384 complete and causal graphs are edgeattn and dense only)")
     p.add_argument("--mem-limit-gb", type=float, default=0.0,
                    help="address-space limit per run (default: 85%% of MemAvailable at start)")
     a = p.parse_args(argv)
@@ -111,7 +116,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         p.error(f"--only: unknown group(s) {bad}; expected {GROUPS}")
     raw = a.raw or ROOT / "bench/results/peers" / ("raw-quick.jsonl" if a.quick else "raw.jsonl")
     return Settings(a.quick, a.threads, groups, a.edgeattn, a.python, a.inputs_dir, raw, a.rerun, a.dry_run,
-                    a.timeout_scale, a.mem_limit_gb, tuple(a.libraries.split(",")))
+                    a.timeout_scale, a.mem_limit_gb, tuple(a.libraries.split(",")), int(a.max_peer_edges))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -165,9 +170,25 @@ def train_inputs(quick: bool) -> list[tuple[InputSpec, int]]:
     return [(InputSpec("cora", "cora", heads=8), 20 if quick else 200), (big, 2)]
 
 
-def work_scale(edges: int, width: int) -> float:
-    """A rough seconds-per-repeat figure for estimates and timeouts (edges × width per second)."""
-    return max(0.05, edges * max(width, 8) / 2.0e8)
+# Rough throughputs on 2 cores of the development machine (edge × feature per second of a forward),
+# for the time estimate and the timeouts only.
+EDGE_RATE = {"edgeattn": 1.5e9, "edgeattn-pattern": 1.5e9, "graphblas": 2e8, "pyg": 1.5e8, "dgl": 3e8}
+
+
+def work_scale(edges: int, width: int, library: str = "pyg") -> float:
+    """Seconds of one forward + backward of a sparse kernel (rough; estimates and timeouts)."""
+    return 4.0 * edges * max(width, 8) / EDGE_RATE.get(library, 1.5e8)
+
+
+def dense_scale(nodes: int, heads: int, d: int) -> float:
+    """Seconds of one dense forward + backward: GEMMs at ~40 GFLOP/s plus ~10 passes over [H, N, N]."""
+    return 3.0 * (4.0 * heads * nodes * nodes * d / 4e10 + 10.0 * heads * nodes * nodes / 1e9)
+
+
+def input_load_s(spec: InputSpec) -> float:
+    """Seconds to start a process and read the input (about 300 MB/s of npz)."""
+    e = spec.edges or spec.nodes * spec.nodes
+    return 2.0 + (4.0 * e + 4.0 * spec.nodes * spec.features) / 3e8
 
 
 class Matrix:
@@ -205,31 +226,36 @@ class Matrix:
         jobs: list[Job | None] = []
         e = spec.edges or spec.nodes * spec.nodes
         dense_ok = spec.nodes <= 16384
-        per = work_scale(e, heads * d) * repeat * 3
-        dense_per = 4e-9 * heads * spec.nodes**2 * (d + 8) * repeat * 3 if dense_ok else 1.0
+        runs, load = repeat + 1, input_load_s(spec)
+        est = {lib: load + runs * work_scale(e, heads * d, lib) for lib in EDGE_RATE}
+        est["graphblas"] = load + runs * work_scale(e, heads * d, "graphblas") / 4  # forward only
+        if 16.0 * e * heads * d > 16 * 2**30:  # PyG's [E, H, d] gathers cannot fit: fails at once
+            est["pyg"] = load + 5.0
+        big = e > self.s.max_peer_edges  # the sparse peers are not run on inputs over the cap
+        dense_est = load + runs * dense_scale(spec.nodes, heads, d) if dense_ok else load
         for score in scores:
             parts = [f"H{heads}", f"d{d}", score]
             ea_args = ["bench", "attention", "--input", str(self.path(spec)), "--heads", str(heads),
                        "--head-dim", str(d), "--score", score, "--repeat", str(repeat), "--no-dense"]
-            jobs.append(self.job(group, "edgeattn", "kernel", spec, parts, self.ea(*ea_args), per, score=score))
+            jobs.append(self.job(group, "edgeattn", "kernel", spec, parts, self.ea(*ea_args), est["edgeattn"],
+                                 score=score))
             if dense_ok and score == "dot":
-                dense_args = [a for a in ea_args if a != "--no-dense"] + ["--path", "dense"]
-                jobs.append(self.job(group, "edgeattn-dense", "kernel", spec, parts, self.ea(*dense_args),
-                                     dense_per, score=score))
-            if score == "dot":
+                jobs.append(self.job(group, "edgeattn-dense", "kernel", spec, parts,
+                                     self.ea(*ea_args, "--path", "dense"), dense_est / 2, score=score))
+            if score == "dot" and not big:
                 jobs.append(self.job(group, "graphblas", "kernel", spec, parts,
                                      self.ea("bench", "graphblas", "--input", str(self.path(spec)), "--heads",
                                              str(heads), "--head-dim", str(d), "--repeat", str(repeat)),
-                                     per * 2, score=score))
+                                     est["graphblas"], score=score))
             common = ["--heads", str(heads), "--head-dim", str(d), "--score", score, "--repeat", str(repeat)]
             jobs.append(self.job(group, "torch", "kernel", spec, parts, self.peer("torch", "kernel", spec, *common),
-                                 dense_per * 2, score=score))
+                                 dense_est, score=score))
             if score == "dot" and group == "dense":  # where PyTorch's fused attention would matter
                 jobs.append(self.job(group, "torch", "sdpa", spec, parts, self.peer("torch", "sdpa", spec, *common),
-                                     1.0, score=score))
-            for lib in ("pyg", "dgl"):
+                                     load, score=score))
+            for lib in () if big else ("pyg", "dgl"):
                 jobs.append(self.job(group, lib, "kernel", spec, parts, self.peer(lib, "kernel", spec, *common),
-                                     per * 6, score=score))
+                                     est[lib], score=score))
         return jobs
 
     def pattern_jobs(self, spec: InputSpec, repeat: int) -> list[Job | None]:
@@ -238,9 +264,9 @@ class Matrix:
             return []
         args = ["bench", "attention", "--pattern", spec.graph, "--nodes", str(spec.nodes), "--heads", "1",
                 "--head-dim", "64", "--score", "dot", "--repeat", str(repeat), "--no-dense"]
-        e = spec.nodes * spec.nodes
+        e = spec.edges or spec.nodes * spec.nodes
         return [self.job("dense", "edgeattn-pattern", "kernel", spec, ["H1", "d64", "dot"], self.ea(*args),
-                         work_scale(e, 64) * repeat * 3, score="dot")]
+                         1.0 + (repeat + 1) * work_scale(e, 64, "edgeattn"), score="dot")]
 
     def jobs(self) -> tuple[list[InputSpec], list[Job]]:
         """All inputs needed and all jobs, in run order."""
@@ -262,33 +288,33 @@ class Matrix:
             for spec in layer_inputs(q):
                 specs.append(spec)
                 e = 10556 if spec.graph == "cora" else spec.edges
-                per = work_scale(e, 64) * 10 + 1.0
+                per = {lib: input_load_s(spec) + 12 * work_scale(e, 64, lib) for lib in ("edgeattn", "pyg", "dgl")}
                 for layer in ("gat", "gatv2", "transformer"):
                     parts = ["H8", "D8", layer]
                     repeat = "3" if q else "5"
                     jobs.append(self.job("layer", "edgeattn", "layer", spec, parts, self.ea(
                         "bench", "layer", "--input", str(self.path(spec)), "--layer", layer, "--heads", "8",
-                        "--hidden", "8", "--repeat", repeat), per, layer=layer))
+                        "--hidden", "8", "--repeat", repeat), per["edgeattn"], layer=layer))
                     for lib in ("pyg", "dgl"):
                         if lib == "dgl" and layer == "transformer":
                             continue  # DGL has no TransformerConv
                         jobs.append(self.job("layer", lib, "layer", spec, parts, self.peer(
                             lib, "layer", spec, "--layer", layer, "--heads", "8", "--hidden", "8",
-                            "--repeat", repeat), per * 5, layer=layer))
+                            "--repeat", repeat), per[lib], layer=layer))
         if "train" in self.s.groups:
             for spec, epochs in train_inputs(q):
                 specs.append(spec)
                 e = 10556 if spec.graph == "cora" else spec.edges
-                per_epoch = work_scale(e, 64) * 3 + 0.02
+                per_epoch = {lib: 0.01 + 3 * work_scale(e, 64, lib) for lib in ("edgeattn", "pyg", "dgl")}
                 parts = ["H8", "D8", f"E{epochs}"]
                 jobs.append(self.job("train", "edgeattn", "train", spec, parts, self.ea(
                     "train", "--dataset", str(self.path(spec)), "--epochs", str(epochs), "--patience", "0",
-                    "--json", "--quiet"), per_epoch * epochs, epochs=epochs))
+                    "--json", "--quiet"), input_load_s(spec) + per_epoch["edgeattn"] * epochs, epochs=epochs))
                 for lib in ("pyg", "dgl"):
                     warm = "1" if spec.graph == "cora" else "0"
                     jobs.append(self.job("train", lib, "train", spec, parts, self.peer(
                         lib, "train", spec, "--epochs", str(epochs), "--warmup", warm, "--heads", "8",
-                        "--hidden", "8"), per_epoch * epochs * 8, epochs=epochs))
+                        "--hidden", "8"), input_load_s(spec) + per_epoch[lib] * (epochs + 2), epochs=epochs))
         unique = list({s.name: s for s in specs}.values())
         return unique, [j for j in jobs if j is not None]
 
@@ -449,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{j.key}  ~{j.estimate_s:.1f}s (timeout {j.timeout_s:.0f}s)")
         todo = [j for j in jobs if s.rerun or raw.latest(j.key) is None]
         print(f"{len(jobs)} runs, {len(todo)} to do, {len(specs)} inputs; "
-              f"estimate {sum(j.estimate_s + 2.0 for j in todo) / 60:.0f} min plus writing the inputs")
+              f"estimate {sum(j.estimate_s for j in todo) / 60:.0f} min plus writing the inputs")
         return 0
 
     for tool in (s.edgeattn, s.python):
@@ -461,7 +487,8 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     limits = run_json([str(s.edgeattn), "bench", "limits", "--threads", str(s.threads)], 600, dict(os.environ), 0)
     limits.update(key=f"limits|{stamp}", group="machine", library="edgeattn", workload="limits", time=stamp,
-                  quick=s.quick, mem_limit_gb=mem_limit / 2**30, nproc=os.cpu_count())
+                  quick=s.quick, mem_limit_gb=mem_limit / 2**30, nproc=os.cpu_count(),
+                  max_peer_edges=s.max_peer_edges)
     raw.append(limits)
     log(f"limits: {json.dumps({k: limits.get(k) for k in ('cpu_model', 'stream_triad_gbps', 'fma_peak_gflops')})}")
     dgl_error = ROOT / "build/peers/dgl_error.txt"
@@ -470,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     coretype = pick_coretype(s, raw, mem_limit) if python_peers else "auto"
     specs, jobs = Matrix(s, coretype).jobs()
     todo = [j for j in jobs if s.rerun or raw.latest(j.key) is None]
-    log(f"{len(jobs)} runs, {len(todo)} to do; estimate {sum(j.estimate_s + 2.0 for j in todo) / 60:.0f} min "
+    log(f"{len(jobs)} runs, {len(todo)} to do; estimate {sum(j.estimate_s for j in todo) / 60:.0f} min "
         f"plus writing {len(specs)} inputs (mem limit per run {mem_limit / 2**30:.1f} GiB)")
 
     probe = PROBE_INPUT
@@ -509,8 +536,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{(rec.get('message') or '')[:120]}")
 
     report = [sys.executable, str(ROOT / "bench/peers/report.py"), "--raw", str(s.raw)]
-    if s.quick:
-        report += ["--section", "peers-quick"]
+    if s.quick:  # development numbers stay out of bench/RESULTS.md
+        report += ["--results", str(s.raw.parent / "quick.md"), "--plot-suffix=-quick"]
     return subprocess.call(report, cwd=ROOT)
 
 

@@ -22,9 +22,11 @@ DGL_VERSIONS=("1.1.2" "1.1.3" "1.1.1" "1.1.0")
 
 mkdir -p "$STATE"
 
-# Debian packages: the interpreter's PyTorch, numpy, scipy, venv and matplotlib.
+# Debian packages: the interpreter's PyTorch, numpy, scipy, venv and matplotlib, and
+# SuiteSparse:GraphBLAS for `edgeattn bench graphblas` (reconfigure the tool's build after
+# installing it: cmake --preset release && cmake --build build/release --target edgeattn_tool).
 missing=()
-for pkg in python3-torch python3-numpy python3-scipy python3-venv python3-matplotlib; do
+for pkg in python3-torch python3-numpy python3-scipy python3-venv python3-matplotlib libgraphblas-dev; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
