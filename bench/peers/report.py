@@ -204,6 +204,10 @@ def machine_section(records: list[Record], latest: dict[str, Record], dgl_error:
                f"STREAM triad {lim.get('stream_triad_gbps', float('nan')):.1f} GB/s, FMA peak "
                f"{lim.get('fma_peak_gflops', float('nan')):.0f} GFLOP/s, random 256-byte gather "
                f"{lim.get('random_gather_gbps', float('nan')):.1f} GB/s ({lim.get('time', '?')}).")
+    if len(limits) > 1:
+        streams = [r.get("stream_triad_gbps", float("nan")) for r in limits]
+        out.append(f"- The records come from {len(limits)} invocations of the suite (resumed runs); STREAM triad "
+                   f"measured {min(streams):.1f}–{max(streams):.1f} GB/s across them.")
     versions: dict[str, set[str]] = defaultdict(set)
     for r in latest.values():
         if r.get("version") and r.get("library") in ("edgeattn", "graphblas", "torch", "pyg", "dgl"):

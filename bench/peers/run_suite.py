@@ -82,6 +82,7 @@ class Settings:
     python: Path
     inputs_dir: Path
     raw: Path
+    results: Path
     rerun: bool
     dry_run: bool
     timeout_scale: float
@@ -101,6 +102,8 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     p.add_argument("--python", type=Path, default=ROOT / "build/peers-venv/bin/python")
     p.add_argument("--inputs-dir", type=Path, default=ROOT / "build/peers/inputs")
     p.add_argument("--raw", type=Path, help="JSON lines file (default bench/results/peers/raw[-quick].jsonl)")
+    p.add_argument("--results", type=Path,
+                   help="markdown file of the report (default bench/RESULTS.md; quick: bench/results/peers/quick.md)")
     p.add_argument("--rerun", action="store_true", help="measure again runs already in the raw file")
     p.add_argument("--dry-run", action="store_true", help="list the runs and the time estimate, run nothing")
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every run's timeout")
@@ -115,7 +118,8 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     if bad:
         p.error(f"--only: unknown group(s) {bad}; expected {GROUPS}")
     raw = a.raw or ROOT / "bench/results/peers" / ("raw-quick.jsonl" if a.quick else "raw.jsonl")
-    return Settings(a.quick, a.threads, groups, a.edgeattn, a.python, a.inputs_dir, raw, a.rerun, a.dry_run,
+    results = a.results or (raw.parent / "quick.md" if a.quick else ROOT / "bench/RESULTS.md")
+    return Settings(a.quick, a.threads, groups, a.edgeattn, a.python, a.inputs_dir, raw, results, a.rerun, a.dry_run,
                     a.timeout_scale, a.mem_limit_gb, tuple(a.libraries.split(",")), int(a.max_peer_edges))
 
 
@@ -216,7 +220,7 @@ class Matrix:
         if library.split("-")[0] not in self.s.libraries:
             return None
         key = "|".join([library, workload, spec.name, *parts, f"T{self.s.threads}"])
-        timeout = min(1800.0, max(120.0, 20 * estimate_s)) * self.s.timeout_scale
+        timeout = min(1800.0, max(300.0, 20 * estimate_s)) * self.s.timeout_scale
         return Job(key, group, library, workload, command, timeout, estimate_s,
                    dict(meta, input_name=spec.name, graph=spec.graph, input_file=str(self.path(spec))))
 
@@ -535,9 +539,10 @@ def main(argv: list[str] | None = None) -> int:
         log(f"[{i}/{len(todo)}] {job.key}: {rec['status']} {t if t is not None else ''} "
             f"{(rec.get('message') or '')[:120]}")
 
-    report = [sys.executable, str(ROOT / "bench/peers/report.py"), "--raw", str(s.raw)]
+    report = [sys.executable, str(ROOT / "bench/peers/report.py"), "--raw", str(s.raw), "--results", str(s.results),
+              "--plot-dir", str(s.raw.parent)]
     if s.quick:  # development numbers stay out of bench/RESULTS.md
-        report += ["--results", str(s.raw.parent / "quick.md"), "--plot-suffix=-quick"]
+        report += ["--plot-suffix=-quick"]
     return subprocess.call(report, cwd=ROOT)
 
 
