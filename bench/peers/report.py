@@ -186,6 +186,10 @@ def why(c: Config, lib: str) -> str:
     if lib in ("edgeattn-dense", "torch") and density >= 0.05:
         return (f"density {density:.0%}: a dense GEMM (BLAS, near the FMA peak) beats gathering rows per "
                 "edge; past the crossover edgeattn's own dense path is the one to use")
+    features = base.get("in_channels") or c.by_lib.get(lib, {}).get("features") or 0
+    if c.group in ("layer", "train") and features >= 512:
+        return (f"{features} input features: the input projection ([N, {features}] × [{features}, H·D]) is most of "
+                "the work, a GEMM on both sides, so the attention kernel's speed matters little here")
     if (base.get("edges") or 0) < 50_000:
         return (f"tiny graph ({base.get('edges')} edges): fixed per-call costs (thread start-up, allocation) "
                 "dominate both sides")
