@@ -26,7 +26,8 @@ int run_bench_graphblas(std::span<const std::string> argv) {
             "is --threads. Prints one JSON object: library (\"graphblas\"), version, input, nodes, edges,\n"
             "heads, head_dim, threads, repeat, setup_ms, forward_ms (median of --repeat after one warm-up),\n"
             "edgeattn_forward_ms (edgeattn's sparse dot-product forward on the same input and threads),\n"
-            "max_abs_diff (GraphBLAS vs edgeattn outputs), peak_rss_mb.");
+            "max_abs_diff (GraphBLAS vs edgeattn outputs), peak_rss_mb (the whole process: the input, GraphBLAS\n"
+            "and the edgeattn comparison run after it).");
   args.option("input", "FILE", "", "an .npz written by `edgeattn bench write-inputs` (required)")
       .option("heads", "H", "8", "attention heads")
       .option("head-dim", "D", "8", "features per head; H * D must equal the input's features")

@@ -114,9 +114,11 @@ int run_bench_write_inputs(std::span<const std::string> argv) {
       ds.features = data::Features(ds.features.to_dense());
       return;
     }
-    const PatternSpec spec = parse_pattern(graph_kind);
-    if (spec.kind == PatternSpec::Kind::file)
+    const bool known = graph_kind == "uniform" || graph_kind == "rmat" || graph_kind == "complete" ||
+                       graph_kind == "causal" || graph_kind.starts_with("window:");
+    if (!known)
       throw UsageError("--graph is '" + graph_kind + "': expected uniform, rmat, cora, complete, causal or window:W");
+    const PatternSpec spec = parse_pattern(graph_kind);
     if (!args.given("nodes")) throw UsageError("--nodes N is required for --graph " + graph_kind);
     const int64_t nodes = args.integer("nodes", 1, (int64_t{1} << 31) - 1);
     if (args.given("edges") && !takes_edge_count(spec))

@@ -45,8 +45,7 @@ void put64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
 
-uint32_t crc_of(std::string_view data) {
-  uLong crc = crc32(0L, Z_NULL, 0);
+uint32_t crc_of(std::string_view data, uLong crc = crc32(0L, Z_NULL, 0)) {
   // zlib's length argument is 32-bit: feed large members in pieces.
   for (size_t pos = 0; pos < data.size();) {
     const size_t n = std::min<size_t>(data.size() - pos, size_t{1} << 30);
@@ -78,7 +77,10 @@ NpyArray make_npy_bool(bool value) {
   return a;
 }
 
-std::string npy_bytes(const NpyArray& array) {
+namespace {
+
+/// The .npy header (magic, version, length, dict, padding) of an array.
+std::string npy_header(const NpyArray& array) {
   const NpyDtype& d = array.dtype;
   const bool known = (d.kind == 'f' && (d.itemsize == 4 || d.itemsize == 8)) ||
                      ((d.kind == 'i' || d.kind == 'u') &&
@@ -110,7 +112,7 @@ std::string npy_bytes(const NpyArray& array) {
   }
   const size_t header_len = total - prefix;
   std::string out;
-  out.reserve(total + array.bytes.size());
+  out.reserve(total);
   out.append("\x93NUMPY", 6);
   out.push_back(v2 ? '\2' : '\1');
   out.push_back('\0');
@@ -121,9 +123,12 @@ std::string npy_bytes(const NpyArray& array) {
   out += dict;
   out.append(header_len - dict.size() - 1, ' ');
   out.push_back('\n');
-  out += array.bytes;
   return out;
 }
+
+}  // namespace
+
+std::string npy_bytes(const NpyArray& array) { return npy_header(array) + array.bytes; }
 
 std::string npz_bytes(std::span<const NpzMember> members, bool force_zip64) {
   std::set<std::string> keys;
@@ -138,10 +143,14 @@ std::string npz_bytes(std::span<const NpzMember> members, bool force_zip64) {
   };
   std::vector<Entry> entries;
   std::string out;
+  uint64_t expected = 22;
+  for (const NpzMember& m : members) expected += 2 * m.key.size() + 256 + m.array.bytes.size() + 128;
+  out.reserve(expected);
   bool any64 = force_zip64;
   for (const NpzMember& m : members) {
-    const std::string data = npy_bytes(m.array);
-    Entry e{m.key + ".npy", crc_of(data), data.size(), out.size()};
+    const std::string header = npy_header(m.array);
+    Entry e{m.key + ".npy", crc_of(m.array.bytes, crc_of(header)), header.size() + m.array.bytes.size(),
+            out.size()};
     const bool size64 = force_zip64 || e.size >= kSat32;
     any64 = any64 || size64 || e.offset >= kSat32;
     put32(out, kLocalSig);
@@ -162,7 +171,8 @@ std::string npz_bytes(std::span<const NpzMember> members, bool force_zip64) {
       put64(out, e.size);
       put64(out, e.size);
     }
-    out += data;
+    out += header;
+    out += m.array.bytes;
     entries.push_back(std::move(e));
   }
   const uint64_t cd_offset = out.size();
