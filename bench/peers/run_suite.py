@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+"""The peer benchmark suite: edgeattn against PyTorch, PyTorch Geometric, DGL and GraphBLAS.
+
+One command (after bench/peers/setup.sh and a release build of the `edgeattn` tool):
+
+    build/peers-venv/bin/python bench/peers/run_suite.py            # full matrix
+    build/peers-venv/bin/python bench/peers/run_suite.py --quick    # small sizes, ~5 minutes
+    build/peers-venv/bin/python bench/peers/run_suite.py --only kernel,train --dry-run
+
+It writes the inputs with `edgeattn bench write-inputs` into build/peers/inputs/ (reused when
+present), measures `edgeattn bench limits`, picks the fastest OPENBLAS_CORETYPE for PyTorch's
+matmul, runs every workload of the selected groups for every library in its own process (same
+thread count, a timeout and an address-space limit each), appends one JSON line per run to
+bench/results/peers/raw.jsonl (quick mode: raw-quick.jsonl), and finally runs report.py (quick
+mode: into bench/results/peers/quick.md, so development numbers stay out of bench/RESULTS.md).
+
+Resumable: a run whose key (library, workload, input, sizes, threads) is already in the raw file
+is skipped unless --rerun. Failures, timeouts and out-of-memory runs are records, not crashes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+ROOT = Path(__file__).resolve().parents[2]
+GROUPS = ("kernel", "dense", "layer", "train")
+CORETYPES = ("auto", "Haswell", "SkylakeX", "Cooperlake", "Zen")
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One input file: `edgeattn bench write-inputs` arguments."""
+
+    name: str
+    graph: str  # uniform | rmat | cora | complete | causal | window:W
+    nodes: int = 0
+    edges: int = 0
+    features: int = 64
+    heads: int = 8
+    classes: int = 8
+
+    def write_args(self, out: Path) -> list[str]:
+        """The write-inputs command-line arguments (cora takes no sizes)."""
+        args = ["bench", "write-inputs", "--out", str(out), "--graph", self.graph, "--heads", str(self.heads)]
+        if self.graph != "cora":
+            args += ["--nodes", str(self.nodes), "--features", str(self.features), "--classes", str(self.classes)]
+            if self.graph in ("uniform", "rmat"):
+                args += ["--edges", str(self.edges)]
+        return args
+
+
+@dataclass
+class Job:
+    """One measurement: a command whose last stdout line is one JSON object."""
+
+    key: str
+    group: str
+    library: str
+    workload: str
+    command: list[str]
+    timeout_s: float
+    estimate_s: float
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Settings:
+    """What the command line chose."""
+
+    quick: bool
+    threads: int
+    groups: tuple[str, ...]
+    edgeattn: Path
+    python: Path
+    inputs_dir: Path
+    raw: Path
+    results: Path
+    rerun: bool
+    dry_run: bool
+    timeout_scale: float
+    mem_limit_gb: float
+    libraries: tuple[str, ...]
+    max_peer_edges: int
+
+
+def parse_args(argv: list[str] | None = None) -> Settings:
+    """Command line → Settings."""
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="small sizes for development (about 5 minutes)")
+    p.add_argument("--threads", type=int, default=2, help="threads for every library (default 2)")
+    p.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of {', '.join(GROUPS)}")
+    p.add_argument("--libraries", default="edgeattn,graphblas,torch,pyg,dgl", help="comma-separated libraries")
+    p.add_argument("--edgeattn", type=Path, default=ROOT / "build/release/bin/edgeattn")
+    p.add_argument("--python", type=Path, default=ROOT / "build/peers-venv/bin/python")
+    p.add_argument("--inputs-dir", type=Path, default=ROOT / "build/peers/inputs")
+    p.add_argument("--raw", type=Path, help="JSON lines file (default bench/results/peers/raw[-quick].jsonl)")
+    p.add_argument("--results", type=Path,
+                   help="markdown file of the report (default bench/RESULTS.md; quick: bench/results/peers/quick.md)")
+    p.add_argument("--rerun", action="store_true", help="measure again runs already in the raw file")
+    p.add_argument("--dry-run", action="store_true", help="list the runs and the time estimate, run nothing")
+    p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every run's timeout")
+    p.add_argument("--max-peer-edges", type=float, default=5e7,
+                   help="run GraphBLAS, PyG and DGL kernels only on inputs with at most this many edges "
+                        "(default 5e7: the N=16384 complete and causal graphs are edgeattn and dense only)")
+    p.add_argument("--mem-limit-gb", type=float, default=0.0,
+                   help="address-space limit per run (default: 85%% of MemAvailable at start)")
+    a = p.parse_args(argv)
+    groups = tuple(g for g in a.only.split(",") if g)
+    bad = [g for g in groups if g not in GROUPS]
+    if bad:
+        p.error(f"--only: unknown group(s) {bad}; expected {GROUPS}")
+    raw = a.raw or ROOT / "bench/results/peers" / ("raw-quick.jsonl" if a.quick else "raw.jsonl")
+    results = a.results or (raw.parent / "quick.md" if a.quick else ROOT / "bench/RESULTS.md")
+    return Settings(a.quick, a.threads, groups, a.edgeattn, a.python, a.inputs_dir, raw, results, a.rerun, a.dry_run,
+                    a.timeout_scale, a.mem_limit_gb, tuple(a.libraries.split(",")), int(a.max_peer_edges))
+
+
+# ----------------------------------------------------------------------------------------------
+# The matrix
+
+
+# The input of the OpenMP wait-policy calibration (also the first kernel input).
+PROBE_INPUT = InputSpec("uniform_cora_f64", "uniform", 2708, 10556, features=64)
+
+
+def kernel_inputs(quick: bool) -> list[tuple[InputSpec, int]]:
+    """(input, head_dim) pairs of the kernel group: F = 8 * d so q = k = v = features as [N, 8, d]."""
+    if quick:  # one size, both families, both head dims, but not every combination
+        return [(InputSpec("uniform_cora_f64", "uniform", 2708, 10556, features=64), 8),
+                (InputSpec("rmat_cora_f512", "rmat", 2708, 10556, features=512), 64)]
+    out = []
+    for label, n, e in (("cora", 2708, 10556), ("1m", 100_000, 1_000_000), ("10m", 1_000_000, 10_000_000)):
+        for graph in ("uniform", "rmat"):
+            for d in (8, 64):
+                out.append((InputSpec(f"{graph}_{label}_f{8 * d}", graph, n, e, features=8 * d), d))
+    return out
+
+
+def dense_inputs(quick: bool) -> list[InputSpec]:
+    """Dense vs sparse: N ∈ {1k, 4k, 16k}, densities 0.1 %–100 %, causal and window; H = 1, d = 64."""
+    sizes = (1024,) if quick else (1024, 4096, 16384)
+    densities = (0.01, 1.0) if quick else (0.001, 0.01, 0.1, 1.0)
+    out = []
+    for n in sizes:
+        for rho in densities:
+            if rho == 1.0:
+                out.append(InputSpec(f"complete_{n}_f64", "complete", n, features=64, heads=1))
+            elif round(rho * n * n) >= n:
+                out.append(InputSpec(f"uniform_{n}_p{rho:g}_f64", "uniform", n, round(rho * n * n), 64, heads=1))
+        out.append(InputSpec(f"causal_{n}_f64", "causal", n, features=64, heads=1))
+        w = 32 if quick else 256
+        out.append(InputSpec(f"window{w}_{n}_f64", f"window:{w}", n, features=64, heads=1))
+    return out
+
+
+def layer_inputs(quick: bool) -> list[InputSpec]:
+    """Layer group: real Cora (1433 features) and a 1M-edge R-MAT graph with 128 features (quick: Cora)."""
+    big = InputSpec("rmat_1m_f128", "rmat", 100_000, 1_000_000, 128)
+    return [InputSpec("cora", "cora", heads=8)] if quick else [InputSpec("cora", "cora", heads=8), big]
+
+
+def train_inputs(quick: bool) -> list[tuple[InputSpec, int]]:
+    """(input, epochs): Cora for 200 epochs (quick: 20) and the 1M-node/10M-edge R-MAT graph."""
+    big = InputSpec("rmat_10k_100k_f128", "rmat", 10_000, 100_000, 128) if quick else \
+        InputSpec("rmat_1m_10m_f128", "rmat", 1_000_000, 10_000_000, 128)
+    return [(InputSpec("cora", "cora", heads=8), 20 if quick else 200), (big, 2)]
+
+
+# Rough throughputs on 2 cores of the development machine (edge × feature per second of a forward),
+# for the time estimate and the timeouts only.
+EDGE_RATE = {"edgeattn": 1.5e9, "edgeattn-pattern": 1.5e9, "graphblas": 2e8, "pyg": 1.5e8, "dgl": 3e8}
+
+
+def work_scale(edges: int, width: int, library: str = "pyg") -> float:
+    """Seconds of one forward + backward of a sparse kernel (rough; estimates and timeouts)."""
+    return 4.0 * edges * max(width, 8) / EDGE_RATE.get(library, 1.5e8)
+
+
+def dense_scale(nodes: int, heads: int, d: int) -> float:
+    """Seconds of one dense forward + backward: GEMMs at ~40 GFLOP/s plus ~10 passes over [H, N, N]."""
+    return 3.0 * (4.0 * heads * nodes * nodes * d / 4e10 + 10.0 * heads * nodes * nodes / 1e9)
+
+
+def input_load_s(spec: InputSpec) -> float:
+    """Seconds to start a process and read the input (about 300 MB/s of npz)."""
+    e = spec.edges or spec.nodes * spec.nodes
+    return 2.0 + (4.0 * e + 4.0 * spec.nodes * spec.features) / 3e8
+
+
+class Matrix:
+    """Builds the jobs of the selected groups."""
+
+    def __init__(self, s: Settings, coretype: str) -> None:
+        self.s = s
+        self.coretype = coretype
+
+    def path(self, spec: InputSpec) -> Path:
+        return self.s.inputs_dir / f"{spec.name}.npz"
+
+    def ea(self, *args: str) -> list[str]:
+        return [str(self.s.edgeattn), *args, "--threads", str(self.s.threads)]
+
+    def peer(self, library: str, workload: str, spec: InputSpec, *args: str) -> list[str]:
+        cmd = [str(self.s.python), str(ROOT / "bench/peers/peer.py"), "--library", library, "--workload", workload,
+               "--input", str(self.path(spec)), "--threads", str(self.s.threads), *args]
+        if self.coretype != "auto":
+            cmd += ["--openblas-coretype", self.coretype]
+        return cmd
+
+    def job(self, group: str, library: str, workload: str, spec: InputSpec, parts: Iterable[str],
+            command: list[str], estimate_s: float, **meta: Any) -> Job | None:
+        if library.split("-")[0] not in self.s.libraries:
+            return None
+        key = "|".join([library, workload, spec.name, *parts, f"T{self.s.threads}"])
+        timeout = min(1800.0, max(300.0, 20 * estimate_s)) * self.s.timeout_scale
+        return Job(key, group, library, workload, command, timeout, estimate_s,
+                   dict(meta, input_name=spec.name, graph=spec.graph, input_file=str(self.path(spec))))
+
+    def kernel_jobs(self, spec: InputSpec, heads: int, d: int, scores: tuple[str, ...], group: str,
+                    repeat: int) -> list[Job | None]:
+        """Every library's attention kernel on one input."""
+        jobs: list[Job | None] = []
+        e = spec.edges or spec.nodes * spec.nodes
+        dense_ok = spec.nodes <= 16384
+        runs, load = repeat + 1, input_load_s(spec)
+        est = {lib: load + runs * work_scale(e, heads * d, lib) for lib in EDGE_RATE}
+        est["graphblas"] = load + runs * work_scale(e, heads * d, "graphblas") / 4  # forward only
+        if 16.0 * e * heads * d > 16 * 2**30:  # PyG's [E, H, d] gathers cannot fit: fails at once
+            est["pyg"] = load + 5.0
+        big = e > self.s.max_peer_edges  # the sparse peers are not run on inputs over the cap
+        dense_est = load + runs * dense_scale(spec.nodes, heads, d) if dense_ok else load
+        for score in scores:
+            parts = [f"H{heads}", f"d{d}", score]
+            ea_args = ["bench", "attention", "--input", str(self.path(spec)), "--heads", str(heads),
+                       "--head-dim", str(d), "--score", score, "--repeat", str(repeat), "--no-dense"]
+            jobs.append(self.job(group, "edgeattn", "kernel", spec, parts, self.ea(*ea_args), est["edgeattn"],
+                                 score=score))
+            if dense_ok and score == "dot":
+                jobs.append(self.job(group, "edgeattn-dense", "kernel", spec, parts,
+                                     self.ea(*ea_args, "--path", "dense"), dense_est / 2, score=score))
+            if score == "dot" and not big:
+                jobs.append(self.job(group, "graphblas", "kernel", spec, parts,
+                                     self.ea("bench", "graphblas", "--input", str(self.path(spec)), "--heads",
+                                             str(heads), "--head-dim", str(d), "--repeat", str(repeat)),
+                                     est["graphblas"], score=score))
+            common = ["--heads", str(heads), "--head-dim", str(d), "--score", score, "--repeat", str(repeat)]
+            jobs.append(self.job(group, "torch", "kernel", spec, parts, self.peer("torch", "kernel", spec, *common),
+                                 dense_est, score=score))
+            if score == "dot" and group == "dense":  # where PyTorch's fused attention would matter
+                jobs.append(self.job(group, "torch", "sdpa", spec, parts, self.peer("torch", "sdpa", spec, *common),
+                                     load, score=score))
+            for lib in () if big else ("pyg", "dgl"):
+                jobs.append(self.job(group, lib, "kernel", spec, parts, self.peer(lib, "kernel", spec, *common),
+                                     est[lib], score=score))
+        return jobs
+
+    def pattern_jobs(self, spec: InputSpec, repeat: int) -> list[Job | None]:
+        """edgeattn on the implicit pattern (no explicit N² edge list in memory): complete/causal/window."""
+        if spec.graph not in ("complete", "causal") and not spec.graph.startswith("window:"):
+            return []
+        args = ["bench", "attention", "--pattern", spec.graph, "--nodes", str(spec.nodes), "--heads", "1",
+                "--head-dim", "64", "--score", "dot", "--repeat", str(repeat), "--no-dense"]
+        e = spec.edges or spec.nodes * spec.nodes
+        return [self.job("dense", "edgeattn-pattern", "kernel", spec, ["H1", "d64", "dot"], self.ea(*args),
+                         1.0 + (repeat + 1) * work_scale(e, 64, "edgeattn"), score="dot")]
+
+    def jobs(self) -> tuple[list[InputSpec], list[Job]]:
+        """All inputs needed and all jobs, in run order."""
+        q = self.s.quick
+        specs: list[InputSpec] = []
+        jobs: list[Job | None] = []
+        if "kernel" in self.s.groups:
+            for spec, d in kernel_inputs(q):
+                specs.append(spec)
+                repeat = 10 if spec.edges < 100_000 else (5 if spec.edges < 5_000_000 else 3)
+                jobs += self.kernel_jobs(spec, 8, d, ("dot", "additive"), "kernel", 3 if q else repeat)
+        if "dense" in self.s.groups:
+            for spec in dense_inputs(q):
+                specs.append(spec)
+                repeat = 3 if q or spec.nodes > 4096 else 5
+                jobs += self.kernel_jobs(spec, 1, 64, ("dot",), "dense", repeat)
+                jobs += self.pattern_jobs(spec, repeat)
+        if "layer" in self.s.groups:
+            for spec in layer_inputs(q):
+                specs.append(spec)
+                e = 10556 if spec.graph == "cora" else spec.edges
+                per = {lib: input_load_s(spec) + 12 * work_scale(e, 64, lib) for lib in ("edgeattn", "pyg", "dgl")}
+                for layer in ("gat", "gatv2", "transformer"):
+                    parts = ["H8", "D8", layer]
+                    repeat = "3" if q else "5"
+                    jobs.append(self.job("layer", "edgeattn", "layer", spec, parts, self.ea(
+                        "bench", "layer", "--input", str(self.path(spec)), "--layer", layer, "--heads", "8",
+                        "--hidden", "8", "--repeat", repeat), per["edgeattn"], layer=layer))
+                    for lib in ("pyg", "dgl"):
+                        if lib == "dgl" and layer == "transformer":
+                            continue  # DGL has no TransformerConv
+                        jobs.append(self.job("layer", lib, "layer", spec, parts, self.peer(
+                            lib, "layer", spec, "--layer", layer, "--heads", "8", "--hidden", "8",
+                            "--repeat", repeat), per[lib], layer=layer))
+        if "train" in self.s.groups:
+            for spec, epochs in train_inputs(q):
+                specs.append(spec)
+                e = 10556 if spec.graph == "cora" else spec.edges
+                per_epoch = {lib: 0.01 + 3 * work_scale(e, 64, lib) for lib in ("edgeattn", "pyg", "dgl")}
+                parts = ["H8", "D8", f"E{epochs}"]
+                jobs.append(self.job("train", "edgeattn", "train", spec, parts, self.ea(
+                    "train", "--dataset", str(self.path(spec)), "--epochs", str(epochs), "--patience", "0",
+                    "--json", "--quiet"), input_load_s(spec) + per_epoch["edgeattn"] * epochs, epochs=epochs))
+                for lib in ("pyg", "dgl"):
+                    warm = "1" if spec.graph == "cora" else "0"
+                    jobs.append(self.job("train", lib, "train", spec, parts, self.peer(
+                        lib, "train", spec, "--epochs", str(epochs), "--warmup", warm, "--heads", "8",
+                        "--hidden", "8"), input_load_s(spec) + per_epoch[lib] * (epochs + 2), epochs=epochs))
+        unique = list({s.name: s for s in specs}.values())
+        return unique, [j for j in jobs if j is not None]
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def limit_memory(limit_bytes: int) -> None:
+    """preexec_fn: cap the child's address space, so an allocation fails instead of the OOM killer."""
+    if limit_bytes > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+
+def run_json(command: list[str], timeout_s: float, env: dict[str, str], mem_limit: int) -> dict[str, Any]:
+    """Runs a command, returns its last JSON stdout line or a status record (error/timeout/oom)."""
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, env=env,
+                              preexec_fn=lambda: limit_memory(mem_limit), cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "message": f"no result within {timeout_s:.0f} s", "wall_s": timeout_s}
+    except OSError as e:
+        return {"status": "error", "message": f"cannot run {command[0]}: {e}"}
+    wall = time.perf_counter() - t0
+    for line in reversed(proc.stdout.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            rec.setdefault("status", "ok" if proc.returncode == 0 else "error")
+            rec["wall_s"] = wall
+            return rec
+    err = (proc.stderr or proc.stdout).strip()[-1500:]
+    oom = proc.returncode in (-9, 137) or "bad_alloc" in err or "memory" in err.lower()
+    return {"status": "oom" if oom else "error", "returncode": proc.returncode, "message": err, "wall_s": wall}
+
+
+def child_env(threads: int, coretype: str, wait_policy: str = "default") -> dict[str, str]:
+    """The environment of every run: thread counts, the OpenBLAS core type, the OpenMP wait policy."""
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = str(threads)
+    env.pop("OPENBLAS_CORETYPE", None)
+    if coretype != "auto":
+        env["OPENBLAS_CORETYPE"] = coretype
+    env.pop("OMP_WAIT_POLICY", None)
+    if wait_policy != "default":
+        env["OMP_WAIT_POLICY"] = wait_policy
+    return env
+
+
+class RawLog:
+    """The JSON-lines file: existing keys (for resuming) and appending."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.records: list[dict[str, Any]] = []
+        if path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    self.records.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a line cut by an interrupted run
+
+    def latest(self, key: str) -> dict[str, Any] | None:
+        found = [r for r in self.records if r.get("key") == key]
+        return found[-1] if found else None
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def ensure_input(s: Settings, spec: InputSpec, path: Path, mem_limit: int) -> dict[str, Any] | None:
+    """Writes the input unless present; returns write-inputs' record, or None when reused."""
+    if path.exists():
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    rec = run_json([str(s.edgeattn), *spec.write_args(tmp), "--threads", str(s.threads)], 3600,
+                   dict(os.environ), mem_limit)
+    if rec.get("status", "ok") == "ok" and tmp.exists():
+        os.replace(tmp, path)
+    return rec
+
+
+def pick_coretype(s: Settings, raw: RawLog, mem_limit: int) -> str:
+    """Times torch.mm under each OPENBLAS_CORETYPE (recorded), returns the fastest."""
+    best, best_ms = "auto", float("inf")
+    for ct in CORETYPES:
+        key = f"torch|matmul|n2048|{ct}|T{s.threads}"
+        rec = None if s.rerun else raw.latest(key)
+        if rec is None:
+            cmd = [str(s.python), str(ROOT / "bench/peers/peer.py"), "--library", "torch", "--workload", "matmul",
+                   "--nodes", "2048", "--repeat", "5", "--threads", str(s.threads), "--openblas-coretype",
+                   "" if ct == "auto" else ct]
+            rec = run_json(cmd, 300, child_env(s.threads, "auto"), mem_limit)
+            rec.update(key=key, group="calibration", library="torch", workload="matmul", openblas_coretype=ct,
+                       time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            raw.append(rec)
+        log(f"torch matmul 2048 OPENBLAS_CORETYPE={ct}: {rec.get('gflops', float('nan')):.1f} GFLOP/s "
+            f"({rec.get('status')})")
+        if rec.get("status") == "ok" and rec["forward_ms"] < best_ms:
+            best, best_ms = ct, rec["forward_ms"]
+    log(f"OPENBLAS_CORETYPE for every BLAS-backed run: {best}")
+    return best
+
+
+def pick_wait_policy(s: Settings, raw: RawLog, coretype: str, probe: Path, mem_limit: int) -> str:
+    """Times PyG's kernel (forward + backward) under OMP_WAIT_POLICY unset and passive, returns the faster.
+
+    PyTorch's OpenMP threads spin at barriers by default; when anything else competes for the cores
+    a spinning thread can hold up the others for a scheduler slice, and small kernels get 10-20x
+    slower. On a quiet machine spinning is usually as fast or faster. Measured, recorded, chosen."""
+    best, best_ms = "default", float("inf")
+    for policy in ("default", "passive"):
+        key = f"pyg|omp-wait|{probe.stem}|{policy}|{coretype}|T{s.threads}"
+        rec = None if s.rerun else raw.latest(key)
+        if rec is None:
+            cmd = [str(s.python), str(ROOT / "bench/peers/peer.py"), "--library", "pyg", "--workload", "kernel",
+                   "--input", str(probe), "--heads", "8", "--head-dim", "8", "--repeat", "10",
+                   "--threads", str(s.threads)]
+            rec = run_json(cmd, 300, child_env(s.threads, coretype, policy), mem_limit)
+            rec.update(key=key, group="calibration", library="pyg", workload="omp-wait", omp_wait_policy=policy,
+                       time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            raw.append(rec)
+        log(f"PyG kernel on {probe.name} with OMP_WAIT_POLICY={policy}: forward+backward "
+            f"{rec.get('forward_backward_ms', float('nan')):.2f} ms ({rec.get('status')})")
+        if rec.get("status") == "ok" and rec["forward_backward_ms"] < best_ms:
+            best, best_ms = policy, rec["forward_backward_ms"]
+    log(f"OMP_WAIT_POLICY for every run: {best}")
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    s = parse_args(argv)
+    avail = 0.0
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                avail = float(line.split()[1]) * 1024
+    mem_limit = int(s.mem_limit_gb * 2**30) if s.mem_limit_gb > 0 else int(0.85 * avail)
+    raw = RawLog(s.raw)
+
+    if s.dry_run:
+        specs, jobs = Matrix(s, "auto").jobs()
+        for j in jobs:
+            print(f"{j.key}  ~{j.estimate_s:.1f}s (timeout {j.timeout_s:.0f}s)")
+        todo = [j for j in jobs if s.rerun or raw.latest(j.key) is None]
+        print(f"{len(jobs)} runs, {len(todo)} to do, {len(specs)} inputs; "
+              f"estimate {sum(j.estimate_s for j in todo) / 60:.0f} min plus writing the inputs")
+        return 0
+
+    for tool in (s.edgeattn, s.python):
+        if not tool.exists():
+            log(f"missing {tool}: build the tool (cmake --build build/release --target edgeattn_tool) "
+                f"and run bench/peers/setup.sh")
+            return 2
+
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    limits = run_json([str(s.edgeattn), "bench", "limits", "--threads", str(s.threads)], 600, dict(os.environ), 0)
+    limits.update(key=f"limits|{stamp}", group="machine", library="edgeattn", workload="limits", time=stamp,
+                  quick=s.quick, mem_limit_gb=mem_limit / 2**30, nproc=os.cpu_count(),
+                  max_peer_edges=s.max_peer_edges)
+    raw.append(limits)
+    log(f"limits: {json.dumps({k: limits.get(k) for k in ('cpu_model', 'stream_triad_gbps', 'fma_peak_gflops')})}")
+    dgl_error = ROOT / "build/peers/dgl_error.txt"
+
+    python_peers = bool({"torch", "pyg", "dgl"} & set(s.libraries))
+    coretype = pick_coretype(s, raw, mem_limit) if python_peers else "auto"
+    specs, jobs = Matrix(s, coretype).jobs()
+    todo = [j for j in jobs if s.rerun or raw.latest(j.key) is None]
+    log(f"{len(jobs)} runs, {len(todo)} to do; estimate {sum(j.estimate_s for j in todo) / 60:.0f} min "
+        f"plus writing {len(specs)} inputs (mem limit per run {mem_limit / 2**30:.1f} GiB)")
+
+    probe = PROBE_INPUT
+    needed = {j.meta["input_name"] for j in todo} | ({probe.name} if python_peers else set())
+    for spec in [probe, *(x for x in specs if x.name != probe.name)]:
+        if spec.name in needed:
+            path = Matrix(s, coretype).path(spec)
+            rec = ensure_input(s, spec, path, mem_limit)
+            if rec is not None:
+                log(f"wrote {path.name}: {rec.get('status', 'ok')} {rec.get('nodes', '')} nodes "
+                    f"{rec.get('edges', '')} edges {rec.get('message', '')}")
+                rec.update(key=f"write-inputs|{spec.name}|{stamp}", group="inputs", library="edgeattn",
+                           workload="write-inputs", input_name=spec.name, time=stamp)
+                raw.append(rec)
+
+    wait_policy = "default"
+    if python_peers:
+        wait_policy = pick_wait_policy(s, raw, coretype, Matrix(s, coretype).path(probe), mem_limit)
+    env = child_env(s.threads, coretype, wait_policy)
+    for i, job in enumerate(todo, 1):
+        if job.library == "dgl" and dgl_error.exists():
+            rec: dict[str, Any] = {"status": "error", "message": "DGL is not installed: " +
+                                   dgl_error.read_text()[-1500:]}
+        elif not Path(job.meta["input_file"]).exists():
+            rec = {"status": "error", "message": f"input {job.meta['input_name']} was not written"}
+        else:
+            rec = run_json(job.command, job.timeout_s, env, mem_limit)
+        rec.update(job.meta)
+        rec.update(key=job.key, group=job.group, library=job.library, workload=job.workload,
+                   threads=s.threads, time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   command=" ".join(job.command), openblas_coretype=coretype, omp_wait_policy=wait_policy,
+                   quick=s.quick)
+        raw.append(rec)
+        t = rec.get("forward_ms", rec.get("seconds_per_epoch"))
+        log(f"[{i}/{len(todo)}] {job.key}: {rec['status']} {t if t is not None else ''} "
+            f"{(rec.get('message') or '')[:120]}")
+
+    report = [sys.executable, str(ROOT / "bench/peers/report.py"), "--raw", str(s.raw), "--results", str(s.results),
+              "--plot-dir", str(s.raw.parent)]
+    if s.quick:  # development numbers stay out of bench/RESULTS.md
+        report += ["--plot-suffix=-quick"]
+    return subprocess.call(report, cwd=ROOT)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
