@@ -89,6 +89,7 @@ class Settings:
     mem_limit_gb: float
     libraries: tuple[str, ...]
     max_peer_edges: int
+    targets: bool = False
 
 
 def parse_args(argv: list[str] | None = None) -> Settings:
@@ -104,6 +105,9 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     p.add_argument("--raw", type=Path, help="JSON lines file (default bench/results/peers/raw[-quick].jsonl)")
     p.add_argument("--results", type=Path,
                    help="markdown file of the report (default bench/RESULTS.md; quick: bench/results/peers/quick.md)")
+    p.add_argument("--targets", action="store_true",
+                   help="only the runs behind the issue's four targets (Cora and 1M-node training, complete "
+                        "N=4096 vs PyTorch, 10M-edge d=64 kernel vs GraphBLAS): about 40 minutes")
     p.add_argument("--rerun", action="store_true", help="measure again runs already in the raw file")
     p.add_argument("--dry-run", action="store_true", help="list the runs and the time estimate, run nothing")
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every run's timeout")
@@ -120,7 +124,27 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     raw = a.raw or ROOT / "bench/results/peers" / ("raw-quick.jsonl" if a.quick else "raw.jsonl")
     results = a.results or (raw.parent / "quick.md" if a.quick else ROOT / "bench/RESULTS.md")
     return Settings(a.quick, a.threads, groups, a.edgeattn, a.python, a.inputs_dir, raw, results, a.rerun, a.dry_run,
-                    a.timeout_scale, a.mem_limit_gb, tuple(a.libraries.split(",")), int(a.max_peer_edges))
+                    a.timeout_scale, a.mem_limit_gb, tuple(a.libraries.split(",")), int(a.max_peer_edges),
+                    a.targets)
+
+
+# The runs behind the issue's targets (report.py's target_lines reads exactly these).
+TARGET_DENSE_INPUT = "complete_4096_f64"
+TARGET_KERNEL_INPUT = "uniform_10m_f512"
+
+
+def is_target_job(job: "Job") -> bool:
+    """True for the runs --targets keeps."""
+    name = job.meta.get("input_name")
+    if job.group == "train":
+        return True
+    if job.group == "dense":
+        return name == TARGET_DENSE_INPUT and job.library in ("edgeattn", "edgeattn-dense", "edgeattn-pattern",
+                                                              "torch")
+    if job.group == "kernel":
+        return name == TARGET_KERNEL_INPUT and job.meta.get("score") == "dot" and \
+            job.library in ("edgeattn", "graphblas")
+    return False
 
 
 # ----------------------------------------------------------------------------------------------
@@ -319,8 +343,10 @@ class Matrix:
                     jobs.append(self.job("train", lib, "train", spec, parts, self.peer(
                         lib, "train", spec, "--epochs", str(epochs), "--warmup", warm, "--heads", "8",
                         "--hidden", "8"), input_load_s(spec) + per_epoch[lib] * (epochs + 2), epochs=epochs))
-        unique = list({s.name: s for s in specs}.values())
-        return unique, [j for j in jobs if j is not None]
+        kept = [j for j in jobs if j is not None and (not self.s.targets or is_target_job(j))]
+        used = {j.meta["input_name"] for j in kept}
+        unique = [x for x in {s.name: s for s in specs}.values() if x.name in used]
+        return unique, kept
 
 
 # ----------------------------------------------------------------------------------------------

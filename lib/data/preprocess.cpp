@@ -131,6 +131,29 @@ void normalize_features(Features& features) {
   }
 }
 
+Features sparsify_features(Features features, double max_density) {
+  if (features.is_sparse() || features.rows() == 0 || features.cols() == 0 ||
+      features.density() > max_density)
+    return features;
+  const Tensor& x = features.dense();
+  const int64_t rows = x.dim(0), cols = x.dim(1);
+  std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  indices.reserve(static_cast<size_t>(features.nnz()));
+  values.reserve(static_cast<size_t>(features.nnz()));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + r * cols;
+    for (int64_t c = 0; c < cols; ++c)
+      if (row[c] != 0.f) {
+        indices.push_back(static_cast<int32_t>(c));
+        values.push_back(row[c]);
+      }
+    indptr[static_cast<size_t>(r) + 1] = static_cast<int64_t>(indices.size());
+  }
+  return Features(CsrMatrix(rows, cols, std::move(indptr), std::move(indices), std::move(values)));
+}
+
 Dataset with_self_loops(const Dataset& ds) {
   ds.validate();
   TransformedGraph t = add_self_loops(ds.graph);

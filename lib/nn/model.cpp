@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/nn/gat_conv.hpp"
 #include "edgeattn/nn/gatv2_conv.hpp"
 #include "edgeattn/nn/graph_transformer.hpp"
@@ -351,12 +352,13 @@ data::Features Model::prepare_features(const Graph& graph, const data::Features&
   if (features.cols() != config_.in_channels)
     raise<ShapeError>("Model::prepare_features: features have ", features.cols(),
                       " columns, expected in_channels=", config_.in_channels);
-  if (config_.pe == PositionalEncodingKind::none) return features;
+  if (config_.pe == PositionalEncodingKind::none) return data::sparsify_features(features);
+  const data::Features sparse_or_dense = data::sparsify_features(features);
   const Tensor pe = config_.pe == PositionalEncodingKind::laplacian
                         ? laplacian_encoding(graph, config_.pe_dim)
                         : random_walk_encoding(graph, config_.pe_dim);
-  if (features.is_sparse()) return data::Features(append_columns(features.sparse(), pe));
-  return data::Features(append_columns(features.dense(), pe));
+  if (sparse_or_dense.is_sparse()) return data::Features(append_columns(sparse_or_dense.sparse(), pe));
+  return data::Features(append_columns(sparse_or_dense.dense(), pe));
 }
 
 namespace {

@@ -74,6 +74,33 @@ void expect_aligned(const Dataset& ds, bool reversed_ok = false) {
     }
 }
 
+TEST(SparsifyFeatures, TurnsMostlyZeroDenseFeaturesIntoTheSameCsr) {
+  // 3 x 10, 2 non-zeros: 6.7% dense
+  Tensor x({3, 10});
+  x(0, 7) = 1.5f;
+  x(2, 0) = -2.f;
+  const Features f = sparsify_features(Features(x));
+  ASSERT_TRUE(f.is_sparse());
+  EXPECT_EQ(f.rows(), 3);
+  EXPECT_EQ(f.cols(), 10);
+  const CsrMatrix& m = f.sparse();
+  EXPECT_EQ(std::vector<int64_t>(m.indptr().begin(), m.indptr().end()), (I64{0, 1, 1, 2}));
+  EXPECT_EQ(std::vector<int32_t>(m.indices().begin(), m.indices().end()), (std::vector<int32_t>{7, 0}));
+  EXPECT_EQ(std::vector<float>(m.values().begin(), m.values().end()), (std::vector<float>{1.5f, -2.f}));
+  const Tensor back = f.to_dense();
+  EXPECT_EQ(max_abs_diff(back, x), 0.f);
+}
+
+TEST(SparsifyFeatures, LeavesDenserAndSparseFeaturesAlone) {
+  Tensor x({2, 4});
+  x(0, 0) = 1.f;  // 12.5% > 10%
+  EXPECT_FALSE(sparsify_features(Features(x)).is_sparse());
+  EXPECT_TRUE(sparsify_features(Features(x), /*max_density=*/0.2).is_sparse());
+  const Features s(CsrMatrix(1, 3, {0, 3}, {0, 1, 2}, {1.f, 2.f, 3.f}));
+  EXPECT_TRUE(sparsify_features(s).is_sparse());
+  EXPECT_FALSE(sparsify_features(Features(Tensor({0, 5}))).is_sparse());
+}
+
 TEST(Reorder, MovesEveryPartOfANodeTogether) {
   const I64 new_of_old = {3, 5, 0, 1, 4, 2};
   const Dataset ds = reorder(six_nodes(), new_of_old);

@@ -102,7 +102,9 @@ class Model {
   /// nn::prepare_graph(graph, config.add_self_loops); call once per graph and keep the result.
   Graph prepare_graph(const Graph& graph) const;
   /// The features with the configured positional encoding (computed on `graph`) appended:
-  /// [N, in_channels + pe_dim]. The features unchanged when pe = none. Call once per graph.
+  /// [N, in_channels + pe_dim]. Dense features that are at most 10% non-zero (bag-of-words
+  /// stored dense, e.g. an npz attr_matrix) become CSR first (data::sparsify_features), so the
+  /// first layer takes the sparse-input path. Call once per graph.
   data::Features prepare_features(const Graph& graph, const data::Features& features) const;
 
   /// graph: prepared, N x N; x: [N, in_channels + pe_dim] (prepared) -> logits [N, num_classes].
