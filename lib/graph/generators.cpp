@@ -40,13 +40,6 @@ std::array<uint32_t, 4> draw(uint64_t seed, int64_t edge, uint32_t word2, uint32
   return philox4x32(seed, {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32), word2, stream});
 }
 
-// splitmix64's finaliser: a fast, well-mixing 64-bit hash.
-uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 // The random bits of one R-MAT edge draw: one philox block keys a splitmix64 sequence, which is
 // several times cheaper per bit than further philox blocks (R-MAT needs 32 bits per level).
 class EdgeStream {

@@ -24,12 +24,7 @@ void check_p(const char* op, float p) {
 // Feature masks are large (every element of every hidden layer, every step), so they use the
 // SplitMix64 finaliser on a (seed, stream, position) counter: a few multiply-xorshifts per
 // element, vectorisable, and as counter-based as Philox (pure function of its inputs; the
-// generator Java's SplittableRandom and xoshiro's seeding use). Attention dropout keeps Philox.
-inline uint64_t mix64(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// generator Java's SplittableRandom and xoshiro's seeding use; core/rng.hpp's mix64).
 
 inline uint64_t stream_key(uint64_t seed, uint32_t stream) { return mix64(seed ^ (uint64_t{stream} << 32)); }
 
