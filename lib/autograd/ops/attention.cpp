@@ -81,22 +81,48 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   });
 }
 
+namespace {
+
+// s[i, k] = <h[i, k, :], a[k, :]> for `rows` rows. The d products of a head go through a
+// vectorised multiply, then a sum in index order (the same order as a scalar loop).
+void head_scores_rows(int64_t rows, int64_t heads, int64_t d, const float* __restrict h,
+                      const float* __restrict a, float* __restrict s) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t k = 0; k < heads; ++k) {
+      const float* hk = h + (i * heads + k) * d;
+      const float* ak = a + k * d;
+      float acc = 0.f;
+      for (int64_t c = 0; c < d; ++c) acc += hk[c] * ak[c];
+      s[i * heads + k] = acc;
+    }
+}
+
+// dh[i, k, :] += ds[i, k] a[k, :]
+void head_scores_backward_rows(int64_t rows, int64_t heads, int64_t d, const float* __restrict g,
+                               const float* __restrict a, float* __restrict dh) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t k = 0; k < heads; ++k) {
+      const float gk = g[i * heads + k];
+      float* dhk = dh + (i * heads + k) * d;
+      const float* ak = a + k * d;
+#pragma omp simd
+      for (int64_t c = 0; c < d; ++c) dhk[c] += gk * ak[c];
+    }
+}
+
+}  // namespace
+
 Var head_scores(Tape& tape, Var h, Var a) {
   const Tensor& hv = tape.value(h);
   const Tensor& av = tape.value(a);
   detail::expect_rank("head_scores", "h", hv, 3, "[N, heads, dim]");
   const int64_t n = hv.dim(0), heads = hv.dim(1), d = hv.dim(2);
   detail::expect_shape("head_scores", "a", av, {heads, d});
-  Tensor s({n, heads});
+  Tensor s = Tensor::uninitialized({n, heads});
   const float *hd = hv.data(), *ad = av.data();
   float* sd = s.data();
   detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
-    for (int64_t i = r0; i < r1; ++i)
-      for (int64_t k = 0; k < heads; ++k) {
-        float acc = 0.f;
-        for (int64_t c = 0; c < d; ++c) acc += hd[(i * heads + k) * d + c] * ad[k * d + c];
-        sd[i * heads + k] = acc;
-      }
+    head_scores_rows(r1 - r0, heads, d, hd + r0 * heads * d, ad, sd + r0 * heads);
   });
   return tape.record("head_scores", std::move(s), {h, a}, [h, a, n, heads, d](BackwardContext& ctx) {
     const float* g = ctx.grad_out().data();
@@ -104,9 +130,7 @@ Var head_scores(Tape& tape, Var h, Var a) {
       const float* ad = ctx.value(a).data();
       float* dh = ctx.grad(h).data();
       detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0; i < r1; ++i)
-          for (int64_t k = 0; k < heads; ++k)
-            for (int64_t c = 0; c < d; ++c) dh[(i * heads + k) * d + c] += g[i * heads + k] * ad[k * d + c];
+        head_scores_backward_rows(r1 - r0, heads, d, g + r0 * heads, ad, dh + r0 * heads * d);
       });
     }
     if (ctx.needs_grad(a)) {  // da[k, :] += sum_i ds[i, k] h[i, k, :]

@@ -53,6 +53,17 @@ void dropout_span(uint64_t key, int64_t begin, int64_t n, float p, float scale, 
   }
 }
 
+// One row of a sparse dropout, keyed by (row, column): the mask follows the entry, not its slot.
+void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, float p, float scale,
+                        const int32_t* __restrict cols, float* __restrict values) {
+  const uint64_t row_bits = static_cast<uint64_t>(row) << 32;
+#pragma omp simd
+  for (int64_t q = 0; q < n; ++q) {
+    const uint64_t position = row_bits | static_cast<uint32_t>(cols[q]);
+    values[q] = keep_from_bits(element_bits(key, position), p) ? values[q] * scale : 0.f;
+  }
+}
+
 // dx = dy * mask * scale over one span.
 void dropout_backward_span(int64_t n, float scale, const float* __restrict g, const uint8_t* __restrict mask,
                            float* __restrict dx) {
@@ -111,13 +122,10 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
   const uint64_t key = stream_key(seed, kSparseStream);
   detail::for_each_row_block(
       x.rows(), std::max<int64_t>(1, x.nnz() / std::max<int64_t>(x.rows(), 1)), [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t q = indptr[static_cast<size_t>(r)]; q < indptr[static_cast<size_t>(r) + 1]; ++q) {
-            const auto k = static_cast<size_t>(q);
-            // Keyed by (row, column): the mask follows the entry, not its slot.
-            const uint64_t position = (static_cast<uint64_t>(r) << 32) | static_cast<uint32_t>(indices[k]);
-            values[k] = keep_from_bits(element_bits(key, position), p) ? values[k] * scale : 0.f;
-          }
+        for (int64_t r = r0; r < r1; ++r) {
+          const int64_t begin = indptr[static_cast<size_t>(r)], end = indptr[static_cast<size_t>(r) + 1];
+          sparse_dropout_row(key, r, end - begin, p, scale, indices.data() + begin, values.data() + begin);
+        }
       });
   return y;
 }
