@@ -1,6 +1,7 @@
 #include "core/tensor_storage.hpp"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -28,7 +29,7 @@ namespace {
 
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kCacheMinBytes = size_t{64} << 10;  // smaller blocks: malloc's bins serve them well
-constexpr size_t kDefaultLimitBytes = size_t{2} << 30;
+constexpr size_t kMinDefaultLimitBytes = size_t{2} << 30;
 
 std::align_val_t alignment_for(size_t capacity) {
   return std::align_val_t{capacity >= kHugePageBytes ? kHugePageBytes : 64};
@@ -41,11 +42,21 @@ size_t size_class(size_t bytes) {
   return (bytes + granule - 1) / granule * granule;
 }
 
+// A third of physical memory, at least 2 GiB: a training step frees and re-allocates its whole
+// working set every epoch, and every block the cache cannot keep is page-faulted (and zeroed by
+// the kernel) again. On a 1M-node, 10M-edge GAT epoch a 2 GiB limit left 9.0 s per epoch, 8 GB
+// 5.4 s, at the same peak RSS (blocks are reused, not added: the steps repeat their shapes).
+size_t default_limit() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const size_t physical = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
+  return std::max(kMinDefaultLimitBytes, physical / 3);
+}
+
 size_t initial_limit() {
 #ifdef EDGEATTN_ASAN
   size_t limit = 0;
 #else
-  size_t limit = kDefaultLimitBytes;
+  size_t limit = default_limit();
 #endif
   if (const char* env = std::getenv("EDGEATTN_TENSOR_CACHE_MB")) {
     char* end = nullptr;

@@ -34,7 +34,7 @@ Dataset six_nodes() {
   ds.features = Features(std::move(x));
   ds.labels.classes = {0, 1, 0, 1, 0, -1};
   ds.labels.num_classes = 2;
-  for (int v = 0; v < 6; ++v) ds.node_names.push_back("n" + std::to_string(v));
+  ds.node_names = {"n0", "n1", "n2", "n3", "n4", "n5"};
   ds.splits["s"] = Split{{0, 4}, {1, 5}, {2, 3}};
   ds.default_split = "s";
   ds.validate();

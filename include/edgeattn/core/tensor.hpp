@@ -182,7 +182,8 @@ struct TensorCacheStats {
 };
 /// Counters of the process-wide cache.
 TensorCacheStats tensor_cache_stats();
-/// Sets the cache's byte limit (default 2 GiB, or $EDGEATTN_TENSOR_CACHE_MB; 0 under
+/// Sets the cache's byte limit (default a third of physical memory, at least 2 GiB, or
+/// $EDGEATTN_TENSOR_CACHE_MB; 0 under
 /// AddressSanitizer so use-after-free stays detectable); frees cached blocks beyond it.
 void set_tensor_cache_limit(size_t bytes);
 /// Frees every cached block (e.g. after training, before a memory-hungry phase).
