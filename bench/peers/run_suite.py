@@ -129,7 +129,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
 
 
 # The runs behind the targets (report.py's target_lines reads exactly these).
-TARGET_DENSE_INPUT = "complete_4096_f64"
+TARGET_DENSE_INPUTS = ("complete_1024_f64", "complete_4096_f64")  # two sizes: does memory grow as N²?
 TARGET_KERNEL_INPUT = "uniform_10m_f512"
 
 
@@ -139,7 +139,7 @@ def is_target_job(job: "Job") -> bool:
     if job.group == "train":
         return True
     if job.group == "dense":
-        return name == TARGET_DENSE_INPUT and job.library in ("edgeattn", "edgeattn-dense", "edgeattn-pattern",
+        return name in TARGET_DENSE_INPUTS and job.library in ("edgeattn", "edgeattn-dense", "edgeattn-pattern",
                                                               "torch")
     if job.group == "kernel":
         return name == TARGET_KERNEL_INPUT and job.meta.get("score") == "dot" and \
