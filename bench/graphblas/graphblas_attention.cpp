@@ -62,8 +62,9 @@ struct GraphblasAttention::State {
 GraphblasAttention::GraphblasAttention(const Graph& graph, ConstView x, int threads)
     : state_(std::make_unique<State>()) {
   if (x.rank() != 3 || x.dim(0) != graph.num_src() || graph.num_dst() != graph.num_src())
-    raise<ShapeError>("GraphblasAttention: expected a square graph and x [num_nodes, heads, head_dim], got a ",
-                      graph.num_dst(), " x ", graph.num_src(), " graph and x of rank ", x.rank());
+    raise<ShapeError>(
+        "GraphblasAttention: expected a square graph and x [num_nodes, heads, head_dim], got a ",
+        graph.num_dst(), " x ", graph.num_src(), " graph and x of rank ", x.rank());
   ensure_initialized();
   check(GxB_Global_Option_set(GxB_GLOBAL_NTHREADS, threads), "GxB_set(GxB_NTHREADS)");
   State& s = *state_;
@@ -81,10 +82,11 @@ GraphblasAttention::GraphblasAttention(const Graph& graph, ConstView x, int thre
   for (size_t i = 0; i < rp.size(); ++i) ap[i] = static_cast<GrB_Index>(rp[i]);
   for (size_t k = 0; k < ci.size(); ++k) aj[k] = static_cast<GrB_Index>(ci[k]);
   ax[0] = true;
-  check(GxB_Matrix_import_CSR(&s.mask, GrB_BOOL, s.n, s.n, &ap, &aj, reinterpret_cast<void**>(&ax),
-                              rp.size() * sizeof(GrB_Index), std::max<size_t>(ci.size(), 1) * sizeof(GrB_Index),
-                              sizeof(bool), /*iso=*/true, /*jumbled=*/false, nullptr),
-        "GxB_Matrix_import_CSR (mask)");
+  check(
+      GxB_Matrix_import_CSR(&s.mask, GrB_BOOL, s.n, s.n, &ap, &aj, reinterpret_cast<void**>(&ax),
+                            rp.size() * sizeof(GrB_Index), std::max<size_t>(ci.size(), 1) * sizeof(GrB_Index),
+                            sizeof(bool), /*iso=*/true, /*jumbled=*/false, nullptr),
+      "GxB_Matrix_import_CSR (mask)");
 
   // Each head's [n, dim] slice, row-major, as a full matrix.
   for (GrB_Index h = 0; h < s.heads; ++h) {
@@ -124,7 +126,8 @@ void GraphblasAttention::forward() {
           "row max GrB_reduce");
     GrB_Matrix diag = nullptr;
     check(GrB_Matrix_diag(&diag, s.row, 0), "GrB_Matrix_diag (max)");
-    check(GrB_mxm(s.scores, nullptr, nullptr, s.plus_rminus, diag, s.scores, nullptr), "subtract max GrB_mxm");
+    check(GrB_mxm(s.scores, nullptr, nullptr, s.plus_rminus, diag, s.scores, nullptr),
+          "subtract max GrB_mxm");
     GrB_Matrix_free(&diag);
     check(GrB_Matrix_apply(s.scores, nullptr, nullptr, GxB_EXP_FP32, s.scores, nullptr), "exp GrB_apply");
     check(GrB_Matrix_reduce_Monoid(s.row, nullptr, nullptr, GrB_PLUS_MONOID_FP32, s.scores, nullptr),
@@ -132,7 +135,8 @@ void GraphblasAttention::forward() {
     check(GrB_Matrix_diag(&diag, s.row, 0), "GrB_Matrix_diag (sum)");
     check(GrB_mxm(s.scores, nullptr, nullptr, s.plus_rdiv, diag, s.scores, nullptr), "normalise GrB_mxm");
     GrB_Matrix_free(&diag);
-    check(GrB_mxm(s.out[h], nullptr, nullptr, GrB_PLUS_TIMES_SEMIRING_FP32, s.scores, xh, nullptr), "SpMM GrB_mxm");
+    check(GrB_mxm(s.out[h], nullptr, nullptr, GrB_PLUS_TIMES_SEMIRING_FP32, s.scores, xh, nullptr),
+          "SpMM GrB_mxm");
     check(GrB_Matrix_wait(s.out[h], GrB_MATERIALIZE), "GrB_Matrix_wait");
   }
 }

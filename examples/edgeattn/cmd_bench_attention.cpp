@@ -94,7 +94,8 @@ Timings time_path(const Pattern& pattern, const Operands& ops, const AttentionCo
 /// q = k = v = the input's features viewed [N, H, d]; additive scores from its att_src / att_dst.
 Operands input_operands(const PeerInput& in, Score score, int64_t heads, int64_t dim) {
   if (score != Score::dot_product && score != Score::additive)
-    throw UsageError("--input supports --score dot and additive, got '" + std::string(to_string(score)) + "'");
+    throw UsageError("--input supports --score dot and additive, got '" + std::string(to_string(score)) +
+                     "'");
   const ConstView x = features_as_heads(in, heads, dim);
   Operands o;
   o.inputs.value = x;
@@ -114,7 +115,8 @@ Operands input_operands(const PeerInput& in, Score score, int64_t heads, int64_t
       for (int64_t i = b; i < e; ++i)
         for (int64_t h = 0; h < heads; ++h) {
           float acc = 0.f;
-          for (int64_t k = 0; k < dim; ++k) acc += x.data()[(i * heads + h) * dim + k] * att.data()[h * dim + k];
+          for (int64_t k = 0; k < dim; ++k)
+            acc += x.data()[(i * heads + h) * dim + k] * att.data()[h * dim + k];
           s.data()[i * heads + h] = acc;
         }
     });
@@ -212,8 +214,7 @@ int run_bench_attention(std::span<const std::string> argv) {
     json.field("input", input->path);
   else
     json.raw_field("input", "null");
-  json.field("forward_ms", main_run.forward_ms)
-      .field("forward_backward_ms", main_run.forward_backward_ms);
+  json.field("forward_ms", main_run.forward_ms).field("forward_backward_ms", main_run.forward_backward_ms);
   const bench::AttentionShape shape{.num_dst = nd,
                                     .num_src = ns,
                                     .num_edges = ne,

@@ -18,16 +18,17 @@
 namespace edgeattn::cli {
 
 int run_bench_graphblas(std::span<const std::string> argv) {
-  Args args("edgeattn bench graphblas",
-            "Times SuiteSparse:GraphBLAS on an input of `bench write-inputs`: per head, the masked GrB_mxm\n"
-            "(SDDMM, PLUS_TIMES, the graph as a structural mask) of q k', scaling by 1/sqrt(d), the row\n"
-            "softmax (GrB_reduce MAX and PLUS to vectors, diagonal-matrix GrB_mxm row scaling, GrB_apply\n"
-            "exp) and the SpMM GrB_mxm with v, where q = k = v = attr_matrix viewed [N, H, d]. GxB_NTHREADS\n"
-            "is --threads. Prints one JSON object: library (\"graphblas\"), version, input, nodes, edges,\n"
-            "heads, head_dim, threads, repeat, setup_ms, forward_ms (median of --repeat after one warm-up),\n"
-            "edgeattn_forward_ms (edgeattn's sparse dot-product forward on the same input and threads),\n"
-            "max_abs_diff (GraphBLAS vs edgeattn outputs), peak_rss_mb (the whole process: the input, GraphBLAS\n"
-            "and the edgeattn comparison run after it).");
+  Args args(
+      "edgeattn bench graphblas",
+      "Times SuiteSparse:GraphBLAS on an input of `bench write-inputs`: per head, the masked GrB_mxm\n"
+      "(SDDMM, PLUS_TIMES, the graph as a structural mask) of q k', scaling by 1/sqrt(d), the row\n"
+      "softmax (GrB_reduce MAX and PLUS to vectors, diagonal-matrix GrB_mxm row scaling, GrB_apply\n"
+      "exp) and the SpMM GrB_mxm with v, where q = k = v = attr_matrix viewed [N, H, d]. GxB_NTHREADS\n"
+      "is --threads. Prints one JSON object: library (\"graphblas\"), version, input, nodes, edges,\n"
+      "heads, head_dim, threads, repeat, setup_ms, forward_ms (median of --repeat after one warm-up),\n"
+      "edgeattn_forward_ms (edgeattn's sparse dot-product forward on the same input and threads),\n"
+      "max_abs_diff (GraphBLAS vs edgeattn outputs), peak_rss_mb (the whole process: the input, GraphBLAS\n"
+      "and the edgeattn comparison run after it).");
   args.option("input", "FILE", "", "an .npz written by `edgeattn bench write-inputs` (required)")
       .option("heads", "H", "8", "attention heads")
       .option("head-dim", "D", "8", "features per head; H * D must equal the input's features")
@@ -39,8 +40,9 @@ int run_bench_graphblas(std::span<const std::string> argv) {
   }
   if (!args.given("input")) throw UsageError("--input FILE is required");
 #ifndef EDGEATTN_HAVE_GRAPHBLAS
-  raise<Error>("this edgeattn was built without SuiteSparse:GraphBLAS (apt-get install libgraphblas-dev, "
-               "then reconfigure)");
+  raise<Error>(
+      "this edgeattn was built without SuiteSparse:GraphBLAS (apt-get install libgraphblas-dev, "
+      "then reconfigure)");
 #else
   std::optional<ThreadLimit> limit;
   if (args.given("threads")) limit.emplace(static_cast<int>(args.integer("threads", 1, 1 << 16)));
@@ -59,9 +61,11 @@ int run_bench_graphblas(std::span<const std::string> argv) {
   AttentionConfig config;
   config.path = AttentionPath::sparse;
   AttentionResult ours;
-  const double ours_ms = median_ms(repeat, [&] { ours = attention_forward(g, {.query = x, .key = x, .value = x}, config); });
+  const double ours_ms =
+      median_ms(repeat, [&] { ours = attention_forward(g, {.query = x, .key = x, .value = x}, config); });
   float diff = 0.f;
-  for (int64_t i = 0; i < out.numel(); ++i) diff = std::max(diff, std::abs(out.data()[i] - ours.out.data()[i]));
+  for (int64_t i = 0; i < out.numel(); ++i)
+    diff = std::max(diff, std::abs(out.data()[i] - ours.out.data()[i]));
 
   JsonObject json;
   json.field("library", "graphblas")

@@ -105,32 +105,36 @@ int run_bench_write_inputs(std::span<const std::string> argv) {
   const int64_t heads = args.integer("heads", 1, 4096);
 
   data::Dataset ds;
-  const double seconds = time_ms([&] {
-    if (graph_kind == "cora") {
-      for (const char* o : {"nodes", "edges", "features", "classes"})
-        if (args.given(o)) throw UsageError(std::string("--") + o + " does not apply to --graph cora");
-      ds = data::load_dataset("cora");
-      data::normalize_features(ds.features);
-      ds.features = data::Features(ds.features.to_dense());
-      return;
-    }
-    const bool known = graph_kind == "uniform" || graph_kind == "rmat" || graph_kind == "complete" ||
-                       graph_kind == "causal" || graph_kind.starts_with("window:");
-    if (!known)
-      throw UsageError("--graph is '" + graph_kind + "': expected uniform, rmat, cora, complete, causal or window:W");
-    const PatternSpec spec = parse_pattern(graph_kind);
-    if (!args.given("nodes")) throw UsageError("--nodes N is required for --graph " + graph_kind);
-    const int64_t nodes = args.integer("nodes", 1, (int64_t{1} << 31) - 1);
-    if (args.given("edges") && !takes_edge_count(spec))
-      throw UsageError("--edges applies to --graph uniform and rmat only");
-    const int64_t edges = args.given("edges") ? args.integer("edges", 0) : 16 * nodes;
-    const int64_t features = args.integer("features", 1, 1 << 20);
-    const int64_t classes = args.integer("classes", 1, 1 << 20);
-    const Pattern pattern = make_pattern(spec, nodes, edges, seed);
-    ds = synthetic_dataset(std::holds_alternative<Graph>(pattern) ? std::get<Graph>(pattern) : materialize(pattern),
-                           features, classes, seed);
-    ds.name = graph_kind;
-  }) / 1e3;
+  const double seconds =
+      time_ms([&] {
+        if (graph_kind == "cora") {
+          for (const char* o : {"nodes", "edges", "features", "classes"})
+            if (args.given(o)) throw UsageError(std::string("--") + o + " does not apply to --graph cora");
+          ds = data::load_dataset("cora");
+          data::normalize_features(ds.features);
+          ds.features = data::Features(ds.features.to_dense());
+          return;
+        }
+        const bool known = graph_kind == "uniform" || graph_kind == "rmat" || graph_kind == "complete" ||
+                           graph_kind == "causal" || graph_kind.starts_with("window:");
+        if (!known)
+          throw UsageError("--graph is '" + graph_kind +
+                           "': expected uniform, rmat, cora, complete, causal or window:W");
+        const PatternSpec spec = parse_pattern(graph_kind);
+        if (!args.given("nodes")) throw UsageError("--nodes N is required for --graph " + graph_kind);
+        const int64_t nodes = args.integer("nodes", 1, (int64_t{1} << 31) - 1);
+        if (args.given("edges") && !takes_edge_count(spec))
+          throw UsageError("--edges applies to --graph uniform and rmat only");
+        const int64_t edges = args.given("edges") ? args.integer("edges", 0) : 16 * nodes;
+        const int64_t features = args.integer("features", 1, 1 << 20);
+        const int64_t classes = args.integer("classes", 1, 1 << 20);
+        const Pattern pattern = make_pattern(spec, nodes, edges, seed);
+        ds = synthetic_dataset(
+            std::holds_alternative<Graph>(pattern) ? std::get<Graph>(pattern) : materialize(pattern),
+            features, classes, seed);
+        ds.name = graph_kind;
+      }) /
+      1e3;
 
   data::NpzWriteOptions options;
   const int64_t f = ds.num_features();
@@ -141,7 +145,8 @@ int run_bench_write_inputs(std::span<const std::string> argv) {
     options.extra.push_back({"att_src", {}});
     options.extra.push_back({"att_dst", {}});
     for (auto& [key, array] : options.extra) {
-      const Tensor t = gaussian_tensor({heads, d}, seed, key == "att_src" ? kStreamAttSrc : kStreamAttDst, scale);
+      const Tensor t =
+          gaussian_tensor({heads, d}, seed, key == "att_src" ? kStreamAttSrc : kStreamAttDst, scale);
       array = data::make_npy(std::span<const float>(t.data(), static_cast<size_t>(t.numel())), {heads, d});
     }
   }

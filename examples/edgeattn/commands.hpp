@@ -8,15 +8,15 @@
 
 namespace edgeattn::cli {
 
-int run_demo(std::span<const std::string> args);             // edgeattn demo
-int run_bench_attention(std::span<const std::string> args);  // edgeattn bench attention
+int run_demo(std::span<const std::string> args);                // edgeattn demo
+int run_bench_attention(std::span<const std::string> args);     // edgeattn bench attention
 int run_bench_write_inputs(std::span<const std::string> args);  // edgeattn bench write-inputs
 int run_bench_limits(std::span<const std::string> args);        // edgeattn bench limits
 int run_bench_layer(std::span<const std::string> args);         // edgeattn bench layer
 int run_bench_graphblas(std::span<const std::string> args);     // edgeattn bench graphblas
-int run_dataset_info(std::span<const std::string> args);     // edgeattn dataset info
-int run_train(std::span<const std::string> args);            // edgeattn train
-int run_eval(std::span<const std::string> args);             // edgeattn eval
-int run_predict(std::span<const std::string> args);          // edgeattn predict
+int run_dataset_info(std::span<const std::string> args);        // edgeattn dataset info
+int run_train(std::span<const std::string> args);               // edgeattn train
+int run_eval(std::span<const std::string> args);                // edgeattn eval
+int run_predict(std::span<const std::string> args);             // edgeattn predict
 
 }  // namespace edgeattn::cli

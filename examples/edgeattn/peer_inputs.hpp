@@ -34,7 +34,7 @@ Tensor gaussian_tensor(Shape shape, uint64_t seed, uint32_t stream, float scale 
 /// One input of the suite as loaded by the benchmark commands.
 struct PeerInput {
   std::string path;
-  data::Dataset dataset;  ///< dense features (sparse ones are densified)
+  data::Dataset dataset;    ///< dense features (sparse ones are densified)
   Tensor att_src, att_dst;  ///< [H, d] when the file has them; absent otherwise
 };
 

@@ -15,11 +15,17 @@ namespace {
 constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
 
 const std::set<std::string, std::less<>>& known_keys() {
-  static const std::set<std::string, std::less<>> keys = {
-      "adj_data",       "adj_indices",   "adj_indptr",   "adj_shape",   "adj_matrix", "attr_data",
-      "attr_indices",   "attr_indptr",   "attr_shape",   "attr_matrix", "labels",     "labels_data",
-      "labels_indices", "labels_indptr", "labels_shape", "node_names",  "attr_names", "class_names",
-      "idx_train",      "idx_val",       "idx_test",     "adj_rows_are_destinations"};
+  static const std::set<std::string, std::less<>> keys = {"adj_data",       "adj_indices",
+                                                          "adj_indptr",     "adj_shape",
+                                                          "adj_matrix",     "attr_data",
+                                                          "attr_indices",   "attr_indptr",
+                                                          "attr_shape",     "attr_matrix",
+                                                          "labels",         "labels_data",
+                                                          "labels_indices", "labels_indptr",
+                                                          "labels_shape",   "node_names",
+                                                          "attr_names",     "class_names",
+                                                          "idx_train",      "idx_val",
+                                                          "idx_test",       "adj_rows_are_destinations"};
   return keys;
 }
 

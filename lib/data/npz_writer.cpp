@@ -192,10 +192,10 @@ std::string npz_bytes(std::span<const NpzMember> members, bool force_zip64) {
     put32(out, size64 ? static_cast<uint32_t>(kSat32) : static_cast<uint32_t>(e.size));
     put16(out, static_cast<uint16_t>(e.name.size()));
     put16(out, extra > 0 ? static_cast<uint16_t>(extra + 4) : 0);
-    put16(out, 0);                  // comment
-    put16(out, 0);                  // disk
-    put16(out, 0);                  // internal attributes
-    put32(out, 0644u << 16);        // external: a regular file, rw-r--r--
+    put16(out, 0);            // comment
+    put16(out, 0);            // disk
+    put16(out, 0);            // internal attributes
+    put32(out, 0644u << 16);  // external: a regular file, rw-r--r--
     put32(out, off64 ? static_cast<uint32_t>(kSat32) : static_cast<uint32_t>(e.offset));
     out += e.name;
     if (extra > 0) {
@@ -239,7 +239,8 @@ std::string npz_bytes(std::span<const NpzMember> members, bool force_zip64) {
   return out;
 }
 
-void write_npz_arrays(const std::filesystem::path& path, std::span<const NpzMember> members, bool force_zip64) {
+void write_npz_arrays(const std::filesystem::path& path, std::span<const NpzMember> members,
+                      bool force_zip64) {
   write_file_atomic(path, npz_bytes(members, force_zip64));
 }
 
@@ -262,9 +263,9 @@ std::vector<NpzMember> dataset_npz_members(const Dataset& ds) {
   if (ds.features.cols() > 0) {
     const Tensor x = ds.features.is_sparse() ? ds.features.to_dense() : Tensor();
     const Tensor& dense = ds.features.is_sparse() ? x : ds.features.dense();
-    m.push_back({"attr_matrix",
-                 make_npy(std::span<const float>(dense.data(), static_cast<size_t>(dense.numel())),
-                          {ds.features.rows(), ds.features.cols()})});
+    m.push_back(
+        {"attr_matrix", make_npy(std::span<const float>(dense.data(), static_cast<size_t>(dense.numel())),
+                                 {ds.features.rows(), ds.features.cols()})});
   }
   if (ds.labels.multi_label()) {
     const Tensor& y = ds.labels.multi_hot;
@@ -277,9 +278,11 @@ std::vector<NpzMember> dataset_npz_members(const Dataset& ds) {
   }
   if (!ds.splits.empty()) {
     const Split& s = ds.split();
-    m.push_back({"idx_train", make_npy(std::span<const int64_t>(s.train), {static_cast<int64_t>(s.train.size())})});
+    m.push_back(
+        {"idx_train", make_npy(std::span<const int64_t>(s.train), {static_cast<int64_t>(s.train.size())})});
     m.push_back({"idx_val", make_npy(std::span<const int64_t>(s.val), {static_cast<int64_t>(s.val.size())})});
-    m.push_back({"idx_test", make_npy(std::span<const int64_t>(s.test), {static_cast<int64_t>(s.test.size())})});
+    m.push_back(
+        {"idx_test", make_npy(std::span<const int64_t>(s.test), {static_cast<int64_t>(s.test.size())})});
   }
   return m;
 }

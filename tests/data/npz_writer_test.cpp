@@ -155,8 +155,11 @@ TEST(NpzWriter, NpyDataStartsAtA64ByteBoundaryWithAVersion1Header) {
 
 TEST(NpzWriter, RejectsMismatchedShapesAndDuplicateKeys) {
   const std::vector<float> v = {1.f, 2.f, 3.f};
-  expect_throw_naming<InvalidArgument>([&] { make_npy(std::span<const float>(v), {2, 2}); },
-                                       {"4 elements", "3 values"});
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        make_npy(std::span<const float>(v), {2, 2});
+      },
+      {"4 elements", "3 values"});
   const std::vector<NpzMember> members = {{"a", make_npy(std::span<const float>(v), {3})},
                                           {"a", make_npy(std::span<const float>(v), {3})}};
   expect_throw_naming<InvalidArgument>([&] { npz_bytes(members); }, {"'a'", "twice"});

@@ -75,12 +75,16 @@ std::string dtype_str(nb::dlpack::dtype t) {
   using code = nb::dlpack::dtype_code;
   const auto c = static_cast<code>(t.code);
   if (c == code::Bool) return "bool";
-  const char* kind = c == code::Int ? "int" : c == code::UInt ? "uint" : c == code::Float ? "float"
-                   : c == code::Complex ? "complex" : c == code::Bfloat ? "bfloat" : "dtype-code-";
-  return std::string(kind) + (c == code::Int || c == code::UInt || c == code::Float || c == code::Complex ||
-                                      c == code::Bfloat
-                                  ? std::to_string(t.bits)
-                                  : std::to_string(t.code) + "-bits-" + std::to_string(t.bits));
+  const char* kind = c == code::Int       ? "int"
+                     : c == code::UInt    ? "uint"
+                     : c == code::Float   ? "float"
+                     : c == code::Complex ? "complex"
+                     : c == code::Bfloat  ? "bfloat"
+                                          : "dtype-code-";
+  return std::string(kind) +
+         (c == code::Int || c == code::UInt || c == code::Float || c == code::Complex || c == code::Bfloat
+              ? std::to_string(t.bits)
+              : std::to_string(t.code) + "-bits-" + std::to_string(t.bits));
 }
 
 void require_cpu(const AnyArray& a, const std::string& what) {
@@ -205,7 +209,8 @@ Duplicates parse_duplicates(const std::string& s) {
 }
 
 BuildOptions build_options(const std::string& self_loops, const std::string& duplicates, bool symmetrize) {
-  return {.self_loops = parse_self_loops(self_loops), .duplicates = parse_duplicates(duplicates),
+  return {.self_loops = parse_self_loops(self_loops),
+          .duplicates = parse_duplicates(duplicates),
           .symmetrize = symmetrize};
 }
 
@@ -222,12 +227,12 @@ HeadCombine parse_combine(const std::string& s) {
 }
 
 AttentionPath parse_path(const std::string& s) {
-  for (AttentionPath p : {AttentionPath::automatic, AttentionPath::sparse, AttentionPath::dense,
-                          AttentionPath::reference})
+  for (AttentionPath p :
+       {AttentionPath::automatic, AttentionPath::sparse, AttentionPath::dense, AttentionPath::reference})
     if (s == to_string(p)) return p;
-  raise<InvalidArgument>("path: unknown value '", s, "' (expected ", to_string(AttentionPath::automatic), ", ",
-                         to_string(AttentionPath::sparse), ", ", to_string(AttentionPath::dense), " or ",
-                         to_string(AttentionPath::reference), ")");
+  raise<InvalidArgument>("path: unknown value '", s, "' (expected ", to_string(AttentionPath::automatic),
+                         ", ", to_string(AttentionPath::sparse), ", ", to_string(AttentionPath::dense),
+                         " or ", to_string(AttentionPath::reference), ")");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -267,14 +272,17 @@ std::vector<int32_t> to_int32_indices(const std::vector<int64_t>& v, const std::
   return out;
 }
 
-Graph graph_from_csr(const AnyArray& indptr, const AnyArray& indices, std::optional<int64_t> num_src, bool sort) {
+Graph graph_from_csr(const AnyArray& indptr, const AnyArray& indices, std::optional<int64_t> num_src,
+                     bool sort) {
   std::vector<int64_t> rp = index_vector(indptr, "Graph.from_csr: indptr");
   if (rp.empty()) raise<ShapeError>("Graph.from_csr: indptr is empty, expected num_dst + 1 >= 1 entries");
-  std::vector<int32_t> ci = to_int32_indices(index_vector(indices, "Graph.from_csr: indices"), "Graph.from_csr: indices");
+  std::vector<int32_t> ci =
+      to_int32_indices(index_vector(indices, "Graph.from_csr: indices"), "Graph.from_csr: indices");
   const int64_t nd = static_cast<int64_t>(rp.size()) - 1;
   const int64_t ns = num_src ? *num_src : nd;
   nb::gil_scoped_release release;
-  return Graph::from_csr(nd, ns, std::move(rp), std::move(ci), sort ? CsrCheck::sort : CsrCheck::require_sorted);
+  return Graph::from_csr(nd, ns, std::move(rp), std::move(ci),
+                         sort ? CsrCheck::sort : CsrCheck::require_sorted);
 }
 
 nb::object to_input_order(const Graph& g, const AnyArray& per_edge) {
@@ -309,9 +317,10 @@ struct Operands {
   }
 };
 
-AttentionConfig make_config(const std::string& score, const std::string& normalization, const std::string& combine,
-                            float scale, float negative_slope, float dropout, uint64_t seed, bool return_attention,
-                            const std::string& path, double dense_threshold) {
+AttentionConfig make_config(const std::string& score, const std::string& normalization,
+                            const std::string& combine, float scale, float negative_slope, float dropout,
+                            uint64_t seed, bool return_attention, const std::string& path,
+                            double dense_threshold) {
   AttentionConfig c;
   c.score = parse_score(score);
   c.normalization = parse_normalization(normalization);
@@ -334,17 +343,19 @@ struct PyAttentionResult {
   std::string attention_order = "csr";
 };
 
-PyAttentionResult py_attention_forward(const Pattern& pattern, const Operands& ops, const AttentionConfig& config,
-                                       const std::string& attention_order) {
+PyAttentionResult py_attention_forward(const Pattern& pattern, const Operands& ops,
+                                       const AttentionConfig& config, const std::string& attention_order) {
   if (attention_order != "csr" && attention_order != "input")
-    raise<InvalidArgument>("attention_forward: attention_order '", attention_order, "' (expected csr or input)");
+    raise<InvalidArgument>("attention_forward: attention_order '", attention_order,
+                           "' (expected csr or input)");
   const AttentionInputs in = ops.views("attention_forward");
   if (attention_order == "input" && config.return_attention) {
     const Graph* g = std::get_if<Graph>(&pattern);
     if (!g || g->csr_edge_of_input().empty())
-      raise<InvalidArgument>("attention_forward: attention_order='input' needs a Graph built from an edge list "
-                             "(Graph.from_edge_index); this pattern is ",
-                             describe(pattern));
+      raise<InvalidArgument>(
+          "attention_forward: attention_order='input' needs a Graph built from an edge list "
+          "(Graph.from_edge_index); this pattern is ",
+          describe(pattern));
   }
   PyAttentionResult r;
   r.config = config;
@@ -367,8 +378,10 @@ nb::dict py_attention_backward(const Pattern& pattern, const Operands& ops, cons
   }
   nb::dict d;
   const std::pair<const char*, Tensor*> fields[] = {
-      {"query", &g.query},         {"key", &g.key}, {"value", &g.value},           {"score_dst", &g.score_dst},
-      {"score_src", &g.score_src}, {"weight", &g.weight}, {"key_weight", &g.key_weight}, {"att", &g.att},
+      {"query", &g.query},           {"key", &g.key},
+      {"value", &g.value},           {"score_dst", &g.score_dst},
+      {"score_src", &g.score_src},   {"weight", &g.weight},
+      {"key_weight", &g.key_weight}, {"att", &g.att},
       {"edge_bias", &g.edge_bias}};
   for (const auto& [name, t] : fields)
     if (!t->absent()) d[name] = to_numpy(std::move(*t));
@@ -393,10 +406,11 @@ struct PyModel {
   }
 };
 
-nn::ModelConfig model_config(const std::string& kind, int64_t in_channels, int64_t num_classes, int64_t hidden,
-                             int64_t heads, int64_t out_heads, int64_t layers, double dropout, double attention_dropout,
-                             double negative_slope, bool residual, bool add_self_loops, bool share_weights, bool beta,
-                             bool pre_norm, int64_t ffn_hidden, const std::string& pe, int64_t pe_dim, uint64_t seed) {
+nn::ModelConfig model_config(const std::string& kind, int64_t in_channels, int64_t num_classes,
+                             int64_t hidden, int64_t heads, int64_t out_heads, int64_t layers, double dropout,
+                             double attention_dropout, double negative_slope, bool residual,
+                             bool add_self_loops, bool share_weights, bool beta, bool pre_norm,
+                             int64_t ffn_hidden, const std::string& pe, int64_t pe_dim, uint64_t seed) {
   nn::ModelConfig c;
   c.kind = nn::parse_model_kind(kind);
   c.in_channels = in_channels;
@@ -422,8 +436,8 @@ nn::ModelConfig model_config(const std::string& kind, int64_t in_channels, int64
 }
 
 /// Logits [N, C] of `model` on (graph, features) in evaluation or training mode.
-Tensor model_logits(PyModel& m, const Graph& graph, const data::Features& features, bool training, uint64_t seed,
-                    std::vector<Tensor>* attention) {
+Tensor model_logits(PyModel& m, const Graph& graph, const data::Features& features, bool training,
+                    uint64_t seed, std::vector<Tensor>* attention) {
   const Graph g = m.model.prepare_graph(graph);
   const data::Features x = m.model.prepare_features(g, features);
   autograd::Tape tape;
@@ -450,8 +464,9 @@ nb::dict epoch_dict(const train::EpochStats& s) {
   return d;
 }
 
-nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs, int64_t patience,
-                double lr, double weight_decay, uint64_t seed, const std::string& criterion) {
+nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs,
+                int64_t patience, double lr, double weight_decay, uint64_t seed,
+                const std::string& criterion) {
   train::TrainConfig tc;
   tc.epochs = epochs;
   tc.patience = patience;
@@ -465,14 +480,17 @@ nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, i
   else if (criterion == "accuracy")
     tc.criterion = train::EarlyStoppingConfig::Criterion::accuracy;
   else
-    raise<InvalidArgument>("fit: unknown criterion '", criterion, "' (expected loss_or_accuracy, loss or accuracy)");
+    raise<InvalidArgument>("fit: unknown criterion '", criterion,
+                           "' (expected loss_or_accuracy, loss or accuracy)");
   const data::Split& sp = ds.split(split);
   train::TrainResult r;
   {
     nb::gil_scoped_release release;
     const Graph g = m.model.prepare_graph(ds.graph);
     const data::Features x = m.model.prepare_features(g, ds.features);
-    auto forward = [&](autograd::Tape& tape, uint64_t step_seed) { return m.model.forward(tape, g, x, step_seed); };
+    auto forward = [&](autograd::Tape& tape, uint64_t step_seed) {
+      return m.model.forward(tape, g, x, step_seed);
+    };
     r = train::fit(forward, m.model.parameters(), ds.labels, sp, tc);
   }
   nb::dict d;
@@ -535,40 +553,50 @@ struct PyConv {
 template <class Conv, class C>
 void bind_conv_methods(C& cls) {
   using Py = PyConv<Conv>;
-  cls.def("parameter_names", [](Py& c) {
-        std::vector<std::string> names;
-        for (autograd::Parameter* p : c.conv.parameters()) names.push_back(p->name);
-        return names;
-      })
-      .def("parameter", [](nb::handle self, const std::string& name) {
-        return tensor_view(nb::cast<Py&>(self).parameter(name).value, self);
-      }, "name"_a, "A writable float32 view of the named parameter (PyG name and shape).")
-      .def("set_parameter", [](Py& c, const std::string& name, const AnyArray& value) {
-        autograd::Parameter& p = c.parameter(name);
-        const ConstView v = float_view(value, "set_parameter: " + name);
-        if (!(v.shape() == p.value.shape()))
-          raise<ShapeError>("set_parameter: ", name, " has shape ", p.value.shape().str(), ", got ", v.shape().str());
-        std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
-      }, "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.")
-      .def("__call__",
-           [](Py& c, const Graph& graph, const AnyArray& x, bool training, uint64_t seed,
-              bool return_attention) -> nb::object {
-             Tensor features = tensor_copy(x, "layer: x");
-             Tensor out, attention;
-             {
-               nb::gil_scoped_release release;
-               const Graph g = nn::prepare_graph(graph, c.add_self_loops);
-               autograd::Tape tape;
-               tape.training = training;
-               const autograd::Var in = tape.constant(std::move(features));
-               out = tape.value(c.conv.forward(tape, g, in, seed, return_attention ? &attention : nullptr));
-             }
-             if (!return_attention) return to_numpy(std::move(out));
-             return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(attention)));
-           },
-           "graph"_a, "x"_a, "training"_a = false, "seed"_a = 0, "return_attention"_a = false,
-           "x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer "
-           "adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.");
+  cls.def("parameter_names",
+          [](Py& c) {
+            std::vector<std::string> names;
+            for (autograd::Parameter* p : c.conv.parameters()) names.push_back(p->name);
+            return names;
+          })
+      .def(
+          "parameter",
+          [](nb::handle self, const std::string& name) {
+            return tensor_view(nb::cast<Py&>(self).parameter(name).value, self);
+          },
+          "name"_a, "A writable float32 view of the named parameter (PyG name and shape).")
+      .def(
+          "set_parameter",
+          [](Py& c, const std::string& name, const AnyArray& value) {
+            autograd::Parameter& p = c.parameter(name);
+            const ConstView v = float_view(value, "set_parameter: " + name);
+            if (!(v.shape() == p.value.shape()))
+              raise<ShapeError>("set_parameter: ", name, " has shape ", p.value.shape().str(), ", got ",
+                                v.shape().str());
+            std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
+          },
+          "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.")
+      .def(
+          "__call__",
+          [](Py& c, const Graph& graph, const AnyArray& x, bool training, uint64_t seed,
+             bool return_attention) -> nb::object {
+            Tensor features = tensor_copy(x, "layer: x");
+            Tensor out, attention;
+            {
+              nb::gil_scoped_release release;
+              const Graph g = nn::prepare_graph(graph, c.add_self_loops);
+              autograd::Tape tape;
+              tape.training = training;
+              const autograd::Var in = tape.constant(std::move(features));
+              out = tape.value(c.conv.forward(tape, g, in, seed, return_attention ? &attention : nullptr));
+            }
+            if (!return_attention) return to_numpy(std::move(out));
+            return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(attention)));
+          },
+          "graph"_a, "x"_a, "training"_a = false, "seed"_a = 0, "return_attention"_a = false,
+          "x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer "
+          "adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared "
+          "graph.");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -580,20 +608,27 @@ void pattern_common(C& cls) {
   cls.def_prop_ro("num_dst", [](const P& p) { return p.num_dst(); })
       .def_prop_ro("num_src", [](const P& p) { return p.num_src(); })
       .def_prop_ro("num_edges", [](const P& p) { return p.num_edges(); })
-      .def("contains", [](const P& p, int64_t i, int64_t j) {
-        if (i < 0 || i >= p.num_dst() || j < 0 || j >= p.num_src())
-          raise<InvalidArgument>("contains: (", i, ", ", j, ") is outside the ", p.num_dst(), " x ", p.num_src(),
-                                 " pattern");
-        return p.contains(i, j);
-      }, "i"_a, "j"_a, "Whether destination i attends to source j.")
-      .def("materialize", [](const P& p) {
-        nb::gil_scoped_release release;
-        return materialize(Pattern(p));
-      }, "The explicit CSR Graph of the pattern (same edge numbering).")
+      .def(
+          "contains",
+          [](const P& p, int64_t i, int64_t j) {
+            if (i < 0 || i >= p.num_dst() || j < 0 || j >= p.num_src())
+              raise<InvalidArgument>("contains: (", i, ", ", j, ") is outside the ", p.num_dst(), " x ",
+                                     p.num_src(), " pattern");
+            return p.contains(i, j);
+          },
+          "i"_a, "j"_a, "Whether destination i attends to source j.")
+      .def(
+          "materialize",
+          [](const P& p) {
+            nb::gil_scoped_release release;
+            return materialize(Pattern(p));
+          },
+          "The explicit CSR Graph of the pattern (same edge numbering).")
       .def("__repr__", [](const P& p) { return describe(Pattern(p)); });
 }
 
-PyObject* new_exception(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases, const char* doc) {
+PyObject* new_exception(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases,
+                        const char* doc) {
   nb::tuple b = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(bases.size())));
   Py_ssize_t i = 0;
   for (PyObject* base : bases) {
@@ -621,18 +656,19 @@ NB_MODULE(_edgeattn, m) {
 
   // -- Errors: one Python class per C++ type, all under edgeattn.Error -----------------------
   static PyObject* py_error = new_exception(m, "Error", {PyExc_Exception}, "Base of every edgeattn error.");
-  static PyObject* py_shape = new_exception(m, "ShapeError", {py_error, PyExc_ValueError},
-                                            "A tensor's rank or extents do not match what the operation requires.");
+  static PyObject* py_shape =
+      new_exception(m, "ShapeError", {py_error, PyExc_ValueError},
+                    "A tensor's rank or extents do not match what the operation requires.");
   static PyObject* py_invalid = new_exception(m, "InvalidArgument", {py_error, PyExc_ValueError},
                                               "An option, dtype or layout is out of its valid range.");
   static PyObject* py_graph = new_exception(m, "GraphError", {py_error, PyExc_ValueError},
                                             "A graph's structure is invalid (indices out of range, ...).");
-  static PyObject* py_io = new_exception(m, "IoError", {py_error, PyExc_OSError},
-                                         "A file cannot be opened, read or written.");
+  static PyObject* py_io =
+      new_exception(m, "IoError", {py_error, PyExc_OSError}, "A file cannot be opened, read or written.");
   static PyObject* py_parse = new_exception(m, "ParseError", {py_error, PyExc_ValueError},
                                             "A file's content does not follow its format.");
-  static PyObject* py_checksum = new_exception(m, "ChecksumError", {py_io},
-                                               "A file's bytes do not match the checksum recorded for it.");
+  static PyObject* py_checksum =
+      new_exception(m, "ChecksumError", {py_io}, "A file's bytes do not match the checksum recorded for it.");
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -658,60 +694,77 @@ NB_MODULE(_edgeattn, m) {
                     "The sparsity pattern of attention, CSR by destination: row i lists the sources j of the "
                     "edges j -> i (ascending). Immutable; indptr/indices are read-only views.")
       .def(nb::init<>(), "The empty graph.")
-      .def_static("from_edge_index", &graph_from_edge_index, "edge_index"_a, "num_nodes"_a = nb::none(),
-                  "num_src"_a = nb::none(), "self_loops"_a = "keep", "duplicates"_a = "merge",
-                  "symmetrize"_a = false,
-                  "From a [2, E] int64/int32 edge_index (PyG convention: row 0 source, row 1 destination; any "
-                  "strides, copied). num_nodes defaults to max id + 1 and num_src to num_nodes. self_loops: "
-                  "keep | remove | add; duplicates: merge | keep | error. The graph remembers the input edge "
-                  "order (see to_input_order).")
-      .def_static("from_csr", &graph_from_csr, "indptr"_a, "indices"_a, "num_src"_a = nb::none(),
-                  "sort"_a = false,
-                  "From CSR-by-destination arrays: indptr [num_dst + 1], indices [E] (source ids, int32/int64, "
-                  "copied). num_src defaults to num_dst. sort=True sorts unsorted rows instead of raising.")
+      .def_static(
+          "from_edge_index", &graph_from_edge_index, "edge_index"_a, "num_nodes"_a = nb::none(),
+          "num_src"_a = nb::none(), "self_loops"_a = "keep", "duplicates"_a = "merge", "symmetrize"_a = false,
+          "From a [2, E] int64/int32 edge_index (PyG convention: row 0 source, row 1 destination; any "
+          "strides, copied). num_nodes defaults to max id + 1 and num_src to num_nodes. self_loops: "
+          "keep | remove | add; duplicates: merge | keep | error. The graph remembers the input edge "
+          "order (see to_input_order).")
+      .def_static(
+          "from_csr", &graph_from_csr, "indptr"_a, "indices"_a, "num_src"_a = nb::none(), "sort"_a = false,
+          "From CSR-by-destination arrays: indptr [num_dst + 1], indices [E] (source ids, int32/int64, "
+          "copied). num_src defaults to num_dst. sort=True sorts unsorted rows instead of raising.")
       .def_prop_ro("num_dst", &Graph::num_dst)
       .def_prop_ro("num_src", &Graph::num_src)
-      .def_prop_ro("num_nodes", [](const Graph& g) {
-        if (g.num_dst() != g.num_src())
-          raise<InvalidArgument>("Graph.num_nodes: the graph is bipartite (", g.num_dst(), " destinations, ",
-                                 g.num_src(), " sources); use num_dst / num_src");
-        return g.num_dst();
-      })
+      .def_prop_ro("num_nodes",
+                   [](const Graph& g) {
+                     if (g.num_dst() != g.num_src())
+                       raise<InvalidArgument>("Graph.num_nodes: the graph is bipartite (", g.num_dst(),
+                                              " destinations, ", g.num_src(),
+                                              " sources); use num_dst / num_src");
+                     return g.num_dst();
+                   })
       .def_prop_ro("num_edges", &Graph::num_edges)
       .def_prop_ro("density", &Graph::density)
-      .def_prop_ro("indptr", [](nb::handle self) { return readonly_view(nb::cast<const Graph&>(self).row_ptr(), self); },
-                   "int64 [num_dst + 1], read-only view")
-      .def_prop_ro("indices", [](nb::handle self) { return readonly_view(nb::cast<const Graph&>(self).col_idx(), self); },
-                   "int32 [num_edges] source of each edge, read-only view")
-      .def_prop_ro("input_edge_of_csr",
-                   [](nb::handle self) { return readonly_view(nb::cast<const Graph&>(self).input_edge_of_csr(), self); },
-                   "int64 [num_edges]: each CSR edge's index in the input edge list (-1: added); empty when built "
-                   "from CSR")
-      .def_prop_ro("csr_edge_of_input",
-                   [](nb::handle self) { return readonly_view(nb::cast<const Graph&>(self).csr_edge_of_input(), self); },
-                   "int64 [num_input_edges]: each input edge's CSR position (-1: dropped)")
-      .def("edge_index", [](const Graph& g) {
-        const int64_t e = g.num_edges();
-        std::vector<int64_t> out(static_cast<size_t>(2 * e));
-        for (int64_t i = 0; i < g.num_dst(); ++i)
-          for (int64_t p = g.row_ptr()[static_cast<size_t>(i)]; p < g.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
-            out[static_cast<size_t>(p)] = g.col_idx()[static_cast<size_t>(p)];
-            out[static_cast<size_t>(e + p)] = i;
-          }
-        auto* owned = new std::vector<int64_t>(std::move(out));
-        nb::capsule owner(owned, [](void* q) noexcept { delete static_cast<std::vector<int64_t>*>(q); });
-        return nb::ndarray<nb::numpy, int64_t>(owned->data(), {2, static_cast<size_t>(e)}, owner);
-      }, "A new [2, E] int64 array (row 0 source, row 1 destination) in CSR edge order.")
-      .def("degree_stats", [](const Graph& g) {
-        const DegreeStats& s = g.degree_stats();
-        nb::dict d;
-        d["min_degree"] = s.min_degree;
-        d["max_degree"] = s.max_degree;
-        d["mean_degree"] = s.mean_degree;
-        d["isolated_rows"] = s.isolated_rows;
-        d["self_loops"] = s.self_loops;
-        return d;
-      })
+      .def_prop_ro(
+          "indptr",
+          [](nb::handle self) { return readonly_view(nb::cast<const Graph&>(self).row_ptr(), self); },
+          "int64 [num_dst + 1], read-only view")
+      .def_prop_ro(
+          "indices",
+          [](nb::handle self) { return readonly_view(nb::cast<const Graph&>(self).col_idx(), self); },
+          "int32 [num_edges] source of each edge, read-only view")
+      .def_prop_ro(
+          "input_edge_of_csr",
+          [](nb::handle self) {
+            return readonly_view(nb::cast<const Graph&>(self).input_edge_of_csr(), self);
+          },
+          "int64 [num_edges]: each CSR edge's index in the input edge list (-1: added); empty when built "
+          "from CSR")
+      .def_prop_ro(
+          "csr_edge_of_input",
+          [](nb::handle self) {
+            return readonly_view(nb::cast<const Graph&>(self).csr_edge_of_input(), self);
+          },
+          "int64 [num_input_edges]: each input edge's CSR position (-1: dropped)")
+      .def(
+          "edge_index",
+          [](const Graph& g) {
+            const int64_t e = g.num_edges();
+            std::vector<int64_t> out(static_cast<size_t>(2 * e));
+            for (int64_t i = 0; i < g.num_dst(); ++i)
+              for (int64_t p = g.row_ptr()[static_cast<size_t>(i)];
+                   p < g.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
+                out[static_cast<size_t>(p)] = g.col_idx()[static_cast<size_t>(p)];
+                out[static_cast<size_t>(e + p)] = i;
+              }
+            auto* owned = new std::vector<int64_t>(std::move(out));
+            nb::capsule owner(owned, [](void* q) noexcept { delete static_cast<std::vector<int64_t>*>(q); });
+            return nb::ndarray<nb::numpy, int64_t>(owned->data(), {2, static_cast<size_t>(e)}, owner);
+          },
+          "A new [2, E] int64 array (row 0 source, row 1 destination) in CSR edge order.")
+      .def("degree_stats",
+           [](const Graph& g) {
+             const DegreeStats& s = g.degree_stats();
+             nb::dict d;
+             d["min_degree"] = s.min_degree;
+             d["max_degree"] = s.max_degree;
+             d["mean_degree"] = s.mean_degree;
+             d["isolated_rows"] = s.isolated_rows;
+             d["self_loops"] = s.self_loops;
+             return d;
+           })
       .def("to_input_order", &to_input_order, "per_edge"_a,
            "Maps per-edge float32 values in CSR order [E, ...] to the input edge list's order (dropped edges "
            "get 0, merged duplicates the kept edge's value).")
@@ -726,148 +779,184 @@ NB_MODULE(_edgeattn, m) {
                                         "Row i attends to sources j <= i + (num_src - num_dst).")
                   .def(nb::init<int64_t, int64_t>(), "num_dst"_a, "num_src"_a);
     pattern_common<CausalPattern>(ca);
-    auto w = nb::class_<WindowPattern>(m, "WindowPattern",
-                                       "Row i attends to j = i + k*dilation, -left <= k <= right, 0 <= j < n.")
-                 .def(nb::init<int64_t, int64_t, int64_t, int64_t>(), "n"_a, "left"_a, "right"_a, "dilation"_a = 1)
-                 .def_static("sliding", &WindowPattern::sliding, "n"_a, "w"_a, "causal"_a = false, "dilation"_a = 1)
-                 .def_prop_ro("left", &WindowPattern::left)
-                 .def_prop_ro("right", &WindowPattern::right)
-                 .def_prop_ro("dilation", &WindowPattern::dilation);
+    auto w =
+        nb::class_<WindowPattern>(m, "WindowPattern",
+                                  "Row i attends to j = i + k*dilation, -left <= k <= right, 0 <= j < n.")
+            .def(nb::init<int64_t, int64_t, int64_t, int64_t>(), "n"_a, "left"_a, "right"_a, "dilation"_a = 1)
+            .def_static("sliding", &WindowPattern::sliding, "n"_a, "w"_a, "causal"_a = false,
+                        "dilation"_a = 1)
+            .def_prop_ro("left", &WindowPattern::left)
+            .def_prop_ro("right", &WindowPattern::right)
+            .def_prop_ro("dilation", &WindowPattern::dilation);
     pattern_common<WindowPattern>(w);
-    auto b = nb::class_<BlockDiagonalPattern>(
-                 m, "BlockDiagonalPattern",
-                 "Padded batch: block b spans [starts[b], starts[b+1]) and its rows attend to the first "
-                 "valid_lengths[b] positions of the block.")
-                 .def("__init__",
-                      [](BlockDiagonalPattern* self, const AnyArray& starts, const AnyArray& valid) {
-                        new (self) BlockDiagonalPattern(index_vector(starts, "BlockDiagonalPattern: block_starts"),
-                                                        index_vector(valid, "BlockDiagonalPattern: valid_lengths"));
-                      }, "block_starts"_a, "valid_lengths"_a)
-                 .def_static("padded_batch",
-                             [](int64_t seq_len, const AnyArray& valid) {
-                               return BlockDiagonalPattern::padded_batch(
-                                   seq_len, index_vector(valid, "BlockDiagonalPattern.padded_batch: valid_lengths"));
-                             }, "seq_len"_a, "valid_lengths"_a, "B sequences of seq_len positions each.")
-                 .def_prop_ro("num_blocks", &BlockDiagonalPattern::num_blocks)
-                 .def_prop_ro("block_starts", [](nb::handle self) {
-                   return readonly_view(nb::cast<const BlockDiagonalPattern&>(self).block_starts(), self);
-                 })
-                 .def_prop_ro("valid_lengths", [](nb::handle self) {
-                   return readonly_view(nb::cast<const BlockDiagonalPattern&>(self).valid_lengths(), self);
-                 });
+    auto b =
+        nb::class_<BlockDiagonalPattern>(
+            m, "BlockDiagonalPattern",
+            "Padded batch: block b spans [starts[b], starts[b+1]) and its rows attend to the first "
+            "valid_lengths[b] positions of the block.")
+            .def(
+                "__init__",
+                [](BlockDiagonalPattern* self, const AnyArray& starts, const AnyArray& valid) {
+                  new (self) BlockDiagonalPattern(index_vector(starts, "BlockDiagonalPattern: block_starts"),
+                                                  index_vector(valid, "BlockDiagonalPattern: valid_lengths"));
+                },
+                "block_starts"_a, "valid_lengths"_a)
+            .def_static(
+                "padded_batch",
+                [](int64_t seq_len, const AnyArray& valid) {
+                  return BlockDiagonalPattern::padded_batch(
+                      seq_len, index_vector(valid, "BlockDiagonalPattern.padded_batch: valid_lengths"));
+                },
+                "seq_len"_a, "valid_lengths"_a, "B sequences of seq_len positions each.")
+            .def_prop_ro("num_blocks", &BlockDiagonalPattern::num_blocks)
+            .def_prop_ro("block_starts",
+                         [](nb::handle self) {
+                           return readonly_view(nb::cast<const BlockDiagonalPattern&>(self).block_starts(),
+                                                self);
+                         })
+            .def_prop_ro("valid_lengths", [](nb::handle self) {
+              return readonly_view(nb::cast<const BlockDiagonalPattern&>(self).valid_lengths(), self);
+            });
     pattern_common<BlockDiagonalPattern>(b);
     auto wg = nb::class_<WindowGlobalPattern>(m, "WindowGlobalPattern",
                                               "Sliding window of a radius plus global tokens (Longformer).")
-                  .def("__init__",
-                       [](WindowGlobalPattern* self, int64_t n, int64_t radius, const AnyArray& globals) {
-                         new (self) WindowGlobalPattern(n, radius,
-                                                        index_vector(globals, "WindowGlobalPattern: global_tokens"));
-                       }, "n"_a, "radius"_a, "global_tokens"_a)
+                  .def(
+                      "__init__",
+                      [](WindowGlobalPattern* self, int64_t n, int64_t radius, const AnyArray& globals) {
+                        new (self) WindowGlobalPattern(
+                            n, radius, index_vector(globals, "WindowGlobalPattern: global_tokens"));
+                      },
+                      "n"_a, "radius"_a, "global_tokens"_a)
                   .def_prop_ro("radius", &WindowGlobalPattern::radius)
                   .def_prop_ro("global_tokens", [](nb::handle self) {
                     return readonly_view(nb::cast<const WindowGlobalPattern&>(self).global_tokens(), self);
                   });
     pattern_common<WindowGlobalPattern>(wg);
   }
-  m.def("materialize", [](const Pattern& p) {
-    nb::gil_scoped_release release;
-    return materialize(p);
-  }, "pattern"_a, "The explicit CSR Graph of any pattern.");
-  m.def("num_edges", [](const Pattern& p) { return num_edges(p); }, "pattern"_a);
-  m.def("density", [](const Pattern& p) { return density(p); }, "pattern"_a);
-  m.def("describe", [](const Pattern& p) { return describe(p); }, "pattern"_a);
+  m.def(
+      "materialize",
+      [](const Pattern& p) {
+        nb::gil_scoped_release release;
+        return materialize(p);
+      },
+      "pattern"_a, "The explicit CSR Graph of any pattern.");
+  m.def(
+      "num_edges", [](const Pattern& p) { return num_edges(p); }, "pattern"_a);
+  m.def(
+      "density", [](const Pattern& p) { return density(p); }, "pattern"_a);
+  m.def(
+      "describe", [](const Pattern& p) { return describe(p); }, "pattern"_a);
 
   // -- Generators -------------------------------------------------------------------------------
-  m.def("erdos_renyi_graph",
-        [](int64_t n, int64_t num_edges, uint64_t seed, const std::string& self_loops, const std::string& duplicates,
-           bool symmetrize) {
-          const BuildOptions o = build_options(self_loops, duplicates, symmetrize);
-          nb::gil_scoped_release release;
-          return erdos_renyi_graph(n, num_edges, seed, o);
-        },
-        "n"_a, "num_edges"_a, "seed"_a = 0, "self_loops"_a = "keep", "duplicates"_a = "merge", "symmetrize"_a = false,
-        "num_edges uniform random edges on n nodes (graph/generators.hpp), built with the given policies.");
-  m.def("rmat_graph",
-        [](int64_t n, int64_t num_edges, uint64_t seed, double a, double b, double c, double d, bool scramble_ids,
-           const std::string& self_loops, const std::string& duplicates, bool symmetrize) {
-          const BuildOptions o = build_options(self_loops, duplicates, symmetrize);
-          const RmatParams params{.a = a, .b = b, .c = c, .d = d, .scramble_ids = scramble_ids};
-          nb::gil_scoped_release release;
-          return rmat_graph(n, num_edges, seed, params, o);
-        },
-        "n"_a, "num_edges"_a, "seed"_a = 0, "a"_a = 0.57, "b"_a = 0.19, "c"_a = 0.19, "d"_a = 0.05,
-        "scramble_ids"_a = true, "self_loops"_a = "keep", "duplicates"_a = "merge", "symmetrize"_a = false,
-        "num_edges R-MAT (Kronecker) edges on n nodes, Graph500 parameters by default.");
+  m.def(
+      "erdos_renyi_graph",
+      [](int64_t n, int64_t num_edges, uint64_t seed, const std::string& self_loops,
+         const std::string& duplicates, bool symmetrize) {
+        const BuildOptions o = build_options(self_loops, duplicates, symmetrize);
+        nb::gil_scoped_release release;
+        return erdos_renyi_graph(n, num_edges, seed, o);
+      },
+      "n"_a, "num_edges"_a, "seed"_a = 0, "self_loops"_a = "keep", "duplicates"_a = "merge",
+      "symmetrize"_a = false,
+      "num_edges uniform random edges on n nodes (graph/generators.hpp), built with the given policies.");
+  m.def(
+      "rmat_graph",
+      [](int64_t n, int64_t num_edges, uint64_t seed, double a, double b, double c, double d,
+         bool scramble_ids, const std::string& self_loops, const std::string& duplicates, bool symmetrize) {
+        const BuildOptions o = build_options(self_loops, duplicates, symmetrize);
+        const RmatParams params{.a = a, .b = b, .c = c, .d = d, .scramble_ids = scramble_ids};
+        nb::gil_scoped_release release;
+        return rmat_graph(n, num_edges, seed, params, o);
+      },
+      "n"_a, "num_edges"_a, "seed"_a = 0, "a"_a = 0.57, "b"_a = 0.19, "c"_a = 0.19, "d"_a = 0.05,
+      "scramble_ids"_a = true, "self_loops"_a = "keep", "duplicates"_a = "merge", "symmetrize"_a = false,
+      "num_edges R-MAT (Kronecker) edges on n nodes, Graph500 parameters by default.");
 
   // -- Attention kernels ------------------------------------------------------------------------
-  nb::class_<PyAttentionResult>(m, "AttentionResult",
-                                "What attention_forward returns; pass it to attention_backward. Its arrays are "
-                                "views owned by this object (row_stats read-only).")
-      .def_prop_ro("out", [](nb::handle self) {
-        return tensor_view(nb::cast<PyAttentionResult&>(self).result.out, self);
-      }, "concat: [num_dst, H, Dv]; mean: [num_dst, Dv] (writable view; attention_backward reads it, so "
-         "do not modify it before the backward pass)")
-      .def_prop_ro("row_stats", [](nb::handle self) {
-        return readonly_tensor_view(nb::cast<const PyAttentionResult&>(self).result.row_stats, self);
-      }, "softmax: row log-sum-exp [num_dst, H]; relu: None")
-      .def_prop_ro("attention", [](nb::handle self) {
-        return tensor_view(nb::cast<PyAttentionResult&>(self).result.attention, self);
-      }, "[E, H] attention weights (before dropout) when requested, in attention_order; else None")
+  nb::class_<PyAttentionResult>(
+      m, "AttentionResult",
+      "What attention_forward returns; pass it to attention_backward. Its arrays are "
+      "views owned by this object (row_stats read-only).")
+      .def_prop_ro(
+          "out",
+          [](nb::handle self) { return tensor_view(nb::cast<PyAttentionResult&>(self).result.out, self); },
+          "concat: [num_dst, H, Dv]; mean: [num_dst, Dv] (writable view; attention_backward reads it, so "
+          "do not modify it before the backward pass)")
+      .def_prop_ro(
+          "row_stats",
+          [](nb::handle self) {
+            return readonly_tensor_view(nb::cast<const PyAttentionResult&>(self).result.row_stats, self);
+          },
+          "softmax: row log-sum-exp [num_dst, H]; relu: None")
+      .def_prop_ro(
+          "attention",
+          [](nb::handle self) {
+            return tensor_view(nb::cast<PyAttentionResult&>(self).result.attention, self);
+          },
+          "[E, H] attention weights (before dropout) when requested, in attention_order; else None")
       .def_prop_ro("attention_order", [](const PyAttentionResult& r) { return r.attention_order; })
-      .def_prop_ro("path", [](const PyAttentionResult& r) { return std::string(to_string(r.result.path)); },
-                   "the path that ran: sparse, dense or reference");
+      .def_prop_ro(
+          "path", [](const PyAttentionResult& r) { return std::string(to_string(r.result.path)); },
+          "the path that ran: sparse, dense or reference");
 
-  auto operands = [](std::optional<AnyArray> query, std::optional<AnyArray> key, std::optional<AnyArray> value,
-                     std::optional<AnyArray> score_dst, std::optional<AnyArray> score_src,
-                     std::optional<AnyArray> weight, std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
-                     std::optional<AnyArray> edge_bias) {
-    return Operands{query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias};
-  };
-  m.def("attention_forward",
-        [operands](const Pattern& pattern, std::optional<AnyArray> query, std::optional<AnyArray> key,
-                   std::optional<AnyArray> value, std::optional<AnyArray> score_dst, std::optional<AnyArray> score_src,
-                   std::optional<AnyArray> weight, std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
-                   std::optional<AnyArray> edge_bias, const std::string& score, const std::string& normalization,
-                   const std::string& combine, double scale, double negative_slope, double dropout, uint64_t seed,
-                   bool return_attention, const std::string& attention_order, const std::string& path,
-                   double dense_threshold) {
-          const AttentionConfig c = make_config(score, normalization, combine, scale, negative_slope, dropout, seed,
-                                                return_attention, path, dense_threshold);
-          return py_attention_forward(
-              pattern, operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias), c,
-              attention_order);
-        },
-        "pattern"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(), "value"_a = nb::none(),
-        "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(), "key_weight"_a = nb::none(),
-        "att"_a = nb::none(), "edge_bias"_a = nb::none(), "score"_a = "dot_product", "normalization"_a = "softmax",
-        "combine"_a = "concat", "scale"_a = 0.0, "negative_slope"_a = 0.2, "dropout"_a = 0.0, "seed"_a = 0,
-        "return_attention"_a = false, "attention_order"_a = "csr", "path"_a = "automatic",
-        "dense_threshold"_a = kDefaultDenseThreshold,
-        "Graph-masked multi-head attention (kernels/attention.hpp). Operands are float32 C-contiguous CPU "
-        "arrays, used without copying: query [num_dst, H, Dk], key [num_src, H, Dk], value [num_src, H, Dv], "
-        "score_dst [num_dst, H], score_src [num_src, H], weight, key_weight, att, edge_bias [E, H] (CSR order). "
-        "score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; combine: "
-        "concat | mean; path: automatic | sparse | dense | reference. attention_order='input' returns the "
-        "attention weights in the order of the edge list the Graph was built from.");
-  m.def("attention_backward",
-        [operands](const Pattern& pattern, const PyAttentionResult& forward, const AnyArray& grad_out,
-                   std::optional<AnyArray> query, std::optional<AnyArray> key, std::optional<AnyArray> value,
-                   std::optional<AnyArray> score_dst, std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
-                   std::optional<AnyArray> key_weight, std::optional<AnyArray> att, std::optional<AnyArray> edge_bias) {
-          return py_attention_backward(
-              pattern, operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias), forward,
-              grad_out);
-        },
-        "pattern"_a, "forward"_a, "grad_out"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(),
-        "value"_a = nb::none(), "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
-        "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
-        "Gradients of attention_forward's output: pass the same pattern and operands and the forward result. "
-        "Returns a dict name -> float32 array with the shape of each given operand.");
+  auto operands =
+      [](std::optional<AnyArray> query, std::optional<AnyArray> key, std::optional<AnyArray> value,
+         std::optional<AnyArray> score_dst, std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
+         std::optional<AnyArray> key_weight, std::optional<AnyArray> att, std::optional<AnyArray> edge_bias) {
+        return Operands{query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias};
+      };
+  m.def(
+      "attention_forward",
+      [operands](const Pattern& pattern, std::optional<AnyArray> query, std::optional<AnyArray> key,
+                 std::optional<AnyArray> value, std::optional<AnyArray> score_dst,
+                 std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
+                 std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
+                 std::optional<AnyArray> edge_bias, const std::string& score,
+                 const std::string& normalization, const std::string& combine, double scale,
+                 double negative_slope, double dropout, uint64_t seed, bool return_attention,
+                 const std::string& attention_order, const std::string& path, double dense_threshold) {
+        const AttentionConfig c = make_config(score, normalization, combine, scale, negative_slope, dropout,
+                                              seed, return_attention, path, dense_threshold);
+        return py_attention_forward(
+            pattern, operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias), c,
+            attention_order);
+      },
+      "pattern"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(), "value"_a = nb::none(),
+      "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
+      "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
+      "score"_a = "dot_product", "normalization"_a = "softmax", "combine"_a = "concat", "scale"_a = 0.0,
+      "negative_slope"_a = 0.2, "dropout"_a = 0.0, "seed"_a = 0, "return_attention"_a = false,
+      "attention_order"_a = "csr", "path"_a = "automatic", "dense_threshold"_a = kDefaultDenseThreshold,
+      "Graph-masked multi-head attention (kernels/attention.hpp). Operands are float32 C-contiguous CPU "
+      "arrays, used without copying: query [num_dst, H, Dk], key [num_src, H, Dk], value [num_src, H, Dv], "
+      "score_dst [num_dst, H], score_src [num_src, H], weight, key_weight, att, edge_bias [E, H] (CSR "
+      "order). "
+      "score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; "
+      "combine: "
+      "concat | mean; path: automatic | sparse | dense | reference. attention_order='input' returns the "
+      "attention weights in the order of the edge list the Graph was built from.");
+  m.def(
+      "attention_backward",
+      [operands](const Pattern& pattern, const PyAttentionResult& forward, const AnyArray& grad_out,
+                 std::optional<AnyArray> query, std::optional<AnyArray> key, std::optional<AnyArray> value,
+                 std::optional<AnyArray> score_dst, std::optional<AnyArray> score_src,
+                 std::optional<AnyArray> weight, std::optional<AnyArray> key_weight,
+                 std::optional<AnyArray> att, std::optional<AnyArray> edge_bias) {
+        return py_attention_backward(
+            pattern, operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias),
+            forward, grad_out);
+      },
+      "pattern"_a, "forward"_a, "grad_out"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(),
+      "value"_a = nb::none(), "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
+      "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
+      "Gradients of attention_forward's output: pass the same pattern and operands and the forward result. "
+      "Returns a dict name -> float32 array with the shape of each given operand.");
 
   // -- Datasets ---------------------------------------------------------------------------------
-  nb::class_<data::Dataset>(m, "Dataset",
-                            "A node-classification dataset. Array properties are read-only views owned by the "
-                            "dataset.")
+  nb::class_<data::Dataset>(
+      m, "Dataset",
+      "A node-classification dataset. Array properties are read-only views owned by the "
+      "dataset.")
       .def_ro("name", &data::Dataset::name)
       .def_ro("format", &data::Dataset::format)
       .def_ro("graph", &data::Dataset::graph)
@@ -876,222 +965,299 @@ NB_MODULE(_edgeattn, m) {
       .def_prop_ro("num_features", &data::Dataset::num_features)
       .def_prop_ro("num_classes", &data::Dataset::num_classes)
       .def_prop_ro("features_are_sparse", [](const data::Dataset& d) { return d.features.is_sparse(); })
-      .def_prop_ro("dense_features", [](nb::handle self) -> nb::object {
-        const auto& d = nb::cast<const data::Dataset&>(self);
-        if (d.features.is_sparse()) return to_numpy(d.features.to_dense());
-        return readonly_tensor_view(d.features.dense(), self);
-      }, "float32 [N, F]: a view of dense features, or a new dense copy of sparse ones")
-      .def_prop_ro("sparse_features", [](nb::handle self) -> nb::object {
-        const auto& d = nb::cast<const data::Dataset&>(self);
-        if (!d.features.is_sparse()) return nb::none();
-        const CsrMatrix& s = d.features.sparse();
-        return nb::make_tuple(readonly_view(s.indptr(), self), readonly_view(s.indices(), self),
-                              readonly_view(std::span<const float>(s.values()), self),
-                              nb::make_tuple(s.rows(), s.cols()));
-      }, "(indptr, indices, values, (rows, cols)) views of sparse features; None when dense")
-      .def_prop_ro("labels", [](nb::handle self) -> nb::object {
-        const auto& d = nb::cast<const data::Dataset&>(self);
-        if (d.labels.multi_label()) return readonly_tensor_view(d.labels.multi_hot, self);
-        return nb::cast(readonly_view(std::span<const int32_t>(d.labels.classes), self));
-      }, "int32 [N] class ids (-1: unlabelled), or float32 [N, C] multi-hot")
-      .def_prop_ro("split_names", [](const data::Dataset& d) {
-        std::vector<std::string> names;
-        for (const auto& [k, v] : d.splits) names.push_back(k);
-        return names;
-      })
+      .def_prop_ro(
+          "dense_features",
+          [](nb::handle self) -> nb::object {
+            const auto& d = nb::cast<const data::Dataset&>(self);
+            if (d.features.is_sparse()) return to_numpy(d.features.to_dense());
+            return readonly_tensor_view(d.features.dense(), self);
+          },
+          "float32 [N, F]: a view of dense features, or a new dense copy of sparse ones")
+      .def_prop_ro(
+          "sparse_features",
+          [](nb::handle self) -> nb::object {
+            const auto& d = nb::cast<const data::Dataset&>(self);
+            if (!d.features.is_sparse()) return nb::none();
+            const CsrMatrix& s = d.features.sparse();
+            return nb::make_tuple(readonly_view(s.indptr(), self), readonly_view(s.indices(), self),
+                                  readonly_view(std::span<const float>(s.values()), self),
+                                  nb::make_tuple(s.rows(), s.cols()));
+          },
+          "(indptr, indices, values, (rows, cols)) views of sparse features; None when dense")
+      .def_prop_ro(
+          "labels",
+          [](nb::handle self) -> nb::object {
+            const auto& d = nb::cast<const data::Dataset&>(self);
+            if (d.labels.multi_label()) return readonly_tensor_view(d.labels.multi_hot, self);
+            return nb::cast(readonly_view(std::span<const int32_t>(d.labels.classes), self));
+          },
+          "int32 [N] class ids (-1: unlabelled), or float32 [N, C] multi-hot")
+      .def_prop_ro("split_names",
+                   [](const data::Dataset& d) {
+                     std::vector<std::string> names;
+                     for (const auto& [k, v] : d.splits) names.push_back(k);
+                     return names;
+                   })
       .def_ro("default_split", &data::Dataset::default_split)
-      .def("split", [](nb::handle self, const std::string& name) {
-        const data::Split& s = nb::cast<const data::Dataset&>(self).split(name);
-        nb::dict out;
-        out["train"] = readonly_view(std::span<const int64_t>(s.train), self);
-        out["val"] = readonly_view(std::span<const int64_t>(s.val), self);
-        out["test"] = readonly_view(std::span<const int64_t>(s.test), self);
-        return out;
-      }, "name"_a = "", "{'train','val','test'}: sorted int64 node ids (the default split when name is empty)")
-      .def("masks", [](const data::Dataset& d, const std::string& name) {
-        const data::Split& s = d.split(name);
-        nb::dict out;
-        const std::pair<const char*, const std::vector<int64_t>*> parts[] = {
-            {"train", &s.train}, {"val", &s.val}, {"test", &s.test}};
-        for (const auto& [k, ids] : parts) {
-          std::vector<uint8_t> mask = data::to_mask(*ids, d.num_nodes());
-          auto* owned = new std::vector<uint8_t>(std::move(mask));
-          nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<uint8_t>*>(p); });
-          out[k] = nb::ndarray<nb::numpy, bool>(reinterpret_cast<bool*>(owned->data()), {owned->size()}, owner);
-        }
-        return out;
-      }, "name"_a = "", "{'train','val','test'}: bool [N] masks")
+      .def(
+          "split",
+          [](nb::handle self, const std::string& name) {
+            const data::Split& s = nb::cast<const data::Dataset&>(self).split(name);
+            nb::dict out;
+            out["train"] = readonly_view(std::span<const int64_t>(s.train), self);
+            out["val"] = readonly_view(std::span<const int64_t>(s.val), self);
+            out["test"] = readonly_view(std::span<const int64_t>(s.test), self);
+            return out;
+          },
+          "name"_a = "",
+          "{'train','val','test'}: sorted int64 node ids (the default split when name is empty)")
+      .def(
+          "masks",
+          [](const data::Dataset& d, const std::string& name) {
+            const data::Split& s = d.split(name);
+            nb::dict out;
+            const std::pair<const char*, const std::vector<int64_t>*> parts[] = {
+                {"train", &s.train}, {"val", &s.val}, {"test", &s.test}};
+            for (const auto& [k, ids] : parts) {
+              std::vector<uint8_t> mask = data::to_mask(*ids, d.num_nodes());
+              auto* owned = new std::vector<uint8_t>(std::move(mask));
+              nb::capsule owner(owned,
+                                [](void* p) noexcept { delete static_cast<std::vector<uint8_t>*>(p); });
+              out[k] = nb::ndarray<nb::numpy, bool>(reinterpret_cast<bool*>(owned->data()), {owned->size()},
+                                                    owner);
+            }
+            return out;
+          },
+          "name"_a = "", "{'train','val','test'}: bool [N] masks")
       .def_ro("notes", &data::Dataset::notes)
-      .def("normalize_features", [](data::Dataset& d) { data::normalize_features(d.features); },
-           "Row-normalises the features in place (each row sums to 1; GAT's Cora preprocessing).")
+      .def(
+          "normalize_features", [](data::Dataset& d) { data::normalize_features(d.features); },
+          "Row-normalises the features in place (each row sums to 1; GAT's Cora preprocessing).")
       .def("__repr__", [](const data::Dataset& d) {
         return "Dataset(name=" + d.name + ", num_nodes=" + std::to_string(d.num_nodes()) +
-               ", num_edges=" + std::to_string(d.num_edges()) + ", num_features=" + std::to_string(d.num_features()) +
+               ", num_edges=" + std::to_string(d.num_edges()) +
+               ", num_features=" + std::to_string(d.num_features()) +
                ", num_classes=" + std::to_string(d.num_classes()) + ")";
       });
-  m.def("load_dataset",
-        [](const std::string& name, const std::string& root, const std::string& format, bool verify) {
-          data::LoadOptions o{.root = root, .format = format, .verify = verify};
-          nb::gil_scoped_release release;
-          return data::load_dataset(name, o);
-        },
-        "name"_a, "root"_a = "", "format"_a = "", "verify"_a = true,
-        "A named dataset (cora, citeseer, pubmed, karate), checksummed against the compiled-in manifest. root "
-        "defaults to $EDGEATTN_DATA, else the repository's datasets/.");
-  m.def("load_dataset_path", [](const std::string& path) {
-    nb::gil_scoped_release release;
-    return data::load_dataset_path(path);
-  }, "path"_a, "A dataset file or directory in any supported format.");
+  m.def(
+      "load_dataset",
+      [](const std::string& name, const std::string& root, const std::string& format, bool verify) {
+        data::LoadOptions o{.root = root, .format = format, .verify = verify};
+        nb::gil_scoped_release release;
+        return data::load_dataset(name, o);
+      },
+      "name"_a, "root"_a = "", "format"_a = "", "verify"_a = true,
+      "A named dataset (cora, citeseer, pubmed, karate), checksummed against the compiled-in manifest. root "
+      "defaults to $EDGEATTN_DATA, else the repository's datasets/.");
+  m.def(
+      "load_dataset_path",
+      [](const std::string& path) {
+        nb::gil_scoped_release release;
+        return data::load_dataset_path(path);
+      },
+      "path"_a, "A dataset file or directory in any supported format.");
   m.def("dataset_names", &data::dataset_names);
   m.def("default_data_root", []() { return data::default_data_root().string(); });
-  m.def("sbm_dataset",
-        [](int64_t num_nodes, int64_t num_classes, double expected_in_degree, double expected_out_degree,
-           int64_t feature_dim, double signal, double noise, int64_t train_per_class, int64_t num_val, int64_t num_test,
-           bool shuffle_nodes, uint64_t seed) {
-          data::SbmConfig c{.num_nodes = num_nodes, .num_classes = num_classes, .block_sizes = {},
-                            .expected_in_degree = expected_in_degree, .expected_out_degree = expected_out_degree,
-                            .feature_dim = feature_dim, .signal = static_cast<float>(signal), .noise = static_cast<float>(noise),
-                            .train_per_class = train_per_class, .num_val = num_val, .num_test = num_test,
-                            .shuffle_nodes = shuffle_nodes, .seed = seed};
-          nb::gil_scoped_release release;
-          return data::sbm_dataset(c);
-        },
-        "num_nodes"_a = 3000, "num_classes"_a = 5, "expected_in_degree"_a = 8.0, "expected_out_degree"_a = 2.0,
-        "feature_dim"_a = 16, "signal"_a = 1.0, "noise"_a = 1.0, "train_per_class"_a = 20, "num_val"_a = 500,
-        "num_test"_a = 1000, "shuffle_nodes"_a = true, "seed"_a = 0,
-        "A stochastic-block-model dataset with class-correlated Gaussian features (data/synthetic.hpp).");
+  m.def(
+      "sbm_dataset",
+      [](int64_t num_nodes, int64_t num_classes, double expected_in_degree, double expected_out_degree,
+         int64_t feature_dim, double signal, double noise, int64_t train_per_class, int64_t num_val,
+         int64_t num_test, bool shuffle_nodes, uint64_t seed) {
+        data::SbmConfig c{.num_nodes = num_nodes,
+                          .num_classes = num_classes,
+                          .block_sizes = {},
+                          .expected_in_degree = expected_in_degree,
+                          .expected_out_degree = expected_out_degree,
+                          .feature_dim = feature_dim,
+                          .signal = static_cast<float>(signal),
+                          .noise = static_cast<float>(noise),
+                          .train_per_class = train_per_class,
+                          .num_val = num_val,
+                          .num_test = num_test,
+                          .shuffle_nodes = shuffle_nodes,
+                          .seed = seed};
+        nb::gil_scoped_release release;
+        return data::sbm_dataset(c);
+      },
+      "num_nodes"_a = 3000, "num_classes"_a = 5, "expected_in_degree"_a = 8.0, "expected_out_degree"_a = 2.0,
+      "feature_dim"_a = 16, "signal"_a = 1.0, "noise"_a = 1.0, "train_per_class"_a = 20, "num_val"_a = 500,
+      "num_test"_a = 1000, "shuffle_nodes"_a = true, "seed"_a = 0,
+      "A stochastic-block-model dataset with class-correlated Gaussian features (data/synthetic.hpp).");
 
   // -- Models -----------------------------------------------------------------------------------
-  nb::class_<PyModel>(m, "Model",
-                      "A node-classification model (nn/model.hpp): gat, gatv2, transformer or graph_transformer. "
-                      "Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...).")
-      .def("__init__",
-           [](PyModel* self, const std::string& kind, int64_t in_channels, int64_t num_classes, int64_t hidden,
-              int64_t heads, int64_t out_heads, int64_t layers, double dropout, double attention_dropout,
-              double negative_slope, bool residual, bool add_self_loops, bool share_weights, bool beta, bool pre_norm,
-              int64_t ffn_hidden, const std::string& pe, int64_t pe_dim, uint64_t seed) {
-             new (self) PyModel(model_config(kind, in_channels, num_classes, hidden, heads, out_heads, layers, dropout,
-                                             attention_dropout, negative_slope, residual, add_self_loops,
-                                             share_weights, beta, pre_norm, ffn_hidden, pe, pe_dim, seed));
-           },
-           nb::kw_only(), "kind"_a = "gat", "in_channels"_a, "num_classes"_a, "hidden"_a = 8, "heads"_a = 8,
-           "out_heads"_a = 1, "layers"_a = 2, "dropout"_a = 0.6, "attention_dropout"_a = 0.6, "negative_slope"_a = 0.2,
-           "residual"_a = false, "add_self_loops"_a = true, "share_weights"_a = false, "beta"_a = false,
-           "pre_norm"_a = false, "ffn_hidden"_a = 0, "pe"_a = "none", "pe_dim"_a = 0, "seed"_a = 0)
-      .def_static("from_json", [](const std::string& json) { return new PyModel(nn::ModelConfig::from_json(json)); },
-                  "json"_a, nb::rv_policy::take_ownership, "A model from ModelConfig JSON (Model.config_json).")
+  nb::class_<PyModel>(
+      m, "Model",
+      "A node-classification model (nn/model.hpp): gat, gatv2, transformer or graph_transformer. "
+      "Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...).")
+      .def(
+          "__init__",
+          [](PyModel* self, const std::string& kind, int64_t in_channels, int64_t num_classes, int64_t hidden,
+             int64_t heads, int64_t out_heads, int64_t layers, double dropout, double attention_dropout,
+             double negative_slope, bool residual, bool add_self_loops, bool share_weights, bool beta,
+             bool pre_norm, int64_t ffn_hidden, const std::string& pe, int64_t pe_dim, uint64_t seed) {
+            new (self)
+                PyModel(model_config(kind, in_channels, num_classes, hidden, heads, out_heads, layers,
+                                     dropout, attention_dropout, negative_slope, residual, add_self_loops,
+                                     share_weights, beta, pre_norm, ffn_hidden, pe, pe_dim, seed));
+          },
+          nb::kw_only(), "kind"_a = "gat", "in_channels"_a, "num_classes"_a, "hidden"_a = 8, "heads"_a = 8,
+          "out_heads"_a = 1, "layers"_a = 2, "dropout"_a = 0.6, "attention_dropout"_a = 0.6,
+          "negative_slope"_a = 0.2, "residual"_a = false, "add_self_loops"_a = true,
+          "share_weights"_a = false, "beta"_a = false, "pre_norm"_a = false, "ffn_hidden"_a = 0,
+          "pe"_a = "none", "pe_dim"_a = 0, "seed"_a = 0)
+      .def_static(
+          "from_json", [](const std::string& json) { return new PyModel(nn::ModelConfig::from_json(json)); },
+          "json"_a, nb::rv_policy::take_ownership, "A model from ModelConfig JSON (Model.config_json).")
       .def_prop_ro("config_json", [](const PyModel& m) { return m.model.config().to_json(); })
       .def_prop_ro("num_parameters", [](PyModel& m) { return m.model.num_parameters(); })
-      .def("parameter_names", [](PyModel& m) {
-        std::vector<std::string> names;
-        for (autograd::Parameter* p : m.model.parameters()) names.push_back(p->name);
-        return names;
-      })
-      .def("parameter", [](nb::handle self, const std::string& name) {
-        return tensor_view(nb::cast<PyModel&>(self).parameter(name).value, self);
-      }, "name"_a, "A writable float32 view of the named parameter (in-place edits change the model).")
-      .def("set_parameter", [](PyModel& m, const std::string& name, const AnyArray& value) {
-        autograd::Parameter& p = m.parameter(name);
-        const ConstView v = float_view(value, "Model.set_parameter: " + name);
-        if (!(v.shape() == p.value.shape()))
-          raise<ShapeError>("Model.set_parameter: ", name, " has shape ", p.value.shape().str(), ", got ",
-                            v.shape().str());
-        std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
-      }, "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.")
-      .def("logits",
-           [](PyModel& m, const data::Dataset& ds, bool training, uint64_t seed) {
-             Tensor t;
-             {
-               nb::gil_scoped_release release;
-               t = model_logits(m, ds.graph, ds.features, training, seed, nullptr);
-             }
-             return to_numpy(std::move(t));
-           },
-           "dataset"_a, "training"_a = false, "seed"_a = 0,
-           "Logits [N, num_classes] on a dataset's graph and features (training=False: no dropout).")
-      .def("logits",
-           [](PyModel& m, const Graph& graph, const AnyArray& features, bool training, uint64_t seed) {
-             data::Features x = features_from_array(features);
-             Tensor t;
-             {
-               nb::gil_scoped_release release;
-               t = model_logits(m, graph, x, training, seed, nullptr);
-             }
-             return to_numpy(std::move(t));
-           },
-           "graph"_a, "features"_a, "training"_a = false, "seed"_a = 0,
-           "Logits on a graph and float32 features [N, F] (copied into the model's input).")
-      .def("save", [](PyModel& m, const std::string& path) {
-        train::save_parameters(path, m.model.parameters(), m.model.config().to_json() + "\n");
-      }, "path"_a, "Writes the model file (config JSON + weights, checksummed; same format as the CLI).")
-      .def_static("load", [](const std::string& path) {
-        const train::Checkpoint c = train::load_checkpoint(path);
-        const size_t nl = c.metadata.find('\n');
-        auto* m = new PyModel(nn::ModelConfig::from_json(c.metadata.substr(0, nl)));
-        try {
-          train::load_parameters(c, m->model.parameters());
-        } catch (...) {
-          delete m;
-          throw;
-        }
-        return m;
-      }, "path"_a, nb::rv_policy::take_ownership, "Loads a model file written by Model.save or `edgeattn train --save`.")
+      .def("parameter_names",
+           [](PyModel& m) {
+             std::vector<std::string> names;
+             for (autograd::Parameter* p : m.model.parameters()) names.push_back(p->name);
+             return names;
+           })
+      .def(
+          "parameter",
+          [](nb::handle self, const std::string& name) {
+            return tensor_view(nb::cast<PyModel&>(self).parameter(name).value, self);
+          },
+          "name"_a, "A writable float32 view of the named parameter (in-place edits change the model).")
+      .def(
+          "set_parameter",
+          [](PyModel& m, const std::string& name, const AnyArray& value) {
+            autograd::Parameter& p = m.parameter(name);
+            const ConstView v = float_view(value, "Model.set_parameter: " + name);
+            if (!(v.shape() == p.value.shape()))
+              raise<ShapeError>("Model.set_parameter: ", name, " has shape ", p.value.shape().str(), ", got ",
+                                v.shape().str());
+            std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
+          },
+          "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.")
+      .def(
+          "logits",
+          [](PyModel& m, const data::Dataset& ds, bool training, uint64_t seed) {
+            Tensor t;
+            {
+              nb::gil_scoped_release release;
+              t = model_logits(m, ds.graph, ds.features, training, seed, nullptr);
+            }
+            return to_numpy(std::move(t));
+          },
+          "dataset"_a, "training"_a = false, "seed"_a = 0,
+          "Logits [N, num_classes] on a dataset's graph and features (training=False: no dropout).")
+      .def(
+          "logits",
+          [](PyModel& m, const Graph& graph, const AnyArray& features, bool training, uint64_t seed) {
+            data::Features x = features_from_array(features);
+            Tensor t;
+            {
+              nb::gil_scoped_release release;
+              t = model_logits(m, graph, x, training, seed, nullptr);
+            }
+            return to_numpy(std::move(t));
+          },
+          "graph"_a, "features"_a, "training"_a = false, "seed"_a = 0,
+          "Logits on a graph and float32 features [N, F] (copied into the model's input).")
+      .def(
+          "save",
+          [](PyModel& m, const std::string& path) {
+            train::save_parameters(path, m.model.parameters(), m.model.config().to_json() + "\n");
+          },
+          "path"_a, "Writes the model file (config JSON + weights, checksummed; same format as the CLI).")
+      .def_static(
+          "load",
+          [](const std::string& path) {
+            const train::Checkpoint c = train::load_checkpoint(path);
+            const size_t nl = c.metadata.find('\n');
+            auto* m = new PyModel(nn::ModelConfig::from_json(c.metadata.substr(0, nl)));
+            try {
+              train::load_parameters(c, m->model.parameters());
+            } catch (...) {
+              delete m;
+              throw;
+            }
+            return m;
+          },
+          "path"_a, nb::rv_policy::take_ownership,
+          "Loads a model file written by Model.save or `edgeattn train --save`.")
       .def("__repr__", [](PyModel& m) { return m.model.describe(); });
   {
     auto gat = nb::class_<PyConv<nn::GATConv>>(
         m, "GATConv",
-        "PyTorch Geometric's GATConv (nn/gat_conv.hpp), forward only: parameters lin.weight [H*C, in], att_src / "
+        "PyTorch Geometric's GATConv (nn/gat_conv.hpp), forward only: parameters lin.weight [H*C, in], "
+        "att_src / "
         "att_dst [1, H, C], bias, res.weight, readable and writable as arrays.");
-    gat.def("__init__",
-            [](PyConv<nn::GATConv>* self, int64_t in_channels, int64_t out_channels, int64_t heads, bool concat,
-               double negative_slope, double dropout, bool add_self_loops, bool bias, bool residual, uint64_t seed) {
-              nn::GATConvOptions o{.in_channels = in_channels, .out_channels = out_channels, .heads = heads,
-                                   .concat = concat, .negative_slope = static_cast<float>(negative_slope),
-                                   .dropout = static_cast<float>(dropout), .add_self_loops = add_self_loops,
-                                   .bias = bias, .residual = residual};
-              new (self) PyConv<nn::GATConv>(o, seed, add_self_loops);
-            },
-            "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "negative_slope"_a = 0.2,
-            "dropout"_a = 0.0, "add_self_loops"_a = true, "bias"_a = true, "residual"_a = false, "seed"_a = 0);
+    gat.def(
+        "__init__",
+        [](PyConv<nn::GATConv>* self, int64_t in_channels, int64_t out_channels, int64_t heads, bool concat,
+           double negative_slope, double dropout, bool add_self_loops, bool bias, bool residual,
+           uint64_t seed) {
+          nn::GATConvOptions o{.in_channels = in_channels,
+                               .out_channels = out_channels,
+                               .heads = heads,
+                               .concat = concat,
+                               .negative_slope = static_cast<float>(negative_slope),
+                               .dropout = static_cast<float>(dropout),
+                               .add_self_loops = add_self_loops,
+                               .bias = bias,
+                               .residual = residual};
+          new (self) PyConv<nn::GATConv>(o, seed, add_self_loops);
+        },
+        "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "negative_slope"_a = 0.2,
+        "dropout"_a = 0.0, "add_self_loops"_a = true, "bias"_a = true, "residual"_a = false, "seed"_a = 0);
     bind_conv_methods<nn::GATConv>(gat);
     auto gat2 = nb::class_<PyConv<nn::GATv2Conv>>(
         m, "GATv2Conv",
         "PyTorch Geometric's GATv2Conv (nn/gatv2_conv.hpp), forward only: lin_l / lin_r (weight, bias), att "
         "[1, H, C], bias, res.weight.");
-    gat2.def("__init__",
-             [](PyConv<nn::GATv2Conv>* self, int64_t in_channels, int64_t out_channels, int64_t heads, bool concat,
-                double negative_slope, double dropout, bool add_self_loops, bool bias, bool share_weights,
-                bool residual, uint64_t seed) {
-               nn::GATv2ConvOptions o{.in_channels = in_channels, .out_channels = out_channels, .heads = heads,
-                                      .concat = concat, .negative_slope = static_cast<float>(negative_slope),
-                                      .dropout = static_cast<float>(dropout), .add_self_loops = add_self_loops,
-                                      .bias = bias, .share_weights = share_weights, .residual = residual};
-               new (self) PyConv<nn::GATv2Conv>(o, seed, add_self_loops);
-             },
-             "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "negative_slope"_a = 0.2,
-             "dropout"_a = 0.0, "add_self_loops"_a = true, "bias"_a = true, "share_weights"_a = false,
-             "residual"_a = false, "seed"_a = 0);
+    gat2.def(
+        "__init__",
+        [](PyConv<nn::GATv2Conv>* self, int64_t in_channels, int64_t out_channels, int64_t heads, bool concat,
+           double negative_slope, double dropout, bool add_self_loops, bool bias, bool share_weights,
+           bool residual, uint64_t seed) {
+          nn::GATv2ConvOptions o{.in_channels = in_channels,
+                                 .out_channels = out_channels,
+                                 .heads = heads,
+                                 .concat = concat,
+                                 .negative_slope = static_cast<float>(negative_slope),
+                                 .dropout = static_cast<float>(dropout),
+                                 .add_self_loops = add_self_loops,
+                                 .bias = bias,
+                                 .share_weights = share_weights,
+                                 .residual = residual};
+          new (self) PyConv<nn::GATv2Conv>(o, seed, add_self_loops);
+        },
+        "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "negative_slope"_a = 0.2,
+        "dropout"_a = 0.0, "add_self_loops"_a = true, "bias"_a = true, "share_weights"_a = false,
+        "residual"_a = false, "seed"_a = 0);
     bind_conv_methods<nn::GATv2Conv>(gat2);
     auto tr = nb::class_<PyConv<nn::TransformerConv>>(
         m, "TransformerConv",
         "PyTorch Geometric's TransformerConv (nn/transformer_conv.hpp), forward only: lin_query, lin_key, "
         "lin_value, lin_skip (weight, bias), lin_beta. Adds no self-loops (as PyG).");
-    tr.def("__init__",
-           [](PyConv<nn::TransformerConv>* self, int64_t in_channels, int64_t out_channels, int64_t heads,
-              bool concat, bool beta, double dropout, bool bias, bool root_weight, uint64_t seed) {
-             nn::TransformerConvOptions o{.in_channels = in_channels, .out_channels = out_channels, .heads = heads,
-                                          .concat = concat, .beta = beta, .dropout = static_cast<float>(dropout),
-                                          .bias = bias, .root_weight = root_weight};
-             new (self) PyConv<nn::TransformerConv>(o, seed, false);
-           },
-           "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "beta"_a = false, "dropout"_a = 0.0,
-           "bias"_a = true, "root_weight"_a = true, "seed"_a = 0);
+    tr.def(
+        "__init__",
+        [](PyConv<nn::TransformerConv>* self, int64_t in_channels, int64_t out_channels, int64_t heads,
+           bool concat, bool beta, double dropout, bool bias, bool root_weight, uint64_t seed) {
+          nn::TransformerConvOptions o{.in_channels = in_channels,
+                                       .out_channels = out_channels,
+                                       .heads = heads,
+                                       .concat = concat,
+                                       .beta = beta,
+                                       .dropout = static_cast<float>(dropout),
+                                       .bias = bias,
+                                       .root_weight = root_weight};
+          new (self) PyConv<nn::TransformerConv>(o, seed, false);
+        },
+        "in_channels"_a, "out_channels"_a, "heads"_a = 1, "concat"_a = true, "beta"_a = false,
+        "dropout"_a = 0.0, "bias"_a = true, "root_weight"_a = true, "seed"_a = 0);
     bind_conv_methods<nn::TransformerConv>(tr);
   }
-  m.def("fit", &py_fit, "model"_a, "dataset"_a, "split"_a = "", "epochs"_a = 1000, "patience"_a = 100,
-        "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
-        "Full-batch training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Returns "
-        "a dict with history and final metrics.");
+  m.def(
+      "fit", &py_fit, "model"_a, "dataset"_a, "split"_a = "", "epochs"_a = 1000, "patience"_a = 100,
+      "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
+      "Full-batch training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Returns "
+      "a dict with history and final metrics.");
   m.def("evaluate", &py_evaluate, "model"_a, "dataset"_a, "split"_a = "",
         "Loss and accuracy on the split's train/val/test nodes (evaluation mode).");
 }

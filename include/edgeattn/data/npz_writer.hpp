@@ -77,6 +77,7 @@ void write_npz_arrays(const std::filesystem::path& path, std::span<const NpzMemb
 std::vector<NpzMember> dataset_npz_members(const Dataset& dataset);
 
 /// Writes the dataset (plus options.extra) to `path` atomically.
-void write_npz(const Dataset& dataset, const std::filesystem::path& path, const NpzWriteOptions& options = {});
+void write_npz(const Dataset& dataset, const std::filesystem::path& path,
+               const NpzWriteOptions& options = {});
 
 }  // namespace edgeattn::data

@@ -24,8 +24,8 @@ Tensor map(const Tensor& x, F f) {
 
 // out[i] = g[i] * d(in[i])
 template <class D>
-inline void chain_span(const float* __restrict g, const float* __restrict in, float* __restrict out, int64_t n,
-                       D d) {
+inline void chain_span(const float* __restrict g, const float* __restrict in, float* __restrict out,
+                       int64_t n, D d) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = g[i] * d(in[i]);
 }
@@ -39,7 +39,8 @@ void backward_map(BackwardContext& ctx, Var x, const Tensor& input, D d) {
   const float* in = input.data();
   Tensor dx = Tensor::uninitialized(input.shape());
   float* dxd = dx.data();
-  detail::for_each_span(input.numel(), [&](int64_t b, int64_t e) { chain_span(g + b, in + b, dxd + b, e - b, d); });
+  detail::for_each_span(input.numel(),
+                        [&](int64_t b, int64_t e) { chain_span(g + b, in + b, dxd + b, e - b, d); });
   ctx.add_grad(x, std::move(dx));
 }
 
