@@ -107,7 +107,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
                    help="markdown file of the report (default bench/RESULTS.md; quick: bench/results/peers/quick.md)")
     p.add_argument("--targets", action="store_true",
                    help="only the runs behind the issue's four targets (Cora and 1M-node training, complete "
-                        "N=4096 vs PyTorch, 10M-edge d=64 kernel vs GraphBLAS): about 40 minutes")
+                        "N=1024/4096 vs PyTorch, 10M-edge d=64 kernel vs GraphBLAS): about 15 minutes")
     p.add_argument("--rerun", action="store_true", help="measure again runs already in the raw file")
     p.add_argument("--dry-run", action="store_true", help="list the runs and the time estimate, run nothing")
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every run's timeout")
@@ -402,6 +402,17 @@ def child_env(threads: int, coretype: str, wait_policy: str = "default") -> dict
     return env
 
 
+def repo_relative(value: Any) -> Any:
+    """Paths inside the checkout written relative to it, so the committed records hold no machine paths."""
+    if isinstance(value, str):
+        return value.replace(str(ROOT) + os.sep, "")
+    if isinstance(value, dict):
+        return {k: repo_relative(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [repo_relative(v) for v in value]
+    return value
+
+
 class RawLog:
     """The JSON-lines file: existing keys (for resuming) and appending."""
 
@@ -421,6 +432,7 @@ class RawLog:
         return found[-1] if found else None
 
     def append(self, record: dict[str, Any]) -> None:
+        record = repo_relative(record)
         self.records.append(record)
         with self.path.open("a") as f:
             f.write(json.dumps(record) + "\n")
