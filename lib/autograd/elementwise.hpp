@@ -97,19 +97,31 @@ void column_sums(int64_t rows, int64_t cols, AddRow&& add_row, float* out, bool 
   }
 }
 
-/// dst [cols, rows] (+)= src [rows, cols]^T, in cache tiles, in parallel over row tiles of src.
+/// d[i] (+)= s[i * stride] for i in [0, n): one column of a transpose (strided reads become
+/// vector gathers; writes are contiguous).
+template <bool kAccumulate>
+inline void strided_copy(const float* __restrict s, int64_t stride, int64_t n, float* __restrict d) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (kAccumulate)
+      d[i] += s[i * stride];
+    else
+      d[i] = s[i * stride];
+  }
+}
+
+/// dst [cols, rows] (+)= src [rows, cols]^T, in parallel over blocks of 32 rows of src: each block
+/// is 32 cache lines wide, which every column of the block reuses.
 inline void transpose_into(const float* src, int64_t rows, int64_t cols, float* dst, bool accumulate) {
   constexpr int64_t kTile = 32;
   const int64_t tiles = (rows + kTile - 1) / kTile;
   auto run = [&](int64_t t) {
-    const int64_t r0 = t * kTile, r1 = std::min(rows, r0 + kTile);
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      const int64_t c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t c = c0; c < c1; ++c) {
-          float& d = dst[c * rows + r];
-          d = accumulate ? d + src[r * cols + c] : src[r * cols + c];
-        }
+    const int64_t r0 = t * kTile, n = std::min(rows, r0 + kTile) - r0;
+    for (int64_t c = 0; c < cols; ++c) {
+      if (accumulate)
+        strided_copy<true>(src + r0 * cols + c, cols, n, dst + c * rows + r0);
+      else
+        strided_copy<false>(src + r0 * cols + c, cols, n, dst + c * rows + r0);
     }
   };
   const int64_t tile_grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(kTile * cols, 1));

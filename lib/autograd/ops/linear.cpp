@@ -48,7 +48,7 @@ Var matmul(Tape& tape, Var x, Var w) {
   const Tensor& wv = tape.value(w);
   detail::expect_rank("matmul", "x", xv, 2, "[N, K]");
   detail::expect_shape("matmul", "w", wv, {xv.dim(1), kAny});
-  Tensor y({xv.dim(0), wv.dim(1)});
+  Tensor y = Tensor::uninitialized({xv.dim(0), wv.dim(1)});  // matmul overwrites it
   kernels::matmul(xv, false, wv, false, y);
   return tape.record("matmul", std::move(y), {x, w}, [x, w](BackwardContext& ctx) {
     const Tensor& dy = ctx.grad_out();
@@ -65,8 +65,8 @@ Var linear(Tape& tape, Var x, Var weight, Var bias) {
   detail::expect_rank("linear", "x", xv, 2, "[N, in]");
   detail::expect_shape("linear", "weight", wv, {kAny, xv.dim(1)});
   check_bias("linear", tape, bias, wv.dim(0));
-  Tensor y({xv.dim(0), wv.dim(0)});
-  kernels::matmul(xv, false, wv, true, y);  // y = x w^T
+  Tensor y = Tensor::uninitialized({xv.dim(0), wv.dim(0)});  // matmul overwrites it
+  kernels::matmul(xv, false, wv, true, y);                   // y = x w^T
   if (bias) add_bias_rows(y, tape.value(bias));
   return tape.record("linear", std::move(y), {x, weight, bias}, [x, weight, bias](BackwardContext& ctx) {
     const Tensor& dy = ctx.grad_out();
@@ -86,16 +86,16 @@ Var linear(Tape& tape, CsrMatrix x, Var weight, Var bias) {
   const int64_t out = wv.dim(0), in = wv.dim(1);
   check_bias("linear (sparse x)", tape, bias, out);
   // SpMM wants the weight as [in, out] rows: one small transpose instead of strided gathers.
-  Tensor wt({in, out});
+  Tensor wt = Tensor::uninitialized({in, out});  // transpose_into and spmm overwrite their outputs
   detail::transpose_into(wv.data(), out, in, wt.data(), false);
-  Tensor y({x.rows(), out});
+  Tensor y = Tensor::uninitialized({x.rows(), out});
   kernels::spmm(x, wt, y);
   if (bias) add_bias_rows(y, tape.value(bias));
   auto xs = std::make_shared<const CsrMatrix>(std::move(x));
   return tape.record("linear_sparse", std::move(y), {weight, bias},
                      [xs, weight, bias, in, out](BackwardContext& ctx) {
                        if (ctx.needs_grad(weight)) {  // dw = (x^T dy)^T
-                         Tensor dwt({in, out});
+                         Tensor dwt = Tensor::uninitialized({in, out});
                          kernels::spmm_transposed(*xs, ctx.grad_out(), dwt);
                          detail::transpose_into(dwt.data(), in, out, ctx.grad(weight).data(), true);
                        }
