@@ -393,16 +393,52 @@ nb::dict py_attention_backward(const Pattern& pattern, const Operands& ops, cons
 // ---------------------------------------------------------------------------------------------
 
 /// A model with the graph and features it was last prepared for (prepared once per graph).
+/// The parameter called `name`; InvalidArgument naming `owner` and every parameter otherwise.
+autograd::Parameter& find_parameter(const std::vector<autograd::Parameter*>& params, const std::string& name,
+                                    const char* owner) {
+  for (autograd::Parameter* p : params)
+    if (p->name == name) return *p;
+  std::string names;
+  for (autograd::Parameter* p : params) names += (names.empty() ? "" : ", ") + p->name;
+  raise<InvalidArgument>(owner, ": no parameter '", name, "' (parameters: ", names, ")");
+}
+
+/// parameter_names / parameter (a writable view) / set_parameter for a class whose instances have
+/// parameters() and parameter(name). `set_prefix` starts set_parameter's error messages.
+template <class Py, class C>
+void bind_parameter_access(C& cls, const char* set_prefix, const char* view_doc) {
+  cls.def("parameter_names",
+          [](Py& c) {
+            std::vector<std::string> names;
+            for (autograd::Parameter* p : c.parameters()) names.push_back(p->name);
+            return names;
+          })
+      .def(
+          "parameter",
+          [](nb::handle self, const std::string& name) {
+            return tensor_view(nb::cast<Py&>(self).parameter(name).value, self);
+          },
+          "name"_a, view_doc)
+      .def(
+          "set_parameter",
+          [set_prefix](Py& c, const std::string& name, const AnyArray& value) {
+            autograd::Parameter& p = c.parameter(name);
+            const ConstView v = float_view(value, set_prefix + name);
+            if (!(v.shape() == p.value.shape()))
+              raise<ShapeError>(set_prefix, name, " has shape ", p.value.shape().str(), ", got ",
+                                v.shape().str());
+            std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
+          },
+          "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.");
+}
+
 struct PyModel {
   explicit PyModel(const nn::ModelConfig& c) : model(c) {}
   nn::Model model;
 
+  std::vector<autograd::Parameter*> parameters() { return model.parameters(); }
   autograd::Parameter& parameter(const std::string& name) {
-    for (autograd::Parameter* p : model.parameters())
-      if (p->name == name) return *p;
-    std::string names;
-    for (autograd::Parameter* p : model.parameters()) names += (names.empty() ? "" : ", ") + p->name;
-    raise<InvalidArgument>("Model: no parameter '", name, "' (parameters: ", names, ")");
+    return find_parameter(parameters(), name, "Model");
   }
 };
 
@@ -540,12 +576,9 @@ struct PyConv {
   Conv conv;
   bool add_self_loops;
 
+  std::vector<autograd::Parameter*> parameters() { return conv.parameters(); }
   autograd::Parameter& parameter(const std::string& name) {
-    for (autograd::Parameter* p : conv.parameters())
-      if (p->name == name) return *p;
-    std::string names;
-    for (autograd::Parameter* p : conv.parameters()) names += (names.empty() ? "" : ", ") + p->name;
-    raise<InvalidArgument>("layer: no parameter '", name, "' (parameters: ", names, ")");
+    return find_parameter(parameters(), name, "layer");
   }
 };
 
@@ -553,50 +586,29 @@ struct PyConv {
 template <class Conv, class C>
 void bind_conv_methods(C& cls) {
   using Py = PyConv<Conv>;
-  cls.def("parameter_names",
-          [](Py& c) {
-            std::vector<std::string> names;
-            for (autograd::Parameter* p : c.conv.parameters()) names.push_back(p->name);
-            return names;
-          })
-      .def(
-          "parameter",
-          [](nb::handle self, const std::string& name) {
-            return tensor_view(nb::cast<Py&>(self).parameter(name).value, self);
-          },
-          "name"_a, "A writable float32 view of the named parameter (PyG name and shape).")
-      .def(
-          "set_parameter",
-          [](Py& c, const std::string& name, const AnyArray& value) {
-            autograd::Parameter& p = c.parameter(name);
-            const ConstView v = float_view(value, "set_parameter: " + name);
-            if (!(v.shape() == p.value.shape()))
-              raise<ShapeError>("set_parameter: ", name, " has shape ", p.value.shape().str(), ", got ",
-                                v.shape().str());
-            std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
-          },
-          "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.")
-      .def(
-          "__call__",
-          [](Py& c, const Graph& graph, const AnyArray& x, bool training, uint64_t seed,
-             bool return_attention) -> nb::object {
-            Tensor features = tensor_copy(x, "layer: x");
-            Tensor out, attention;
-            {
-              nb::gil_scoped_release release;
-              const Graph g = nn::prepare_graph(graph, c.add_self_loops);
-              autograd::Tape tape;
-              tape.training = training;
-              const autograd::Var in = tape.constant(std::move(features));
-              out = tape.value(c.conv.forward(tape, g, in, seed, return_attention ? &attention : nullptr));
-            }
-            if (!return_attention) return to_numpy(std::move(out));
-            return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(attention)));
-          },
-          "graph"_a, "x"_a, "training"_a = false, "seed"_a = 0, "return_attention"_a = false,
-          "x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer "
-          "adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared "
-          "graph.");
+  bind_parameter_access<Py>(
+      cls, "set_parameter: ", "A writable float32 view of the named parameter (PyG name and shape).");
+  cls.def(
+      "__call__",
+      [](Py& c, const Graph& graph, const AnyArray& x, bool training, uint64_t seed,
+         bool return_attention) -> nb::object {
+        Tensor features = tensor_copy(x, "layer: x");
+        Tensor out, attention;
+        {
+          nb::gil_scoped_release release;
+          const Graph g = nn::prepare_graph(graph, c.add_self_loops);
+          autograd::Tape tape;
+          tape.training = training;
+          const autograd::Var in = tape.constant(std::move(features));
+          out = tape.value(c.conv.forward(tape, g, in, seed, return_attention ? &attention : nullptr));
+        }
+        if (!return_attention) return to_numpy(std::move(out));
+        return nb::make_tuple(to_numpy(std::move(out)), to_numpy(std::move(attention)));
+      },
+      "graph"_a, "x"_a, "training"_a = false, "seed"_a = 0, "return_attention"_a = false,
+      "x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer "
+      "adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared "
+      "graph.");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1085,10 +1097,14 @@ NB_MODULE(_edgeattn, m) {
       "A stochastic-block-model dataset with class-correlated Gaussian features (data/synthetic.hpp).");
 
   // -- Models -----------------------------------------------------------------------------------
-  nb::class_<PyModel>(
+  nb::class_<PyModel> model_cls(
       m, "Model",
       "A node-classification model (nn/model.hpp): gat, gatv2, transformer or graph_transformer. "
-      "Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...).")
+      "Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...).");
+  bind_parameter_access<PyModel>(
+      model_cls, "Model.set_parameter: ",
+      "A writable float32 view of the named parameter (in-place edits change the model).");
+  model_cls
       .def(
           "__init__",
           [](PyModel* self, const std::string& kind, int64_t in_channels, int64_t num_classes, int64_t hidden,
@@ -1110,29 +1126,6 @@ NB_MODULE(_edgeattn, m) {
           "json"_a, nb::rv_policy::take_ownership, "A model from ModelConfig JSON (Model.config_json).")
       .def_prop_ro("config_json", [](const PyModel& m) { return m.model.config().to_json(); })
       .def_prop_ro("num_parameters", [](PyModel& m) { return m.model.num_parameters(); })
-      .def("parameter_names",
-           [](PyModel& m) {
-             std::vector<std::string> names;
-             for (autograd::Parameter* p : m.model.parameters()) names.push_back(p->name);
-             return names;
-           })
-      .def(
-          "parameter",
-          [](nb::handle self, const std::string& name) {
-            return tensor_view(nb::cast<PyModel&>(self).parameter(name).value, self);
-          },
-          "name"_a, "A writable float32 view of the named parameter (in-place edits change the model).")
-      .def(
-          "set_parameter",
-          [](PyModel& m, const std::string& name, const AnyArray& value) {
-            autograd::Parameter& p = m.parameter(name);
-            const ConstView v = float_view(value, "Model.set_parameter: " + name);
-            if (!(v.shape() == p.value.shape()))
-              raise<ShapeError>("Model.set_parameter: ", name, " has shape ", p.value.shape().str(), ", got ",
-                                v.shape().str());
-            std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
-          },
-          "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.")
       .def(
           "logits",
           [](PyModel& m, const data::Dataset& ds, bool training, uint64_t seed) {
