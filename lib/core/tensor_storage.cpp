@@ -88,7 +88,6 @@ class StorageCache {
         it->second.pop_back();
         cached_bytes_ -= capacity;
         ++stats_.hits;
-        stats_.cached_bytes = cached_bytes_;
         return p;
       }
       ++stats_.misses;
@@ -103,7 +102,6 @@ class StorageCache {
         try {
           free_[capacity].push_back(p);
           cached_bytes_ += capacity;
-          stats_.cached_bytes = cached_bytes_;
           return;
         } catch (...) {  // out of memory for the list itself: free the block instead
         }
@@ -143,7 +141,6 @@ class StorageCache {
         cached_bytes_ -= capacity;
       }
     }
-    stats_.cached_bytes = cached_bytes_;
   }
 
   mutable std::mutex mutex_;
