@@ -46,7 +46,7 @@ size_t size_class(size_t bytes) {
 // working set every epoch, and every block the cache cannot keep is page-faulted (and zeroed by
 // the kernel) again. On a 1M-node, 10M-edge GAT epoch a 2 GiB limit left 9.0 s per epoch, 8 GB
 // 5.4 s, at the same peak RSS (blocks are reused, not added: the steps repeat their shapes).
-size_t default_limit() {
+[[maybe_unused]] size_t default_limit() {  // unused under ASan, where the cache starts off
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const size_t physical = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
   return std::max(kMinDefaultLimitBytes, physical / 3);
