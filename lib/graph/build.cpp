@@ -1,32 +1,258 @@
 // build_graph: COO edge list -> CSR by destination, applying the self-loop, duplicate and
 // symmetrize policies and recording where every input edge went.
 //
-// Algorithm, O(E + N) plus a per-row sort that is skipped when a row arrives sorted:
+// Algorithm, O(E + N) plus a per-row sort that is skipped when a row arrives sorted; every step
+// runs in parallel and none depends on the thread count:
 //  1. Candidates are enumerated in a fixed order and tagged so that tag order is that order:
 //       input edge k (kept by the self-loop policy)   tag k              in [0, M)
 //       reverse of input edge k (symmetrize)          tag M + k          in [M, 2M)
 //       self-loop of node i (SelfLoops::add)          tag 2M + i
-//  2. Counting sort of the candidates by destination (stable, so each row's tags ascend).
-//  3. Each row is sorted by (source, tag). Rows are independent and every key is unique, so this
-//     step runs in parallel and its result does not depend on the thread count.
-//  4. A serial pass walks each run of equal (dst, src): inputs come first (in input order), then
-//     reverse edges, then an added self-loop. Under `keep` the run emits its inputs plus as many
-//     reverse edges as exceed them (a reverse edge pairs with a coinciding input edge); under
-//     `merge` it emits one edge, attributed to its first input edge if any.
+//  2. Stable counting sort of the candidates by destination (detail::CountingSort), so each row's
+//     tags ascend. A candidate travels as one key that orders by (source, tag): a uint64 packing
+//     source << 32 | tag whenever the tags fit in 32 bits (one random write per candidate in
+//     the scatter, one integer sort per row), else a 16-byte WideKey.
+//  3. Each row's keys are sorted (rows are independent and every key is unique), and its output
+//     edges counted.
+//  4. Each run of equal (dst, src) is resolved: inputs come first (in input order), then reverse
+//     edges, then an added self-loop. Under `keep` the run emits its inputs plus as many reverse
+//     edges as exceed them (a reverse edge pairs with a coinciding input edge); under `merge` it
+//     emits one edge, attributed to its first input edge if any. Step 3 counted each row's
+//     output, so rows are written in parallel at their final offsets.
 #include "edgeattn/graph/build.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
+#include "graph/counting_sort.hpp"
 
 namespace edgeattn {
 namespace {
 
 constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
+constexpr int64_t kEdgeGrain = int64_t{1} << 16;
+
+// A candidate edge as one sortable key: orders by (source, tag).
+struct WideKey {
+  int32_t src;
+  int64_t tag;
+  friend bool operator<(const WideKey& a, const WideKey& b) {
+    return a.src != b.src ? a.src < b.src : a.tag < b.tag;
+  }
+};
+inline uint64_t make_key(uint64_t*, int32_t src, int64_t tag) {
+  return (uint64_t{static_cast<uint32_t>(src)} << 32) | static_cast<uint64_t>(tag);
+}
+inline int32_t src_of(uint64_t key) { return static_cast<int32_t>(key >> 32); }
+inline int64_t tag_of(uint64_t key) { return static_cast<int64_t>(key & 0xffffffffu); }
+inline WideKey make_key(WideKey*, int32_t src, int64_t tag) { return {src, tag}; }
+inline int32_t src_of(const WideKey& key) { return key.src; }
+inline int64_t tag_of(const WideKey& key) { return key.tag; }
+
+// A run of equal sources [p, end) in a sorted row: how many of its candidates are input edges and
+// how many reverse edges (the rest is at most one added self-loop).
+struct Run {
+  int64_t end, num_inputs, num_reverse;
+};
+template <class Key>
+Run scan_run(const Key* keys, int64_t p, int64_t row_end, int64_t M) {
+  Run run{p, 0, 0};
+  const int32_t s = src_of(keys[p]);
+  for (; run.end < row_end && src_of(keys[run.end]) == s; ++run.end) {
+    const int64_t tag = tag_of(keys[run.end]);
+    run.num_inputs += tag < M;
+    run.num_reverse += tag >= M && tag < 2 * M;
+  }
+  return run;
+}
+
+// Steps 3 and 4a for rows [row_begin, row_end): sorts each row's keys, stores its output edge
+// count in row_ptr[i + 1], and returns the repeated input pair (second k, first k) whose second
+// occurrence comes first (for Duplicates::error; {max, -1} if none). The row passes are functions
+// of their own, with plain pointer arguments: inlined into the parallel loops' closures, GCC kept
+// their pointers in memory and the loops ran up to 2x slower.
+template <class Key>
+[[gnu::noinline]] std::pair<int64_t, int64_t> sort_and_count_rows(int64_t row_begin, int64_t row_end,
+                                                                  const int64_t* row_start, Key* keys,
+                                                                  int64_t M, Duplicates dup,
+                                                                  int64_t* row_ptr) {
+  std::pair<int64_t, int64_t> repeat{std::numeric_limits<int64_t>::max(), -1};
+  for (int64_t i = row_begin; i < row_end; ++i) {
+    const int64_t begin = row_start[i], end = row_start[i + 1];
+    if (!std::is_sorted(keys + begin, keys + end)) std::sort(keys + begin, keys + end);
+    int64_t n = 0;
+    for (int64_t p = begin; p < end;) {
+      const Run run = scan_run(keys, p, end, M);
+      if (dup == Duplicates::keep) {
+        n += std::max(run.num_inputs, run.num_reverse) + (run.end - p - run.num_inputs - run.num_reverse);
+      } else {
+        ++n;
+        if (dup == Duplicates::error && run.num_inputs > 1 && tag_of(keys[p + 1]) < repeat.first)
+          repeat = {tag_of(keys[p + 1]), tag_of(keys[p])};
+      }
+      p = run.end;
+    }
+    row_ptr[i + 1] = n;
+  }
+  return repeat;
+}
+
+// Step 4b for rows [row_begin, row_end): writes each row's edges at row_ptr[i] and both input maps.
+template <class Key>
+[[gnu::noinline]] void write_rows(int64_t row_begin, int64_t row_end, const int64_t* row_start,
+                                  const Key* __restrict keys, int64_t M, Duplicates dup,
+                                  const int64_t* row_ptr, int32_t* __restrict cols,
+                                  int64_t* __restrict input_edge_of_csr,
+                                  int64_t* __restrict csr_edge_of_input) {
+  for (int64_t i = row_begin; i < row_end; ++i) {
+    const int64_t end = row_start[i + 1];
+    int64_t out = row_ptr[i];
+    for (int64_t p = row_start[i]; p < end;) {
+      const Run run = scan_run(keys, p, end, M);
+      const int32_t s = src_of(keys[p]);
+      // Run [p, run.end): inputs at [p, p + num_inputs), then reverse edges, then an added loop.
+      if (dup == Duplicates::keep) {
+        for (int64_t r = p; r < p + run.num_inputs; ++r) {
+          const int64_t k = tag_of(keys[r]);
+          cols[out] = s;
+          input_edge_of_csr[out] = k;
+          csr_edge_of_input[k] = out++;
+        }
+        const int64_t extra = std::max<int64_t>(run.num_reverse - run.num_inputs, 0) +
+                              (run.end - p - run.num_inputs - run.num_reverse);
+        for (int64_t r = 0; r < extra; ++r) {
+          cols[out] = s;
+          input_edge_of_csr[out++] = -1;
+        }
+      } else {
+        for (int64_t r = p; r < p + run.num_inputs; ++r) csr_edge_of_input[tag_of(keys[r])] = out;
+        cols[out] = s;
+        input_edge_of_csr[out++] = run.num_inputs > 0 ? tag_of(keys[p]) : -1;
+      }
+      p = run.end;
+    }
+  }
+}
+
+// Step 1: the candidate edges as items of the counting sort. Items [0, M) are the input edges
+// (those the self-loop policy keeps); with symmetrize, items [M, 2M) their reverses (but for
+// self-loops, their own reverses); then, with SelfLoops::add, one item per node.
+template <class Index>
+struct Candidates {
+  const Index* src;
+  const Index* dst;
+  int64_t num_inputs;     // M
+  bool drop_given_loops;  // SelfLoops::remove or add
+  bool symmetrize;
+  int64_t loop_items;  // first item of the added self-loops
+  int64_t num_items;
+
+  Candidates(const Index* s, const Index* d, int64_t M, int64_t num_dst, const BuildOptions& o)
+      : src(s),
+        dst(d),
+        num_inputs(M),
+        drop_given_loops(o.self_loops != SelfLoops::keep),
+        symmetrize(o.symmetrize),
+        loop_items(o.symmetrize ? 2 * M : M),
+        num_items(loop_items + (o.self_loops == SelfLoops::add ? num_dst : 0)) {}
+
+  int64_t max_tag() const {
+    return num_items > loop_items ? 2 * num_inputs + (num_items - loop_items) - 1 : 2 * num_inputs - 1;
+  }
+
+  /// Calls f(tag, src, dst) for every candidate among items [begin, end), in item (= tag) order.
+  /// Every field is read into a local first, so the loops keep them in registers while f stores.
+  template <class F>
+  void for_each(int64_t begin, int64_t end, F&& f) const {
+    const Index* const S = src;
+    const Index* const D = dst;
+    const int64_t M = num_inputs, loops_from = loop_items;
+    const bool drop = drop_given_loops;
+    for (int64_t k = begin, e = std::min(end, M); k < e; ++k) {
+      const auto s = static_cast<int32_t>(S[k]), d = static_cast<int32_t>(D[k]);
+      if (!drop || s != d) f(k, s, d);
+    }
+    if (symmetrize)
+      for (int64_t t = std::max(begin, M), e = std::min(end, 2 * M); t < e; ++t) {
+        const auto s = static_cast<int32_t>(S[t - M]), d = static_cast<int32_t>(D[t - M]);
+        if (s != d) f(t, d, s);
+      }
+    for (int64_t t = std::max(begin, loops_from); t < end; ++t) {
+      const auto i = static_cast<int32_t>(t - loops_from);
+      f(2 * M + i, i, i);
+    }
+  }
+
+  // The counting sort's two loops, as functions of their own: inlined into the parallel loop's
+  // closure, GCC kept the cursor pointers in memory and the scatter ran 2x slower.
+  [[gnu::noinline]] void count(int64_t begin, int64_t end, int64_t* __restrict count) const {
+    for_each(begin, end, [count](int64_t, int32_t, int32_t d) { ++count[d]; });
+  }
+  template <class Key>
+  [[gnu::noinline]] void scatter(int64_t begin, int64_t end, int64_t* __restrict next,
+                                 Key* __restrict out) const {
+    for_each(begin, end, [next, out](int64_t tag, int32_t s, int32_t d) {
+      out[next[d]++] = make_key(static_cast<Key*>(nullptr), s, tag);
+    });
+  }
+};
+
+// Steps 2-4 of build_graph for candidates carried as `Key`s.
+template <class Key, class Index>
+Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& candidates, Duplicates dup) {
+  const int64_t M = candidates.num_inputs;
+  const Index* S = candidates.src;
+  const Index* D = candidates.dst;
+  // 2. Stable counting sort by destination.
+  detail::CountingSort by_dst(candidates.num_items, num_dst, [&](int64_t begin, int64_t end, int64_t* count) {
+    candidates.count(begin, end, count);
+  });
+  const int64_t num_candidates = by_dst.num_sorted();
+  std::vector<Key> keys(static_cast<size_t>(num_candidates));
+  by_dst.scatter(
+      [&](int64_t begin, int64_t end, int64_t* next) { candidates.scatter(begin, end, next, keys.data()); });
+  const std::vector<int64_t> row_start = by_dst.release_key_start();
+
+  // Row chunks of about equal candidate counts, for steps 3 and 4.
+  const std::vector<int64_t> chunks =
+      balanced_row_chunks(row_start, std::max<int64_t>(kEdgeGrain / 4, (num_candidates + num_dst) / 256));
+
+  // 3. Sort each row by (source, tag), unless it arrived sorted; 4a. while the row is in cache,
+  // count its output edges and, for Duplicates::error, note the repeated pair whose second
+  // occurrence comes first in the input.
+  std::vector<int64_t> row_ptr(static_cast<size_t>(num_dst) + 1, 0);
+  std::vector<std::pair<int64_t, int64_t>> repeat_of_chunk(
+      chunks.size(), {std::numeric_limits<int64_t>::max(), -1});  // (second k, first k)
+  parallel_for_chunks(chunks, [&](size_t c, int64_t row_begin, int64_t row_end) {
+    repeat_of_chunk[c] =
+        sort_and_count_rows(row_begin, row_end, row_start.data(), keys.data(), M, dup, row_ptr.data());
+  });
+  const auto repeat = *std::min_element(repeat_of_chunk.begin(), repeat_of_chunk.end());
+  if (repeat.second >= 0)
+    raise<GraphError>("build_graph: edge (src=", S[repeat.second], ", dst=", D[repeat.second],
+                      ") appears at k=", repeat.second, " and k=", repeat.first, " (Duplicates::error)");
+  std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
+  const int64_t num_edges = row_ptr.back();
+
+  // 4b. Write the edges and both input maps.
+  std::vector<int32_t> cols(static_cast<size_t>(num_edges));
+  std::vector<int64_t> input_edge_of_csr(static_cast<size_t>(num_edges));
+  std::vector<int64_t> csr_edge_of_input(static_cast<size_t>(M), -1);
+  parallel_for_chunks(chunks, [&](size_t, int64_t row_begin, int64_t row_end) {
+    write_rows(row_begin, row_end, row_start.data(), keys.data(), M, dup, row_ptr.data(), cols.data(),
+               input_edge_of_csr.data(), csr_edge_of_input.data());
+  });
+  keys = {};
+  // Rows are sorted (non-decreasing; repeated columns only under Duplicates::keep), so
+  // CsrCheck::sort only verifies them here.
+  return Graph::from_csr(num_dst, num_src, std::move(row_ptr), std::move(cols), CsrCheck::sort)
+      .with_input_maps(std::move(input_edge_of_csr), std::move(csr_edge_of_input));
+}
 
 template <class Index>
 Graph build_graph_impl(int64_t num_dst, int64_t num_src, std::span<const Index> src,
@@ -46,136 +272,24 @@ Graph build_graph_impl(int64_t num_dst, int64_t num_src, std::span<const Index> 
                       " != num_src=", num_src);
 
   const auto M = static_cast<int64_t>(src.size());
-  for (int64_t k = 0; k < M; ++k) {
-    const auto s = static_cast<int64_t>(src[static_cast<size_t>(k)]);
-    const auto d = static_cast<int64_t>(dst[static_cast<size_t>(k)]);
-    if (s < 0 || s >= num_src)
-      raise<GraphError>("build_graph: src[", k, "] is ", s, ", expected in [0, num_src=", num_src, ")");
-    if (d < 0 || d >= num_dst)
-      raise<GraphError>("build_graph: dst[", k, "] is ", d, ", expected in [0, num_dst=", num_dst, ")");
-  }
-
-  std::vector<int64_t> csr_edge_of_input(static_cast<size_t>(M), -1);
-  const bool drop_given_loops = options.self_loops != SelfLoops::keep;
-  auto kept = [&](int64_t k) {
-    return !drop_given_loops || src[static_cast<size_t>(k)] != dst[static_cast<size_t>(k)];
-  };
-  // Calls f(tag, src, dst) for every candidate edge, in tag order.
-  auto for_each_candidate = [&](auto&& f) {
-    for (int64_t k = 0; k < M; ++k)
-      if (kept(k))
-        f(k, static_cast<int32_t>(src[static_cast<size_t>(k)]),
-          static_cast<int32_t>(dst[static_cast<size_t>(k)]));
-    if (options.symmetrize)
-      for (int64_t k = 0; k < M; ++k)
-        if (src[static_cast<size_t>(k)] != dst[static_cast<size_t>(k)])  // a self-loop is its own reverse
-          f(M + k, static_cast<int32_t>(dst[static_cast<size_t>(k)]),
-            static_cast<int32_t>(src[static_cast<size_t>(k)]));
-    if (options.self_loops == SelfLoops::add)
-      for (int64_t i = 0; i < num_dst; ++i) f(2 * M + i, static_cast<int32_t>(i), static_cast<int32_t>(i));
-  };
-
-  // 2. Counting sort by destination.
-  std::vector<int64_t> row_start(static_cast<size_t>(num_dst) + 1, 0);
-  for_each_candidate([&](int64_t, int32_t, int32_t d) { ++row_start[static_cast<size_t>(d) + 1]; });
-  std::partial_sum(row_start.begin(), row_start.end(), row_start.begin());
-  const int64_t num_candidates = row_start.back();
-  std::vector<int64_t> tags(static_cast<size_t>(num_candidates));
-  std::vector<int32_t> cols(static_cast<size_t>(num_candidates));
-  {
-    std::vector<int64_t> next(row_start.begin(), row_start.end() - 1);
-    for_each_candidate([&](int64_t tag, int32_t s, int32_t d) {
-      const auto p = static_cast<size_t>(next[static_cast<size_t>(d)]++);
-      tags[p] = tag;
-      cols[p] = s;
-    });
-  }
-
-  // 3. Sort each row by (source, tag); tags already ascend within a row.
-  parallel_for(0, num_dst, 4096, [&](int64_t begin, int64_t end) {
-    std::vector<std::pair<int32_t, int64_t>> scratch;
-    for (int64_t i = begin; i < end; ++i) {
-      const auto b = static_cast<size_t>(row_start[static_cast<size_t>(i)]);
-      const auto e = static_cast<size_t>(row_start[static_cast<size_t>(i) + 1]);
-      if (std::is_sorted(cols.begin() + static_cast<std::ptrdiff_t>(b),
-                         cols.begin() + static_cast<std::ptrdiff_t>(e)))
-        continue;
-      scratch.clear();
-      for (size_t p = b; p < e; ++p) scratch.emplace_back(cols[p], tags[p]);
-      std::sort(scratch.begin(), scratch.end());
-      for (size_t p = b; p < e; ++p) {
-        cols[p] = scratch[p - b].first;
-        tags[p] = scratch[p - b].second;
-      }
-    }
+  const Index* S = src.data();
+  const Index* D = dst.data();
+  const int64_t bad = parallel_find_first(0, M, kEdgeGrain, [&](int64_t k) {
+    const auto s = static_cast<int64_t>(S[k]), d = static_cast<int64_t>(D[k]);
+    return (s < 0) | (s >= num_src) | (d < 0) | (d >= num_dst);
   });
-
-  // 4. Apply the duplicate policy run by run, compacting in place (output never overtakes input).
-  std::vector<int64_t> row_ptr(static_cast<size_t>(num_dst) + 1, 0);
-  std::vector<int64_t> input_edge_of_csr(static_cast<size_t>(num_candidates));
-  const Duplicates dup = options.duplicates;
-  int64_t out = 0;
-  // Duplicates::error reports the repeated pair whose second occurrence comes first in the input.
-  int64_t err_first = -1, err_second = std::numeric_limits<int64_t>::max();
-  for (int64_t i = 0; i < num_dst; ++i) {
-    const int64_t end = row_start[static_cast<size_t>(i) + 1];
-    int64_t p = row_start[static_cast<size_t>(i)];
-    while (p < end) {
-      const int32_t s = cols[static_cast<size_t>(p)];
-      int64_t q = p;
-      int64_t num_inputs = 0, num_reverse = 0;
-      for (; q < end && cols[static_cast<size_t>(q)] == s; ++q) {
-        const int64_t tag = tags[static_cast<size_t>(q)];
-        if (tag < M)
-          ++num_inputs;
-        else if (tag < 2 * M)
-          ++num_reverse;
-      }
-      // Run [p, q): inputs at [p, p + num_inputs), then reverse edges, then at most one added loop.
-      if (dup == Duplicates::keep) {
-        for (int64_t r = p; r < p + num_inputs; ++r) {
-          const int64_t k = tags[static_cast<size_t>(r)];
-          cols[static_cast<size_t>(out)] = s;
-          input_edge_of_csr[static_cast<size_t>(out)] = k;
-          csr_edge_of_input[static_cast<size_t>(k)] = out++;
-        }
-        const int64_t extra =
-            std::max<int64_t>(num_reverse - num_inputs, 0) + (q - p - num_inputs - num_reverse);
-        for (int64_t r = 0; r < extra; ++r) {
-          cols[static_cast<size_t>(out)] = s;
-          input_edge_of_csr[static_cast<size_t>(out)] = -1;
-          ++out;
-        }
-      } else {
-        if (dup == Duplicates::error && num_inputs > 1 && tags[static_cast<size_t>(p) + 1] < err_second) {
-          err_first = tags[static_cast<size_t>(p)];
-          err_second = tags[static_cast<size_t>(p) + 1];
-        }
-        const int64_t first = num_inputs > 0 ? tags[static_cast<size_t>(p)] : -1;
-        for (int64_t r = p; r < p + num_inputs; ++r)
-          csr_edge_of_input[static_cast<size_t>(tags[static_cast<size_t>(r)])] = out;
-        cols[static_cast<size_t>(out)] = s;
-        input_edge_of_csr[static_cast<size_t>(out)] = first;
-        ++out;
-      }
-      p = q;
-    }
-    row_ptr[static_cast<size_t>(i) + 1] = out;
+  if (bad < M) {
+    const auto s = static_cast<int64_t>(S[bad]), d = static_cast<int64_t>(D[bad]);
+    if (s < 0 || s >= num_src)
+      raise<GraphError>("build_graph: src[", bad, "] is ", s, ", expected in [0, num_src=", num_src, ")");
+    raise<GraphError>("build_graph: dst[", bad, "] is ", d, ", expected in [0, num_dst=", num_dst, ")");
   }
-  if (err_first >= 0)
-    raise<GraphError>("build_graph: edge (src=", src[static_cast<size_t>(err_first)],
-                      ", dst=", dst[static_cast<size_t>(err_first)], ") appears at k=", err_first,
-                      " and k=", err_second, " (Duplicates::error)");
 
-  tags = {};
-  cols.resize(static_cast<size_t>(out));
-  cols.shrink_to_fit();
-  input_edge_of_csr.resize(static_cast<size_t>(out));
-  input_edge_of_csr.shrink_to_fit();
-  // Rows are sorted (non-decreasing; repeated columns only under Duplicates::keep), so
-  // CsrCheck::sort only verifies them here.
-  return Graph::from_csr(num_dst, num_src, std::move(row_ptr), std::move(cols), CsrCheck::sort)
-      .with_input_maps(std::move(input_edge_of_csr), std::move(csr_edge_of_input));
+  const Candidates<Index> candidates(S, D, M, num_dst, options);
+  // 2.-4., on keys of the narrowest type that holds every tag.
+  if (candidates.max_tag() <= int64_t{std::numeric_limits<uint32_t>::max()})
+    return finish_build<uint64_t>(num_dst, num_src, candidates, options.duplicates);
+  return finish_build<WideKey>(num_dst, num_src, candidates, options.duplicates);
 }
 
 }  // namespace

@@ -40,13 +40,27 @@ std::array<uint32_t, 4> draw(uint64_t seed, int64_t edge, uint32_t word2, uint32
   return philox4x32(seed, {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32), word2, stream});
 }
 
+// splitmix64's increment (the golden ratio).
+constexpr uint64_t kSplitMixIncrement = 0x9e3779b97f4a7c15ull;
+
+// One R-MAT level: the 32-bit uniform u picks quadrant a, b, c or d (u below t_a, t_ab, t_abc, or
+// none), which sets bit `level` of the source (c, d) and of the destination (b, d). Branch-free:
+// random comparisons would mispredict about half the time.
+inline void quadrant_bits(uint64_t u, int level, uint64_t& s, uint64_t& d, uint64_t t_a, uint64_t t_ab,
+                          uint64_t t_abc) {
+  const auto ge_a = static_cast<uint64_t>(u >= t_a), ge_ab = static_cast<uint64_t>(u >= t_ab),
+             ge_abc = static_cast<uint64_t>(u >= t_abc);
+  s |= ge_ab << level;                    // quadrants c, d
+  d |= (ge_a ^ ge_ab ^ ge_abc) << level;  // quadrants b, d
+}
+
 // The random bits of one R-MAT edge draw: one philox block keys a splitmix64 sequence, which is
 // several times cheaper per bit than further philox blocks (R-MAT needs 32 bits per level).
 class EdgeStream {
  public:
   explicit EdgeStream(std::array<uint32_t, 4> key) : state_((uint64_t{key[0]} << 32) | key[1]) {}
   uint64_t next() {
-    state_ += 0x9e3779b97f4a7c15ull;  // splitmix64's increment (golden ratio)
+    state_ += kSplitMixIncrement;
     return mix64(state_);
   }
 
@@ -152,39 +166,62 @@ EdgeList rmat_edges(int64_t n, int64_t num_edges, uint64_t seed, const RmatParam
   const Scrambler scramble(seed, n);
   EdgeList list = allocate(n, num_edges);
 
+  // One draw of edge e: `scale` levels, each picking a quadrant with one 32-bit uniform (two
+  // levels per splitmix64 word), branch-free. Endpoints are below 2^scale, maybe not below n.
+  const auto draw_endpoints = [&](int64_t e, uint32_t attempt, uint64_t& s, uint64_t& d) {
+    EdgeStream bits(draw(seed, e, attempt, kStreamRmat));
+    s = 0;
+    d = 0;
+    for (int level = 0; level < scale; level += 2) {
+      const uint64_t word = bits.next();
+      quadrant_bits(word & 0xffffffffu, level, s, d, t_a, t_ab, t_abc);
+      if (level + 1 < scale) quadrant_bits(word >> 32, level + 1, s, d, t_a, t_ab, t_abc);
+    }
+  };
+
+  // Edges go in batches of kLanes: the first attempt of every lane runs level by level across the
+  // lanes (loops the compiler vectorises), then lanes whose draw fell outside [0, n) are redrawn
+  // one at a time with the next attempt counters, exactly as a per-edge loop would.
+  constexpr int kLanes = 16;
   parallel_for(0, num_edges, kGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t e = begin; e < end; ++e) {
-      uint64_t s = 0, d = 0;
-      for (uint32_t attempt = 0;; ++attempt) {
-        s = 0;
-        d = 0;
-        EdgeStream bits(draw(seed, e, attempt, kStreamRmat));
-        uint64_t word = 0;
-        for (int level = 0; level < scale; ++level) {
-          if (level % 2 == 0) word = bits.next();
-          const uint64_t u = (level % 2 == 0) ? (word & 0xffffffffu) : (word >> 32);
-          // Branch-free: random comparisons would mispredict about half the time.
-          const auto ge_a = static_cast<uint64_t>(u >= t_a), ge_ab = static_cast<uint64_t>(u >= t_ab),
-                     ge_abc = static_cast<uint64_t>(u >= t_abc);
-          const uint64_t src_bit = ge_ab;                  // quadrants c, d
-          const uint64_t dst_bit = ge_a ^ ge_ab ^ ge_abc;  // quadrants b, d
-          s |= src_bit << level;
-          d |= dst_bit << level;
-        }
-        if (s < un && d < un) break;
-        if (attempt + 1 == kMaxAttempts) {
-          s %= un;
-          d %= un;
-          break;
+    for (int64_t e0 = begin; e0 < end; e0 += kLanes) {
+      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, end - e0));
+      uint64_t state[kLanes], s[kLanes], d[kLanes];
+      for (int l = 0; l < kLanes; ++l) {
+        const auto key = draw(seed, e0 + l, 0, kStreamRmat);
+        state[l] = (uint64_t{key[0]} << 32) | key[1];
+        s[l] = 0;
+        d[l] = 0;
+      }
+      for (int level = 0; level < scale; level += 2) {
+        const bool second = level + 1 < scale;
+#pragma omp simd
+        for (int l = 0; l < kLanes; ++l) {
+          state[l] += kSplitMixIncrement;
+          const uint64_t word = mix64(state[l]);
+          quadrant_bits(word & 0xffffffffu, level, s[l], d[l], t_a, t_ab, t_abc);
+          uint64_t s2 = 0, d2 = 0;
+          quadrant_bits(word >> 32, level + 1, s2, d2, t_a, t_ab, t_abc);
+          s[l] |= second ? s2 : 0;
+          d[l] |= second ? d2 : 0;
         }
       }
-      uint32_t s32 = static_cast<uint32_t>(s), d32 = static_cast<uint32_t>(d);
-      if (params.scramble_ids) {
-        s32 = scramble(s32);
-        d32 = scramble(d32);
+      for (int l = 0; l < lanes; ++l) {
+        uint64_t sl = s[l], dl = d[l];
+        for (uint32_t attempt = 1; (sl >= un || dl >= un) && attempt < kMaxAttempts; ++attempt)
+          draw_endpoints(e0 + l, attempt, sl, dl);
+        if (sl >= un || dl >= un) {  // kMaxAttempts rejections in a row
+          sl %= un;
+          dl %= un;
+        }
+        uint32_t s32 = static_cast<uint32_t>(sl), d32 = static_cast<uint32_t>(dl);
+        if (params.scramble_ids) {
+          s32 = scramble(s32);
+          d32 = scramble(d32);
+        }
+        list.src[static_cast<size_t>(e0 + l)] = static_cast<int32_t>(s32);
+        list.dst[static_cast<size_t>(e0 + l)] = static_cast<int32_t>(d32);
       }
-      list.src[static_cast<size_t>(e)] = static_cast<int32_t>(s32);
-      list.dst[static_cast<size_t>(e)] = static_cast<int32_t>(d32);
     }
   });
   return list;

@@ -14,6 +14,8 @@
 #include <utility>
 
 #include "edgeattn/core/error.hpp"
+#include "edgeattn/core/parallel.hpp"
+#include "graph/counting_sort.hpp"
 
 namespace edgeattn {
 namespace {
@@ -25,6 +27,8 @@ constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
 // per-chunk scheduling overhead stays negligible. Both depend only on the graph.
 constexpr int64_t kPartitionMinUnits = 2048;
 constexpr int64_t kPartitionTargetChunks = 256;
+// Items per parallel piece of the validity checks.
+constexpr int64_t kCheckGrain = int64_t{1} << 16;
 
 struct Structure {
   int64_t num_dst = 0;
@@ -40,26 +44,35 @@ struct Structure {
   int64_t num_edges() const { return static_cast<int64_t>(col_idx.size()); }
 };
 
-// Counting sort of the edges by source. Rows are scanned in order, so within a column the
-// destinations come out ascending and the result is unique (deterministic). O(E + num_src).
+// Stable counting sort of the edges by source (detail::CountingSort, in parallel blocks of edges):
+// within a column the destinations come out ascending, so the result is unique and does not
+// depend on the thread count. O(E + num_src).
 Transpose build_transpose(const Structure& s) {
   Transpose t;
-  const size_t num_src = static_cast<size_t>(s.num_src);
-  const size_t num_edges = s.col_idx.size();
-  t.col_ptr.assign(num_src + 1, 0);
-  t.row_idx.resize(num_edges);
-  t.edge.resize(num_edges);
-  for (int32_t j : s.col_idx) ++t.col_ptr[static_cast<size_t>(j) + 1];
-  std::partial_sum(t.col_ptr.begin(), t.col_ptr.end(), t.col_ptr.begin());
-  std::vector<int64_t> next(t.col_ptr.begin(), t.col_ptr.end() - 1);
-  for (int64_t i = 0; i < s.num_dst; ++i) {
-    const auto row = static_cast<size_t>(i);
-    for (int64_t e = s.row_ptr[row]; e < s.row_ptr[row + 1]; ++e) {
-      const auto p = static_cast<size_t>(next[static_cast<size_t>(s.col_idx[static_cast<size_t>(e)])]++);
-      t.row_idx[p] = static_cast<int32_t>(i);
-      t.edge[p] = e;
+  const int32_t* cols = s.col_idx.data();
+  const int64_t* row_ptr = s.row_ptr.data();
+  // Visits the edges [begin, end) in order with their rows: f(row, edge).
+  auto for_each_edge = [&](int64_t begin, int64_t end, auto&& f) {
+    if (begin >= end) return;
+    int64_t row = std::upper_bound(row_ptr, row_ptr + s.num_dst + 1, begin) - row_ptr - 1;
+    for (int64_t e = begin; e < end; ++e) {
+      while (row_ptr[row + 1] <= e) ++row;
+      f(row, e);
     }
-  }
+  };
+  detail::CountingSort by_src(s.num_edges(), s.num_src, [&](int64_t begin, int64_t end, int64_t* count) {
+    for (int64_t e = begin; e < end; ++e) ++count[cols[e]];
+  });
+  t.row_idx.resize(s.col_idx.size());
+  t.edge.resize(s.col_idx.size());
+  by_src.scatter([&](int64_t begin, int64_t end, int64_t* next) {
+    for_each_edge(begin, end, [&](int64_t row, int64_t e) {
+      const auto p = static_cast<size_t>(next[cols[e]]++);
+      t.row_idx[p] = static_cast<int32_t>(row);
+      t.edge[p] = e;
+    });
+  });
+  t.col_ptr = by_src.release_key_start();
   return t;
 }
 
@@ -93,30 +106,45 @@ void validate_csr(int64_t num_dst, int64_t num_src, const std::vector<int64_t>& 
     raise<GraphError>("Graph::from_csr: row_ptr has ", row_ptr.size(),
                       " entries, expected num_dst + 1 = ", num_dst + 1);
   if (row_ptr[0] != 0) raise<GraphError>("Graph::from_csr: row_ptr[0] is ", row_ptr[0], ", expected 0");
-  for (size_t i = 1; i < row_ptr.size(); ++i)
-    if (row_ptr[i] < row_ptr[i - 1])
-      raise<GraphError>("Graph::from_csr: row_ptr[", i, "] is ", row_ptr[i], ", expected >= row_ptr[", i - 1,
-                        "] = ", row_ptr[i - 1], " (offsets must be non-decreasing)");
+  const int64_t* offsets = row_ptr.data();
+  const auto down = static_cast<size_t>(parallel_find_first(
+      1, num_dst + 1, kCheckGrain, [&](int64_t i) { return offsets[i] < offsets[i - 1]; }));
+  if (down <= static_cast<size_t>(num_dst))
+    raise<GraphError>("Graph::from_csr: row_ptr[", down, "] is ", row_ptr[down], ", expected >= row_ptr[",
+                      down - 1, "] = ", row_ptr[down - 1], " (offsets must be non-decreasing)");
   const auto num_edges = static_cast<int64_t>(col_idx.size());
   if (row_ptr.back() != num_edges)
     raise<GraphError>("Graph::from_csr: row_ptr[num_dst=", num_dst, "] is ", row_ptr.back(),
                       ", expected col_idx.size() = ", num_edges);
-  for (size_t e = 0; e < col_idx.size(); ++e)
-    if (col_idx[e] < 0 || col_idx[e] >= num_src)
-      raise<GraphError>("Graph::from_csr: col_idx[", e, "] is ", col_idx[e],
-                        ", expected in [0, num_src=", num_src, ")");
+  const int32_t* cols = col_idx.data();
+  const auto out_of_range = static_cast<size_t>(parallel_find_first(
+      0, num_edges, kCheckGrain, [&](int64_t e) { return (cols[e] < 0) | (cols[e] >= num_src); }));
+  if (out_of_range < col_idx.size())
+    raise<GraphError>("Graph::from_csr: col_idx[", out_of_range, "] is ", col_idx[out_of_range],
+                      ", expected in [0, num_src=", num_src, ")");
   if (!input_map.empty()) {
     if (static_cast<int64_t>(input_map.size()) != num_edges)
       raise<GraphError>("Graph::from_csr: input_edge_of_csr has ", input_map.size(),
                         " entries, expected 0 or num_edges = ", num_edges);
-    for (size_t e = 0; e < input_map.size(); ++e)
-      if (input_map[e] < -1)
-        raise<GraphError>("Graph::from_csr: input_edge_of_csr[", e, "] is ", input_map[e],
-                          ", expected >= -1");
+    const int64_t* map = input_map.data();
+    const auto bad = static_cast<size_t>(
+        parallel_find_first(0, num_edges, kCheckGrain, [&](int64_t e) { return map[e] < -1; }));
+    if (bad < input_map.size())
+      raise<GraphError>("Graph::from_csr: input_edge_of_csr[", bad, "] is ", input_map[bad],
+                        ", expected >= -1");
   }
 
+  // Rows that break the order: the first is found in parallel, the rest serially from there.
+  const bool strict = check == CsrCheck::require_sorted;
+  const int64_t first_unsorted = parallel_find_first(0, num_dst, kCheckGrain / 16, [&](int64_t i) {
+    bool bad_row = false;
+    for (int64_t e = offsets[i] + 1; e < offsets[i + 1]; ++e)
+      bad_row |= strict ? cols[e - 1] >= cols[e] : cols[e - 1] > cols[e];
+    return bad_row;
+  });
+
   std::vector<std::pair<int32_t, int64_t>> scratch;  // (column, original position) of one row
-  for (int64_t i = 0; i < num_dst; ++i) {
+  for (int64_t i = first_unsorted; i < num_dst; ++i) {
     const auto begin = static_cast<size_t>(row_ptr[static_cast<size_t>(i)]);
     const auto end = static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1]);
     for (size_t e = begin + 1; e < end; ++e) {
@@ -186,18 +214,20 @@ Graph Graph::with_input_maps(std::vector<int64_t> input_edge_of_csr,
   if (!input_edge_of_csr.empty() && static_cast<int64_t>(input_edge_of_csr.size()) != num_edges)
     raise<GraphError>("Graph::with_input_maps: input_edge_of_csr has ", input_edge_of_csr.size(),
                       " entries, expected 0 or num_edges = ", num_edges);
-  for (size_t e = 0; e < input_edge_of_csr.size(); ++e) {
-    const int64_t k = input_edge_of_csr[e];
-    if (k < -1 || (num_inputs > 0 && k >= num_inputs))
-      raise<GraphError>("Graph::with_input_maps: input_edge_of_csr[", e, "] is ", k, ", expected in [-1, ",
-                        num_inputs > 0 ? num_inputs : std::numeric_limits<int64_t>::max(), ")");
-  }
-  for (size_t k = 0; k < csr_edge_of_input.size(); ++k) {
-    const int64_t e = csr_edge_of_input[k];
-    if (e < -1 || e >= num_edges)
-      raise<GraphError>("Graph::with_input_maps: csr_edge_of_input[", k, "] is ", e, ", expected in [-1, ",
-                        num_edges, ")");
-  }
+  const int64_t input_limit = num_inputs > 0 ? num_inputs : std::numeric_limits<int64_t>::max();
+  const int64_t* to_input = input_edge_of_csr.data();
+  const auto bad_e = static_cast<size_t>(
+      parallel_find_first(0, static_cast<int64_t>(input_edge_of_csr.size()), kCheckGrain,
+                          [&](int64_t e) { return (to_input[e] < -1) | (to_input[e] >= input_limit); }));
+  if (bad_e < input_edge_of_csr.size())
+    raise<GraphError>("Graph::with_input_maps: input_edge_of_csr[", bad_e, "] is ", input_edge_of_csr[bad_e],
+                      ", expected in [-1, ", input_limit, ")");
+  const int64_t* to_csr = csr_edge_of_input.data();
+  const auto bad_k = static_cast<size_t>(parallel_find_first(
+      0, num_inputs, kCheckGrain, [&](int64_t k) { return (to_csr[k] < -1) | (to_csr[k] >= num_edges); }));
+  if (bad_k < csr_edge_of_input.size())
+    raise<GraphError>("Graph::with_input_maps: csr_edge_of_input[", bad_k, "] is ", csr_edge_of_input[bad_k],
+                      ", expected in [-1, ", num_edges, ")");
   auto d = std::make_shared<Data>();
   d->structure = data_->structure;
   d->input_edge_of_csr = std::move(input_edge_of_csr);

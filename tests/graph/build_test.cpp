@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
+#include "edgeattn/core/parallel.hpp"
 #include "support/expect_error.hpp"
 
 namespace edgeattn {
@@ -351,6 +352,58 @@ TEST(BuildGraphRandom, MergedEdgeSetEqualsTheSetOfPairs) {
   const Transpose& t = g.transpose();
   EXPECT_EQ(t.col_ptr, vec(g.row_ptr()));
   EXPECT_EQ(t.row_idx, vec(g.col_idx()));
+}
+
+TEST(BuildGraphRandom, ManyBlockBuildsMatchBruteForceForAnyThreadCount) {
+  // 150k input edges on 400 nodes: with symmetrize that is 300k candidates, several counting-sort
+  // blocks when threads allow, and rows of ~750 candidates with many duplicates, reverse pairs and
+  // self-loops. Every thread count must give the brute force's graph and maps.
+  std::mt19937_64 rng(2024);
+  const int64_t n = 400, m = 150000;
+  V src(static_cast<size_t>(m)), dst(static_cast<size_t>(m));
+  for (int64_t k = 0; k < m; ++k) {
+    src[static_cast<size_t>(k)] = static_cast<int64_t>(rng() % n);
+    dst[static_cast<size_t>(k)] = k % 5 == 0 ? src[static_cast<size_t>(k)] : static_cast<int64_t>(rng() % n);
+  }
+  for (const BuildOptions o :
+       {BuildOptions{.self_loops = SelfLoops::add, .duplicates = Duplicates::merge, .symmetrize = true},
+        BuildOptions{.self_loops = SelfLoops::keep, .duplicates = Duplicates::keep, .symmetrize = true},
+        BuildOptions{.self_loops = SelfLoops::remove, .duplicates = Duplicates::merge}}) {
+    const Expected x = brute_force(n, n, src, dst, o);
+    for (int threads : {1, 2, 4}) {
+      SCOPED_TRACE(::testing::Message()
+                   << threads << " threads, self_loops " << static_cast<int>(o.self_loops) << " duplicates "
+                   << static_cast<int>(o.duplicates) << " symmetrize " << o.symmetrize);
+      const ThreadLimit limit(threads);
+      const Graph g = build(n, n, src, dst, o);
+      EXPECT_EQ(vec(g.row_ptr()), x.row_ptr);
+      EXPECT_EQ(vec(g.col_idx()), x.col_idx);
+      EXPECT_EQ(vec(g.input_edge_of_csr()), x.input_edge_of_csr);
+      EXPECT_EQ(vec(g.csr_edge_of_input()), x.csr_edge_of_input);
+    }
+  }
+}
+
+TEST(BuildGraphRandom, DuplicatesErrorNamesTheSameFirstRepeatForAnyThreadCount) {
+  // The repeat whose second occurrence comes first is found per row chunk, then combined. Edge k
+  // goes into row k (so no repeat happens by chance), but for two copies: of edge 7 at k = 250000
+  // (row 7) and of edge 200000 at k = 290000 (row 200000, in another chunk).
+  std::mt19937_64 rng(5);
+  const int64_t n = 300000, m = 300000;
+  V src(static_cast<size_t>(m)), dst(static_cast<size_t>(m));
+  for (int64_t k = 0; k < m; ++k) {
+    src[static_cast<size_t>(k)] = static_cast<int64_t>(rng() % n);
+    dst[static_cast<size_t>(k)] = k;
+  }
+  src[250000] = src[7];
+  dst[250000] = dst[7];
+  src[290000] = src[200000];
+  dst[290000] = dst[200000];
+  for (int threads : {1, 2, 4}) {
+    const ThreadLimit limit(threads);
+    expect_throw_naming<GraphError>([&] { build(n, n, src, dst, {.duplicates = Duplicates::error}); },
+                                    {"appears at k=7 and k=250000"});
+  }
 }
 
 TEST(BuildGraphRandom, OneMillionEdgesWithAHubRowBuildInLinearishTime) {

@@ -12,6 +12,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,33 @@ void parallel_for(int64_t begin, int64_t end, int64_t grain, Body&& body) {
         }
       },
       tbb::simple_partitioner());
+}
+
+/// The smallest i in [begin, end) with pred(i), or `end` if there is none, searched in parallel
+/// pieces of `grain`. The answer does not depend on the thread count. `pred` should be cheap and
+/// side-effect free: each piece tests blocks of 256 items without branching (so the test
+/// vectorises) and looks for the first hit only in a block that has one.
+///   const int64_t bad = parallel_find_first(0, n, 1 << 16, [&](int64_t k) { return ids[k] >= n; });
+template <class Pred>
+int64_t parallel_find_first(int64_t begin, int64_t end, int64_t grain, Pred&& pred) {
+  constexpr int64_t kBlock = 256;
+  std::atomic<int64_t> first{end};
+  parallel_for(begin, end, grain, [&](int64_t b, int64_t e) {
+    for (int64_t block = b; block < e; block += kBlock) {
+      if (block >= first.load(std::memory_order_relaxed)) return;  // an earlier hit is known
+      const int64_t block_end = block + kBlock < e ? block + kBlock : e;
+      bool any = false;
+      for (int64_t i = block; i < block_end; ++i) any |= static_cast<bool>(pred(i));
+      if (!any) continue;
+      int64_t i = block;
+      while (!pred(i)) ++i;
+      int64_t seen = first.load(std::memory_order_relaxed);
+      while (i < seen && !first.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
+      }
+      return;
+    }
+  });
+  return first.load(std::memory_order_relaxed);
 }
 
 /// Number of threads oneTBB will use for loops started now.

@@ -1,0 +1,96 @@
+// Parallel stable counting sort, the shared step of every CSR construction in the graph layer
+// (build_graph scatters candidate edges by destination, Graph::transpose scatters edges by source).
+//
+// Items [0, num_items) are cut into B contiguous blocks. Each block counts its keys into a private
+// histogram; one pass over the keys turns the B histograms into per-block write cursors, block b's
+// cursor for key k starting after the items of key k in blocks 0..b-1; then every block scatters
+// its items in item order. Items with equal keys therefore land in item order whatever B is, so the
+// result is the serial stable counting sort's, bit for bit, for any thread count. B grows with the
+// work (items per key) and the threads available, never so far that the histograms
+// (B x num_keys x 8 bytes) outgrow the items themselves.
+//
+// Usage (key(i) in [0, num_keys); an item may also be skipped by both callbacks):
+//   detail::CountingSort sort(n, num_keys, [&](int64_t b, int64_t e, int64_t* count) {
+//     for (int64_t i = b; i < e; ++i) ++count[key(i)];
+//   });
+//   std::vector<T> out(sort.num_sorted());
+//   sort.scatter([&](int64_t b, int64_t e, int64_t* next) {
+//     for (int64_t i = b; i < e; ++i) out[next[key(i)]++] = item(i);
+//   });
+//   std::vector<int64_t> start = sort.release_key_start();  // [num_keys + 1]
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "edgeattn/core/parallel.hpp"
+
+namespace edgeattn::detail {
+
+class CountingSort {
+ public:
+  /// Counts: `count(begin, end, count)` adds one to count[key] for every item of [begin, end) that
+  /// takes part. Afterwards key_start() and num_sorted() are known.
+  template <class Count>
+  CountingSort(int64_t num_items, int64_t num_keys, Count&& count)
+      : num_items_(num_items), num_keys_(num_keys) {
+    // A block needs about as many items as there are keys to pay for its histogram passes.
+    constexpr int64_t kMinItemsPerBlock = int64_t{1} << 16;
+    constexpr int64_t kMaxBlocks = 64;
+    const int64_t per_block = std::max(num_keys, kMinItemsPerBlock);
+    blocks_ = std::clamp<int64_t>(std::min<int64_t>(num_items / per_block, max_threads()), 1, kMaxBlocks);
+    block_items_ = (num_items + blocks_ - 1) / blocks_;
+    const auto keys = static_cast<size_t>(num_keys);
+
+    // cursor_[b * num_keys + k]: block b's count of key k, then its first write position for k.
+    cursor_.assign(static_cast<size_t>(blocks_) * keys, 0);
+    for_each_block([&](int64_t b, int64_t begin, int64_t end) { count(begin, end, block_cursor(b)); });
+
+    // One pass over the keys turns the counts into offsets and the blocks' cursors (O(B x keys),
+    // serial: it streams through memory once and is small next to the count and the scatter).
+    start_.resize(keys + 1);
+    int64_t position = 0;
+    for (int64_t k = 0; k < num_keys; ++k) {
+      start_[static_cast<size_t>(k)] = position;
+      for (int64_t b = 0; b < blocks_; ++b) {
+        int64_t& slot = block_cursor(b)[k];
+        const int64_t n = slot;
+        slot = position;
+        position += n;
+      }
+    }
+    start_[keys] = position;
+  }
+
+  /// [num_keys + 1]: the items of key k go to [key_start()[k], key_start()[k + 1]).
+  const std::vector<int64_t>& key_start() const { return start_; }
+  /// How many items were counted.
+  int64_t num_sorted() const { return start_.back(); }
+
+  /// Places the items: `scatter(begin, end, next)` visits the counted items of [begin, end) in
+  /// order and puts each at position next[key]++. Call once.
+  template <class Scatter>
+  void scatter(Scatter&& scatter) {
+    for_each_block([&](int64_t b, int64_t begin, int64_t end) { scatter(begin, end, block_cursor(b)); });
+    cursor_ = {};
+  }
+
+  std::vector<int64_t> release_key_start() { return std::move(start_); }
+
+ private:
+  int64_t* block_cursor(int64_t b) { return cursor_.data() + b * num_keys_; }
+  template <class F>
+  void for_each_block(F&& f) {
+    parallel_for(0, blocks_, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) f(b, b * block_items_, std::min(num_items_, (b + 1) * block_items_));
+    });
+  }
+
+  int64_t num_items_, num_keys_;
+  int64_t blocks_ = 1, block_items_ = 0;
+  std::vector<int64_t> cursor_;
+  std::vector<int64_t> start_;
+};
+
+}  // namespace edgeattn::detail
