@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,6 +21,7 @@ namespace edgeattn::data {
 namespace {
 
 constexpr std::string_view kComment = "#%";
+constexpr int64_t kGraphNodeLimit = std::numeric_limits<int32_t>::max();
 
 /// Token -> node index, open addressing over a flat array: each slot packs the hash's upper 32 bits
 /// with index + 1 (0 = empty), so a probe touches one cache line and compares text only on a
@@ -72,15 +74,25 @@ class NodeIds {
  public:
   NodeIds(const EdgeListOptions& o, size_t expected_ids) : o_(o) {
     if (o.relabel) index_.emplace(expected_ids);
-    if (o.max_nodes < 0)
-      raise<InvalidArgument>("EdgeListOptions: max_nodes is ", o.max_nodes, ", expected >= 0");
+    if (o.max_nodes < 0 || o.max_nodes > kGraphNodeLimit)
+      raise<InvalidArgument>("EdgeListOptions: max_nodes is ", o.max_nodes, ", expected in [0, ",
+                             kGraphNodeLimit, "] (a Graph's node limit)");
     if (!o.relabel && o.num_nodes > o.max_nodes)
       raise<InvalidArgument>("EdgeListOptions: num_nodes is ", o.num_nodes,
                              ", above max_nodes = ", o.max_nodes);
     limit_ = !o.relabel && o.num_nodes >= 0 ? o.num_nodes : o.max_nodes;
   }
 
-  int64_t read(TextScanner& s, std::string_view what) {
+  /// The next id as a node index (ids are below max_nodes <= 2^31 - 1, so they fit 32 bits).
+  int32_t read(TextScanner& s, std::string_view what) { return static_cast<int32_t>(read_id(s, what)); }
+  int64_t num_nodes() const {
+    if (o_.relabel) return static_cast<int64_t>(names_.size());
+    return o_.num_nodes >= 0 ? o_.num_nodes : max_ + 1;
+  }
+  std::vector<std::string> names() const { return {names_.begin(), names_.end()}; }
+
+ private:
+  int64_t read_id(TextScanner& s, std::string_view what) {
     if (o_.relabel) {
       const std::string_view token = s.read_token(what);
       const auto [index, inserted] = index_->find_or_insert(token, names_);
@@ -103,13 +115,6 @@ class NodeIds {
     return v;
   }
 
-  int64_t num_nodes() const {
-    if (o_.relabel) return static_cast<int64_t>(names_.size());
-    return o_.num_nodes >= 0 ? o_.num_nodes : max_ + 1;
-  }
-  std::vector<std::string> names() const { return {names_.begin(), names_.end()}; }
-
- private:
   const EdgeListOptions& o_;
   int64_t limit_ = 0;
   int64_t max_ = -1;
@@ -118,9 +123,9 @@ class NodeIds {
 };
 
 struct ParsedEdges {
-  std::vector<int64_t> src, dst;
-  std::vector<float> weight;  // empty unless the list has a weight column
-  std::vector<int64_t> line;  // only for Duplicates::error
+  std::vector<int32_t> src, dst;  // node ids are below max_nodes <= 2^31 - 1
+  std::vector<float> weight;      // empty unless the list has a weight column
+  std::vector<int64_t> line;      // only for Duplicates::error
 };
 
 Dataset finish(ParsedEdges& e, NodeIds& ids, const std::string& name, const char* format,
@@ -155,8 +160,8 @@ Dataset parse_edge_list(std::string_view text, const std::string& name, const Ed
   while (!s.at_end()) {
     if (s.skip_blank_or_comment(kComment)) continue;
     const int64_t line = s.line();
-    const int64_t u = ids.read(s, "source id");
-    const int64_t v = ids.read(s, "target id");
+    const int32_t u = ids.read(s, "source id");
+    const int32_t v = ids.read(s, "target id");
     int cols = 2;
     float w = 1.f;
     if (!s.at_end_of_line(kComment)) {
@@ -187,7 +192,7 @@ Dataset parse_adjacency_list(std::string_view text, const std::string& name, con
   while (!s.at_end()) {
     if (s.skip_blank_or_comment(kComment)) continue;
     const int64_t line = s.line();
-    const int64_t v = ids.read(s, "node id");
+    const int32_t v = ids.read(s, "node id");
     while (!s.at_end_of_line(kComment)) {
       e.src.push_back(v);
       e.dst.push_back(ids.read(s, "neighbour id"));

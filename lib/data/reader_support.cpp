@@ -8,9 +8,12 @@
 
 namespace edgeattn::data::detail {
 
-Graph build_weighted_graph(int64_t num_nodes, std::span<const int64_t> src, std::span<const int64_t> dst,
-                           std::span<const float> weight, const BuildOptions& options,
-                           std::vector<float>& edge_weight) {
+namespace {
+
+template <class Index>
+Graph build_weighted_graph_impl(int64_t num_nodes, std::span<const Index> src, std::span<const Index> dst,
+                                std::span<const float> weight, const BuildOptions& options,
+                                std::vector<float>& edge_weight) {
   Graph g = build_graph(num_nodes, num_nodes, src, dst, options);
   edge_weight.clear();
   if (weight.empty()) return g;
@@ -38,8 +41,10 @@ Graph build_weighted_graph(int64_t num_nodes, std::span<const int64_t> src, std:
   return g;
 }
 
-void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64_t> dst,
-                             std::span<const int64_t> line, bool drop_self_loops, const std::string& file) {
+template <class Index>
+void check_no_repeated_edges_impl(std::span<const Index> src, std::span<const Index> dst,
+                                  std::span<const int64_t> line, bool drop_self_loops,
+                                  const std::string& file) {
   std::vector<int64_t> order;
   order.reserve(src.size());
   for (size_t k = 0; k < src.size(); ++k)
@@ -70,6 +75,30 @@ void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64
                       ": expected no repeated edges (Duplicates::error), found the edge (",
                       src[static_cast<size_t>(second)], " -> ", dst[static_cast<size_t>(second)],
                       ") again, first listed on line ", line[static_cast<size_t>(first)]);
+}
+
+}  // namespace
+
+Graph build_weighted_graph(int64_t num_nodes, std::span<const int64_t> src, std::span<const int64_t> dst,
+                           std::span<const float> weight, const BuildOptions& options,
+                           std::vector<float>& edge_weight) {
+  return build_weighted_graph_impl(num_nodes, src, dst, weight, options, edge_weight);
+}
+
+Graph build_weighted_graph(int64_t num_nodes, std::span<const int32_t> src, std::span<const int32_t> dst,
+                           std::span<const float> weight, const BuildOptions& options,
+                           std::vector<float>& edge_weight) {
+  return build_weighted_graph_impl(num_nodes, src, dst, weight, options, edge_weight);
+}
+
+void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64_t> dst,
+                             std::span<const int64_t> line, bool drop_self_loops, const std::string& file) {
+  check_no_repeated_edges_impl(src, dst, line, drop_self_loops, file);
+}
+
+void check_no_repeated_edges(std::span<const int32_t> src, std::span<const int32_t> dst,
+                             std::span<const int64_t> line, bool drop_self_loops, const std::string& file) {
+  check_no_repeated_edges_impl(src, dst, line, drop_self_loops, file);
 }
 
 std::filesystem::path existing_or_gz(const std::filesystem::path& path) {

@@ -21,11 +21,18 @@ namespace edgeattn::data::detail {
 Graph build_weighted_graph(int64_t num_nodes, std::span<const int64_t> src, std::span<const int64_t> dst,
                            std::span<const float> weight, const BuildOptions& options,
                            std::vector<float>& edge_weight);
+/// Same with 32-bit node ids.
+Graph build_weighted_graph(int64_t num_nodes, std::span<const int32_t> src, std::span<const int32_t> dst,
+                           std::span<const float> weight, const BuildOptions& options,
+                           std::vector<float>& edge_weight);
 
 /// For Duplicates::error: throws ParseError "<file>:<line>: ..." naming both lines of the first
 /// repeated (src, dst) pair (the one whose second copy comes first), as build_graph would count it:
 /// self-loops are ignored when `drop_self_loops`. `line[k]` is the line of edge k.
 void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64_t> dst,
+                             std::span<const int64_t> line, bool drop_self_loops, const std::string& file);
+/// Same with 32-bit node ids.
+void check_no_repeated_edges(std::span<const int32_t> src, std::span<const int32_t> dst,
                              std::span<const int64_t> line, bool drop_self_loops, const std::string& file);
 
 /// `path` if it exists, else `path` + ".gz" if that exists; IoError naming both otherwise.

@@ -123,6 +123,12 @@ TEST(EdgeList, InvalidOptionsAreRejected) {
   expect_throw_naming<InvalidArgument>(
       [] { (void)parse_edge_list("", "e", {.num_nodes = 10, .max_nodes = 5}); },
       {"num_nodes", "10", "max_nodes = 5"});
+  // A Graph holds at most 2^31 - 1 nodes, so a larger max_nodes could only fail later.
+  expect_throw_naming<InvalidArgument>(
+      [] { (void)parse_edge_list("0 1\n", "e", {.max_nodes = int64_t{1} << 31}); },
+      {"max_nodes", "2147483648", "2147483647", "node limit"});
+  expect_throw_naming<InvalidArgument>([] { (void)parse_edge_list("0 1\n", "e", {.max_nodes = -1}); },
+                                       {"max_nodes", "-1"});
 }
 
 TEST(AdjacencyList, ReadsNeighbourListsAndIsolatedNodes) {
