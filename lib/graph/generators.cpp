@@ -195,8 +195,7 @@ EdgeList rmat_edges(int64_t n, int64_t num_edges, uint64_t seed, const RmatParam
       }
       for (int level = 0; level < scale; level += 2) {
         const bool second = level + 1 < scale;
-#pragma omp simd
-        for (int l = 0; l < kLanes; ++l) {
+        for (int l = 0; l < kLanes; ++l) {  // GCC vectorises this across lanes (-O3)
           state[l] += kSplitMixIncrement;
           const uint64_t word = mix64(state[l]);
           quadrant_bits(word & 0xffffffffu, level, s[l], d[l], t_a, t_ab, t_abc);
