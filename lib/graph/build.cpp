@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
-#include <tuple>
 #include <utility>
 #include <vector>
 
