@@ -28,6 +28,7 @@
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
+#include "graph/build_wide_keys.hpp"
 #include "graph/counting_sort.hpp"
 
 namespace edgeattn {
@@ -255,7 +256,7 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
 
 template <class Index>
 Graph build_graph_impl(int64_t num_dst, int64_t num_src, std::span<const Index> src,
-                       std::span<const Index> dst, const BuildOptions& options) {
+                       std::span<const Index> dst, const BuildOptions& options, bool wide_keys = false) {
   if (num_dst < 0 || num_dst > kMaxNodes)
     raise<GraphError>("build_graph: num_dst is ", num_dst, ", expected in [0, ", kMaxNodes, "]");
   if (num_src < 0 || num_src > kMaxNodes)
@@ -286,7 +287,7 @@ Graph build_graph_impl(int64_t num_dst, int64_t num_src, std::span<const Index> 
 
   const Candidates<Index> candidates(S, D, M, num_dst, options);
   // 2.-4., on keys of the narrowest type that holds every tag.
-  if (candidates.max_tag() <= int64_t{std::numeric_limits<uint32_t>::max()})
+  if (!wide_keys && candidates.max_tag() <= int64_t{std::numeric_limits<uint32_t>::max()})
     return finish_build<uint64_t>(num_dst, num_src, candidates, options.duplicates);
   return finish_build<WideKey>(num_dst, num_src, candidates, options.duplicates);
 }
@@ -303,4 +304,12 @@ Graph build_graph(int64_t num_dst, int64_t num_src, std::span<const int32_t> src
   return build_graph_impl<int32_t>(num_dst, num_src, src, dst, options);
 }
 
+namespace detail {
+
+Graph build_graph_wide_keys(int64_t num_dst, int64_t num_src, std::span<const int64_t> src,
+                            std::span<const int64_t> dst, const BuildOptions& options) {
+  return build_graph_impl<int64_t>(num_dst, num_src, src, dst, options, /*wide_keys=*/true);
+}
+
+}  // namespace detail
 }  // namespace edgeattn

@@ -16,6 +16,7 @@
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
+#include "graph/build_wide_keys.hpp"
 #include "support/expect_error.hpp"
 
 namespace edgeattn {
@@ -316,13 +317,17 @@ TEST(BuildGraphRandom, EveryPolicyCombinationMatchesBruteForce) {
           SCOPED_TRACE(::testing::Message()
                        << "trial " << trial << " self_loops " << static_cast<int>(sl) << " duplicates "
                        << static_cast<int>(du) << " symmetrize " << sym);
-          const Graph g = build(nd, ns, src, dst, o);
           const Expected x = brute_force(nd, ns, src, dst, o);
-          EXPECT_EQ(vec(g.row_ptr()), x.row_ptr);
-          EXPECT_EQ(vec(g.col_idx()), x.col_idx);
-          EXPECT_EQ(vec(g.input_edge_of_csr()), x.input_edge_of_csr);
-          EXPECT_EQ(vec(g.csr_edge_of_input()), x.csr_edge_of_input);
-          expect_maps_consistent(g, src, dst);
+          // Both key layouts: packed uint64 keys (what these sizes use) and the 16-byte keys of
+          // inputs beyond 2^31 edges.
+          for (const Graph& g :
+               {build(nd, ns, src, dst, o), detail::build_graph_wide_keys(nd, ns, src, dst, o)}) {
+            EXPECT_EQ(vec(g.row_ptr()), x.row_ptr);
+            EXPECT_EQ(vec(g.col_idx()), x.col_idx);
+            EXPECT_EQ(vec(g.input_edge_of_csr()), x.input_edge_of_csr);
+            EXPECT_EQ(vec(g.csr_edge_of_input()), x.csr_edge_of_input);
+            expect_maps_consistent(g, src, dst);
+          }
           ++checked;
         }
   }
