@@ -31,7 +31,7 @@ namespace edgeattn::detail {
 class CountingSort {
  public:
   /// Counts: `count(begin, end, count)` adds one to count[key] for every item of [begin, end) that
-  /// takes part. Afterwards key_start() and num_sorted() are known.
+  /// takes part. Afterwards num_sorted() is known.
   template <class Count>
   CountingSort(int64_t num_items, int64_t num_keys, Count&& count)
       : num_items_(num_items), num_keys_(num_keys) {
@@ -63,8 +63,6 @@ class CountingSort {
     start_[keys] = position;
   }
 
-  /// [num_keys + 1]: the items of key k go to [key_start()[k], key_start()[k + 1]).
-  const std::vector<int64_t>& key_start() const { return start_; }
   /// How many items were counted.
   int64_t num_sorted() const { return start_.back(); }
 
@@ -76,6 +74,7 @@ class CountingSort {
     cursor_ = {};
   }
 
+  /// [num_keys + 1]: the items of key k went to [start[k], start[k + 1]). Call last.
   std::vector<int64_t> release_key_start() { return std::move(start_); }
 
  private:
