@@ -22,6 +22,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "edgeattn/core/parallel.hpp"
 #include "graph/build_wide_keys.hpp"
 #include "graph/counting_sort.hpp"
+#include "graph/trusted_csr.hpp"
 
 namespace edgeattn {
 namespace {
@@ -71,17 +74,23 @@ Run scan_run(const Key* keys, int64_t p, int64_t row_end, int64_t M) {
   return run;
 }
 
-// Steps 3 and 4a for rows [row_begin, row_end): sorts each row's keys, stores its output edge
-// count in row_ptr[i + 1], and returns the repeated input pair (second k, first k) whose second
-// occurrence comes first (for Duplicates::error; {max, -1} if none). The row passes are functions
+// Steps 3 and 4a for rows [row_begin, row_end): sorts each row's keys and counts its output edges.
+// With row_ptr, stores each row's count in row_ptr[i + 1] and notes the repeated input pair
+// (second k, first k) whose second occurrence comes first (for Duplicates::error). Without it
+// (nullptr), stops at the first row whose count differs from its number of candidates (a merged
+// duplicate, a reverse edge that pairs with an input) and returns that row, so that graphs whose
+// rows all keep their candidates need no offsets besides the sort's. The row passes are functions
 // of their own, with plain pointer arguments: inlined into the parallel loops' closures, GCC kept
 // their pointers in memory and the loops ran up to 2x slower.
+struct RowCounts {
+  int64_t stopped_at;                  // row_end, or the first row whose count differs (no row_ptr)
+  std::pair<int64_t, int64_t> repeat;  // {max, -1} if none
+};
 template <class Key>
-[[gnu::noinline]] std::pair<int64_t, int64_t> sort_and_count_rows(int64_t row_begin, int64_t row_end,
-                                                                  const int64_t* row_start, Key* keys,
-                                                                  int64_t M, Duplicates dup,
-                                                                  int64_t* row_ptr) {
-  std::pair<int64_t, int64_t> repeat{std::numeric_limits<int64_t>::max(), -1};
+[[gnu::noinline]] RowCounts sort_and_count_rows(int64_t row_begin, int64_t row_end, const int64_t* row_start,
+                                                Key* keys, int64_t M, Duplicates dup, int64_t* row_ptr) {
+  RowCounts result{row_end, {std::numeric_limits<int64_t>::max(), -1}};
+  auto& repeat = result.repeat;
   for (int64_t i = row_begin; i < row_end; ++i) {
     const int64_t begin = row_start[i], end = row_start[i + 1];
     if (!std::is_sorted(keys + begin, keys + end)) std::sort(keys + begin, keys + end);
@@ -92,14 +101,20 @@ template <class Key>
         n += std::max(run.num_inputs, run.num_reverse) + (run.end - p - run.num_inputs - run.num_reverse);
       } else {
         ++n;
-        if (dup == Duplicates::error && run.num_inputs > 1 && tag_of(keys[p + 1]) < repeat.first)
+        if (row_ptr != nullptr && dup == Duplicates::error && run.num_inputs > 1 &&
+            tag_of(keys[p + 1]) < repeat.first)
           repeat = {tag_of(keys[p + 1]), tag_of(keys[p])};
       }
       p = run.end;
     }
-    row_ptr[i + 1] = n;
+    if (row_ptr != nullptr) {
+      row_ptr[i + 1] = n;
+    } else if (n != end - begin) {
+      result.stopped_at = i;
+      return result;
+    }
   }
-  return repeat;
+  return result;
 }
 
 // Step 4b for rows [row_begin, row_end): writes each row's edges at row_ptr[i] and both input maps.
@@ -208,15 +223,15 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
   const int64_t M = candidates.num_inputs;
   const Index* S = candidates.src;
   const Index* D = candidates.dst;
-  // 2. Stable counting sort by destination.
+  // 2. Stable counting sort by destination. The keys are written by the scatter, never zeroed.
   detail::CountingSort by_dst(candidates.num_items, num_dst, [&](int64_t begin, int64_t end, int64_t* count) {
     candidates.count(begin, end, count);
   });
   const int64_t num_candidates = by_dst.num_sorted();
-  std::vector<Key> keys(static_cast<size_t>(num_candidates));
+  auto keys = std::make_unique_for_overwrite<Key[]>(static_cast<size_t>(num_candidates));
   by_dst.scatter(
-      [&](int64_t begin, int64_t end, int64_t* next) { candidates.scatter(begin, end, next, keys.data()); });
-  const std::vector<int64_t> row_start = by_dst.release_key_start();
+      [&](int64_t begin, int64_t end, int64_t* next) { candidates.scatter(begin, end, next, keys.get()); });
+  std::vector<int64_t> row_start = by_dst.release_key_start();
 
   // Row chunks of about equal candidate counts, for steps 3 and 4.
   const std::vector<int64_t> chunks =
@@ -224,34 +239,55 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
 
   // 3. Sort each row by (source, tag), unless it arrived sorted; 4a. while the row is in cache,
   // count its output edges and, for Duplicates::error, note the repeated pair whose second
-  // occurrence comes first in the input.
-  std::vector<int64_t> row_ptr(static_cast<size_t>(num_dst) + 1, 0);
+  // occurrence comes first in the input. Every row keeps all its candidates unless a duplicate is
+  // merged or a reverse edge pairs with an input; until a chunk meets such a row it writes no
+  // offsets, and if none does, the output offsets are row_start itself. Otherwise row_ptr is
+  // allocated by the first chunk that needs it and the others' rows are filled in afterwards.
+  std::vector<int64_t> row_ptr;
+  std::once_flag row_ptr_once;
   std::vector<std::pair<int64_t, int64_t>> repeat_of_chunk(
       chunks.size(), {std::numeric_limits<int64_t>::max(), -1});  // (second k, first k)
+  std::vector<char> chunk_wrote(chunks.size(), 0);
   parallel_for_chunks(chunks, [&](size_t c, int64_t row_begin, int64_t row_end) {
+    const RowCounts same = sort_and_count_rows(row_begin, row_end, row_start.data(), keys.get(), M, dup,
+                                               static_cast<int64_t*>(nullptr));
+    if (same.stopped_at == row_end) return;
+    std::call_once(row_ptr_once, [&] { row_ptr.assign(static_cast<size_t>(num_dst) + 1, 0); });
+    for (int64_t i = row_begin; i < same.stopped_at; ++i) row_ptr[i + 1] = row_start[i + 1] - row_start[i];
     repeat_of_chunk[c] =
-        sort_and_count_rows(row_begin, row_end, row_start.data(), keys.data(), M, dup, row_ptr.data());
+        sort_and_count_rows(same.stopped_at, row_end, row_start.data(), keys.get(), M, dup, row_ptr.data())
+            .repeat;
+    chunk_wrote[c] = 1;
   });
   const auto repeat = *std::min_element(repeat_of_chunk.begin(), repeat_of_chunk.end());
   if (repeat.second >= 0)
     raise<GraphError>("build_graph: edge (src=", S[repeat.second], ", dst=", D[repeat.second],
                       ") appears at k=", repeat.second, " and k=", repeat.first, " (Duplicates::error)");
-  std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
-  const int64_t num_edges = row_ptr.back();
+  const bool same_offsets = row_ptr.empty();
+  if (!same_offsets) {
+    parallel_for_chunks(chunks, [&](size_t c, int64_t row_begin, int64_t row_end) {
+      if (!chunk_wrote[c])
+        for (int64_t i = row_begin; i < row_end; ++i) row_ptr[i + 1] = row_start[i + 1] - row_start[i];
+    });
+    std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
+  }
+  const int64_t* out_start = same_offsets ? row_start.data() : row_ptr.data();
+  const int64_t num_edges = out_start[num_dst];
 
   // 4b. Write the edges and both input maps.
   std::vector<int32_t> cols(static_cast<size_t>(num_edges));
   std::vector<int64_t> input_edge_of_csr(static_cast<size_t>(num_edges));
   std::vector<int64_t> csr_edge_of_input(static_cast<size_t>(M), -1);
   parallel_for_chunks(chunks, [&](size_t, int64_t row_begin, int64_t row_end) {
-    write_rows(row_begin, row_end, row_start.data(), keys.data(), M, dup, row_ptr.data(), cols.data(),
+    write_rows(row_begin, row_end, row_start.data(), keys.get(), M, dup, out_start, cols.data(),
                input_edge_of_csr.data(), csr_edge_of_input.data());
   });
-  keys = {};
-  // Rows are sorted (non-decreasing; repeated columns only under Duplicates::keep), so
-  // CsrCheck::sort only verifies them here.
-  return Graph::from_csr(num_dst, num_src, std::move(row_ptr), std::move(cols), CsrCheck::sort)
-      .with_input_maps(std::move(input_edge_of_csr), std::move(csr_edge_of_input));
+  keys.reset();
+  // Offsets from 0 to num_edges, columns in range and rows non-decreasing (repeated only under
+  // Duplicates::keep), maps in range: all hold by construction, so no public check runs again.
+  return detail::TrustedCsr::make(num_dst, num_src, same_offsets ? std::move(row_start) : std::move(row_ptr),
+                                  std::move(cols), std::move(input_edge_of_csr),
+                                  std::move(csr_edge_of_input));
 }
 
 template <class Index>

@@ -9,6 +9,12 @@
 // work (items per key) and the threads available, never so far that the histograms
 // (B x num_keys x 8 bytes) outgrow the items themselves.
 //
+// The key offsets cost no array of their own: the last block's cursors sit at the front of the
+// cursor array, behind one zero, and once every block has scattered they hold the offset at which
+// the next key starts. With one block (one thread, or few items per key) the cursor array *is* the
+// offset array; with more, its first num_keys + 1 entries are copied out. For graphs with more
+// nodes than edges, the offset-sized arrays are most of the memory a build touches.
+//
 // Usage (key(i) in [0, num_keys); an item may also be skipped by both callbacks):
 //   detail::CountingSort sort(n, num_keys, [&](int64_t b, int64_t e, int64_t* count) {
 //     for (int64_t i = b; i < e; ++i) ++count[key(i)];
@@ -17,11 +23,13 @@
 //   sort.scatter([&](int64_t b, int64_t e, int64_t* next) {
 //     for (int64_t i = b; i < e; ++i) out[next[key(i)]++] = item(i);
 //   });
-//   std::vector<int64_t> start = sort.release_key_start();  // [num_keys + 1]
+//   std::vector<int64_t> start = sort.release_key_start();  // [num_keys + 1], after scatter
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -43,16 +51,15 @@ class CountingSort {
     block_items_ = (num_items + blocks_ - 1) / blocks_;
     const auto keys = static_cast<size_t>(num_keys);
 
-    // cursor_[b * num_keys + k]: block b's count of key k, then its first write position for k.
-    cursor_.assign(static_cast<size_t>(blocks_) * keys, 0);
+    // block_cursor(b)[k]: block b's count of key k, then its next write position for k. Blocks lie
+    // in reverse order behind cursor_[0] = 0, so the last block's cursors end as the offsets.
+    cursor_.assign(static_cast<size_t>(blocks_) * keys + 1, 0);
     for_each_block([&](int64_t b, int64_t begin, int64_t end) { count(begin, end, block_cursor(b)); });
 
-    // One pass over the keys turns the counts into offsets and the blocks' cursors (O(B x keys),
+    // One pass over the keys turns the counts into the blocks' first write positions (O(B x keys),
     // serial: it streams through memory once and is small next to the count and the scatter).
-    start_.resize(keys + 1);
     int64_t position = 0;
     for (int64_t k = 0; k < num_keys; ++k) {
-      start_[static_cast<size_t>(k)] = position;
       for (int64_t b = 0; b < blocks_; ++b) {
         int64_t& slot = block_cursor(b)[k];
         const int64_t n = slot;
@@ -60,25 +67,34 @@ class CountingSort {
         position += n;
       }
     }
-    start_[keys] = position;
+    num_sorted_ = position;
   }
 
   /// How many items were counted.
-  int64_t num_sorted() const { return start_.back(); }
+  int64_t num_sorted() const { return num_sorted_; }
 
   /// Places the items: `scatter(begin, end, next)` visits the counted items of [begin, end) in
   /// order and puts each at position next[key]++. Call once.
   template <class Scatter>
   void scatter(Scatter&& scatter) {
     for_each_block([&](int64_t b, int64_t begin, int64_t end) { scatter(begin, end, block_cursor(b)); });
-    cursor_ = {};
+    scattered_ = true;
   }
 
-  /// [num_keys + 1]: the items of key k went to [start[k], start[k + 1]). Call last.
-  std::vector<int64_t> release_key_start() { return std::move(start_); }
+  /// [num_keys + 1]: the items of key k went to [start[k], start[k + 1]). Call once, after scatter
+  /// (the offsets are the cursors the scatter leaves behind).
+  std::vector<int64_t> release_key_start() {
+    if (!scattered_) throw std::logic_error("CountingSort::release_key_start called before scatter");
+    if (blocks_ > 1) {
+      std::vector<int64_t> start(cursor_.begin(), cursor_.begin() + num_keys_ + 1);
+      cursor_ = {};
+      return start;
+    }
+    return std::move(cursor_);
+  }
 
  private:
-  int64_t* block_cursor(int64_t b) { return cursor_.data() + b * num_keys_; }
+  int64_t* block_cursor(int64_t b) { return cursor_.data() + 1 + (blocks_ - 1 - b) * num_keys_; }
   template <class F>
   void for_each_block(F&& f) {
     parallel_for(0, blocks_, 1, [&](int64_t b0, int64_t b1) {
@@ -88,8 +104,9 @@ class CountingSort {
 
   int64_t num_items_, num_keys_;
   int64_t blocks_ = 1, block_items_ = 0;
-  std::vector<int64_t> cursor_;
-  std::vector<int64_t> start_;
+  int64_t num_sorted_ = 0;
+  bool scattered_ = false;
+  std::vector<int64_t> cursor_;  // [1 + blocks_ x num_keys]
 };
 
 }  // namespace edgeattn::detail

@@ -16,6 +16,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "graph/counting_sort.hpp"
+#include "graph/trusted_csr.hpp"
 
 namespace edgeattn {
 namespace {
@@ -204,6 +205,30 @@ Graph Graph::from_csr(int64_t num_dst, int64_t num_src, std::vector<int64_t> row
   auto d = std::make_shared<Data>();
   d->structure = std::move(s);
   d->input_edge_of_csr = std::move(input_edge_of_csr);
+  return Graph(std::move(d));
+}
+
+Graph detail::TrustedCsr::make(int64_t num_dst, int64_t num_src, std::vector<int64_t> row_ptr,
+                               std::vector<int32_t> col_idx, std::vector<int64_t> input_edge_of_csr,
+                               std::vector<int64_t> csr_edge_of_input) {
+#ifdef EDGEATTN_CHECK_INTERNAL
+  // Sanitizer builds re-check what the builder promises, with the public checks.
+  // Rows may repeat a column (Duplicates::keep), so they are checked as CsrCheck::sort would sort
+  // them: nothing may move.
+  const Graph checked = Graph::from_csr(num_dst, num_src, row_ptr, col_idx, CsrCheck::sort, input_edge_of_csr)
+                            .with_input_maps(input_edge_of_csr, csr_edge_of_input);
+  if (!std::ranges::equal(checked.col_idx(), col_idx))
+    throw std::logic_error("TrustedCsr::make: a row's columns are not in non-decreasing order");
+#endif
+  auto s = std::make_shared<Structure>();
+  s->num_dst = num_dst;
+  s->num_src = num_src;
+  s->row_ptr = std::move(row_ptr);
+  s->col_idx = std::move(col_idx);
+  auto d = std::make_shared<Graph::Data>();
+  d->structure = std::move(s);
+  d->input_edge_of_csr = std::move(input_edge_of_csr);
+  d->csr_edge_of_input = std::move(csr_edge_of_input);
   return Graph(std::move(d));
 }
 

@@ -389,6 +389,43 @@ TEST(BuildGraphRandom, ManyBlockBuildsMatchBruteForceForAnyThreadCount) {
   }
 }
 
+TEST(BuildGraphRandom, RareMergesInSomeRowChunksMatchBruteForce) {
+  // Rows keep all their candidates unless a duplicate is merged; row chunks write output offsets
+  // only from the first row that loses one, and the other chunks' rows are filled in afterwards.
+  // 100k rows of 1 or 2 random edges (no repeat but the planted ones), with copies planted
+  // in a few rows: none, one in the first chunk's row 3, or rows in the middle and the last row.
+  std::mt19937_64 rng(77);
+  const int64_t n = 100000, m = 150000;
+  V src(static_cast<size_t>(m)), dst(static_cast<size_t>(m));
+  for (int64_t k = 0; k < m; ++k) {  // rows 0..n-1 once, then rows 0..49999 again, another source
+    const auto first = k < n ? int64_t{0} : src[static_cast<size_t>(k - n)];
+    src[static_cast<size_t>(k)] = (first + 1 + static_cast<int64_t>(rng() % (n - 1))) % n;
+    dst[static_cast<size_t>(k)] = k % n;
+  }
+  const std::vector<std::vector<int64_t>> plants = {{}, {3}, {50001, 75000, n - 1}};
+  for (const auto& rows : plants) {
+    V s = src, d = dst;
+    for (const int64_t row : rows) {  // a copy of the row's first edge, at the end of the input
+      s.push_back(src[static_cast<size_t>(row)]);
+      d.push_back(row);
+    }
+    for (const Duplicates dup : {Duplicates::merge, Duplicates::keep}) {
+      const BuildOptions o{.duplicates = dup};
+      const Expected x = brute_force(n, n, s, d, o);
+      for (int threads : {1, 2, 4}) {
+        SCOPED_TRACE(::testing::Message() << threads << " threads, " << rows.size()
+                                          << " planted copies, duplicates " << static_cast<int>(dup));
+        const ThreadLimit limit(threads);
+        const Graph g = build(n, n, s, d, o);
+        EXPECT_EQ(vec(g.row_ptr()), x.row_ptr);
+        EXPECT_EQ(vec(g.col_idx()), x.col_idx);
+        EXPECT_EQ(vec(g.input_edge_of_csr()), x.input_edge_of_csr);
+        EXPECT_EQ(vec(g.csr_edge_of_input()), x.csr_edge_of_input);
+      }
+    }
+  }
+}
+
 TEST(BuildGraphRandom, DuplicatesErrorNamesTheSameFirstRepeatForAnyThreadCount) {
   // The repeat whose second occurrence comes first is found per row chunk, then combined. Edge k
   // goes into row k (so no repeat happens by chance), but for two copies: of edge 7 at k = 250000

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -74,6 +75,14 @@ TEST(CountingSort, EmptyInputGivesZeroOffsets) {
 TEST(CountingSort, NoKeysAndNoItemsGivesOneOffset) {
   const Sorted s = counting_sort({}, 0);
   EXPECT_EQ(s.start, std::vector<int64_t>{0});
+}
+
+TEST(CountingSort, OffsetsComeFromTheScatterSoAskingFirstIsAnError) {
+  detail::CountingSort sort(3, 2, [](int64_t b, int64_t e, int64_t* count) {
+    for (int64_t i = b; i < e; ++i) ++count[i % 2];
+  });
+  EXPECT_EQ(sort.num_sorted(), 3);
+  EXPECT_THROW((void)sort.release_key_start(), std::logic_error);
 }
 
 TEST(CountingSort, HandWorkedExampleIsStable) {

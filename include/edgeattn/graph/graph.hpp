@@ -25,6 +25,10 @@
 
 namespace edgeattn {
 
+namespace detail {
+struct TrustedCsr;  // lib/graph/trusted_csr.hpp: the builders' unchecked constructor
+}  // namespace detail
+
 /// How strictly `Graph::from_csr` checks its input.
 enum class CsrCheck {
   require_sorted,  ///< throw GraphError if a row's columns are not strictly increasing
@@ -99,6 +103,7 @@ class Graph {
   Graph with_input_maps(std::vector<int64_t> input_edge_of_csr, std::vector<int64_t> csr_edge_of_input) const;
 
  private:
+  friend struct detail::TrustedCsr;
   struct Data;
   explicit Graph(std::shared_ptr<const Data> data);
   std::shared_ptr<const Data> data_;
