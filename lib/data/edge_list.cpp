@@ -85,6 +85,18 @@ class NodeIds {
 
   /// The next id as a node index (ids are below max_nodes <= 2^31 - 1, so they fit 32 bits).
   int32_t read(TextScanner& s, std::string_view what) { return static_cast<int32_t>(read_id(s, what)); }
+  /// Ids as given (no relabelling) can take TextScanner::read_uint_pair_line's fast path.
+  bool numeric() const { return !o_.relabel; }
+  /// An id from the fast path as a node index, if read() would accept it (false: read() it
+  /// again to raise the error).
+  bool accept(uint64_t id, int32_t& index) {
+    const int64_t base = o_.one_based ? 1 : 0;
+    if (id < static_cast<uint64_t>(base) || static_cast<int64_t>(id) - base >= limit_) return false;
+    const int64_t v = static_cast<int64_t>(id) - base;
+    max_ = std::max(max_, v);
+    index = static_cast<int32_t>(v);
+    return true;
+  }
   int64_t num_nodes() const {
     if (o_.relabel) return static_cast<int64_t>(names_.size());
     return o_.num_nodes >= 0 ? o_.num_nodes : max_ + 1;
@@ -158,6 +170,26 @@ Dataset parse_edge_list(std::string_view text, const std::string& name, const Ed
   int columns = 0;
   int64_t first_line = 0;
   while (!s.at_end()) {
+    // Plain "u<TAB>v" lines take the fast path (no weights: all lines have as many columns as the
+    // first); anything else, errors included, is read by the general code below.
+    if (ids.numeric() && columns != 3) {
+      const TextScanner::Mark start = s.mark();
+      uint64_t a, b;
+      int32_t u, v;
+      if (s.read_uint_pair_line(a, b)) {
+        if (ids.accept(a, u) && ids.accept(b, v)) {
+          if (columns == 0) {
+            columns = 2;
+            first_line = start.line;
+          }
+          e.src.push_back(u);
+          e.dst.push_back(v);
+          if (want_lines) e.line.push_back(start.line);
+          continue;
+        }
+        s.restore(start);
+      }
+    }
     if (s.skip_blank_or_comment(kComment)) continue;
     const int64_t line = s.line();
     const int32_t u = ids.read(s, "source id");

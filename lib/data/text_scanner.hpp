@@ -89,6 +89,47 @@ class TextScanner {
     skip_rest_of_line();
   }
 
+  /// A position to come back to (see restore).
+  struct Mark {
+    size_t pos;
+    int64_t line;
+  };
+  Mark mark() const { return {pos_, line_}; }
+  void restore(Mark m) {
+    pos_ = m.pos;
+    line_ = m.line;
+  }
+
+  /// Fast path for the commonest edge-list line: two unsigned decimal numbers of at most 18
+  /// digits each, separated by spaces or tabs, then optional spaces, tabs or '\r' and the newline
+  /// (or the end of the text). On such a line, stores the numbers, consumes the line with its
+  /// newline and returns true; on any other line (comments, signs, more columns, ...) consumes
+  /// nothing and returns false, and the caller reads it with the general methods above.
+  bool read_uint_pair_line(uint64_t& a, uint64_t& b) {
+    const char* p = text_.data() + pos_;
+    const char* const e = text_.data() + text_.size();
+    auto digits = [&](uint64_t& v) {
+      const char* const first = p;
+      uint64_t x = 0;
+      for (; p < e && static_cast<unsigned char>(*p - '0') < 10; ++p)
+        x = x * 10 + static_cast<uint64_t>(*p - '0');
+      v = x;
+      return p > first && p - first <= 18;
+    };
+    if (!digits(a) || p >= e || (*p != ' ' && *p != '\t')) return false;
+    do ++p;
+    while (p < e && (*p == ' ' || *p == '\t'));
+    if (!digits(b)) return false;
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+    if (p < e) {
+      if (*p != '\n') return false;
+      ++p;
+      ++line_;
+    }
+    pos_ = static_cast<size_t>(p - text_.data());
+    return true;
+  }
+
   /// Next token of non-space characters (spaces/tabs separate; does not cross lines).
   std::string_view read_token(std::string_view what) {
     skip_spaces();

@@ -119,6 +119,71 @@ TEST(EdgeList, MixedOrExtraColumnsNameTheLine) {
   expect_edge_list_error("0 1 nan\n", {}, {"e.txt:1:", "finite weight"});
 }
 
+// Plain "u<TAB>v" lines take a fast path; lines with comments, signs or odd spacing take the
+// general one. Both must give the same graph, maps and line numbers, whatever the mixture.
+TEST(EdgeList, FastAndGeneralLinesGiveTheSameGraph) {
+  uint64_t state = 7;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  std::string fast = "# header\n", general = "# header\n", mixed = "# header\n";
+  for (int k = 0; k < 3000; ++k) {
+    const std::string u = std::to_string(next() % 500), v = std::to_string(next() % 500);
+    fast += u + "\t" + v + (k % 7 == 0 ? "\r\n" : "\n");
+    general += " " + u + " " + v + " # edge " + std::to_string(k) + "\n";
+    switch (next() % 5) {
+      case 0:
+        mixed += u + "  \t " + v + " \r\n";
+        break;  // fast: runs of blanks
+      case 1:
+        mixed += "+" + u + " " + v + "\n";
+        break;  // general: a sign
+      case 2:
+        mixed += u + " " + v + " % c\n";
+        break;  // general: a trailing comment
+      case 3:
+        mixed += "000" + u + "\t" + v + "\n";
+        break;  // fast: leading zeros
+      default:
+        mixed += "\t" + u + "\t" + v + "\n";
+        break;  // general: leading blank
+    }
+  }
+  fast += "1 2";  // no newline at the end
+  general += "1 2";
+  mixed += "1 2";
+  for (const Duplicates dup : {Duplicates::merge, Duplicates::keep}) {
+    const Dataset a = parse_edge_list(fast, "e", {.duplicates = dup});
+    for (const std::string* text : {&general, &mixed}) {
+      const Dataset b = parse_edge_list(*text, "e", {.duplicates = dup});
+      EXPECT_EQ(b.num_nodes(), a.num_nodes());
+      EXPECT_EQ(vec(b.graph.row_ptr()), vec(a.graph.row_ptr()));
+      EXPECT_EQ(vec(b.graph.col_idx()), vec(a.graph.col_idx()));
+      EXPECT_EQ(vec(b.graph.input_edge_of_csr()), vec(a.graph.input_edge_of_csr()));
+      EXPECT_EQ(vec(b.graph.csr_edge_of_input()), vec(a.graph.csr_edge_of_input()));
+    }
+  }
+  // Errors on fast-path lines name the same line as on general ones.
+  expect_edge_list_error(fast + "\n3\t500\n", {.num_nodes = 500},
+                         {"e.txt:3003:", "below num_nodes = 500", "found 500"});
+  auto error_of = [](const std::string& text) {
+    try {
+      (void)parse_edge_list(text, "e.txt", {.duplicates = Duplicates::error});
+    } catch (const ParseError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of(fast).find("repeated"), std::string::npos);  // 3000 draws from 500^2 pairs repeat
+  EXPECT_EQ(error_of(fast), error_of(general));
+  EXPECT_EQ(error_of(fast), error_of(mixed));
+  expect_edge_list_error("0\t1\n\n1\t1\n0\t1\n", {.duplicates = Duplicates::error},
+                         {"e.txt:4:", "repeated", "(0 -> 1)", "line 1"});
+  expect_edge_list_error("0\t1\n1\t2\t0.5\n", {}, {"e.txt:2:", "expected 2 columns (as on line 1)"});
+  expect_edge_list_error("3\t1234567890123456789\n", {}, {"e.txt:1:", "target id", "below max_nodes"});
+}
+
 TEST(EdgeList, InvalidOptionsAreRejected) {
   expect_throw_naming<InvalidArgument>(
       [] { (void)parse_edge_list("", "e", {.num_nodes = 10, .max_nodes = 5}); },
