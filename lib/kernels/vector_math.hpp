@@ -31,9 +31,18 @@ inline float fast_exp(float x) {
 /// tanh(x) = 1 - 2 / (exp(2x) + 1); absolute error ~1e-7.
 inline float fast_tanh(float x) { return 1.f - 2.f / (fast_exp(2.f * x) + 1.f); }
 
-inline float leaky_relu(float x, float slope) { return x > 0.f ? x : slope * x; }
+// Both arms are computed before the select, so that loops over heads if-convert and vectorise:
+// with `x > 0 ? x : slope * x`, GCC saw a conditional read of `slope` (a struct member in the
+// score structs) and left the loops scalar, with a hard-to-predict branch per head.
+inline float leaky_relu(float x, float slope) {
+  const float negative = slope * x;
+  return x > 0.f ? x : negative;
+}
 /// Derivative of LeakyReLU; at 0 the left slope (matches the reference).
-inline float leaky_relu_grad(float x, float slope) { return x > 0.f ? 1.f : slope; }
+inline float leaky_relu_grad(float x, float slope) {
+  const float negative = slope;
+  return x > 0.f ? 1.f : negative;
+}
 
 }  // namespace edgeattn::kernels
 
