@@ -39,6 +39,8 @@ namespace {
 
 constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
 constexpr int64_t kEdgeGrain = int64_t{1} << 16;
+// How many candidates ahead the count and scatter prefetch the slots they will update.
+constexpr int kPrefetchItems = 16;
 
 // A candidate edge as one sortable key: orders by (source, tag).
 struct WideKey {
@@ -124,11 +126,17 @@ template <class Key>
                                   const int64_t* row_ptr, int32_t* __restrict cols,
                                   int64_t* __restrict input_edge_of_csr,
                                   int64_t* __restrict csr_edge_of_input) {
+  // csr_edge_of_input is written at random (by input edge): its slots are prefetched
+  // kPrefetchItems keys ahead.
+  const int64_t keys_end = row_start[row_end];
+  int64_t ahead = row_start[row_begin];
   for (int64_t i = row_begin; i < row_end; ++i) {
     const int64_t end = row_start[i + 1];
     int64_t out = row_ptr[i];
     for (int64_t p = row_start[i]; p < end;) {
       const Run run = scan_run(keys, p, end, M);
+      for (const int64_t until = std::min(keys_end, run.end + kPrefetchItems); ahead < until; ++ahead)
+        if (const int64_t k = tag_of(keys[ahead]); k < M) __builtin_prefetch(csr_edge_of_input + k, 1);
       const int32_t s = src_of(keys[p]);
       // Run [p, run.end): inputs at [p, p + num_inputs), then reverse edges, then an added loop.
       if (dup == Duplicates::keep) {
@@ -180,20 +188,24 @@ struct Candidates {
     return num_items > loop_items ? 2 * num_inputs + (num_items - loop_items) - 1 : 2 * num_inputs - 1;
   }
 
-  /// Calls f(tag, src, dst) for every candidate among items [begin, end), in item (= tag) order.
+  /// Calls f(tag, src, dst) for every candidate among items [begin, end), in item (= tag) order,
+  /// and ahead(dst) for the destination of the input (or reverse) edge kAhead items further on, so
+  /// that the callers can prefetch the random slots they are about to update.
   /// Every field is read into a local first, so the loops keep them in registers while f stores.
-  template <class F>
-  void for_each(int64_t begin, int64_t end, F&& f) const {
+  template <int kAhead, class F, class Ahead>
+  void for_each(int64_t begin, int64_t end, F&& f, Ahead&& ahead) const {
     const Index* const S = src;
     const Index* const D = dst;
     const int64_t M = num_inputs, loops_from = loop_items;
     const bool drop = drop_given_loops;
     for (int64_t k = begin, e = std::min(end, M); k < e; ++k) {
+      if (k + kAhead < e) ahead(static_cast<int32_t>(D[k + kAhead]));
       const auto s = static_cast<int32_t>(S[k]), d = static_cast<int32_t>(D[k]);
       if (!drop || s != d) f(k, s, d);
     }
     if (symmetrize)
       for (int64_t t = std::max(begin, M), e = std::min(end, 2 * M); t < e; ++t) {
+        if (t + kAhead < e) ahead(static_cast<int32_t>(S[t + kAhead - M]));
         const auto s = static_cast<int32_t>(S[t - M]), d = static_cast<int32_t>(D[t - M]);
         if (s != d) f(t, d, s);
       }
@@ -204,16 +216,23 @@ struct Candidates {
   }
 
   // The counting sort's two loops, as functions of their own: inlined into the parallel loop's
-  // closure, GCC kept the cursor pointers in memory and the scatter ran 2x slower.
+  // closure, GCC kept the cursor pointers in memory and the scatter ran 2x slower. Both update
+  // slots at random destinations (far apart when there are many rows), so they prefetch them:
+  // the count its counter, the scatter its cursor two steps ahead and the key slot one step ahead.
   [[gnu::noinline]] void count(int64_t begin, int64_t end, int64_t* __restrict count) const {
-    for_each(begin, end, [count](int64_t, int32_t, int32_t d) { ++count[d]; });
+    for_each<kPrefetchItems>(
+        begin, end, [count](int64_t, int32_t, int32_t d) { ++count[d]; },
+        [count](int32_t d) { __builtin_prefetch(count + d, 1); });
   }
   template <class Key>
   [[gnu::noinline]] void scatter(int64_t begin, int64_t end, int64_t* __restrict next,
                                  Key* __restrict out) const {
-    for_each(begin, end, [next, out](int64_t tag, int32_t s, int32_t d) {
-      out[next[d]++] = make_key(static_cast<Key*>(nullptr), s, tag);
-    });
+    for_each<kPrefetchItems>(
+        begin, end,
+        [next, out](int64_t tag, int32_t s, int32_t d) {
+          out[next[d]++] = make_key(static_cast<Key*>(nullptr), s, tag);
+        },
+        [next](int32_t d) { __builtin_prefetch(next + d, 1); });
   }
 };
 
