@@ -39,8 +39,16 @@ namespace {
 
 constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
 constexpr int64_t kEdgeGrain = int64_t{1} << 16;
-// How many candidates ahead the count and scatter prefetch the slots they will update.
+// How many candidates ahead the count, the scatter and the row writer prefetch the slots they
+// will update.
 constexpr int kPrefetchItems = 16;
+
+// Prefetch for writing. The empty volatile asm keeps a helper that does nothing else from being
+// judged side-effect free and deleted (see prefetch_row in lib/kernels/vector_math.hpp).
+inline void prefetch_for_write(const void* p) {
+  __builtin_prefetch(p, 1);
+  asm volatile("" : : "r"(p));
+}
 
 // A candidate edge as one sortable key: orders by (source, tag).
 struct WideKey {
@@ -136,7 +144,7 @@ template <class Key>
     for (int64_t p = row_start[i]; p < end;) {
       const Run run = scan_run(keys, p, end, M);
       for (const int64_t until = std::min(keys_end, run.end + kPrefetchItems); ahead < until; ++ahead)
-        if (const int64_t k = tag_of(keys[ahead]); k < M) __builtin_prefetch(csr_edge_of_input + k, 1);
+        if (const int64_t k = tag_of(keys[ahead]); k < M) prefetch_for_write(csr_edge_of_input + k);
       const int32_t s = src_of(keys[p]);
       // Run [p, run.end): inputs at [p, p + num_inputs), then reverse edges, then an added loop.
       if (dup == Duplicates::keep) {
@@ -218,11 +226,11 @@ struct Candidates {
   // The counting sort's two loops, as functions of their own: inlined into the parallel loop's
   // closure, GCC kept the cursor pointers in memory and the scatter ran 2x slower. Both update
   // slots at random destinations (far apart when there are many rows), so they prefetch them:
-  // the count its counter, the scatter its cursor two steps ahead and the key slot one step ahead.
+  // the count its counter, the scatter its cursor.
   [[gnu::noinline]] void count(int64_t begin, int64_t end, int64_t* __restrict count) const {
     for_each<kPrefetchItems>(
         begin, end, [count](int64_t, int32_t, int32_t d) { ++count[d]; },
-        [count](int32_t d) { __builtin_prefetch(count + d, 1); });
+        [count](int32_t d) { prefetch_for_write(count + d); });
   }
   template <class Key>
   [[gnu::noinline]] void scatter(int64_t begin, int64_t end, int64_t* __restrict next,
@@ -232,7 +240,7 @@ struct Candidates {
         [next, out](int64_t tag, int32_t s, int32_t d) {
           out[next[d]++] = make_key(static_cast<Key*>(nullptr), s, tag);
         },
-        [next](int32_t d) { __builtin_prefetch(next + d, 1); });
+        [next](int32_t d) { prefetch_for_write(next + d); });
   }
 };
 
