@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/prefetch.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "graph/build_wide_keys.hpp"
@@ -42,13 +43,6 @@ constexpr int64_t kEdgeGrain = int64_t{1} << 16;
 // How many candidates ahead the count, the scatter and the row writer prefetch the slots they
 // will update.
 constexpr int kPrefetchItems = 16;
-
-// Prefetch for writing. The empty volatile asm keeps a helper that does nothing else from being
-// judged side-effect free and deleted (see prefetch_row in lib/kernels/vector_math.hpp).
-inline void prefetch_for_write(const void* p) {
-  __builtin_prefetch(p, 1);
-  asm volatile("" : : "r"(p));
-}
 
 // A candidate edge as one sortable key: orders by (source, tag).
 struct WideKey {
@@ -85,8 +79,8 @@ Run scan_run(const Key* keys, int64_t p, int64_t row_end, int64_t M) {
 }
 
 // Steps 3 and 4a for rows [row_begin, row_end): sorts each row's keys and counts its output edges.
-// With row_ptr, stores each row's count in row_ptr[i + 1] and notes the repeated input pair
-// (second k, first k) whose second occurrence comes first (for Duplicates::error). Without it
+// Notes the repeated input pair (second k, first k) whose second occurrence comes first (for
+// Duplicates::error). With row_ptr, stores each row's count in row_ptr[i + 1]. Without it
 // (nullptr), stops at the first row whose count differs from its number of candidates (a merged
 // duplicate, a reverse edge that pairs with an input) and returns that row, so that graphs whose
 // rows all keep their candidates need no offsets besides the sort's. The row passes are functions
@@ -111,8 +105,7 @@ template <class Key>
         n += std::max(run.num_inputs, run.num_reverse) + (run.end - p - run.num_inputs - run.num_reverse);
       } else {
         ++n;
-        if (row_ptr != nullptr && dup == Duplicates::error && run.num_inputs > 1 &&
-            tag_of(keys[p + 1]) < repeat.first)
+        if (dup == Duplicates::error && run.num_inputs > 1 && tag_of(keys[p + 1]) < repeat.first)
           repeat = {tag_of(keys[p + 1]), tag_of(keys[p])};
       }
       p = run.end;
@@ -144,7 +137,7 @@ template <class Key>
     for (int64_t p = row_start[i]; p < end;) {
       const Run run = scan_run(keys, p, end, M);
       for (const int64_t until = std::min(keys_end, run.end + kPrefetchItems); ahead < until; ++ahead)
-        if (const int64_t k = tag_of(keys[ahead]); k < M) prefetch_for_write(csr_edge_of_input + k);
+        if (const int64_t k = tag_of(keys[ahead]); k < M) detail::prefetch_write(csr_edge_of_input + k);
       const int32_t s = src_of(keys[p]);
       // Run [p, run.end): inputs at [p, p + num_inputs), then reverse edges, then an added loop.
       if (dup == Duplicates::keep) {
@@ -230,7 +223,7 @@ struct Candidates {
   [[gnu::noinline]] void count(int64_t begin, int64_t end, int64_t* __restrict count) const {
     for_each<kPrefetchItems>(
         begin, end, [count](int64_t, int32_t, int32_t d) { ++count[d]; },
-        [count](int32_t d) { prefetch_for_write(count + d); });
+        [count](int32_t d) { detail::prefetch_write(count + d); });
   }
   template <class Key>
   [[gnu::noinline]] void scatter(int64_t begin, int64_t end, int64_t* __restrict next,
@@ -240,7 +233,7 @@ struct Candidates {
         [next, out](int64_t tag, int32_t s, int32_t d) {
           out[next[d]++] = make_key(static_cast<Key*>(nullptr), s, tag);
         },
-        [next](int32_t d) { prefetch_for_write(next + d); });
+        [next](int32_t d) { detail::prefetch_write(next + d); });
   }
 };
 
@@ -269,22 +262,22 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
   // occurrence comes first in the input. Every row keeps all its candidates unless a duplicate is
   // merged or a reverse edge pairs with an input; until a chunk meets such a row it writes no
   // offsets, and if none does, the output offsets are row_start itself. Otherwise row_ptr is
-  // allocated by the first chunk that needs it and the others' rows are filled in afterwards.
+  // allocated by the first chunk that needs it, and each chunk's rows before its first such row
+  // (all of them if it has none) get their candidate counts afterwards.
   std::vector<int64_t> row_ptr;
   std::once_flag row_ptr_once;
   std::vector<std::pair<int64_t, int64_t>> repeat_of_chunk(
       chunks.size(), {std::numeric_limits<int64_t>::max(), -1});  // (second k, first k)
-  std::vector<char> chunk_wrote(chunks.size(), 0);
+  std::vector<int64_t> counted_from(chunks.size());               // first row counted into row_ptr
   parallel_for_chunks(chunks, [&](size_t c, int64_t row_begin, int64_t row_end) {
-    const RowCounts same = sort_and_count_rows(row_begin, row_end, row_start.data(), keys.get(), M, dup,
-                                               static_cast<int64_t*>(nullptr));
-    if (same.stopped_at == row_end) return;
+    const int64_t stop = sort_and_count_rows(row_begin, row_end, row_start.data(), keys.get(), M, dup,
+                                             static_cast<int64_t*>(nullptr))
+                             .stopped_at;
+    counted_from[c] = stop;
+    if (stop == row_end) return;
     std::call_once(row_ptr_once, [&] { row_ptr.assign(static_cast<size_t>(num_dst) + 1, 0); });
-    for (int64_t i = row_begin; i < same.stopped_at; ++i) row_ptr[i + 1] = row_start[i + 1] - row_start[i];
     repeat_of_chunk[c] =
-        sort_and_count_rows(same.stopped_at, row_end, row_start.data(), keys.get(), M, dup, row_ptr.data())
-            .repeat;
-    chunk_wrote[c] = 1;
+        sort_and_count_rows(stop, row_end, row_start.data(), keys.get(), M, dup, row_ptr.data()).repeat;
   });
   const auto repeat = *std::min_element(repeat_of_chunk.begin(), repeat_of_chunk.end());
   if (repeat.second >= 0)
@@ -292,9 +285,8 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
                       ") appears at k=", repeat.second, " and k=", repeat.first, " (Duplicates::error)");
   const bool same_offsets = row_ptr.empty();
   if (!same_offsets) {
-    parallel_for_chunks(chunks, [&](size_t c, int64_t row_begin, int64_t row_end) {
-      if (!chunk_wrote[c])
-        for (int64_t i = row_begin; i < row_end; ++i) row_ptr[i + 1] = row_start[i + 1] - row_start[i];
+    parallel_for_chunks(chunks, [&](size_t c, int64_t row_begin, int64_t) {
+      for (int64_t i = row_begin; i < counted_from[c]; ++i) row_ptr[i + 1] = row_start[i + 1] - row_start[i];
     });
     std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
   }

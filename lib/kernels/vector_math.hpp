@@ -7,6 +7,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "core/prefetch.hpp"
+
 namespace edgeattn::kernels {
 
 inline float fast_exp(float x) {
@@ -131,13 +133,9 @@ namespace edgeattn::kernels {
 /// Asks for the cache lines of row [p, p + n) ahead of use (random gathers over explicit graphs).
 /// Into L2 (locality 1), not L1: a gathered row is 4+ lines and several edges are in flight, which
 /// would exhaust L1's miss buffers; measured ~20% faster on the 10M-edge GAT forward.
-///
-/// The empty volatile asm keeps the prefetches alive: a function that does nothing but prefetch
-/// has no side effect GCC can see, so a helper built on it (a lambda called per edge) was marked
-/// const and its calls deleted; the GAT backward's row pass ran without any prefetch that way.
+/// (detail::prefetch_read keeps the prefetches from being optimised away: lib/core/prefetch.hpp.)
 inline void prefetch_row(const float* p, int64_t n) {
-  for (int64_t x = 0; x < n; x += 16) __builtin_prefetch(p + x, 0, 1);
-  asm volatile("" : : "r"(p));
+  for (int64_t x = 0; x < n; x += 16) detail::prefetch_read<1>(p + x);
 }
 
 /// How many edges ahead the per-edge kernels prefetch the source rows of explicit graphs.

@@ -268,6 +268,14 @@ Expected brute_force(int64_t n_dst, int64_t n_src, const V& src, const V& dst, c
   return x;
 }
 
+// The built graph has the brute force's CSR and both input maps.
+void expect_same_as(const Graph& g, const Expected& x) {
+  EXPECT_EQ(vec(g.row_ptr()), x.row_ptr);
+  EXPECT_EQ(vec(g.col_idx()), x.col_idx);
+  EXPECT_EQ(vec(g.input_edge_of_csr()), x.input_edge_of_csr);
+  EXPECT_EQ(vec(g.csr_edge_of_input()), x.csr_edge_of_input);
+}
+
 // Checks that hold whatever the algorithm: maps point to edges with the same endpoints.
 void expect_maps_consistent(const Graph& g, const V& src, const V& dst) {
   const auto rp = g.row_ptr();
@@ -322,10 +330,7 @@ TEST(BuildGraphRandom, EveryPolicyCombinationMatchesBruteForce) {
           // inputs beyond 2^31 edges.
           for (const Graph& g :
                {build(nd, ns, src, dst, o), detail::build_graph_wide_keys(nd, ns, src, dst, o)}) {
-            EXPECT_EQ(vec(g.row_ptr()), x.row_ptr);
-            EXPECT_EQ(vec(g.col_idx()), x.col_idx);
-            EXPECT_EQ(vec(g.input_edge_of_csr()), x.input_edge_of_csr);
-            EXPECT_EQ(vec(g.csr_edge_of_input()), x.csr_edge_of_input);
+            expect_same_as(g, x);
             expect_maps_consistent(g, src, dst);
           }
           ++checked;
@@ -381,10 +386,7 @@ TEST(BuildGraphRandom, ManyBlockBuildsMatchBruteForceForAnyThreadCount) {
                    << static_cast<int>(o.duplicates) << " symmetrize " << o.symmetrize);
       const ThreadLimit limit(threads);
       const Graph g = build(n, n, src, dst, o);
-      EXPECT_EQ(vec(g.row_ptr()), x.row_ptr);
-      EXPECT_EQ(vec(g.col_idx()), x.col_idx);
-      EXPECT_EQ(vec(g.input_edge_of_csr()), x.input_edge_of_csr);
-      EXPECT_EQ(vec(g.csr_edge_of_input()), x.csr_edge_of_input);
+      expect_same_as(g, x);
     }
   }
 }
@@ -417,10 +419,7 @@ TEST(BuildGraphRandom, RareMergesInSomeRowChunksMatchBruteForce) {
                                           << " planted copies, duplicates " << static_cast<int>(dup));
         const ThreadLimit limit(threads);
         const Graph g = build(n, n, s, d, o);
-        EXPECT_EQ(vec(g.row_ptr()), x.row_ptr);
-        EXPECT_EQ(vec(g.col_idx()), x.col_idx);
-        EXPECT_EQ(vec(g.input_edge_of_csr()), x.input_edge_of_csr);
-        EXPECT_EQ(vec(g.csr_edge_of_input()), x.csr_edge_of_input);
+        expect_same_as(g, x);
       }
     }
   }

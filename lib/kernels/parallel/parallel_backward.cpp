@@ -105,13 +105,13 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         cols = pattern.graph().col_idx().data();
         edge_end = pattern.row_offset(row_end);
       }
-      // Called with a CSR edge id by the row sweeps below (see prefetch_row for why this lambda
-      // once compiled to nothing).
-      const auto prefetch_sources = [cols, edge_end, &score, v = a.v, row_width = heads * dv](int64_t e) {
-        if (cols != nullptr && e + kPrefetchEdges < edge_end) {
-          const int64_t ahead = cols[e + kPrefetchEdges];
-          score.prefetch_src(ahead);
-          prefetch_row(v + ahead * row_width, row_width);
+      auto prefetch = [&](int64_t e) {
+        if constexpr (std::is_same_v<P, CsrPattern>) {
+          if (e + kPrefetchEdges < edge_end) {
+            const int64_t ahead = cols[e + kPrefetchEdges];
+            score.prefetch_src(ahead);
+            prefetch_row(a.v + ahead * heads * dv, heads * dv);
+          }
         }
       };
       for (int64_t i = row_begin; i < row_end; ++i) {
@@ -129,7 +129,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           float* alpha = edge_buf.data();
           float* da = alpha + heads;
           pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
-            prefetch_sources(e);
+            prefetch(e);
             score.scores(i, j, s);
             weights(i, e, s, alpha);
             keep_factors(i, j, kf);
@@ -148,7 +148,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         edge_buf.resize(static_cast<size_t>(2 * heads * (pattern.row_offset(i + 1) - first)));
         std::fill_n(drow, heads, 0.f);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
-          prefetch_sources(e);
+          prefetch(e);
           float* alpha = edge_buf.data() + 2 * heads * (e - first);
           float* da = alpha + heads;
           score.scores(i, j, s);
