@@ -1,6 +1,5 @@
 #include "core/tensor_storage.hpp"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/huge_pages.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/tensor.hpp"
 
@@ -68,9 +68,7 @@ size_t initial_limit() {
 
 float* allocate_block(size_t capacity) {
   auto* p = static_cast<float*>(::operator new[](capacity, alignment_for(capacity)));
-#ifdef MADV_HUGEPAGE
-  if (capacity >= kHugePageBytes) madvise(p, capacity, MADV_HUGEPAGE);  // advisory; failure is harmless
-#endif
+  detail::advise_huge_pages(p, capacity);
   return p;
 }
 

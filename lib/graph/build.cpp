@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_pages.hpp"
 #include "core/prefetch.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
@@ -248,7 +249,7 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
     candidates.count(begin, end, count);
   });
   const int64_t num_candidates = by_dst.num_sorted();
-  auto keys = std::make_unique_for_overwrite<Key[]>(static_cast<size_t>(num_candidates));
+  auto keys = detail::huge_page_array_for_overwrite<Key>(static_cast<size_t>(num_candidates));
   by_dst.scatter(
       [&](int64_t begin, int64_t end, int64_t* next) { candidates.scatter(begin, end, next, keys.get()); });
   std::vector<int64_t> row_start = by_dst.release_key_start();
@@ -275,7 +276,7 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
                              .stopped_at;
     counted_from[c] = stop;
     if (stop == row_end) return;
-    std::call_once(row_ptr_once, [&] { row_ptr.assign(static_cast<size_t>(num_dst) + 1, 0); });
+    std::call_once(row_ptr_once, [&] { row_ptr = detail::huge_page_vector<int64_t>(static_cast<size_t>(num_dst) + 1); });
     repeat_of_chunk[c] =
         sort_and_count_rows(stop, row_end, row_start.data(), keys.get(), M, dup, row_ptr.data()).repeat;
   });
@@ -294,9 +295,9 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
   const int64_t num_edges = out_start[num_dst];
 
   // 4b. Write the edges and both input maps.
-  std::vector<int32_t> cols(static_cast<size_t>(num_edges));
-  std::vector<int64_t> input_edge_of_csr(static_cast<size_t>(num_edges));
-  std::vector<int64_t> csr_edge_of_input(static_cast<size_t>(M), -1);
+  auto cols = detail::huge_page_vector<int32_t>(static_cast<size_t>(num_edges));
+  auto input_edge_of_csr = detail::huge_page_vector<int64_t>(static_cast<size_t>(num_edges));
+  auto csr_edge_of_input = detail::huge_page_vector<int64_t>(static_cast<size_t>(M), -1);
   parallel_for_chunks(chunks, [&](size_t, int64_t row_begin, int64_t row_end) {
     write_rows(row_begin, row_end, row_start.data(), keys.get(), M, dup, out_start, cols.data(),
                input_edge_of_csr.data(), csr_edge_of_input.data());

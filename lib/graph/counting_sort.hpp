@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_pages.hpp"
 #include "edgeattn/core/parallel.hpp"
 
 namespace edgeattn::detail {
@@ -53,7 +54,7 @@ class CountingSort {
 
     // block_cursor(b)[k]: block b's count of key k, then its next write position for k. Blocks lie
     // in reverse order behind cursor_[0] = 0, so the last block's cursors end as the offsets.
-    cursor_.assign(static_cast<size_t>(blocks_) * keys + 1, 0);
+    cursor_ = huge_page_vector<int64_t>(static_cast<size_t>(blocks_) * keys + 1);
     for_each_block([&](int64_t b, int64_t begin, int64_t end) { count(begin, end, block_cursor(b)); });
 
     // One pass over the keys turns the counts into the blocks' first write positions (O(B x keys),
@@ -86,7 +87,10 @@ class CountingSort {
   std::vector<int64_t> release_key_start() {
     if (!scattered_) throw std::logic_error("CountingSort::release_key_start called before scatter");
     if (blocks_ > 1) {
-      std::vector<int64_t> start(cursor_.begin(), cursor_.begin() + num_keys_ + 1);
+      std::vector<int64_t> start;
+      start.reserve(static_cast<size_t>(num_keys_) + 1);
+      advise_huge_pages(start.data(), (static_cast<size_t>(num_keys_) + 1) * sizeof(int64_t));
+      start.assign(cursor_.begin(), cursor_.begin() + num_keys_ + 1);
       cursor_ = {};
       return start;
     }

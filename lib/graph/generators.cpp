@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/huge_pages.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
@@ -84,8 +85,8 @@ void check_sizes(const char* fn, int64_t n, int64_t num_edges) {
 EdgeList allocate(int64_t n, int64_t num_edges) {
   EdgeList list;
   list.num_nodes = n;
-  list.src.resize(static_cast<size_t>(num_edges));
-  list.dst.resize(static_cast<size_t>(num_edges));
+  list.src = detail::huge_page_vector<int32_t>(static_cast<size_t>(num_edges));
+  list.dst = detail::huge_page_vector<int32_t>(static_cast<size_t>(num_edges));
   return list;
 }
 

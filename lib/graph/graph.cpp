@@ -13,6 +13,7 @@
 #include <numeric>
 #include <utility>
 
+#include "core/huge_pages.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "graph/counting_sort.hpp"
@@ -64,8 +65,8 @@ Transpose build_transpose(const Structure& s) {
   detail::CountingSort by_src(s.num_edges(), s.num_src, [&](int64_t begin, int64_t end, int64_t* count) {
     for (int64_t e = begin; e < end; ++e) ++count[cols[e]];
   });
-  t.row_idx.resize(s.col_idx.size());
-  t.edge.resize(s.col_idx.size());
+  t.row_idx = detail::huge_page_vector<int32_t>(s.col_idx.size());
+  t.edge = detail::huge_page_vector<int64_t>(s.col_idx.size());
   by_src.scatter([&](int64_t begin, int64_t end, int64_t* next) {
     for_each_edge(begin, end, [&](int64_t row, int64_t e) {
       const auto p = static_cast<size_t>(next[cols[e]]++);
