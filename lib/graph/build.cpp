@@ -276,7 +276,8 @@ Graph finish_build(int64_t num_dst, int64_t num_src, const Candidates<Index>& ca
                              .stopped_at;
     counted_from[c] = stop;
     if (stop == row_end) return;
-    std::call_once(row_ptr_once, [&] { row_ptr = detail::huge_page_vector<int64_t>(static_cast<size_t>(num_dst) + 1); });
+    std::call_once(row_ptr_once,
+                   [&] { row_ptr = detail::huge_page_vector<int64_t>(static_cast<size_t>(num_dst) + 1); });
     repeat_of_chunk[c] =
         sort_and_count_rows(stop, row_end, row_start.data(), keys.get(), M, dup, row_ptr.data()).repeat;
   });

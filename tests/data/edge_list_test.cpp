@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
@@ -85,6 +86,77 @@ TEST(EdgeList, RelabelMapsHugeSparseIdsInOrderOfFirstAppearance) {
   EXPECT_EQ(vec(ds.graph.row_ptr()), (std::vector<int64_t>{0, 1, 3, 4, 4}));
   EXPECT_EQ(vec(ds.graph.col_idx()), (std::vector<int32_t>{2, 0, 3, 1}));
   ds.validate();
+}
+
+// Relabelling against a plain std::unordered_map, on tokens chosen to stress the hash table:
+// short ones (stored packed in their slot) and long ones (hashed, compared with the text), pairs
+// that share their first 8 bytes or differ only in length ("1234567" / "12345678" / "123456789"),
+// more distinct ids than the table is first sized for (so it grows), and a last token that ends
+// the text, with fewer than 8 bytes after its start.
+TEST(EdgeList, RelabelGivesTheIndicesOfAPlainHashMap) {
+  uint64_t state = 11;
+  auto next = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  const std::vector<std::string> stems = {"",         "1234567",   "12345678", "123456789",
+                                          "abcdefgh", "abcdefghX", "n"};
+  auto token = [&] {
+    const std::string& stem = stems[next() % stems.size()];
+    const uint64_t id = next() % 40000;
+    return next() % 3 == 0 ? std::to_string(id) + stem : stem + std::to_string(id);
+  };
+  std::string text;
+  std::vector<std::string> src, dst;
+  for (int k = 0; k < 20000; ++k) {
+    src.push_back(token());
+    dst.push_back(token());
+    text += src.back() + (k % 2 ? "\t" : " ") + dst.back() + "\n";
+  }
+  src.push_back("12345678");  // the last token ends the text
+  dst.push_back("7");
+  text += src.back() + " " + dst.back();
+
+  std::unordered_map<std::string, int32_t> index;
+  std::vector<std::string> names;
+  auto id = [&](const std::string& t) {
+    const auto [it, inserted] = index.emplace(t, static_cast<int32_t>(names.size()));
+    if (inserted) names.push_back(t);
+    return it->second;
+  };
+  std::vector<int32_t> want_src, want_dst;
+  for (size_t k = 0; k < src.size(); ++k) {
+    want_src.push_back(id(src[k]));
+    want_dst.push_back(id(dst[k]));
+  }
+  const Dataset ds = parse_edge_list(text, "e", {.duplicates = Duplicates::keep, .relabel = true});
+  EXPECT_EQ(ds.node_names, names);
+  ASSERT_EQ(ds.num_edges(), static_cast<int64_t>(src.size()));
+  const auto row_ptr = ds.graph.row_ptr();
+  const auto cols = ds.graph.col_idx();
+  const auto csr_of_input = ds.graph.csr_edge_of_input();
+  for (size_t k = 0; k < src.size(); ++k) {
+    const int64_t e = csr_of_input[k];
+    ASSERT_EQ(cols[static_cast<size_t>(e)], want_src[k]) << "edge " << k;
+    ASSERT_TRUE(row_ptr[static_cast<size_t>(want_dst[k])] <= e &&
+                e < row_ptr[static_cast<size_t>(want_dst[k]) + 1])
+        << "edge " << k;
+  }
+  // The adjacency-list reader looks ids up the same way.
+  const Dataset adj = parse_adjacency_list(text, "a", {.duplicates = Duplicates::keep, .relabel = true});
+  EXPECT_EQ(adj.node_names, names);
+}
+
+// Relabelled ids are looked up a few tokens after they are read; an id error on one line must
+// still be reported before a parse error on a later line.
+TEST(EdgeList, AnIdErrorIsReportedBeforeAParseErrorOnALaterLine) {
+  expect_edge_list_error("a b\nc d\n0 1 2 3\n", {.relabel = true, .max_nodes = 2},
+                         {"e.txt:2:", "max_nodes = 2", "'c'"});
+  expect_edge_list_error("a b\nc d\n0 1 2 3\n", {.relabel = true, .max_nodes = 10},
+                         {"e.txt:3:", "expected 2 columns"});
+  expect_throw_naming<ParseError>(
+      [] { (void)parse_adjacency_list("a b c\nd\n", "a.txt", {.relabel = true, .max_nodes = 2}); },
+      {"a.txt:1:", "max_nodes = 2", "'c'"});
 }
 
 TEST(EdgeList, IdsAsGivenHonourNumNodesAndOneBased) {
