@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "data/reader_support.hpp"
@@ -136,33 +137,42 @@ Dataset matrix_market_graph(const MatrixMarketData& m, const std::string& name,
   if (m.rows > options.max_nodes)
     raise<ParseError>(name, ":", m.size_line, ": expected at most max_nodes = ", options.max_nodes,
                       " rows, found ", m.rows);
+  if (m.rows > std::numeric_limits<int32_t>::max())
+    raise<ParseError>(name, ":", m.size_line, ": expected at most ", std::numeric_limits<int32_t>::max(),
+                      " rows (a Graph's node limit), found ", m.rows);
   const bool mirrored = m.symmetry != MatrixMarketSymmetry::general;
   const double mirror_sign = m.symmetry == MatrixMarketSymmetry::skew_symmetric ? -1.0 : 1.0;
   const bool has_value = !m.value.empty();
-  std::vector<int64_t> src, dst;
   std::vector<float> weight;
-  const size_t cap = m.row.size() * (mirrored ? 2 : 1);
-  src.reserve(cap);
-  dst.reserve(cap);
-  if (has_value) weight.reserve(cap);
-  // Mirrors are listed explicitly (not via BuildOptions::symmetrize) so that a skew-symmetric
-  // mirror can carry -value.
-  for (size_t k = 0; k < m.row.size(); ++k) {
-    src.push_back(m.row[k]);
-    dst.push_back(m.col[k]);
-    if (has_value) weight.push_back(static_cast<float>(m.value[k]));
-    if (mirrored && m.row[k] != m.col[k]) {
-      src.push_back(m.col[k]);
-      dst.push_back(m.row[k]);
-      if (has_value) weight.push_back(static_cast<float>(mirror_sign * m.value[k]));
-    }
-  }
   Dataset ds;
-  ds.name = name;
-  ds.format = "matrix-market";
   const BuildOptions build{
       .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
-  ds.graph = detail::build_weighted_graph(m.rows, src, dst, weight, build, ds.edge_weight);
+  if (!mirrored) {  // the entries are the edges: build from the parsed arrays, no copy
+    if (has_value) weight.assign(m.value.begin(), m.value.end());
+    ds.graph = detail::build_weighted_graph(m.rows, m.row, m.col, weight, build, ds.edge_weight);
+  } else {
+    // Mirrors are listed explicitly (not via BuildOptions::symmetrize) so that a skew-symmetric
+    // mirror can carry -value. Node ids are below 2^31 - 1 (checked above): 32 bits hold them.
+    std::vector<int32_t> src, dst;
+    const size_t cap = m.row.size() * 2;
+    src.reserve(cap);
+    dst.reserve(cap);
+    if (has_value) weight.reserve(cap);
+    for (size_t k = 0; k < m.row.size(); ++k) {
+      const auto i = static_cast<int32_t>(m.row[k]), j = static_cast<int32_t>(m.col[k]);
+      src.push_back(i);
+      dst.push_back(j);
+      if (has_value) weight.push_back(static_cast<float>(m.value[k]));
+      if (i != j) {
+        src.push_back(j);
+        dst.push_back(i);
+        if (has_value) weight.push_back(static_cast<float>(mirror_sign * m.value[k]));
+      }
+    }
+    ds.graph = detail::build_weighted_graph(m.rows, src, dst, weight, build, ds.edge_weight);
+  }
+  ds.name = name;
+  ds.format = "matrix-market";
   return ds;
 }
 
