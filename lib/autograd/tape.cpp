@@ -136,7 +136,13 @@ const char* Tape::op_name(Var v) const { return node(v, "op_name").op; }
 Tensor& Tape::grad_storage(int32_t index) {
   Node& n = nodes_[static_cast<size_t>(index)];
   if (n.param) return n.param->grad;
-  if (n.grad.absent()) n.grad = Tensor(value_of(this, n.value, n.borrowed, n.param).shape());
+  if (n.grad.absent()) {
+    n.grad = Tensor(value_of(this, n.value, n.borrowed, n.param).shape());
+  } else if (n.grad.shares_storage()) {
+    // A gradient handed on without a copy (e.g. reshape's): copy it before it is written, so the
+    // other holder still reads its own value.
+    n.grad = Tensor(n.grad);
+  }
   return n.grad;
 }
 

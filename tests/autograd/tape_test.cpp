@@ -78,6 +78,26 @@ TEST(Tape, ParameterUsedTwiceGetsBothContributions) {
   EXPECT_EQ(p.grad.data()[0], 12.f);
 }
 
+// reshape hands its gradient on without a copy; when x's gradient is then written again (by a
+// consumer of x recorded before the reshape, whose backward runs after it), the tape copies first:
+// the reshape output's gradient keeps its own value. Both ways of adding are covered: add_grad
+// (scale) and writing through ctx.grad (counted_scale).
+TEST(Tape, AGradientSharedByReshapeIsCopiedBeforeItIsWritten) {
+  for (const bool through_grad : {false, true}) {
+    Parameter p{"w", Tensor({2, 3}, std::vector<float>{1, 2, 3, 4, 5, 6}), {}};
+    Tape tape;
+    int calls = 0;
+    const Var x = scale(tape, tape.parameter(p), 1.f);  // not a parameter node: its grad lives on the tape
+    const Var other = through_grad ? counted_scale(tape, x, 5.f, &calls) : scale(tape, x, 5.f);
+    const Var r = reshape(tape, x, {3, 2});
+    const Var loss = add(tape, sum(tape, scale(tape, r, 2.f)), sum(tape, other));
+    tape.backward(loss);
+    for (float g : tape.grad(r).span()) EXPECT_EQ(g, 2.f) << "through_grad=" << through_grad;
+    for (float g : tape.grad(x).span()) EXPECT_EQ(g, 7.f) << "through_grad=" << through_grad;
+    for (float g : p.grad.span()) EXPECT_EQ(g, 7.f) << "through_grad=" << through_grad;
+  }
+}
+
 TEST(Tape, NodesThatNoParameterFeedsGetNoBackwardWork) {
   Parameter p{"w", Tensor({4}, 1.f), {}};
   Tape tape;

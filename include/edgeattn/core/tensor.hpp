@@ -141,6 +141,8 @@ class Tensor {
   /// longer written, such as the outputs recorded on an autograd tape. ShapeError when the
   /// element counts differ.
   Tensor share_reshaped(Shape shape) const;
+  /// True when another tensor shares this one's storage (see share_reshaped).
+  bool shares_storage() const { return data_ && data_.use_count() > 1; }
 
   template <class... I>
   float& operator()(I... idx) {

@@ -41,14 +41,15 @@ inline bool keep_from_bits(uint32_t bits24, float p) {
   return static_cast<float>(bits24) * (1.0f / 16777216.0f) >= p;
 }
 
-// Elements [begin, begin + n) of a dense dropout: y = x * scale or 0, mask = 1 or 0. Plain loop
-// over restrict pointers, so the 64-bit hashing vectorises.
+// Elements [begin, begin + n) of a dense dropout: y = x * scale or 0. The forward applies it to x,
+// the backward to dy (dx = dy * scale or 0): the mask is a function of (key, position), so it is
+// drawn again rather than stored (storing it cost a byte per element of fresh memory every step).
+// Plain loop over restrict pointers, so the 64-bit hashing vectorises.
 void dropout_span(uint64_t key, int64_t begin, int64_t n, float p, float scale, const float* __restrict x,
-                  float* __restrict y, uint8_t* __restrict mask) {
+                  float* __restrict y) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), p);
-    mask[i] = keep ? 1 : 0;
     y[i] = keep ? x[i] * scale : 0.f;
   }
 }
@@ -62,13 +63,6 @@ void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, float p, float sca
     const uint64_t position = row_bits | static_cast<uint32_t>(cols[q]);
     values[q] = keep_from_bits(element_bits(key, position), p) ? values[q] * scale : 0.f;
   }
-}
-
-// dx = dy * mask * scale over one span.
-void dropout_backward_span(int64_t n, float scale, const float* __restrict g, const uint8_t* __restrict mask,
-                           float* __restrict dx) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) dx[i] = mask[i] ? g[i] * scale : 0.f;
 }
 
 }  // namespace
@@ -91,21 +85,18 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
   const int64_t n = xv.numel();
   const float scale = 1.f / (1.f - p);
   Tensor y = Tensor::uninitialized(xv.shape());
-  auto mask = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(n));
   const float* xd = xv.data();
   float* yd = y.data();
-  uint8_t* md = mask->data();
   const uint64_t key = stream_key(seed, kDenseStream);
-  detail::for_each_span(
-      n, [&](int64_t b, int64_t e) { dropout_span(key, b, e - b, p, scale, xd + b, yd + b, md + b); });
-  return tape.record("dropout", std::move(y), {x}, [x, mask, scale](BackwardContext& ctx) {
+  detail::for_each_span(n,
+                        [&](int64_t b, int64_t e) { dropout_span(key, b, e - b, p, scale, xd + b, yd + b); });
+  return tape.record("dropout", std::move(y), {x}, [x, key, p, scale](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
     const float* g = ctx.grad_out().data();
-    const uint8_t* m = mask->data();
     Tensor dx = Tensor::uninitialized(ctx.grad_out().shape());
     float* dxd = dx.data();
     detail::for_each_span(ctx.grad_out().numel(), [&](int64_t b, int64_t e) {
-      dropout_backward_span(e - b, scale, g + b, m + b, dxd + b);
+      dropout_span(key, b, e - b, p, scale, g + b, dxd + b);
     });
     ctx.add_grad(x, std::move(dx));
   });

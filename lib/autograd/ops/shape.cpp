@@ -17,8 +17,9 @@ Var reshape(Tape& tape, Var x, Shape shape) {
   Tensor y = xv.share_reshaped(shape);
   return tape.record("reshape", std::move(y), {x}, [x](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
-    const Tensor& dy = ctx.grad_out();
-    ctx.add_grad(x, dy.reshaped(ctx.value(x).shape()));  // a copy: dy may be read after this
+    // Shared, not copied: if x's gradient is written again (another consumer of x adds to it),
+    // the tape copies it first (Tape::grad_storage), so dy keeps its value.
+    ctx.add_grad(x, ctx.grad_out().share_reshaped(ctx.value(x).shape()));
   });
 }
 
