@@ -121,11 +121,17 @@ Var Tape::record(const char* op, Tensor value, std::initializer_list<Var> inputs
 
 const Tensor& Tape::value(Var v) const {
   const Node& n = node(v, "value");
+  if (n.released)
+    raise<InvalidArgument>("autograd: value of node ", v.index_, " ('", n.op,
+                           "') was released by backward() (release_in_backward); read it before backward");
   return value_of(this, n.value, n.borrowed, n.param);
 }
 
 const Tensor& Tape::grad(Var v) const {
   const Node& n = node(v, "grad");
+  if (n.released)
+    raise<InvalidArgument>("autograd: gradient of node ", v.index_, " ('", n.op,
+                           "') was released by backward() (release_in_backward)");
   return n.param ? n.param->grad : n.grad;
 }
 
@@ -152,13 +158,30 @@ void Tape::backward(Var loss) {
   if (lv.numel() != 1 || lv.rank() > 1)
     raise<ShapeError>("autograd: backward: loss has shape ", lv.shape().str(),
                       ", expected a scalar (shape [] or [1])");
+  if (released_)
+    raise<InvalidArgument>(
+        "autograd: backward: the previous backward() released this tape's values "
+        "(release_in_backward); clear() it and record the forward again");
   backward_ops_run_ = 0;
   for (Node& n : nodes_) n.grad = Tensor();
   if (!l.requires_grad) return;  // no parameter feeds the loss: every gradient is zero
   grad_storage(loss.index()).data()[0] += 1.f;
+  const bool release = release_in_backward;
+  if (release) released_ = true;
   for (int32_t k = loss.index(); k >= 0; --k) {
     Node& n = nodes_[static_cast<size_t>(k)];
-    if (!n.backward || n.grad.absent()) continue;
+    // Nodes k + 1 .. loss have run: none of them reads node k again, and no earlier node reads it.
+    const auto release_node = [&] {
+      if (!release || n.param || n.borrowed) return;
+      n.value = Tensor();
+      n.grad = Tensor();
+      n.backward = nullptr;
+      n.released = true;
+    };
+    if (!n.backward || n.grad.absent()) {
+      release_node();
+      continue;
+    }
     BackwardContext ctx(this, k);
     if (profiling) {
       const auto start = std::chrono::steady_clock::now();
@@ -170,11 +193,13 @@ void Tape::backward(Var loss) {
       n.backward(ctx);
     }
     ++backward_ops_run_;
+    release_node();
   }
 }
 
 void Tape::clear() {
   nodes_.clear();
+  released_ = false;
   backward_ops_run_ = 0;
   last_record_ = std::chrono::steady_clock::now();
 }

@@ -56,6 +56,8 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
   TrainResult result;
   double train_seconds = 0;
   autograd::Tape tape;
+  // Activations go as soon as the backward is past them, so the gradients reuse their blocks.
+  tape.release_in_backward = true;
   for (int64_t epoch = 0; epoch < config.epochs; ++epoch) {
     EpochStats s;
     s.epoch = epoch;
@@ -66,6 +68,7 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
     optimizer.zero_grad();
     const autograd::Var logits = forward(tape, step_seed(config.seed, epoch));
     const autograd::Var loss = loss_of(tape, logits, labels, split.train);
+    s.train_loss = static_cast<double>(tape.value(loss).data()[0]);
     tape.backward(loss);
     const auto t_step = Clock::now();
     optimizer.step();
@@ -77,7 +80,6 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
     tape.profiling = false;
     s.train_seconds = seconds_since(t0);
     train_seconds += s.train_seconds;
-    s.train_loss = static_cast<double>(tape.value(loss).data()[0]);
 
     t0 = Clock::now();
     tape.clear();

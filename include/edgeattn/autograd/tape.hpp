@@ -117,6 +117,15 @@ class Tape {
   /// time is the time since the previous node was recorded (ops compute, then record; clear()
   /// restarts the clock), its backward time that of its backward function.
   bool profiling = false;
+  /// When true, backward() frees each recorded node's value, gradient and backward function as
+  /// soon as no remaining backward function can read them: right after the node's own backward
+  /// (its consumers, recorded later, ran before it). Peak memory is then about the forward's
+  /// activations rather than activations plus every gradient, and the blocks freed early are
+  /// reused (tensor cache) for the gradients still to come. Afterwards only parameter gradients
+  /// (Parameter::grad) remain: value() and grad() of a released node, and a second backward(),
+  /// throw InvalidArgument. Parameters and constant_refs, which the tape does not own, are never
+  /// released. Read what you need (the loss) before backward().
+  bool release_in_backward = false;
 
   Tape() = default;
   Tape(const Tape&) = delete;  // Vars point at their tape
@@ -135,8 +144,8 @@ class Tape {
   /// `op` names the op (a string literal) for errors and profiles.
   Var record(const char* op, Tensor value, std::initializer_list<Var> inputs, BackwardFn backward);
 
-  /// The value of `v`. InvalidArgument if `v` is none or from another tape. The reference stays
-  /// valid until clear() (nodes never move).
+  /// The value of `v`. InvalidArgument if `v` is none or from another tape, or was released (see
+  /// release_in_backward). The reference stays valid until clear() (nodes never move).
   const Tensor& value(Var v) const;
   const Shape& shape(Var v) const { return value(v).shape(); }
   /// The gradient of `v` from the last backward (for a parameter, Parameter::grad); absent when
@@ -173,6 +182,7 @@ class Tape {
     Tensor grad;                       // intermediates, allocated lazily
     BackwardFn backward;
     bool requires_grad = false;
+    bool released = false;  // value, grad and backward freed by backward() (release_in_backward)
   };
   const Node& node(Var v, const char* what) const;
   Var push(Node n);
@@ -180,6 +190,7 @@ class Tape {
 
   std::deque<Node> nodes_;  // a deque: references to values stay valid as nodes are added
   int64_t backward_ops_run_ = 0;
+  bool released_ = false;  // some node was released: no second backward until clear()
   std::map<std::string, OpTime> profile_;
   std::chrono::steady_clock::time_point last_record_ = std::chrono::steady_clock::now();
 };
