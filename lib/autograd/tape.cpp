@@ -153,15 +153,15 @@ Tensor& Tape::grad_storage(int32_t index) {
 }
 
 void Tape::backward(Var loss) {
+  if (released_)
+    raise<InvalidArgument>(
+        "autograd: backward: the previous backward() released this tape's values "
+        "(release_in_backward); clear() it and record the forward again");
   const Node& l = node(loss, "backward: loss");
   const Tensor& lv = value_of(this, l.value, l.borrowed, l.param);
   if (lv.numel() != 1 || lv.rank() > 1)
     raise<ShapeError>("autograd: backward: loss has shape ", lv.shape().str(),
                       ", expected a scalar (shape [] or [1])");
-  if (released_)
-    raise<InvalidArgument>(
-        "autograd: backward: the previous backward() released this tape's values "
-        "(release_in_backward); clear() it and record the forward again");
   backward_ops_run_ = 0;
   for (Node& n : nodes_) n.grad = Tensor();
   if (!l.requires_grad) return;  // no parameter feeds the loss: every gradient is zero

@@ -9,11 +9,14 @@
 #include "edgeattn/autograd/ops.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/graph/build.hpp"
+#include "support/expect_error.hpp"
 #include "support/gradcheck.hpp"
 #include "support/test_graphs.hpp"
 
 namespace edgeattn::autograd {
 namespace {
+
+using edgeattn::testing::expect_throw_naming;
 
 using edgeattn::testing::random_tensor;
 
@@ -116,6 +119,41 @@ TEST(GatComposite, LossAndGradientsAreBitIdenticalForAnyThreadCount) {
   }
   EXPECT_EQ(runs[0], runs[1]);
   EXPECT_EQ(runs[0], runs[2]);
+}
+
+// Tape::release_in_backward frees values and gradients as the backward passes them; the
+// parameter gradients must not change by a bit, and what was released must say so.
+TEST(GatComposite, ReleasingInBackwardGivesTheSameGradients) {
+  const int64_t n = 300, in = 40, heads = 4, hidden = 8, out_heads = 1, classes = 5;
+  const Graph g = with_self_loops(n, 1500, 21);
+  const CsrMatrix x = sparse_features(n, in, 0.1f, 22);
+  std::vector<int32_t> labels(n);
+  for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = static_cast<int32_t>((i * 3) % classes);
+  std::vector<int64_t> train;
+  for (int64_t i = 0; i < n; i += 3) train.push_back(i);
+  std::vector<std::vector<float>> runs;
+  for (const bool release : {false, true}) {
+    GatParams p = make_params(in, heads, hidden, out_heads, classes);
+    Tape t;
+    t.release_in_backward = release;
+    const Var loss = gat_loss(t, g, x, p, heads, hidden, out_heads, classes, labels, train, 0.5f, 4);
+    std::vector<float> all = {t.value(loss).data()[0]};
+    t.backward(loss);
+    for (Parameter* q : p.all()) all.insert(all.end(), q->grad.span().begin(), q->grad.span().end());
+    runs.push_back(std::move(all));
+    if (release) {
+      expect_throw_naming<InvalidArgument>([&] { (void)t.value(loss); }, {"released", "read it before"});
+      expect_throw_naming<InvalidArgument>([&] { (void)t.grad(loss); }, {"released"});
+      expect_throw_naming<InvalidArgument>([&] { t.backward(loss); }, {"released", "clear()"});
+      // Parameters are not the tape's to free.
+      EXPECT_EQ(t.value(t.parameter(p.w1)).data(), p.w1.value.data());
+      t.clear();  // and after clear() the tape records and differentiates again
+      const Var again = gat_loss(t, g, x, p, heads, hidden, out_heads, classes, labels, train, 0.5f, 4);
+      EXPECT_EQ(t.value(again).data()[0], runs[0][0]);
+      t.backward(again);
+    }
+  }
+  EXPECT_EQ(runs[0], runs[1]);
 }
 
 }  // namespace
