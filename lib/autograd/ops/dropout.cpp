@@ -2,7 +2,9 @@
 // elements (24 bits each), or one sparse entry keyed by (row, column).
 #include "edgeattn/autograd/ops/dropout.hpp"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -36,39 +38,49 @@ inline uint32_t element_bits(uint64_t seed, uint32_t stream, uint64_t position) 
   return element_bits(stream_key(seed, stream), position);
 }
 
-// 24 random bits against p.
-inline bool keep_from_bits(uint32_t bits24, float p) {
-  return static_cast<float>(bits24) * (1.0f / 16777216.0f) >= p;
+// 24 random bits against p: kept when bits24 * 2^-24 >= p, i.e. bits24 >= ceil(p * 2^24) (both
+// sides exact: bits24 < 2^24, and p * 2^24 is p with another exponent).
+inline uint32_t keep_threshold(float p) {
+  return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 16777216.0));
+}
+inline bool keep_from_bits(uint32_t bits24, uint32_t threshold) { return bits24 >= threshold; }
+
+// keep ? v : +0.f, without a branch (the decision is random, so a branch mispredicts every other
+// element; it made the dense dropout ~4 ns per element). Bitwise, so a dropped inf or NaN is +0
+// as before.
+inline float keep_or_zero(bool keep, float v) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(v) & (0u - static_cast<uint32_t>(keep)));
 }
 
 // Elements [begin, begin + n) of a dense dropout: y = x * scale or 0. The forward applies it to x,
 // the backward to dy (dx = dy * scale or 0): the mask is a function of (key, position), so it is
 // drawn again rather than stored (storing it cost a byte per element of fresh memory every step).
 // Plain loop over restrict pointers, so the 64-bit hashing vectorises.
-void dropout_span(uint64_t key, int64_t begin, int64_t n, float p, float scale, const float* __restrict x,
-                  float* __restrict y) {
+void dropout_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, float scale,
+                  const float* __restrict x, float* __restrict y) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), p);
-    y[i] = keep ? x[i] * scale : 0.f;
+    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
+    y[i] = keep_or_zero(keep, x[i] * scale);
   }
 }
 
 // One row of a sparse dropout, keyed by (row, column): the mask follows the entry, not its slot.
-void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, float p, float scale,
+void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, uint32_t threshold, float scale,
                         const int32_t* __restrict cols, float* __restrict values) {
   const uint64_t row_bits = static_cast<uint64_t>(row) << 32;
 #pragma omp simd
   for (int64_t q = 0; q < n; ++q) {
     const uint64_t position = row_bits | static_cast<uint32_t>(cols[q]);
-    values[q] = keep_from_bits(element_bits(key, position), p) ? values[q] * scale : 0.f;
+    values[q] = keep_or_zero(keep_from_bits(element_bits(key, position), threshold), values[q] * scale);
   }
 }
 
 }  // namespace
 
 bool dropout_keeps_element(uint64_t seed, int64_t index, float p) {
-  return p <= 0.f || keep_from_bits(element_bits(seed, kDenseStream, static_cast<uint64_t>(index)), p);
+  return p <= 0.f ||
+         keep_from_bits(element_bits(seed, kDenseStream, static_cast<uint64_t>(index)), keep_threshold(p));
 }
 
 Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
@@ -84,19 +96,20 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
   }
   const int64_t n = xv.numel();
   const float scale = 1.f / (1.f - p);
+  const uint32_t threshold = keep_threshold(p);
   Tensor y = Tensor::uninitialized(xv.shape());
   const float* xd = xv.data();
   float* yd = y.data();
   const uint64_t key = stream_key(seed, kDenseStream);
-  detail::for_each_span(n,
-                        [&](int64_t b, int64_t e) { dropout_span(key, b, e - b, p, scale, xd + b, yd + b); });
-  return tape.record("dropout", std::move(y), {x}, [x, key, p, scale](BackwardContext& ctx) {
+  detail::for_each_span(
+      n, [&](int64_t b, int64_t e) { dropout_span(key, b, e - b, threshold, scale, xd + b, yd + b); });
+  return tape.record("dropout", std::move(y), {x}, [x, key, threshold, scale](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
     const float* g = ctx.grad_out().data();
     Tensor dx = Tensor::uninitialized(ctx.grad_out().shape());
     float* dxd = dx.data();
     detail::for_each_span(ctx.grad_out().numel(), [&](int64_t b, int64_t e) {
-      dropout_span(key, b, e - b, p, scale, g + b, dxd + b);
+      dropout_span(key, b, e - b, threshold, scale, g + b, dxd + b);
     });
     ctx.add_grad(x, std::move(dx));
   });
@@ -107,6 +120,7 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
   CsrMatrix y = x;
   if (!tape.training || p == 0.f) return y;
   const float scale = 1.f / (1.f - p);
+  const uint32_t threshold = keep_threshold(p);
   const auto indptr = x.indptr();
   const auto indices = x.indices();
   auto values = y.values();
@@ -115,7 +129,8 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
       x.rows(), std::max<int64_t>(1, x.nnz() / std::max<int64_t>(x.rows(), 1)), [&](int64_t r0, int64_t r1) {
         for (int64_t r = r0; r < r1; ++r) {
           const int64_t begin = indptr[static_cast<size_t>(r)], end = indptr[static_cast<size_t>(r) + 1];
-          sparse_dropout_row(key, r, end - begin, p, scale, indices.data() + begin, values.data() + begin);
+          sparse_dropout_row(key, r, end - begin, threshold, scale, indices.data() + begin,
+                             values.data() + begin);
         }
       });
   return y;
