@@ -1,5 +1,6 @@
-// Dropout masks from Philox: one 128-bit draw gives the decisions for 4 consecutive dense
-// elements (24 bits each), or one sparse entry keyed by (row, column).
+// Dropout masks from a counter-based hash (the SplitMix64 finaliser, core/rng.hpp's mix64): 24
+// bits per dense element keyed by its flat index, or per sparse entry keyed by (row, column). The
+// dense backward draws the same mask again instead of storing it.
 #include "edgeattn/autograd/ops/dropout.hpp"
 
 #include <bit>

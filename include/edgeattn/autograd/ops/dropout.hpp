@@ -1,4 +1,4 @@
-// Inverted dropout with counter-based masks (core/rng.hpp, Philox4x32-10).
+// Inverted dropout with counter-based masks (core/rng.hpp's mix64 over a (seed, position) counter).
 //
 // Each element is kept with probability 1 - p and survivors are scaled by 1 / (1 - p), so the
 // expected value is unchanged and evaluation needs no rescaling. The keep decision is a pure
@@ -6,7 +6,7 @@
 // (row, column), so masks are deterministic, independent of the thread count, and the sparse
 // mask does not depend on how the matrix is stored. Use a different seed per step and per site.
 // When !tape.training or p == 0 both are the identity (no copy of the dense value is recorded
-// beyond the output itself).
+// beyond the output itself). The mask is never stored: the backward draws it again.
 //
 // Example (GAT: dropout 0.6 on the sparse input features, then on the hidden features):
 //   CsrMatrix xd = dropout(tape, features, 0.6f, step_seed ^ 1);   // same pattern, new values
