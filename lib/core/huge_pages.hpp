@@ -10,6 +10,7 @@
 //
 //   std::vector<int64_t> offsets = huge_page_vector<int64_t>(n + 1);    // zeroed, like vector(n)
 //   auto keys = huge_page_array_for_overwrite<uint64_t>(m);              // not initialised
+//   huge_page_reserve(names, expected);                                  // then push_back
 #pragma once
 
 #include <cstddef>
@@ -22,12 +23,18 @@ namespace edgeattn::detail {
 /// at least 2 MiB; otherwise does nothing. Never fails (the advice is a hint).
 void advise_huge_pages(const void* p, size_t bytes) noexcept;
 
+/// v.reserve(n), with the reserved storage advised before anything is written to it.
+template <class T>
+void huge_page_reserve(std::vector<T>& v, size_t n) {
+  v.reserve(n);
+  advise_huge_pages(v.data(), v.capacity() * sizeof(T));
+}
+
 /// vector<T>(n, value), with its storage advised before the fill touches it.
 template <class T>
 std::vector<T> huge_page_vector(size_t n, const T& value = T{}) {
   std::vector<T> v;
-  v.reserve(n);
-  advise_huge_pages(v.data(), n * sizeof(T));
+  huge_page_reserve(v, n);
   v.assign(n, value);
   return v;
 }

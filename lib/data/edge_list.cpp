@@ -48,8 +48,7 @@ class TokenIndex {
   /// where the buffer allows).
   TokenIndex(size_t expected, const char* text_end) : text_end_(text_end) {
     rehash(std::max<size_t>(16, std::bit_ceil(expected * 2 + 1)));
-    names_.reserve(expected);
-    edgeattn::detail::advise_huge_pages(names_.data(), expected * sizeof(std::string_view));
+    edgeattn::detail::huge_page_reserve(names_, expected);
   }
 
   Key key(std::string_view token) const {

@@ -88,8 +88,7 @@ class CountingSort {
     if (!scattered_) throw std::logic_error("CountingSort::release_key_start called before scatter");
     if (blocks_ > 1) {
       std::vector<int64_t> start;
-      start.reserve(static_cast<size_t>(num_keys_) + 1);
-      advise_huge_pages(start.data(), (static_cast<size_t>(num_keys_) + 1) * sizeof(int64_t));
+      huge_page_reserve(start, static_cast<size_t>(num_keys_) + 1);
       start.assign(cursor_.begin(), cursor_.begin() + num_keys_ + 1);
       cursor_ = {};
       return start;

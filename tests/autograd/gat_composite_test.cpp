@@ -60,6 +60,28 @@ Var gat_loss(Tape& t, const Graph& g, const CsrMatrix& x, GatParams& p, int64_t 
   return cross_entropy(t, logits, labels, ids);
 }
 
+// labels[i] = (i * stride) % classes.
+std::vector<int32_t> cyclic_labels(int64_t n, int64_t classes, int64_t stride) {
+  std::vector<int32_t> labels(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    labels[static_cast<size_t>(i)] = static_cast<int32_t>((i * stride) % classes);
+  return labels;
+}
+
+// The node ids 0, k, 2k, ... below n.
+std::vector<int64_t> every_kth(int64_t n, int64_t k) {
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < n; i += k) ids.push_back(i);
+  return ids;
+}
+
+// The loss, then every parameter's gradient, in one vector (for bit-for-bit comparisons).
+std::vector<float> loss_and_gradients(float loss, GatParams& p) {
+  std::vector<float> all = {loss};
+  for (Parameter* q : p.all()) all.insert(all.end(), q->grad.span().begin(), q->grad.span().end());
+  return all;
+}
+
 CsrMatrix sparse_features(int64_t n, int64_t f, float density, uint64_t seed) {
   const Tensor u = random_tensor({n, f}, seed, 0.f, 1.f);
   Tensor x({n, f});
@@ -102,10 +124,8 @@ TEST(GatComposite, LossAndGradientsAreBitIdenticalForAnyThreadCount) {
   const int64_t n = 1500, in = 300, heads = 8, hidden = 8, out_heads = 1, classes = 7;
   const Graph g = with_self_loops(n, 6000, 9);
   const CsrMatrix x = sparse_features(n, in, 0.02f, 10);
-  std::vector<int32_t> labels(n);
-  for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = static_cast<int32_t>((i * 7) % classes);
-  std::vector<int64_t> train;
-  for (int64_t i = 0; i < n; i += 5) train.push_back(i);
+  const std::vector<int32_t> labels = cyclic_labels(n, classes, 7);
+  const std::vector<int64_t> train = every_kth(n, 5);
   std::vector<std::vector<float>> runs;
   for (int threads : {1, 2, 4}) {
     ThreadLimit limit(threads);
@@ -113,9 +133,7 @@ TEST(GatComposite, LossAndGradientsAreBitIdenticalForAnyThreadCount) {
     Tape t;
     const Var loss = gat_loss(t, g, x, p, heads, hidden, out_heads, classes, labels, train, 0.6f, 3);
     t.backward(loss);
-    std::vector<float> all = {t.value(loss).data()[0]};
-    for (Parameter* q : p.all()) all.insert(all.end(), q->grad.span().begin(), q->grad.span().end());
-    runs.push_back(std::move(all));
+    runs.push_back(loss_and_gradients(t.value(loss).data()[0], p));
   }
   EXPECT_EQ(runs[0], runs[1]);
   EXPECT_EQ(runs[0], runs[2]);
@@ -127,20 +145,17 @@ TEST(GatComposite, ReleasingInBackwardGivesTheSameGradients) {
   const int64_t n = 300, in = 40, heads = 4, hidden = 8, out_heads = 1, classes = 5;
   const Graph g = with_self_loops(n, 1500, 21);
   const CsrMatrix x = sparse_features(n, in, 0.1f, 22);
-  std::vector<int32_t> labels(n);
-  for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = static_cast<int32_t>((i * 3) % classes);
-  std::vector<int64_t> train;
-  for (int64_t i = 0; i < n; i += 3) train.push_back(i);
+  const std::vector<int32_t> labels = cyclic_labels(n, classes, 3);
+  const std::vector<int64_t> train = every_kth(n, 3);
   std::vector<std::vector<float>> runs;
   for (const bool release : {false, true}) {
     GatParams p = make_params(in, heads, hidden, out_heads, classes);
     Tape t;
     t.release_in_backward = release;
     const Var loss = gat_loss(t, g, x, p, heads, hidden, out_heads, classes, labels, train, 0.5f, 4);
-    std::vector<float> all = {t.value(loss).data()[0]};
+    const float loss_value = t.value(loss).data()[0];  // before backward releases it
     t.backward(loss);
-    for (Parameter* q : p.all()) all.insert(all.end(), q->grad.span().begin(), q->grad.span().end());
-    runs.push_back(std::move(all));
+    runs.push_back(loss_and_gradients(loss_value, p));
     if (release) {
       expect_throw_naming<InvalidArgument>([&] { (void)t.value(loss); }, {"released", "read it before"});
       expect_throw_naming<InvalidArgument>([&] { (void)t.grad(loss); }, {"released"});

@@ -6,9 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <utility>
-#include <vector>
 
 #include "autograd/elementwise.hpp"
 #include "edgeattn/core/rng.hpp"
