@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "core/huge_pages.hpp"
 #include "data/reader_support.hpp"
 #include "data/text_scanner.hpp"
 #include "edgeattn/core/error.hpp"
@@ -62,11 +63,9 @@ void parse_banner(TextScanner& s, MatrixMarketData& m) {
   s.expect_end_of_line("the banner");
 }
 
-}  // namespace
-
-MatrixMarketData parse_matrix_market(std::string_view text, const std::string& name) {
-  TextScanner s(text, name);
-  MatrixMarketData m;
+// The banner, comments and size line: fills everything of `m` but the entries and returns the
+// declared number of entries.
+int64_t parse_header(TextScanner& s, MatrixMarketData& m) {
   parse_banner(s, m);
   while (!s.at_end() && s.skip_blank_or_comment("%")) {
   }
@@ -82,18 +81,53 @@ MatrixMarketData parse_matrix_market(std::string_view text, const std::string& n
            m.symmetry == MatrixMarketSymmetry::symmetric ? "symmetric" : "skew-symmetric", "', found ",
            m.rows, " x ", m.cols);
   s.expect_end_of_line("the size line");
+  return nnz;
+}
 
+// The entries after the header, 0-based, into row/col (and value unless the field is pattern),
+// with capacity for `capacity_factor` times as many (2 leaves room for the mirrors of a
+// symmetric matrix). Index is int64_t for MatrixMarketData, int32_t for graphs (the caller has
+// checked that rows and cols fit); Value is double, or float for edge weights.
+//
+// Most lines are plain "i j value" and take TextScanner's fast path; its result is used only
+// when every check below passes, so any other line - and every error - goes through the general
+// path, which reports it.
+template <class Index, class Value>
+void parse_entries(TextScanner& s, const MatrixMarketData& m, int64_t nnz, size_t text_size,
+                   size_t capacity_factor, std::vector<Index>& row, std::vector<Index>& col,
+                   std::vector<Value>& value) {
   // Every entry takes at least 4 bytes ("1 1\n"), so this bounds the reservation by the input.
-  const auto reserve = static_cast<size_t>(std::min<int64_t>(nnz, static_cast<int64_t>(text.size() / 4 + 1)));
-  m.row.reserve(reserve);
-  m.col.reserve(reserve);
+  const auto reserve =
+      capacity_factor * static_cast<size_t>(std::min<int64_t>(nnz, static_cast<int64_t>(text_size / 4 + 1)));
+  edgeattn::detail::huge_page_reserve(row, reserve);
+  edgeattn::detail::huge_page_reserve(col, reserve);
   const bool has_value = m.field != MatrixMarketField::pattern;
-  if (has_value) m.value.reserve(reserve);
+  const bool is_integer = m.field == MatrixMarketField::integer;
+  if (has_value) edgeattn::detail::huge_page_reserve(value, reserve);
   const bool is_symmetric = m.symmetry == MatrixMarketSymmetry::symmetric;
   const bool is_skew = m.symmetry == MatrixMarketSymmetry::skew_symmetric;
+  const auto rows = static_cast<uint64_t>(m.rows), cols = static_cast<uint64_t>(m.cols);
 
   int64_t count = 0;
   while (!s.at_end()) {
+    if (count < nnz) {
+      const TextScanner::Mark start = s.mark();
+      uint64_t i = 0, j = 0;
+      double v = 0;
+      const bool plain =
+          has_value ? s.read_uint_pair_value_line(i, j, v, is_integer) : s.read_uint_pair_line(i, j);
+      if (plain) {
+        if (i >= 1 && i <= rows && j >= 1 && j <= cols && (!is_symmetric || i >= j) && (!is_skew || i > j) &&
+            std::isfinite(v)) {
+          row.push_back(static_cast<Index>(i - 1));
+          col.push_back(static_cast<Index>(j - 1));
+          if (has_value) value.push_back(static_cast<Value>(v));
+          ++count;
+          continue;
+        }
+        s.restore(start);
+      }
+    }
     if (s.skip_blank_or_comment("%")) continue;
     if (count == nnz)
       s.fail("expected no more entries (the size line at line ", m.size_line, " declares ", nnz,
@@ -109,18 +143,67 @@ MatrixMarketData parse_matrix_market(std::string_view text, const std::string& n
     if (m.field == MatrixMarketField::real) {
       const double v = s.read_double("a value");
       if (!std::isfinite(v)) s.fail("expected a finite value, found ", v);
-      m.value.push_back(v);
-    } else if (m.field == MatrixMarketField::integer) {
-      m.value.push_back(static_cast<double>(s.read_int64("an integer value")));
+      value.push_back(static_cast<Value>(v));
+    } else if (is_integer) {
+      value.push_back(static_cast<Value>(static_cast<double>(s.read_int64("an integer value"))));
     }
     s.expect_end_of_line("the entry");
-    m.row.push_back(i - 1);
-    m.col.push_back(j - 1);
+    row.push_back(static_cast<Index>(i - 1));
+    col.push_back(static_cast<Index>(j - 1));
     ++count;
   }
   if (count != nnz)
     s.fail("expected ", nnz, " entries (the size line at line ", m.size_line, "), found ", count,
            " before the end of the file");
+}
+
+// Throws unless `m` is the adjacency matrix of a graph edgeattn can hold.
+void check_graph_shape(const MatrixMarketData& m, const std::string& name,
+                       const MatrixMarketGraphOptions& options) {
+  if (m.rows != m.cols)
+    raise<ParseError>(name, ":", m.size_line, ": expected a square adjacency matrix, found ", m.rows, " x ",
+                      m.cols);
+  if (m.rows > options.max_nodes)
+    raise<ParseError>(name, ":", m.size_line, ": expected at most max_nodes = ", options.max_nodes,
+                      " rows, found ", m.rows);
+  if (m.rows > std::numeric_limits<int32_t>::max())
+    raise<ParseError>(name, ":", m.size_line, ": expected at most ", std::numeric_limits<int32_t>::max(),
+                      " rows (a Graph's node limit), found ", m.rows);
+}
+
+// The graph of the entries src/dst/weight (weight empty for pattern matrices). The entries of a
+// symmetric or skew-symmetric matrix are one triangle: their mirrors are appended in place first
+// (explicitly, not via BuildOptions::symmetrize, so that a skew-symmetric mirror carries -value).
+Dataset graph_of_entries(const MatrixMarketData& m, std::vector<int32_t>& src, std::vector<int32_t>& dst,
+                         std::vector<float>& weight, const std::string& name,
+                         const MatrixMarketGraphOptions& options) {
+  if (m.symmetry != MatrixMarketSymmetry::general) {
+    const float sign = m.symmetry == MatrixMarketSymmetry::skew_symmetric ? -1.f : 1.f;
+    const size_t n = src.size();
+    const bool has_value = !weight.empty();
+    for (size_t k = 0; k < n; ++k) {
+      if (src[k] == dst[k]) continue;
+      src.push_back(dst[k]);
+      dst.push_back(src[k]);
+      if (has_value) weight.push_back(sign * weight[k]);
+    }
+  }
+  Dataset ds;
+  const BuildOptions build{
+      .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
+  ds.graph = detail::build_weighted_graph(m.rows, src, dst, weight, build, ds.edge_weight);
+  ds.name = name;
+  ds.format = "matrix-market";
+  return ds;
+}
+
+}  // namespace
+
+MatrixMarketData parse_matrix_market(std::string_view text, const std::string& name) {
+  TextScanner s(text, name);
+  MatrixMarketData m;
+  const int64_t nnz = parse_header(s, m);
+  parse_entries(s, m, nnz, text.size(), 1, m.row, m.col, m.value);
   return m;
 }
 
@@ -131,59 +214,49 @@ MatrixMarketData load_matrix_market(const std::filesystem::path& path) {
 
 Dataset matrix_market_graph(const MatrixMarketData& m, const std::string& name,
                             const MatrixMarketGraphOptions& options) {
-  if (m.rows != m.cols)
-    raise<ParseError>(name, ":", m.size_line, ": expected a square adjacency matrix, found ", m.rows, " x ",
-                      m.cols);
-  if (m.rows > options.max_nodes)
-    raise<ParseError>(name, ":", m.size_line, ": expected at most max_nodes = ", options.max_nodes,
-                      " rows, found ", m.rows);
-  if (m.rows > std::numeric_limits<int32_t>::max())
-    raise<ParseError>(name, ":", m.size_line, ": expected at most ", std::numeric_limits<int32_t>::max(),
-                      " rows (a Graph's node limit), found ", m.rows);
-  const bool mirrored = m.symmetry != MatrixMarketSymmetry::general;
-  const double mirror_sign = m.symmetry == MatrixMarketSymmetry::skew_symmetric ? -1.0 : 1.0;
-  const bool has_value = !m.value.empty();
-  std::vector<float> weight;
-  Dataset ds;
-  const BuildOptions build{
-      .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
-  if (!mirrored) {  // the entries are the edges: build from the parsed arrays, no copy
-    if (has_value) weight.assign(m.value.begin(), m.value.end());
+  check_graph_shape(m, name, options);
+  if (m.symmetry == MatrixMarketSymmetry::general) {  // the entries are the edges: no index copy
+    std::vector<float> weight(m.value.begin(), m.value.end());
+    Dataset ds;
+    const BuildOptions build{
+        .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
     ds.graph = detail::build_weighted_graph(m.rows, m.row, m.col, weight, build, ds.edge_weight);
-  } else {
-    // Mirrors are listed explicitly (not via BuildOptions::symmetrize) so that a skew-symmetric
-    // mirror can carry -value. Node ids are below 2^31 - 1 (checked above): 32 bits hold them.
-    std::vector<int32_t> src, dst;
-    const size_t cap = m.row.size() * 2;
-    src.reserve(cap);
-    dst.reserve(cap);
-    if (has_value) weight.reserve(cap);
-    for (size_t k = 0; k < m.row.size(); ++k) {
-      const auto i = static_cast<int32_t>(m.row[k]), j = static_cast<int32_t>(m.col[k]);
-      src.push_back(i);
-      dst.push_back(j);
-      if (has_value) weight.push_back(static_cast<float>(m.value[k]));
-      if (i != j) {
-        src.push_back(j);
-        dst.push_back(i);
-        if (has_value) weight.push_back(static_cast<float>(mirror_sign * m.value[k]));
-      }
-    }
-    ds.graph = detail::build_weighted_graph(m.rows, src, dst, weight, build, ds.edge_weight);
+    ds.name = name;
+    ds.format = "matrix-market";
+    return ds;
   }
-  ds.name = name;
-  ds.format = "matrix-market";
-  return ds;
+  // Node ids are below 2^31 - 1 (checked above): 32 bits hold them.
+  std::vector<int32_t> src, dst;
+  std::vector<float> weight;
+  src.reserve(2 * m.row.size());
+  dst.reserve(2 * m.row.size());
+  weight.reserve(2 * m.value.size());
+  for (size_t k = 0; k < m.row.size(); ++k) {
+    src.push_back(static_cast<int32_t>(m.row[k]));
+    dst.push_back(static_cast<int32_t>(m.col[k]));
+  }
+  for (const double v : m.value) weight.push_back(static_cast<float>(v));
+  return graph_of_entries(m, src, dst, weight, name, options);
 }
 
 Dataset parse_matrix_market_graph(std::string_view text, const std::string& name,
                                   const MatrixMarketGraphOptions& options) {
-  return matrix_market_graph(parse_matrix_market(text, name), name, options);
+  // The same as matrix_market_graph(parse_matrix_market(text, name), ...), with the shape checked
+  // before the entries are read and the entries parsed straight into 32-bit ids and float weights.
+  TextScanner s(text, name);
+  MatrixMarketData m;
+  const int64_t nnz = parse_header(s, m);
+  check_graph_shape(m, name, options);
+  std::vector<int32_t> src, dst;
+  std::vector<float> weight;
+  parse_entries(s, m, nnz, text.size(), m.symmetry == MatrixMarketSymmetry::general ? 1 : 2, src, dst,
+                weight);
+  return graph_of_entries(m, src, dst, weight, name, options);
 }
 
 Dataset load_matrix_market_graph(const std::filesystem::path& path, const MatrixMarketGraphOptions& options) {
   const std::string text = read_file(path);
-  Dataset ds = matrix_market_graph(parse_matrix_market(text, path.string()), path.string(), options);
+  Dataset ds = parse_matrix_market_graph(text, path.string(), options);
   ds.name = detail::stem_without_gz(path);
   ds.sources.push_back(detail::source_file(path, text.size()));
   return ds;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <system_error>
 
+#include "core/huge_pages.hpp"
+#include "core/prefetch.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
 
@@ -20,22 +22,30 @@ Graph build_weighted_graph_impl(int64_t num_nodes, std::span<const Index> src, s
   const auto row_ptr = g.row_ptr();
   const auto col_idx = g.col_idx();
   const auto input = g.input_edge_of_csr();
-  edge_weight.resize(static_cast<size_t>(g.num_edges()));
-  for (int64_t d = 0; d < g.num_dst(); ++d) {
+  const auto num_edges = static_cast<size_t>(g.num_edges());
+  edgeattn::detail::huge_page_reserve(edge_weight, num_edges);
+  edge_weight.resize(num_edges);
+  // Input edges first: a gather in CSR order from random input positions, prefetched some edges
+  // ahead (the weights of a large file do not fit in cache).
+  constexpr size_t kAhead = 16;
+  bool added = false;
+  for (size_t p = 0; p < num_edges; ++p) {
+    if (p + kAhead < num_edges && input[p + kAhead] >= 0)
+      edgeattn::detail::prefetch_read<3>(&weight[static_cast<size_t>(input[p + kAhead])]);
+    const int64_t k = input[p];
+    added |= k < 0;
+    edge_weight[p] = k >= 0 ? weight[static_cast<size_t>(k)] : 1.f;  // 1: a self-loop added by SelfLoops::add
+  }
+  if (!added || !options.symmetrize) return g;
+  // A reverse edge d -> s added by symmetrize mirrors the input edge s -> d, stored in row s.
+  for (int64_t d = 0, n = g.num_dst(); d < n; ++d) {
     for (int64_t p = row_ptr[static_cast<size_t>(d)]; p < row_ptr[static_cast<size_t>(d) + 1]; ++p) {
-      const int64_t k = input[static_cast<size_t>(p)];
       const int32_t s = col_idx[static_cast<size_t>(p)];
-      float w = 1.f;  // a self-loop added by SelfLoops::add
-      if (k >= 0) {
-        w = weight[static_cast<size_t>(k)];
-      } else if (s != d) {
-        // A reverse edge d -> s added by symmetrize mirrors the input edge s -> d, stored in row s.
-        const auto row = g.row(s);
-        const auto it = std::lower_bound(row.begin(), row.end(), static_cast<int32_t>(d));
-        const int64_t q = row_ptr[static_cast<size_t>(s)] + (it - row.begin());
-        w = weight[static_cast<size_t>(input[static_cast<size_t>(q)])];
-      }
-      edge_weight[static_cast<size_t>(p)] = w;
+      if (input[static_cast<size_t>(p)] >= 0 || s == d) continue;
+      const auto row = g.row(s);
+      const auto it = std::lower_bound(row.begin(), row.end(), static_cast<int32_t>(d));
+      const int64_t q = row_ptr[static_cast<size_t>(s)] + (it - row.begin());
+      edge_weight[static_cast<size_t>(p)] = weight[static_cast<size_t>(input[static_cast<size_t>(q)])];
     }
   }
   return g;

@@ -108,26 +108,24 @@ class TextScanner {
   bool read_uint_pair_line(uint64_t& a, uint64_t& b) {
     const char* p = text_.data() + pos_;
     const char* const e = text_.data() + text_.size();
-    auto digits = [&](uint64_t& v) {
-      const char* const first = p;
-      uint64_t x = 0;
-      for (; p < e && static_cast<unsigned char>(*p - '0') < 10; ++p)
-        x = x * 10 + static_cast<uint64_t>(*p - '0');
-      v = x;
-      return p > first && p - first <= 18;
-    };
-    if (!digits(a) || p >= e || (*p != ' ' && *p != '\t')) return false;
-    do ++p;
-    while (p < e && (*p == ' ' || *p == '\t'));
-    if (!digits(b)) return false;
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
-    if (p < e) {
-      if (*p != '\n') return false;
-      ++p;
-      ++line_;
-    }
-    pos_ = static_cast<size_t>(p - text_.data());
-    return true;
+    if (!scan_uint(p, e, a) || !scan_separator(p, e) || !scan_uint(p, e, b)) return false;
+    return finish_line(p, e);
+  }
+
+  /// The same fast path for a line "a b value" (a Matrix Market entry): two unsigned numbers as
+  /// above, then a decimal value that converts exactly in one IEEE operation - a sign, at most 19
+  /// significant digits with an optional '.', and an optional exponent, whose power of ten is
+  /// within 10^±22 and whose digits are at most 2^53 (Clinger's fast path, also the first case of
+  /// fast_float): `value` is then the correctly rounded double, the same as std::from_chars
+  /// gives. With `integer_only` a '.' or an exponent is not taken. Any other line (more digits,
+  /// "inf", hexadecimal, ...) consumes nothing and returns false.
+  bool read_uint_pair_value_line(uint64_t& a, uint64_t& b, double& value, bool integer_only) {
+    const char* p = text_.data() + pos_;
+    const char* const e = text_.data() + text_.size();
+    if (!scan_uint(p, e, a) || !scan_separator(p, e) || !scan_uint(p, e, b) || !scan_separator(p, e) ||
+        !scan_exact_decimal(p, e, integer_only, value))
+      return false;
+    return finish_line(p, e);
   }
 
   /// Next token of non-space characters (spaces/tabs separate; does not cross lines).
@@ -179,6 +177,73 @@ class TextScanner {
 
  private:
   static bool is_separator(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+  static bool is_digit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+  // The fast paths' pieces: each advances p over what it accepts and says whether it did.
+  // An unsigned decimal of 1 to 18 digits (so it cannot overflow).
+  static bool scan_uint(const char*& p, const char* e, uint64_t& v) {
+    const char* const first = p;
+    uint64_t x = 0;
+    for (; p < e && is_digit(*p); ++p) x = x * 10 + static_cast<uint64_t>(*p - '0');
+    v = x;
+    return p > first && p - first <= 18;
+  }
+  // One or more spaces or tabs.
+  static bool scan_separator(const char*& p, const char* e) {
+    if (p >= e || (*p != ' ' && *p != '\t')) return false;
+    do ++p;
+    while (p < e && (*p == ' ' || *p == '\t'));
+    return true;
+  }
+  // Trailing spaces, tabs or '\r', then '\n' or the end: commits the line (pos_, line_).
+  bool finish_line(const char* p, const char* e) {
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r')) ++p;
+    if (p < e) {
+      if (*p != '\n') return false;
+      ++p;
+      ++line_;
+    }
+    pos_ = static_cast<size_t>(p - text_.data());
+    return true;
+  }
+  // See read_uint_pair_value_line.
+  static bool scan_exact_decimal(const char*& p, const char* e, bool integer_only, double& v) {
+    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char* q = p;
+    bool negative = false;
+    if (q < e && (*q == '-' || *q == '+')) negative = *q++ == '-';
+    uint64_t w = 0;
+    int digits = 0, exponent = 0;
+    for (; q < e && is_digit(*q); ++q, ++digits) w = w * 10 + static_cast<uint64_t>(*q - '0');
+    if (q < e && *q == '.') {
+      if (integer_only) return false;
+      const char* const fraction = ++q;
+      for (; q < e && is_digit(*q) && digits < 20; ++q, ++digits)
+        w = w * 10 + static_cast<uint64_t>(*q - '0');
+      exponent = -static_cast<int>(q - fraction);
+    }
+    if (digits == 0 || digits > 19) return false;
+    if (q < e && (*q == 'e' || *q == 'E')) {
+      if (integer_only) return false;
+      ++q;
+      bool negative_exponent = false;
+      if (q < e && (*q == '-' || *q == '+')) negative_exponent = *q++ == '-';
+      const char* const first = q;
+      int x = 0;
+      for (; q < e && is_digit(*q) && q - first < 3; ++q) x = x * 10 + (*q - '0');
+      if (q == first || (q < e && is_digit(*q))) return false;
+      exponent += negative_exponent ? -x : x;
+    }
+    if (w > (uint64_t{1} << 53) || exponent < -22 || exponent > 22) return false;
+    double d = static_cast<double>(w);  // exact
+    d = exponent < 0 ? d / kPow10[-exponent] : d * kPow10[exponent];
+    if (integer_only && w == 0) negative = false;  // "-0" is the integer 0, as read_int64 reads it
+    v = negative ? -d : d;
+    p = q;
+    return true;
+  }
 
   template <class T>
   T read_number(std::string_view what) {

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
+#include <charconv>
+#include <cstdint>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -192,6 +196,131 @@ TEST(MatrixMarket, GraphNeedsASquareMatrixWithinMaxNodes) {
                                         {.max_nodes = 8});
       },
       {"r.mtx:2:", "max_nodes = 8", "9"});
+}
+
+// A value token of one of the shapes decimal writers produce, or an edge case of the exact fast
+// path (19 vs 20 significant digits, 2^53 vs 2^53 + 1, powers of ten at and beyond 10^±22).
+std::string random_value_token(std::mt19937_64& rng, bool integer_only) {
+  static const char* const kSpecial[] = {"0",
+                                         "-0",
+                                         "+7",
+                                         "9007199254740992",
+                                         "9007199254740993",
+                                         "1234567890123456789",
+                                         "12345678901234567890",
+                                         "0.1",
+                                         "-0.000001",
+                                         ".5",
+                                         "5.",
+                                         "1e22",
+                                         "1e23",
+                                         "1E-22",
+                                         "1e-23",
+                                         "3.5e+2",
+                                         "2.2250738585072014e-308",
+                                         "1.7976931348623157e308",
+                                         "4.9e-324",
+                                         "0.30000000000000004",
+                                         "123456789012345678e-5",
+                                         "00000000000000000000001.5"};
+  static const char* const kSpecialInteger[] = {
+      "0", "-0", "+12", "12345678901234", "9007199254740993", "-9223372036854775807", "000123"};
+  auto digits = [&](int n) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d += static_cast<char>('0' + rng() % 10);
+    return d;
+  };
+  if (rng() % 4 == 0) {
+    if (integer_only) return kSpecialInteger[rng() % std::size(kSpecialInteger)];
+    return kSpecial[rng() % std::size(kSpecial)];
+  }
+  std::string t = rng() % 3 == 0 ? "-" : "";
+  t += digits(1 + static_cast<int>(rng() % (integer_only ? 15 : 12)));
+  if (integer_only) return t;
+  if (rng() % 4 != 0) {
+    t += '.';
+    t.append(digits(static_cast<int>(rng() % 12)));
+  }
+  if (rng() % 3 == 0) {  // append, not operator+: GCC 12 warns (-Wrestrict) on the temporaries
+    t += rng() % 2 ? 'e' : 'E';
+    t.append(std::to_string(static_cast<int>(rng() % 61) - 30));
+  }
+  return t;
+}
+
+TEST(MatrixMarket, ValuesAreTheCorrectlyRoundedDoublesOfTheirText) {
+  // Plain lines take a fast path (an exact conversion in one IEEE operation where the digits
+  // allow it); every value must still be the double std::from_chars gives, bit for bit.
+  std::mt19937_64 rng(20261123);
+  for (const bool integer_only : {false, true}) {
+    std::vector<std::string> tokens;
+    std::string text = std::string("%%MatrixMarket matrix coordinate ") +
+                       (integer_only ? "integer" : "real") + " general\n50 50 4000\n";
+    const char* const kGaps[] = {" ", "\t", "  ", " \t"};
+    const char* const kEnds[] = {"\n", " \n", "\r\n", "\t\n"};
+    for (int k = 0; k < 4000; ++k) {
+      tokens.push_back(random_value_token(rng, integer_only));
+      text += std::to_string(1 + rng() % 50) + kGaps[rng() % 4] + std::to_string(1 + rng() % 50) +
+              kGaps[rng() % 4] + tokens.back() + (k + 1 < 4000 ? kEnds[rng() % 4] : "");
+    }
+    const MatrixMarketData m = parse_matrix_market(text, "m.mtx");
+    ASSERT_EQ(m.value.size(), tokens.size());
+    for (size_t k = 0; k < tokens.size(); ++k) {
+      std::string_view t = tokens[k];
+      if (t.front() == '+') t.remove_prefix(1);
+      double expected = 0;
+      if (integer_only) {
+        int64_t n = 0;
+        ASSERT_EQ(std::from_chars(t.data(), t.data() + t.size(), n).ec, std::errc()) << t;
+        expected = static_cast<double>(n);
+      } else {
+        ASSERT_EQ(std::from_chars(t.data(), t.data() + t.size(), expected).ec, std::errc()) << t;
+      }
+      EXPECT_EQ(std::bit_cast<uint64_t>(m.value[k]), std::bit_cast<uint64_t>(expected))
+          << "entry " << k << ": '" << tokens[k] << "' read as " << m.value[k];
+    }
+  }
+}
+
+TEST(MatrixMarket, TheGraphReaderGivesTheGraphOfTheParsedEntries) {
+  // parse_matrix_market_graph reads the entries straight into 32-bit ids and float weights; it
+  // must give what matrix_market_graph gives for the same text parsed into MatrixMarketData.
+  std::mt19937_64 rng(7);
+  const char* const kFields[] = {"real", "integer", "pattern"};
+  const char* const kSymmetries[] = {"general", "symmetric", "skew-symmetric"};
+  for (const char* field : kFields) {
+    for (const char* symmetry : kSymmetries) {
+      const std::string f = field, sym = symmetry;
+      if (f == "pattern" && sym == "skew-symmetric") continue;
+      std::string body;
+      int nnz = 0;
+      for (int k = 0; k < 600; ++k) {
+        int64_t i = 1 + static_cast<int64_t>(rng() % 40), j = 1 + static_cast<int64_t>(rng() % 40);
+        if (sym != "general" && i < j) std::swap(i, j);
+        if (sym == "skew-symmetric" && i == j) continue;
+        body += std::to_string(i) + " " + std::to_string(j);
+        if (f != "pattern") {
+          body += ' ';
+          body.append(random_value_token(rng, f == "integer"));
+        }
+        body += k % 50 == 0 ? "\n% a comment\n\n" : "\n";
+        ++nnz;
+      }
+      const std::string text = "%%MatrixMarket matrix coordinate " + f + " " + sym + "\n40 40 " +
+                               std::to_string(nnz) + "\n" + body;
+      for (const MatrixMarketGraphOptions options :
+           {MatrixMarketGraphOptions{}, MatrixMarketGraphOptions{.self_loops = SelfLoops::add},
+            MatrixMarketGraphOptions{.self_loops = SelfLoops::remove, .duplicates = Duplicates::keep}}) {
+        const Dataset direct = parse_matrix_market_graph(text, "g", options);
+        const Dataset via_data = matrix_market_graph(parse_matrix_market(text, "g"), "g", options);
+        SCOPED_TRACE(f + " " + sym);
+        EXPECT_EQ(vec(direct.graph.row_ptr()), vec(via_data.graph.row_ptr()));
+        EXPECT_EQ(vec(direct.graph.col_idx()), vec(via_data.graph.col_idx()));
+        EXPECT_EQ(direct.edge_weight, via_data.edge_weight);
+        EXPECT_EQ(direct.edge_weight.empty(), f == "pattern");
+      }
+    }
+  }
 }
 
 TEST(MatrixMarket, AHugeDeclaredEntryCountDoesNotAllocateUpFront) {
