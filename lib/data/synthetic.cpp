@@ -8,14 +8,13 @@
 // Row i's random bits come from one Philox block keyed by (seed, i) seeding a splitmix64 sequence.
 //
 // Assembly: rows are generated in fixed chunks (independent of the thread count) into per-chunk
-// edge lists; degrees are counted and edges scattered into CSR with atomic counters, then each row
-// is sorted. Scatter order varies between runs but the sorted rows do not, so the graph is
-// deterministic.
+// lists of pairs; both directions of every pair are placed into CSR rows by the graph layer's
+// parallel counting sort (lib/graph/counting_sort.hpp), then each row is sorted, so the graph is
+// the same for every thread count.
 #include "edgeattn/data/synthetic.hpp"
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -25,9 +24,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_pages.hpp"
+#include "core/prefetch.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
+#include "graph/counting_sort.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -185,6 +187,7 @@ Graph sample_graph(const SbmConfig& c, const Blocks& blocks, const std::vector<i
   const int64_t n = c.num_nodes;
   const double log_q_in = std::log1p(-blocks.p_in), log_q_out = std::log1p(-blocks.p_out);
   const int64_t num_chunks = (n + kRowsPerChunk - 1) / kRowsPerChunk;
+  // Each chunk's pairs {u, v}, already as node ids.
   std::vector<std::vector<std::pair<int32_t, int32_t>>> chunks(static_cast<size_t>(num_chunks));
   const double expected_per_row = 0.5 * (c.expected_in_degree + c.expected_out_degree);
   parallel_for(0, num_chunks, 1, [&](int64_t cb, int64_t ce) {
@@ -197,42 +200,63 @@ Graph sample_graph(const SbmConfig& c, const Blocks& blocks, const std::vector<i
       for (int64_t i = begin; i < end; ++i) {
         while (i >= blocks.start[block + 1]) ++block;
         RowStream rng(draw64(c.seed, i, 0, kStreamEdges));
-        const auto u = static_cast<int32_t>(i);
-        auto emit = [&](int64_t j) { edges.emplace_back(u, static_cast<int32_t>(j)); };
+        const int32_t u = node_of_pos[static_cast<size_t>(i)];
+        auto emit = [&](int64_t j) { edges.emplace_back(u, node_of_pos[static_cast<size_t>(j)]); };
         sample_range(rng, i + 1, blocks.start[block + 1], blocks.p_in, log_q_in, emit);
         sample_range(rng, blocks.start[block + 1], n, blocks.p_out, log_q_out, emit);
       }
     }
   });
 
-  // Degrees in node-id space, then scatter both directions of every pair.
-  std::vector<int64_t> row_ptr(static_cast<size_t>(n) + 1, 0);
-  parallel_for(0, num_chunks, 1, [&](int64_t cb, int64_t ce) {
-    for (int64_t ch = cb; ch < ce; ++ch)
-      for (const auto& [a, b] : chunks[static_cast<size_t>(ch)]) {
-        std::atomic_ref<int64_t>(row_ptr[static_cast<size_t>(node_of_pos[static_cast<size_t>(a)]) + 1])
-            .fetch_add(1, std::memory_order_relaxed);
-        std::atomic_ref<int64_t>(row_ptr[static_cast<size_t>(node_of_pos[static_cast<size_t>(b)]) + 1])
-            .fetch_add(1, std::memory_order_relaxed);
-      }
-  });
-  std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
-  std::vector<int32_t> cols(static_cast<size_t>(row_ptr.back()));
-  std::vector<int64_t> next(row_ptr.begin(), row_ptr.end() - 1);
-  parallel_for(0, num_chunks, 1, [&](int64_t cb, int64_t ce) {
-    for (int64_t ch = cb; ch < ce; ++ch) {
-      for (const auto& [a, b] : chunks[static_cast<size_t>(ch)]) {
-        const int32_t u = node_of_pos[static_cast<size_t>(a)], v = node_of_pos[static_cast<size_t>(b)];
-        cols[static_cast<size_t>(
-            std::atomic_ref<int64_t>(next[static_cast<size_t>(u)]).fetch_add(1, std::memory_order_relaxed))] =
-            v;
-        cols[static_cast<size_t>(
-            std::atomic_ref<int64_t>(next[static_cast<size_t>(v)]).fetch_add(1, std::memory_order_relaxed))] =
-            u;
-      }
-      chunks[static_cast<size_t>(ch)] = {};
+  // Both directions of every pair, sorted by row with detail::CountingSort (per-block cursors, no
+  // atomics). The pairs are numbered across the chunks; for_pairs visits those in [begin, end).
+  std::vector<int64_t> chunk_start(static_cast<size_t>(num_chunks) + 1, 0);
+  for (int64_t ch = 0; ch < num_chunks; ++ch)
+    chunk_start[static_cast<size_t>(ch) + 1] =
+        chunk_start[static_cast<size_t>(ch)] + static_cast<int64_t>(chunks[static_cast<size_t>(ch)].size());
+  auto for_pairs = [&](int64_t begin, int64_t end, auto&& f) {
+    auto ch = static_cast<size_t>(std::upper_bound(chunk_start.begin(), chunk_start.end(), begin) -
+                                  chunk_start.begin() - 1);
+    for (int64_t k = begin; k < end; ++ch) {
+      const auto& pairs = chunks[ch];
+      const int64_t stop = std::min(end, chunk_start[ch + 1]);
+      const auto* first = pairs.data() + (k - chunk_start[ch]);
+      f(first, first + (stop - k));
+      k = stop;
     }
+  };
+  // Cursors of rows a few pairs ahead are prefetched: the rows are random, and the cursor array
+  // (8 bytes a node) is larger than the caches for large graphs.
+  constexpr ptrdiff_t kAhead = 8;
+  using Pair = std::pair<int32_t, int32_t>;
+  detail::CountingSort sort(chunk_start.back(), n, [&](int64_t b, int64_t e, int64_t* count) {
+    for_pairs(b, e, [&](const Pair* first, const Pair* last) {
+      for (const Pair* p = first; p < last; ++p) {
+        if (last - p > kAhead) {
+          edgeattn::detail::prefetch_write(&count[p[kAhead].first]);
+          edgeattn::detail::prefetch_write(&count[p[kAhead].second]);
+        }
+        ++count[p->first];
+        ++count[p->second];
+      }
+    });
   });
+  std::vector<int32_t> cols =
+      edgeattn::detail::huge_page_vector<int32_t>(static_cast<size_t>(sort.num_sorted()));
+  sort.scatter([&](int64_t b, int64_t e, int64_t* next) {
+    for_pairs(b, e, [&](const Pair* first, const Pair* last) {
+      for (const Pair* p = first; p < last; ++p) {
+        if (last - p > kAhead) {
+          edgeattn::detail::prefetch_write(&next[p[kAhead].first]);
+          edgeattn::detail::prefetch_write(&next[p[kAhead].second]);
+        }
+        cols[static_cast<size_t>(next[p->first]++)] = p->second;
+        cols[static_cast<size_t>(next[p->second]++)] = p->first;
+      }
+    });
+  });
+  chunks = {};
+  std::vector<int64_t> row_ptr = sort.release_key_start();
   parallel_for(0, n, 4096, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i)
       std::sort(cols.begin() + row_ptr[static_cast<size_t>(i)],
