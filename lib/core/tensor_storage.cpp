@@ -6,10 +6,11 @@
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <new>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/huge_pages.hpp"
@@ -81,14 +82,16 @@ class StorageCache {
     if (capacity >= kCacheMinBytes) {
       std::lock_guard lock(mutex_);
       auto it = free_.find(capacity);
-      if (it != free_.end() && !it->second.empty()) {
+      if (it != free_.end()) {
         float* p = it->second.back();
         it->second.pop_back();
+        if (it->second.empty()) free_.erase(it);
         cached_bytes_ -= capacity;
         ++stats_.hits;
         return p;
       }
       ++stats_.misses;
+      evict_for_locked(capacity);
     }
     return allocate_block(capacity);
   }
@@ -98,7 +101,13 @@ class StorageCache {
       std::lock_guard lock(mutex_);
       if (cached_bytes_ + capacity <= limit_) {
         try {
-          free_[capacity].push_back(p);
+          auto [it, inserted] = free_.try_emplace(capacity);
+          try {
+            it->second.push_back(p);
+          } catch (...) {
+            if (inserted) free_.erase(it);
+            throw;
+          }
           cached_bytes_ += capacity;
           return;
         } catch (...) {  // out of memory for the list itself: free the block instead
@@ -132,17 +141,39 @@ class StorageCache {
 
  private:
   void trim_locked() {
-    for (auto& [capacity, blocks] : free_) {
-      while (!blocks.empty() && cached_bytes_ > limit_) {
-        free_block(blocks.back(), capacity);
-        blocks.pop_back();
-        cached_bytes_ -= capacity;
+    while (cached_bytes_ > limit_ && !free_.empty()) evict_locked(free_.begin());
+  }
+
+  // Frees one cached block of the class `it` points to.
+  void evict_locked(std::map<size_t, std::vector<float*>>::iterator it) {
+    const size_t capacity = it->first;
+    free_block(it->second.back(), capacity);
+    it->second.pop_back();
+    cached_bytes_ -= capacity;
+    if (it->second.empty()) free_.erase(it);
+  }
+
+  // Before a block of `capacity` bytes comes from the system: frees cached blocks (of other
+  // classes) holding at least as many bytes - the smallest block that is large enough, else the
+  // largest ones - so the process does not grow while the cache holds memory nobody asks for.
+  // Peak memory is then the peak of the live tensors, not live plus cached: when the model's
+  // shapes change (an evaluation pass, a layer with other widths) the old classes make room.
+  void evict_for_locked(size_t capacity) {
+    size_t needed = capacity;
+    while (needed > 0 && !free_.empty()) {
+      auto it = free_.lower_bound(needed);
+      if (it != free_.end()) {
+        evict_locked(it);
+        return;
       }
+      it = std::prev(free_.end());
+      needed -= std::min(needed, it->first);
+      evict_locked(it);
     }
   }
 
   mutable std::mutex mutex_;
-  std::unordered_map<size_t, std::vector<float*>> free_;
+  std::map<size_t, std::vector<float*>> free_;  // size class -> free blocks (never empty vectors)
   size_t cached_bytes_ = 0;
   size_t limit_ = initial_limit();
   TensorCacheStats stats_;

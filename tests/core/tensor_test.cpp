@@ -79,6 +79,25 @@ TEST(TensorCache, ReusesAFreedBlockOfTheSameSizeClass) {
   EXPECT_EQ(tensor_cache_stats().cached_bytes, size_t{0});
 }
 
+TEST(TensorCache, AMissFreesCachedBlocksOfOtherClassesFirst) {
+  set_tensor_cache_limit(size_t{64} << 20);
+  release_tensor_cache();
+  {
+    const Tensor a({256, 1000});  // ~1 MB
+    const Tensor b({64, 1000});   // ~256 KB; both cached when freed
+  }
+  const size_t both = tensor_cache_stats().cached_bytes;
+  ASSERT_GE(both, size_t{320} * 1000 * sizeof(float));
+  // A 512 KB request misses: the smallest cached block at least that large (a's) is freed.
+  const Tensor c({128, 1000});
+  EXPECT_LT(tensor_cache_stats().cached_bytes, both - size_t{256} * 1000 * sizeof(float) + 1);
+  EXPECT_GE(tensor_cache_stats().cached_bytes, size_t{64} * 1000 * sizeof(float));  // b's stays
+  // A request larger than everything cached frees it all.
+  const Tensor d({1024, 1024});
+  EXPECT_EQ(tensor_cache_stats().cached_bytes, size_t{0});
+  release_tensor_cache();
+}
+
 TEST(TensorCache, KeepsNoMoreThanItsLimit) {
   set_tensor_cache_limit(size_t{1} << 20);
   release_tensor_cache();
