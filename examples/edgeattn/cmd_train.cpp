@@ -18,6 +18,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -222,7 +223,7 @@ int run_train(std::span<const std::string> argv) {
     cfg.seed = static_cast<uint64_t>(args.integer("seed", 0)) + static_cast<uint64_t>(run);
     nn::Model model(cfg);
     const Graph g = model.prepare_graph(ds.graph);
-    const data::Features x = model.prepare_features(ds.graph, ds.features);
+    data::Features x = model.prepare_features(ds.graph, ds.features);  // shares dense features
     tc.seed = cfg.seed;
     double ms_sum = 0;
     tc.on_epoch = [&](const train::EpochStats& s) {
@@ -246,7 +247,7 @@ int run_train(std::span<const std::string> argv) {
     if (run + 1 == runs) {
       last_model.emplace(std::move(model));
       last_graph = g;
-      last_features = x;
+      last_features = std::move(x);
     }
   }
   const auto mean = [](const std::vector<double>& v) {

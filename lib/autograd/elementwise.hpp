@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/tensor.hpp"
 
@@ -95,6 +96,33 @@ void column_sums(int64_t rows, int64_t cols, AddRow&& add_row, float* out, bool 
     for (int64_t b = 0; b < blocks; ++b) s += partial[static_cast<size_t>(b * cols + c)];
     out[c] = s;
   }
+}
+
+/// y[r, :] += bias for every row r of y (bias: [cols], y: [rows, cols]); the linear ops' bias.
+inline void add_bias_rows(Tensor& y, const Tensor& bias) {
+  const int64_t cols = bias.numel(), rows = cols ? y.numel() / cols : 0;
+  float* yd = y.data();
+  const float* b = bias.data();
+  for_each_row_block(rows, cols, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = 0; c < cols; ++c) yd[r * cols + c] += b[c];
+  });
+}
+
+/// The backward of add_bias_rows: dbias += column sums of the node's dy [rows, cols] (nothing
+/// when bias is absent or needs no gradient).
+inline void bias_backward(BackwardContext& ctx, Var bias) {
+  if (!bias || !ctx.needs_grad(bias)) return;
+  const Tensor& dy = ctx.grad_out();
+  Tensor& db = ctx.grad(bias);
+  const int64_t cols = db.numel(), rows = cols ? dy.numel() / cols : 0;
+  const float* g = dy.data();
+  column_sums(
+      rows, cols,
+      [&](int64_t r, float* acc) {
+        for (int64_t c = 0; c < cols; ++c) acc[c] += g[r * cols + c];
+      },
+      db.data(), /*accumulate=*/true);
 }
 
 /// d[i] (+)= s[i * stride] for i in [0, n): one column of a transpose (strided reads become

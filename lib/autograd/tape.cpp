@@ -59,6 +59,14 @@ void BackwardContext::add_grad(Var v, Tensor&& g) {
   detail::add_into(dst.data(), g.data(), g.numel());
 }
 
+Tensor BackwardContext::take_grad_out() {
+  Tensor& g = tape_->nodes_[static_cast<size_t>(node_)].grad;
+  if (!tape_->release_in_backward || g.shares_storage()) return Tensor(g);
+  Tensor taken = std::move(g);
+  g = Tensor();
+  return taken;
+}
+
 // ---- Tape ---------------------------------------------------------------------------------------
 
 const Tape::Node& Tape::node(Var v, const char* what) const {

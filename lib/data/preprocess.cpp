@@ -131,10 +131,10 @@ void normalize_features(Features& features) {
   }
 }
 
-Features sparsify_features(Features features, double max_density) {
-  if (features.is_sparse() || features.rows() == 0 || features.cols() == 0 ||
-      features.density() > max_density)
-    return features;
+Features sparsify_features(const Features& features, double max_density) {
+  if (features.is_sparse() || features.rows() == 0 || features.cols() == 0) return features;
+  if (features.density() > max_density)
+    return Features(features.dense().share_reshaped(features.dense().shape()));
   const Tensor& x = features.dense();
   const int64_t rows = x.dim(0), cols = x.dim(1);
   std::vector<int64_t> indptr(static_cast<size_t>(rows) + 1, 0);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "edgeattn/autograd/ops/dropout.hpp"
 #include "edgeattn/autograd/ops/linear.hpp"
 #include "edgeattn/nn/init.hpp"
 
@@ -9,6 +10,15 @@ namespace edgeattn::nn {
 
 std::string join_name(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
+}
+
+NodeInput NodeInput::with_dropout(autograd::Var x, float p, uint64_t seed) {
+  if (!(p >= 0.f && p < 1.f))
+    raise<InvalidArgument>("NodeInput::with_dropout: p is ", p, ", expected in [0, 1)");
+  NodeInput in(x);
+  in.dropout_p_ = p;
+  in.dropout_seed_ = seed;
+  return in;
 }
 
 int64_t NodeInput::rows(const autograd::Tape& tape) const {
@@ -57,6 +67,8 @@ autograd::Var Linear::forward(autograd::Tape& tape, const NodeInput& x) {
   const autograd::Var w = tape.parameter(weight);
   const autograd::Var b = has_bias_ ? tape.parameter(bias) : autograd::Var{};
   if (x.is_sparse()) return autograd::linear(tape, CsrMatrix(x.sparse()), w, b);
+  if (x.dropout_p() > 0.f)
+    return autograd::dropout_linear(tape, x.dense(), x.dropout_p(), x.dropout_seed(), w, b);
   return autograd::linear(tape, x.dense(), w, b);
 }
 

@@ -345,7 +345,9 @@ Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
 Graph Model::prepare_graph(const Graph& graph) const {
-  return nn::prepare_graph(graph, config_.add_self_loops);
+  // Without the input-order maps of nn::prepare_graph: nothing the model does reads them, and on
+  // a 10M-edge graph they are 16 bytes an edge.
+  return nn::prepare_graph(graph, config_.add_self_loops).with_input_maps({}, {});
 }
 
 data::Features Model::prepare_features(const Graph& graph, const data::Features& features) const {
@@ -376,8 +378,7 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0,
     if (l == 0) {
       h = convs[l]->forward(tape, graph, x0, att_seed, att);
     } else {
-      h = autograd::dropout(tape, autograd::elu(tape, h), c.dropout,
-                            site_seed(step_seed, kHiddenDropout + l));
+      h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l));
       h = convs[l]->forward(tape, graph, h, att_seed, att);
     }
   }
@@ -407,9 +408,11 @@ Var Model::forward(autograd::Tape& tape, const Graph& graph, const Tensor& x, ui
                    std::vector<Tensor>* attention) {
   const int64_t in = config_.in_channels + config_.pe_dim;
   check_shape("Model::forward: x (expected [num_nodes, in_channels + pe_dim])", x, {graph.num_dst(), in});
+  // The input dropout is fused into the first layers' linear maps (autograd::dropout_linear): the
+  // dropped copy of x, as large as x, is never stored.
   return run_layers(
       tape, graph,
-      autograd::dropout(tape, tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout)),
+      NodeInput::with_dropout(tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout)),
       step_seed, attention);
 }
 

@@ -114,5 +114,149 @@ TEST(Dropout, RejectsARateOutsideZeroToOne) {
                                        {"dropout (sparse x)", "-0.1"});
 }
 
+// ---- dropout_linear: linear(dropout(x)) without the dropped copy -------------------------------
+
+// The value and the gradients of x, weight and bias of weighted_sum(f(x, weight, bias)).
+struct OpRun {
+  Tensor y, dx, dw, db;
+};
+
+template <class F>
+OpRun run_op(const Tensor& x, const Tensor& w, const Tensor& b, F f, bool release = false) {
+  Parameter px{"x", x, {}}, pw{"w", w, {}}, pb{"b", b, {}};
+  for (Parameter* p : {&px, &pw, &pb}) p->zero_grad();
+  Tape tape;
+  tape.release_in_backward = release;
+  const Var y = f(tape, tape.parameter(px), tape.parameter(pw), tape.parameter(pb));
+  OpRun r;
+  r.y = tape.value(y);
+  tape.backward(weighted_sum(tape, y, 77));
+  r.dx = px.grad;
+  r.dw = pw.grad;
+  r.db = pb.grad;
+  return r;
+}
+
+Var unfused_dropout_linear(Tape& t, Var x, Var w, Var b) { return linear(t, dropout(t, x, 0.6f, 31), w, b); }
+Var fused_dropout_linear(Tape& t, Var x, Var w, Var b) { return dropout_linear(t, x, 0.6f, 31, w, b); }
+
+TEST(DropoutLinear, EqualsLinearOfDropoutUpToRounding) {
+  // 9000 rows: several row blocks of the forward and two fixed partials of the weight gradient.
+  const Tensor x = random_tensor({9000, 13}, 1), w = random_tensor({6, 13}, 2), b = random_tensor({6}, 3);
+  const OpRun fused = run_op(x, w, b, fused_dropout_linear);
+  const OpRun unfused = run_op(x, w, b, unfused_dropout_linear);
+  EXPECT_LE(max_abs_diff(fused.y, unfused.y), 1e-5f);
+  EXPECT_LE(max_abs_diff(fused.dx, unfused.dx), 1e-5f);
+  EXPECT_LE(max_abs_diff(fused.dw, unfused.dw), 2e-3f);  // a sum over 9000 rows
+  EXPECT_LE(max_abs_diff(fused.db, unfused.db), 1e-3f);
+  // The mask is dropout's: a dropped element has no gradient.
+  int64_t zeros = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const bool kept = dropout_keeps_element(31, i, 0.6f);
+    zeros += !kept;
+    if (!kept) {
+      ASSERT_EQ(fused.dx.data()[i], 0.f) << i;
+    }
+  }
+  EXPECT_GT(zeros, x.numel() / 2);
+}
+
+TEST(DropoutLinear, IsBitIdenticalOnOneAndTwoThreads) {
+  const Tensor x = random_tensor({20000, 9}, 4), w = random_tensor({5, 9}, 5), b = random_tensor({5}, 6);
+  std::vector<OpRun> runs;
+  for (int threads : {1, 2}) {
+    ThreadLimit limit(threads);
+    runs.push_back(run_op(x, w, b, fused_dropout_linear, /*release=*/threads == 2));
+  }
+  EXPECT_EQ(values(runs[0].y), values(runs[1].y));
+  EXPECT_EQ(values(runs[0].dx), values(runs[1].dx));
+  EXPECT_EQ(values(runs[0].dw), values(runs[1].dw));
+  EXPECT_EQ(values(runs[0].db), values(runs[1].db));
+}
+
+TEST(DropoutLinear, GradientMatchesFiniteDifferences) {
+  Parameter x{"x", random_tensor({150, 7}, 7), {}}, w{"w", random_tensor({4, 7}, 8), {}},
+      b{"b", random_tensor({4}, 9), {}};
+  EXPECT_TRUE(check_gradients({&x, &w, &b}, [&](Tape& t) {
+    return weighted_sum(t, dropout_linear(t, t.parameter(x), 0.3f, 12, t.parameter(w), t.parameter(b)), 4);
+  }));
+  EXPECT_TRUE(check_gradients({&x, &w}, [&](Tape& t) {  // no bias
+    return weighted_sum(t, dropout_linear(t, t.parameter(x), 0.5f, 13, t.parameter(w)), 5);
+  }));
+}
+
+TEST(DropoutLinear, IsTheLinearMapInEvalModeAndAtZeroRate) {
+  const Tensor x = random_tensor({40, 6}, 10), w = random_tensor({3, 6}, 11);
+  Tape eval;
+  eval.training = false;
+  const Tensor expected = eval.value(linear(eval, eval.constant(x), eval.constant(w)));
+  EXPECT_EQ(values(eval.value(dropout_linear(eval, eval.constant(x), 0.6f, 1, eval.constant(w)))),
+            values(expected));
+  Tape train;
+  EXPECT_EQ(values(train.value(dropout_linear(train, train.constant(x), 0.f, 1, train.constant(w)))),
+            values(expected));
+}
+
+TEST(DropoutLinear, RejectsBadRatesAndShapes) {
+  Tape tape;
+  const Var x = tape.constant(Tensor({4, 3})), w = tape.constant(Tensor({2, 3}));
+  expect_throw_naming<InvalidArgument>([&] { (void)dropout_linear(tape, x, 1.f, 0, w); },
+                                       {"dropout_linear", "p is 1"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)dropout_linear(tape, x, 0.5f, 0, tape.constant(Tensor({2, 4})));
+      },
+      {"dropout_linear", "weight"});
+  expect_throw_naming<ShapeError>(
+      [&] { (void)dropout_linear(tape, x, 0.5f, 0, w, tape.constant(Tensor({3}))); },
+      {"dropout_linear", "bias"});
+  expect_throw_naming<ShapeError>(
+      [&] { (void)dropout_linear(tape, tape.constant(Tensor({12})), 0.5f, 0, w); }, {"dropout_linear", "x"});
+}
+
+// ---- elu_dropout: dropout(elu(x)) without the ELU output ------------------------------------------
+
+TEST(EluDropout, EqualsDropoutOfEluBitForBit) {
+  const Tensor x = random_tensor({700, 33}, 14, -3.f, 3.f), b = random_tensor({33}, 15);
+  const Tensor w({33, 1});  // unused: run_op wants a weight
+  for (const bool release : {false, true}) {
+    SCOPED_TRACE(release ? "release_in_backward" : "keep");
+    const OpRun unfused = run_op(
+        x, w, b,
+        [](Tape& t, Var x, Var, Var b) { return dropout(t, elu(t, add_bias(t, x, b), 1.3f), 0.4f, 21); },
+        release);
+    const OpRun fused = run_op(
+        x, w, b, [](Tape& t, Var x, Var, Var b) { return elu_dropout(t, add_bias(t, x, b), 1.3f, 0.4f, 21); },
+        release);
+    EXPECT_EQ(values(fused.y), values(unfused.y));
+    EXPECT_EQ(values(fused.dx), values(unfused.dx));
+    EXPECT_EQ(values(fused.db), values(unfused.db));
+  }
+  Tape eval;
+  eval.training = false;
+  const Var xv = eval.constant(x);
+  EXPECT_EQ(values(eval.value(elu_dropout(eval, xv, 1.3f, 0.4f, 21))),
+            values(eval.value(elu(eval, xv, 1.3f))));
+}
+
+TEST(EluDropout, GradientMatchesFiniteDifferences) {
+  // |x| >= 0.1, away from ELU's kink at 0.
+  Tensor v = random_tensor({30, 9}, 16, 0.1f, 2.f);
+  const Tensor sign = random_tensor({30, 9}, 17);
+  for (int64_t i = 0; i < v.numel(); ++i) v.data()[i] *= sign.data()[i] < 0.f ? -1.f : 1.f;
+  Parameter x{"x", v, {}};
+  EXPECT_TRUE(check_gradients(
+      {&x}, [&](Tape& t) { return weighted_sum(t, elu_dropout(t, t.parameter(x), 1.f, 0.5f, 3), 6); }));
+}
+
+TEST(EluDropout, RejectsBadAlphaAndRate) {
+  Tape tape;
+  const Var x = tape.constant(Tensor({2}));
+  expect_throw_naming<InvalidArgument>([&] { (void)elu_dropout(tape, x, 0.f, 0.5f, 0); },
+                                       {"elu_dropout", "alpha"});
+  expect_throw_naming<InvalidArgument>([&] { (void)elu_dropout(tape, x, 1.f, -1.f, 0); },
+                                       {"elu_dropout", "p is -1"});
+}
+
 }  // namespace
 }  // namespace edgeattn::autograd

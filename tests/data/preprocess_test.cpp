@@ -101,6 +101,15 @@ TEST(SparsifyFeatures, LeavesDenserAndSparseFeaturesAlone) {
   EXPECT_FALSE(sparsify_features(Features(Tensor({0, 5}))).is_sparse());
 }
 
+TEST(SparsifyFeatures, DenseFeaturesLeftAloneShareTheInputInsteadOfACopy) {
+  Tensor x({2, 4}, 1.f);
+  const Features in(std::move(x));
+  const Features out = sparsify_features(in);
+  ASSERT_FALSE(out.is_sparse());
+  EXPECT_EQ(out.dense().data(), in.dense().data());
+  EXPECT_TRUE(in.dense().shares_storage());
+}
+
 TEST(Reorder, MovesEveryPartOfANodeTogether) {
   const I64 new_of_old = {3, 5, 0, 1, 4, 2};
   const Dataset ds = reorder(six_nodes(), new_of_old);

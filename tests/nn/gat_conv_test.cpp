@@ -151,6 +151,36 @@ TEST(GATConv, GradientsMatchFiniteDifferencesForEveryVariant) {
   }
 }
 
+TEST(GATConv, AnInputWithPendingDropoutIsTheDroppedInput) {
+  // NodeInput::with_dropout fuses the input dropout into both linear maps that read x (lin and
+  // res): the result must be that of the dropped tensor fed to the layer, gradients included.
+  const Graph g = edgeattn::testing::prepared_random_graph(300, 1500, 8);
+  GATConv conv({.in_channels = 12, .out_channels = 4, .heads = 2, .residual = true}, "conv", 5);
+  Parameter x{"x", random_tensor({300, 12}, 9), {}};
+  auto run = [&](bool fused) {
+    x.zero_grad();
+    for (auto* p : conv.parameters()) p->zero_grad();
+    Tape tape;
+    const Var xv = tape.parameter(x);
+    const NodeInput in =
+        fused ? NodeInput::with_dropout(xv, 0.6f, 77) : NodeInput(autograd::dropout(tape, xv, 0.6f, 77));
+    const Var y = conv.forward(tape, g, in, 1);
+    const Tensor out = tape.value(y);
+    tape.backward(weighted_sum(tape, y, 3));
+    std::vector<Tensor> grads{x.grad};
+    for (auto* p : conv.parameters()) grads.push_back(p->grad);
+    return std::pair{out, grads};
+  };
+  const auto [fused_out, fused_grads] = run(true);
+  const auto [plain_out, plain_grads] = run(false);
+  EXPECT_LT(max_abs_diff(fused_out, plain_out), 1e-5f);
+  ASSERT_EQ(fused_grads.size(), plain_grads.size());
+  for (size_t k = 0; k < fused_grads.size(); ++k)
+    EXPECT_LT(max_abs_diff(fused_grads[k], plain_grads[k]), 1e-4f) << k;
+  expect_throw_naming<InvalidArgument>([&] { (void)NodeInput::with_dropout(Var{}, 1.f, 0); },
+                                       {"with_dropout", "p is 1"});
+}
+
 TEST(GATConv, SparseAndDenseInputGiveTheSameOutput) {
   const Graph g = edgeattn::testing::prepared_random_graph(30, 90, 6);
   const CsrMatrix xs = edgeattn::testing::sparse_features(30, 20, 0.1f, 7);

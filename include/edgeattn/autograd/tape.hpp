@@ -93,6 +93,11 @@ class BackwardContext {
   /// Adds `g` (shape of v) into v's gradient; moves it in when v has no gradient yet. No-op when
   /// !needs_grad(v).
   void add_grad(Var v, Tensor&& g);
+  /// The node's gradient dy to overwrite in place, for element-wise backward functions that turn
+  /// dy into an input's gradient (then add_grad it): moved out when the tape releases the node
+  /// after this backward anyway (Tape::release_in_backward) and no other tensor shares it, else a
+  /// copy. grad_out() is absent afterwards when it was moved.
+  Tensor take_grad_out();
 
  private:
   friend class Tape;

@@ -31,8 +31,10 @@ void normalize_features(Features& features);
 
 /// Dense features with at most `max_density` non-zeros (a share of rows * cols) as CSR, so that
 /// a linear layer over them does nnz * out multiply-adds instead of rows * cols * out (Cora's
-/// bag-of-words features are 1.3% non-zero); any other features are returned unchanged.
-Features sparsify_features(Features features, double max_density = 0.1);
+/// bag-of-words features are 1.3% non-zero); any other features are returned unchanged. Dense
+/// features returned unchanged share the input's storage (Tensor::share_reshaped) instead of
+/// being copied: for the features of a large graph a copy is the size of the whole input.
+Features sparsify_features(const Features& features, double max_density = 0.1);
 
 /// The dataset with exactly one self-loop per node. Existing edges keep their weights; added
 /// loops get weight 1. Throws InvalidArgument when the dataset is inconsistent (validate()).

@@ -27,12 +27,23 @@ namespace edgeattn::nn {
 
 /// Node features entering a layer: a tape value [N, F] or a sparse constant [N, F]. Holds a
 /// reference to the CsrMatrix, which must outlive the forward call.
+///
+/// A dense input may carry a dropout still to apply (`with_dropout`): Linear::forward then runs
+/// autograd::dropout_linear, which never stores the dropped copy of x (for the input features of
+/// a large graph, the largest tensor of a training step). Every Linear that reads the input
+/// draws the same mask, as if they read one dropped tensor.
 class NodeInput {
  public:
   NodeInput(autograd::Var x) : dense_(x) {}       // NOLINT(google-explicit-constructor)
   NodeInput(const CsrMatrix& x) : sparse_(&x) {}  // NOLINT(google-explicit-constructor)
+  /// dropout(x, p, seed), applied by the layers that read it (p in [0, 1)).
+  static NodeInput with_dropout(autograd::Var x, float p, uint64_t seed);
   bool is_sparse() const { return sparse_ != nullptr; }
+  /// The dense x, before any pending dropout (see dropout_p).
   autograd::Var dense() const { return dense_; }
+  /// The pending dropout's probability (0: none) and seed; dense inputs only.
+  float dropout_p() const { return dropout_p_; }
+  uint64_t dropout_seed() const { return dropout_seed_; }
   const CsrMatrix& sparse() const { return *sparse_; }
   int64_t rows(const autograd::Tape& tape) const;
   int64_t cols(const autograd::Tape& tape) const;
@@ -43,6 +54,8 @@ class NodeInput {
  private:
   autograd::Var dense_{};
   const CsrMatrix* sparse_ = nullptr;
+  float dropout_p_ = 0.f;
+  uint64_t dropout_seed_ = 0;
 };
 
 enum class LinearInit { glorot, torch_default };

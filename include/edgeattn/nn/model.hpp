@@ -19,6 +19,7 @@
 //
 // Inputs are prepared ONCE per graph (plan once, run many):
 //   Graph g = model.prepare_graph(dataset.graph);            // self-loops per add_self_loops
+//                                                            // (no input-order maps: CSR order)
 //   data::Features x = model.prepare_features(dataset.graph, dataset.features);  // + positional encoding
 // then every step: forward(tape, g, x, step_seed) -> logits [N, num_classes]. forward checks that
 // x has in_channels + pe_dim columns and (GAT kinds with add_self_loops) that g has one
@@ -99,7 +100,8 @@ class Model {
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;
 
-  /// nn::prepare_graph(graph, config.add_self_loops); call once per graph and keep the result.
+  /// nn::prepare_graph(graph, config.add_self_loops), without its input-order maps (the model's
+  /// attention weights are in the prepared graph's CSR order); call once per graph and keep it.
   Graph prepare_graph(const Graph& graph) const;
   /// The features with the configured positional encoding (computed on `graph`) appended:
   /// [N, in_channels + pe_dim]. Dense features that are at most 10% non-zero (bag-of-words

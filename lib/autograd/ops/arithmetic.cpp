@@ -111,7 +111,7 @@ Var add_bias(Tape& tape, Var x, Var bias) {
   if (xv.rank() < 1) raise<ShapeError>("add_bias: x has shape ", xv.shape().str(), ", expected [..., F]");
   const int64_t cols = xv.dim(xv.rank() - 1), rows = cols ? xv.numel() / cols : 0;
   detail::expect_shape("add_bias", "bias", bv, {cols});
-  Tensor y(xv.shape());
+  Tensor y = Tensor::uninitialized(xv.shape());  // every element is written
   float* yd = y.data();
   const float *xd = xv.data(), *bd = bv.data();
   detail::for_each_row_block(rows, cols, [&](int64_t r0, int64_t r1) {
@@ -119,10 +119,8 @@ Var add_bias(Tape& tape, Var x, Var bias) {
       for (int64_t c = 0; c < cols; ++c) yd[r * cols + c] = xd[r * cols + c] + bd[c];
   });
   return tape.record("add_bias", std::move(y), {x, bias}, [x, bias, rows, cols](BackwardContext& ctx) {
-    const Tensor& dy = ctx.grad_out();
-    if (ctx.needs_grad(x)) detail::add_into(ctx.grad(x).data(), dy.data(), dy.numel());
     if (ctx.needs_grad(bias)) {
-      const float* g = dy.data();
+      const float* g = ctx.grad_out().data();
       detail::column_sums(
           rows, cols,
           [&](int64_t r, float* acc) {
@@ -130,6 +128,7 @@ Var add_bias(Tape& tape, Var x, Var bias) {
           },
           ctx.grad(bias).data(), true);
     }
+    if (ctx.needs_grad(x)) ctx.add_grad(x, ctx.take_grad_out());  // dx = dy, handed on
   });
 }
 

@@ -3,13 +3,18 @@
 // dense backward draws the same mask again instead of storing it.
 #include "edgeattn/autograd/ops/dropout.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "autograd/elementwise.hpp"
+#include "edgeattn/autograd/ops/linear.hpp"
 #include "edgeattn/core/rng.hpp"
+#include "kernels/blas.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace edgeattn::autograd {
 namespace {
@@ -64,6 +69,47 @@ void dropout_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, fl
   }
 }
 
+// ELU of v (alpha (e^v - 1) for v <= 0) and its derivative, as the elu op computes them
+// (activation.cpp), so the fused elu_dropout gives the unfused pair's bits.
+inline float elu_value(float v, float alpha) {
+  return v > 0.f ? v : alpha * (kernels::fast_exp(std::min(v, 0.f)) - 1.f);
+}
+inline float elu_derivative(float v, float alpha) {
+  const float y = elu_value(v, alpha);
+  return y > 0.f ? 1.f : y + alpha;
+}
+
+// Elements [begin, begin + n) of y = dropout(elu(x)).
+void elu_dropout_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, float scale, float alpha,
+                      const float* __restrict x, float* __restrict y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
+    y[i] = keep_or_zero(keep, elu_value(x[i], alpha) * scale);
+  }
+}
+
+// g[i] = (keep ? g[i] * scale : 0) * elu'(x[i]), in place (dy becomes dx): the backward of
+// elu_dropout_span, in the unfused pair's order (dropout's backward, then elu's).
+void elu_dropout_backward_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, float scale,
+                               float alpha, const float* __restrict x, float* __restrict g) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
+    g[i] = keep_or_zero(keep, g[i] * scale) * elu_derivative(x[i], alpha);
+  }
+}
+
+// g[i] = keep ? g[i] * scale : 0, in place: the dense dropout's backward (dy becomes dx).
+void dropout_span_in_place(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, float scale,
+                           float* __restrict g) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
+    g[i] = keep_or_zero(keep, g[i] * scale);
+  }
+}
+
 // One row of a sparse dropout, keyed by (row, column): the mask follows the entry, not its slot.
 void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, uint32_t threshold, float scale,
                         const int32_t* __restrict cols, float* __restrict values) {
@@ -104,14 +150,135 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
       n, [&](int64_t b, int64_t e) { dropout_span(key, b, e - b, threshold, scale, xd + b, yd + b); });
   return tape.record("dropout", std::move(y), {x}, [x, key, threshold, scale](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
-    const float* g = ctx.grad_out().data();
-    Tensor dx = Tensor::uninitialized(ctx.grad_out().shape());
-    float* dxd = dx.data();
-    detail::for_each_span(ctx.grad_out().numel(), [&](int64_t b, int64_t e) {
-      dropout_span(key, b, e - b, threshold, scale, g + b, dxd + b);
+    Tensor dx = ctx.take_grad_out();
+    float* g = dx.data();
+    detail::for_each_span(dx.numel(), [&](int64_t b, int64_t e) {
+      dropout_span_in_place(key, b, e - b, threshold, scale, g + b);
     });
     ctx.add_grad(x, std::move(dx));
   });
+}
+
+namespace {
+
+// Rows per block of the fused dropout + linear: a dropped block (kBlockRows x in floats) stays in
+// L2 between the mask and the GEMM that reads it.
+constexpr int64_t kBlockRows = 128;
+// Rows per partial weight gradient. Fixed, and the partials are summed in order, so the weight
+// gradient is bit-identical for any thread count.
+constexpr int64_t kWeightGradRows = 8192;
+
+// Runs f(r0, r1, buffer) over blocks of kBlockRows rows of [0, rows), in parallel pieces of
+// `blocks_per_task` blocks; `buffer` holds kBlockRows * buffer_cols floats, one per task.
+template <class F>
+void for_each_row_block_with_buffer(int64_t rows, int64_t buffer_cols, F&& f) {
+  const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+  parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+    std::vector<float> buffer(static_cast<size_t>(kBlockRows * buffer_cols));
+    for (int64_t b = b0; b < b1; ++b) f(b * kBlockRows, std::min(rows, (b + 1) * kBlockRows), buffer.data());
+  });
+}
+
+}  // namespace
+
+Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bias) {
+  check_p("dropout_linear", p);
+  if (!tape.training || p == 0.f) return linear(tape, x, weight, bias);
+  const Tensor& xv = tape.value(x);
+  const Tensor& wv = tape.value(weight);
+  detail::expect_rank("dropout_linear", "x", xv, 2, "[N, in]");
+  detail::expect_shape("dropout_linear", "weight", wv, {kAny, xv.dim(1)});
+  if (bias) detail::expect_shape("dropout_linear", "bias", tape.value(bias), {wv.dim(0)});
+  const int64_t in = xv.dim(1), out = wv.dim(0);
+  const uint64_t key = stream_key(seed, kDenseStream);
+  const uint32_t threshold = keep_threshold(p);
+  const float scale = 1.f / (1.f - p);
+  // The rows of x, dropped into a buffer block by block: the mask of element (r, c) is dropout's,
+  // keyed by the flat index r * in + c.
+  auto dropped_rows = [key, threshold, scale, in](const float* x, int64_t r0, int64_t r1, float* buffer) {
+    dropout_span(key, r0 * in, (r1 - r0) * in, threshold, scale, x + r0 * in, buffer);
+  };
+  Tensor y = Tensor::uninitialized({xv.dim(0), out});  // every row block is written
+  const float* xd = xv.data();
+  const float* wd = wv.data();
+  float* yd = y.data();
+  for_each_row_block_with_buffer(xv.dim(0), in, [&](int64_t r0, int64_t r1, float* buffer) {
+    dropped_rows(xd, r0, r1, buffer);
+    kernels::gemm(false, true, r1 - r0, out, in, 1.f, buffer, in, wd, in, 0.f, yd + r0 * out, out);
+  });
+  if (bias) detail::add_bias_rows(y, tape.value(bias));
+  return tape.record(
+      "dropout_linear", std::move(y), {x, weight, bias},
+      [x, weight, bias, dropped_rows, key, threshold, scale, in, out](BackwardContext& ctx) {
+        const Tensor& xv = ctx.value(x);
+        const int64_t rows = xv.dim(0);
+        const float* g = ctx.grad_out().data();
+        const float* xd = xv.data();
+        if (ctx.needs_grad(x)) {  // dx = mask * scale * (dy w)
+          const float* wd = ctx.value(weight).data();
+          Tensor dx = Tensor::uninitialized(xv.shape());  // every row block is written
+          float* dxd = dx.data();
+          for_each_row_block_with_buffer(rows, in, [&](int64_t r0, int64_t r1, float* buffer) {
+            kernels::gemm(false, false, r1 - r0, in, out, 1.f, g + r0 * out, out, wd, in, 0.f, buffer, in);
+            dropout_span(key, r0 * in, (r1 - r0) * in, threshold, scale, buffer, dxd + r0 * in);
+          });
+          ctx.add_grad(x, std::move(dx));
+        }
+        if (ctx.needs_grad(weight)) {  // dw [out, in] += dy^T dropout(x), from fixed partials
+          const int64_t chunks = (rows + kWeightGradRows - 1) / kWeightGradRows;
+          const int64_t size = out * in;
+          std::vector<float> partial(static_cast<size_t>(chunks * size), 0.f);
+          parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+            std::vector<float> buffer(static_cast<size_t>(kBlockRows * in));
+            for (int64_t c = c0; c < c1; ++c) {
+              const int64_t end = std::min(rows, (c + 1) * kWeightGradRows);
+              for (int64_t r0 = c * kWeightGradRows; r0 < end; r0 += kBlockRows) {
+                const int64_t r1 = std::min(end, r0 + kBlockRows);
+                dropped_rows(xd, r0, r1, buffer.data());
+                kernels::gemm(true, false, out, in, r1 - r0, 1.f, g + r0 * out, out, buffer.data(), in, 1.f,
+                              partial.data() + c * size, in);
+              }
+            }
+          });
+          float* dw = ctx.grad(weight).data();
+          detail::for_each_span(size, [&](int64_t b, int64_t e) {
+            for (int64_t c = 0; c < chunks; ++c)
+              detail::add_span(dw + b, partial.data() + c * size + b, e - b);
+          });
+        }
+        detail::bias_backward(ctx, bias);
+      });
+}
+
+Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {
+  if (!(alpha > 0.f)) raise<InvalidArgument>("elu_dropout: alpha is ", alpha, ", expected > 0");
+  check_p("elu_dropout", p);
+  const Tensor& xv = tape.value(x);
+  const uint64_t key = stream_key(seed, kDenseStream);
+  // Not training, or p == 0: nothing is dropped (threshold 0 keeps every element, scale 1).
+  const bool active = tape.training && p > 0.f;
+  const uint32_t threshold = active ? keep_threshold(p) : 0;
+  const float scale = active ? 1.f / (1.f - p) : 1.f;
+  Tensor y = Tensor::uninitialized(xv.shape());
+  const float* xd = xv.data();
+  float* yd = y.data();
+  detail::for_each_span(xv.numel(), [&](int64_t b, int64_t e) {
+    if (active)
+      elu_dropout_span(key, b, e - b, threshold, scale, alpha, xd + b, yd + b);
+    else
+      detail::map_span(xd + b, yd + b, e - b, [alpha](float v) { return elu_value(v, alpha); });
+  });
+  return tape.record("elu_dropout", std::move(y), {x},
+                     [x, key, threshold, scale, alpha](BackwardContext& ctx) {
+                       if (!ctx.needs_grad(x)) return;
+                       const float* xd = ctx.value(x).data();
+                       Tensor dx = ctx.take_grad_out();
+                       float* g = dx.data();
+                       detail::for_each_span(dx.numel(), [&](int64_t b, int64_t e) {
+                         elu_dropout_backward_span(key, b, e - b, threshold, scale, alpha, xd + b, g + b);
+                       });
+                       ctx.add_grad(x, std::move(dx));
+                     });
 }
 
 CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) {

@@ -11,32 +11,6 @@
 namespace edgeattn::autograd {
 namespace {
 
-// y[r, :] += bias for every row.
-void add_bias_rows(Tensor& y, const Tensor& bias) {
-  const int64_t cols = bias.numel(), rows = cols ? y.numel() / cols : 0;
-  float* yd = y.data();
-  const float* b = bias.data();
-  detail::for_each_row_block(rows, cols, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      for (int64_t c = 0; c < cols; ++c) yd[r * cols + c] += b[c];
-  });
-}
-
-// dbias += column sums of dy [rows, cols].
-void bias_backward(BackwardContext& ctx, Var bias) {
-  if (!ctx.needs_grad(bias)) return;
-  const Tensor& dy = ctx.grad_out();
-  Tensor& db = ctx.grad(bias);
-  const int64_t cols = db.numel(), rows = cols ? dy.numel() / cols : 0;
-  const float* g = dy.data();
-  detail::column_sums(
-      rows, cols,
-      [&](int64_t r, float* acc) {
-        for (int64_t c = 0; c < cols; ++c) acc[c] += g[r * cols + c];
-      },
-      db.data(), /*accumulate=*/true);
-}
-
 void check_bias(const char* op, const Tape& tape, Var bias, int64_t out) {
   if (bias) detail::expect_shape(op, "bias", tape.value(bias), {out});
 }
@@ -67,14 +41,14 @@ Var linear(Tape& tape, Var x, Var weight, Var bias) {
   check_bias("linear", tape, bias, wv.dim(0));
   Tensor y = Tensor::uninitialized({xv.dim(0), wv.dim(0)});  // matmul overwrites it
   kernels::matmul(xv, false, wv, true, y);                   // y = x w^T
-  if (bias) add_bias_rows(y, tape.value(bias));
+  if (bias) detail::add_bias_rows(y, tape.value(bias));
   return tape.record("linear", std::move(y), {x, weight, bias}, [x, weight, bias](BackwardContext& ctx) {
     const Tensor& dy = ctx.grad_out();
     if (ctx.needs_grad(x))  // dx [N, in] += dy [N, out] w [out, in]
       kernels::matmul(dy, false, ctx.value(weight), false, ctx.grad(x), true);
     if (ctx.needs_grad(weight))  // dw [out, in] += dy^T x
       kernels::matmul(dy, true, ctx.value(x), false, ctx.grad(weight), true);
-    bias_backward(ctx, bias);
+    detail::bias_backward(ctx, bias);
   });
 }
 
@@ -90,7 +64,7 @@ Var linear(Tape& tape, CsrMatrix x, Var weight, Var bias) {
   detail::transpose_into(wv.data(), out, in, wt.data(), false);
   Tensor y = Tensor::uninitialized({x.rows(), out});
   kernels::spmm(x, wt, y);
-  if (bias) add_bias_rows(y, tape.value(bias));
+  if (bias) detail::add_bias_rows(y, tape.value(bias));
   auto xs = std::make_shared<const CsrMatrix>(std::move(x));
   return tape.record("linear_sparse", std::move(y), {weight, bias},
                      [xs, weight, bias, in, out](BackwardContext& ctx) {
@@ -99,7 +73,7 @@ Var linear(Tape& tape, CsrMatrix x, Var weight, Var bias) {
                          kernels::spmm_transposed(*xs, ctx.grad_out(), dwt);
                          detail::transpose_into(dwt.data(), in, out, ctx.grad(weight).data(), true);
                        }
-                       bias_backward(ctx, bias);
+                       detail::bias_backward(ctx, bias);
                      });
 }
 

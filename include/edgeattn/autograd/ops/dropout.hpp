@@ -27,6 +27,22 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed);
 /// scaled by 1 / (1 - p). No gradient (x is a constant); feed the result to the sparse linear.
 CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed);
 
+/// linear(tape, dropout(tape, x, p, seed), weight, bias) without the dropped copy of x: the same
+/// mask, drawn block by block into a small buffer in the forward and drawn again for the
+/// gradients, so the op stores only its output. For a large input (the node features of a big
+/// graph) that is the largest activation of a training step not kept. The weight gradient is
+/// summed from partials over fixed row blocks (bit-identical for any thread count); results equal
+/// the unfused pair's up to float rounding. Not training, or p == 0: linear(x, weight, bias).
+///   x: [N, in], weight: [out, in], bias: [out] or none -> [N, out]
+///
+///   Var h = dropout_linear(tape, tape.constant_ref(features), 0.6f, seed, tape.parameter(w));
+Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bias = {});
+
+/// dropout(tape, elu(tape, x, alpha), p, seed) as one op: the same values and gradients, bit for
+/// bit, without storing the ELU output (the backward recomputes ELU's derivative from x).
+///   x: any shape -> same shape
+Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed);
+
 /// The dense keep decision for element `index` (exposed for tests).
 bool dropout_keeps_element(uint64_t seed, int64_t index, float p);
 
