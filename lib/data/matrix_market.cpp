@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 
 #include "core/huge_pages.hpp"
@@ -171,6 +172,20 @@ void check_graph_shape(const MatrixMarketData& m, const std::string& name,
                       " rows (a Graph's node limit), found ", m.rows);
 }
 
+// The dataset of the graph with edges src[k] -> dst[k] and (unless empty) their weights.
+template <class Index>
+Dataset graph_dataset(int64_t num_nodes, std::span<const Index> src, std::span<const Index> dst,
+                      std::span<const float> weight, const std::string& name,
+                      const MatrixMarketGraphOptions& options) {
+  Dataset ds;
+  const BuildOptions build{
+      .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
+  ds.graph = detail::build_weighted_graph(num_nodes, src, dst, weight, build, ds.edge_weight);
+  ds.name = name;
+  ds.format = "matrix-market";
+  return ds;
+}
+
 // The graph of the entries src/dst/weight (weight empty for pattern matrices). The entries of a
 // symmetric or skew-symmetric matrix are one triangle: their mirrors are appended in place first
 // (explicitly, not via BuildOptions::symmetrize, so that a skew-symmetric mirror carries -value).
@@ -188,13 +203,7 @@ Dataset graph_of_entries(const MatrixMarketData& m, std::vector<int32_t>& src, s
       if (has_value) weight.push_back(sign * weight[k]);
     }
   }
-  Dataset ds;
-  const BuildOptions build{
-      .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
-  ds.graph = detail::build_weighted_graph(m.rows, src, dst, weight, build, ds.edge_weight);
-  ds.name = name;
-  ds.format = "matrix-market";
-  return ds;
+  return graph_dataset<int32_t>(m.rows, src, dst, weight, name, options);
 }
 
 }  // namespace
@@ -216,14 +225,8 @@ Dataset matrix_market_graph(const MatrixMarketData& m, const std::string& name,
                             const MatrixMarketGraphOptions& options) {
   check_graph_shape(m, name, options);
   if (m.symmetry == MatrixMarketSymmetry::general) {  // the entries are the edges: no index copy
-    std::vector<float> weight(m.value.begin(), m.value.end());
-    Dataset ds;
-    const BuildOptions build{
-        .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
-    ds.graph = detail::build_weighted_graph(m.rows, m.row, m.col, weight, build, ds.edge_weight);
-    ds.name = name;
-    ds.format = "matrix-market";
-    return ds;
+    const std::vector<float> weight(m.value.begin(), m.value.end());
+    return graph_dataset<int64_t>(m.rows, m.row, m.col, weight, name, options);
   }
   // Node ids are below 2^31 - 1 (checked above): 32 bits hold them.
   std::vector<int32_t> src, dst;

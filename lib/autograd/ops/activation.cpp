@@ -63,16 +63,9 @@ Var leaky_relu(Tape& tape, Var x, float negative_slope) {
 
 Var elu(Tape& tape, Var x, float alpha) {
   if (!(alpha > 0.f)) raise<InvalidArgument>("elu: alpha is ", alpha, ", expected > 0");
-  // exp(v) - 1 with the vectorisable fast_exp (abs. error ~1e-7 on (-1, 0]; ELU's negative branch
-  // needs no more, and libm's expm1f is a scalar call per element).
-  // exp of min(v, 0): both branches are computed (a select), so the loop vectorises.
-  Tensor y = map(tape.value(x), [alpha](float v) {
-    return v > 0.f ? v : alpha * (kernels::fast_exp(std::min(v, 0.f)) - 1.f);
-  });
+  Tensor y = map(tape.value(x), [alpha](float v) { return kernels::elu(v, alpha); });
   return tape.record("elu", std::move(y), {x}, [x, alpha](BackwardContext& ctx) {
-    // For x <= 0: d/dx alpha (e^x - 1) = alpha e^x = y + alpha. The derivative depends on the
-    // sign of x, which y shares (alpha > 0): y > 0 exactly when x > 0.
-    backward_map(ctx, x, ctx.out(), [alpha](float yv) { return yv > 0.f ? 1.f : yv + alpha; });
+    backward_map(ctx, x, ctx.out(), [alpha](float yv) { return kernels::elu_grad_from_output(yv, alpha); });
   });
 }
 

@@ -69,17 +69,10 @@ void dropout_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, fl
   }
 }
 
-// ELU of v (alpha (e^v - 1) for v <= 0) and its derivative, as the elu op computes them
-// (activation.cpp), so the fused elu_dropout gives the unfused pair's bits.
-// Both arms are computed before the select: written as `v > 0 ? v : alpha * (...)`, GCC 12 kept
-// the branch ("control flow in loop") and the loops ran scalar, ~10 ns an element.
-inline float elu_value(float v, float alpha) {
-  const float negative = alpha * (kernels::fast_exp(std::min(v, 0.f)) - 1.f);
-  return v > 0.f ? v : negative;
-}
+// ELU's derivative at v, from ELU's value as the elu op computes both (activation.cpp), so the
+// fused elu_dropout gives the unfused pair's bits.
 inline float elu_derivative(float v, float alpha) {
-  const float y = elu_value(v, alpha);
-  return y > 0.f ? 1.f : y + alpha;
+  return kernels::elu_grad_from_output(kernels::elu(v, alpha), alpha);
 }
 
 // Elements [begin, begin + n) of y = dropout(elu(x)).
@@ -88,7 +81,7 @@ void elu_dropout_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
-    y[i] = keep_or_zero(keep, elu_value(x[i], alpha) * scale);
+    y[i] = keep_or_zero(keep, kernels::elu(x[i], alpha) * scale);
   }
 }
 
@@ -171,8 +164,8 @@ constexpr int64_t kBlockRows = 128;
 // gradient is bit-identical for any thread count.
 constexpr int64_t kWeightGradRows = 8192;
 
-// Runs f(r0, r1, buffer) over blocks of kBlockRows rows of [0, rows), in parallel pieces of
-// `blocks_per_task` blocks; `buffer` holds kBlockRows * buffer_cols floats, one per task.
+// Runs f(r0, r1, buffer) over blocks of kBlockRows rows of [0, rows) in parallel; `buffer` holds
+// kBlockRows * buffer_cols floats, one per task.
 template <class F>
 void for_each_row_block_with_buffer(int64_t rows, int64_t buffer_cols, F&& f) {
   const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
@@ -196,61 +189,61 @@ Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bi
   const uint64_t key = stream_key(seed, kDenseStream);
   const uint32_t threshold = keep_threshold(p);
   const float scale = 1.f / (1.f - p);
-  // The rows of x, dropped into a buffer block by block: the mask of element (r, c) is dropout's,
-  // keyed by the flat index r * in + c.
-  auto dropped_rows = [key, threshold, scale, in](const float* x, int64_t r0, int64_t r1, float* buffer) {
-    dropout_span(key, r0 * in, (r1 - r0) * in, threshold, scale, x + r0 * in, buffer);
+  // dst = the mask (times scale) of rows [r0, r1) applied to src, both holding just those rows.
+  // The mask of element (r, c) is dropout's, keyed by the flat index r * in + c.
+  auto mask_rows = [key, threshold, scale, in](const float* src, int64_t r0, int64_t r1, float* dst) {
+    dropout_span(key, r0 * in, (r1 - r0) * in, threshold, scale, src, dst);
   };
   Tensor y = Tensor::uninitialized({xv.dim(0), out});  // every row block is written
   const float* xd = xv.data();
   const float* wd = wv.data();
   float* yd = y.data();
   for_each_row_block_with_buffer(xv.dim(0), in, [&](int64_t r0, int64_t r1, float* buffer) {
-    dropped_rows(xd, r0, r1, buffer);
+    mask_rows(xd + r0 * in, r0, r1, buffer);
     kernels::gemm(false, true, r1 - r0, out, in, 1.f, buffer, in, wd, in, 0.f, yd + r0 * out, out);
   });
   if (bias) detail::add_bias_rows(y, tape.value(bias));
-  return tape.record(
-      "dropout_linear", std::move(y), {x, weight, bias},
-      [x, weight, bias, dropped_rows, key, threshold, scale, in, out](BackwardContext& ctx) {
-        const Tensor& xv = ctx.value(x);
-        const int64_t rows = xv.dim(0);
-        const float* g = ctx.grad_out().data();
-        const float* xd = xv.data();
-        if (ctx.needs_grad(x)) {  // dx = mask * scale * (dy w)
-          const float* wd = ctx.value(weight).data();
-          Tensor dx = Tensor::uninitialized(xv.shape());  // every row block is written
-          float* dxd = dx.data();
-          for_each_row_block_with_buffer(rows, in, [&](int64_t r0, int64_t r1, float* buffer) {
-            kernels::gemm(false, false, r1 - r0, in, out, 1.f, g + r0 * out, out, wd, in, 0.f, buffer, in);
-            dropout_span(key, r0 * in, (r1 - r0) * in, threshold, scale, buffer, dxd + r0 * in);
-          });
-          ctx.add_grad(x, std::move(dx));
-        }
-        if (ctx.needs_grad(weight)) {  // dw [out, in] += dy^T dropout(x), from fixed partials
-          const int64_t chunks = (rows + kWeightGradRows - 1) / kWeightGradRows;
-          const int64_t size = out * in;
-          std::vector<float> partial(static_cast<size_t>(chunks * size), 0.f);
-          parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-            std::vector<float> buffer(static_cast<size_t>(kBlockRows * in));
-            for (int64_t c = c0; c < c1; ++c) {
-              const int64_t end = std::min(rows, (c + 1) * kWeightGradRows);
-              for (int64_t r0 = c * kWeightGradRows; r0 < end; r0 += kBlockRows) {
-                const int64_t r1 = std::min(end, r0 + kBlockRows);
-                dropped_rows(xd, r0, r1, buffer.data());
-                kernels::gemm(true, false, out, in, r1 - r0, 1.f, g + r0 * out, out, buffer.data(), in, 1.f,
-                              partial.data() + c * size, in);
-              }
-            }
-          });
-          float* dw = ctx.grad(weight).data();
-          detail::for_each_span(size, [&](int64_t b, int64_t e) {
-            for (int64_t c = 0; c < chunks; ++c)
-              detail::add_span(dw + b, partial.data() + c * size + b, e - b);
-          });
-        }
-        detail::bias_backward(ctx, bias);
-      });
+  return tape.record("dropout_linear", std::move(y), {x, weight, bias},
+                     [x, weight, bias, mask_rows, in, out](BackwardContext& ctx) {
+                       const Tensor& xv = ctx.value(x);
+                       const int64_t rows = xv.dim(0);
+                       const float* g = ctx.grad_out().data();
+                       const float* xd = xv.data();
+                       if (ctx.needs_grad(x)) {  // dx = mask * scale * (dy w)
+                         const float* wd = ctx.value(weight).data();
+                         Tensor dx = Tensor::uninitialized(xv.shape());  // every row block is written
+                         float* dxd = dx.data();
+                         for_each_row_block_with_buffer(rows, in, [&](int64_t r0, int64_t r1, float* buffer) {
+                           kernels::gemm(false, false, r1 - r0, in, out, 1.f, g + r0 * out, out, wd, in, 0.f,
+                                         buffer, in);
+                           mask_rows(buffer, r0, r1, dxd + r0 * in);
+                         });
+                         ctx.add_grad(x, std::move(dx));
+                       }
+                       if (ctx.needs_grad(weight)) {  // dw [out, in] += dy^T dropout(x), from fixed partials
+                         const int64_t chunks = (rows + kWeightGradRows - 1) / kWeightGradRows;
+                         const int64_t size = out * in;
+                         std::vector<float> partial(static_cast<size_t>(chunks * size), 0.f);
+                         parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+                           std::vector<float> buffer(static_cast<size_t>(kBlockRows * in));
+                           for (int64_t c = c0; c < c1; ++c) {
+                             const int64_t end = std::min(rows, (c + 1) * kWeightGradRows);
+                             for (int64_t r0 = c * kWeightGradRows; r0 < end; r0 += kBlockRows) {
+                               const int64_t r1 = std::min(end, r0 + kBlockRows);
+                               mask_rows(xd + r0 * in, r0, r1, buffer.data());
+                               kernels::gemm(true, false, out, in, r1 - r0, 1.f, g + r0 * out, out,
+                                             buffer.data(), in, 1.f, partial.data() + c * size, in);
+                             }
+                           }
+                         });
+                         float* dw = ctx.grad(weight).data();
+                         detail::for_each_span(size, [&](int64_t b, int64_t e) {
+                           for (int64_t c = 0; c < chunks; ++c)
+                             detail::add_span(dw + b, partial.data() + c * size + b, e - b);
+                         });
+                       }
+                       detail::bias_backward(ctx, bias);
+                     });
 }
 
 Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {
@@ -269,7 +262,7 @@ Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {
     if (active)
       elu_dropout_span(key, b, e - b, threshold, scale, alpha, xd + b, yd + b);
     else
-      detail::map_span(xd + b, yd + b, e - b, [alpha](float v) { return elu_value(v, alpha); });
+      detail::map_span(xd + b, yd + b, e - b, [alpha](float v) { return kernels::elu(v, alpha); });
   });
   return tape.record("elu_dropout", std::move(y), {x},
                      [x, key, threshold, scale, alpha](BackwardContext& ctx) {
