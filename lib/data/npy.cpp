@@ -249,47 +249,61 @@ int64_t NpyArray::numel() const {
   return n;
 }
 
+namespace {
+
+// Element i of a numeric array as float64 (exact for every supported dtype but 64-bit integers
+// beyond 2^53, which round).
+double element_as_double(const NpyArray& a, int64_t i) {
+  const std::string& bytes = a.bytes;
+  const int64_t w = a.dtype.itemsize;
+  switch (a.dtype.kind) {
+    case 'f':
+      return w == 4 ? static_cast<double>(load<float>(bytes, i)) : load<double>(bytes, i);
+    case 'i':
+      return w == 1   ? load<int8_t>(bytes, i)
+             : w == 2 ? load<int16_t>(bytes, i)
+             : w == 4 ? load<int32_t>(bytes, i)
+                      : static_cast<double>(load<int64_t>(bytes, i));
+    case 'u':
+      return w == 1   ? load<uint8_t>(bytes, i)
+             : w == 2 ? load<uint16_t>(bytes, i)
+             : w == 4 ? load<uint32_t>(bytes, i)
+                      : static_cast<double>(load<uint64_t>(bytes, i));
+    default:
+      return load<uint8_t>(bytes, i) != 0 ? 1.0 : 0.0;  // 'b'
+  }
+}
+
+}  // namespace
+
 std::vector<double> NpyArray::to_doubles() const {
   if (!dtype.is_numeric())
     raise<ParseError>(name, ": expected a numeric array, found dtype '", dtype.descr, "'");
   const int64_t n = numel();
   std::vector<double> out(static_cast<size_t>(n));
-  const int64_t w = dtype.itemsize;
-  for (int64_t i = 0; i < n; ++i) {
-    double v = 0;
-    switch (dtype.kind) {
-      case 'f':
-        v = w == 4 ? static_cast<double>(load<float>(bytes, i)) : load<double>(bytes, i);
-        break;
-      case 'i':
-        v = w == 1   ? load<int8_t>(bytes, i)
-            : w == 2 ? load<int16_t>(bytes, i)
-            : w == 4 ? load<int32_t>(bytes, i)
-                     : static_cast<double>(load<int64_t>(bytes, i));
-        break;
-      case 'u':
-        v = w == 1   ? load<uint8_t>(bytes, i)
-            : w == 2 ? load<uint16_t>(bytes, i)
-            : w == 4 ? load<uint32_t>(bytes, i)
-                     : static_cast<double>(load<uint64_t>(bytes, i));
-        break;
-      default:
-        v = load<uint8_t>(bytes, i) != 0 ? 1.0 : 0.0;
-        break;  // 'b'
-    }
-    out[static_cast<size_t>(i)] = v;
-  }
+  for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = element_as_double(*this, i);
   return out;
 }
 
 std::vector<float> NpyArray::to_floats() const {
+  std::vector<float> out(static_cast<size_t>(numel()));
+  to_floats(out);
+  return out;
+}
+
+void NpyArray::to_floats(std::span<float> out) const {
+  if (!dtype.is_numeric())
+    raise<ParseError>(name, ": expected a numeric array, found dtype '", dtype.descr, "'");
+  const int64_t n = numel();
+  if (static_cast<int64_t>(out.size()) != n)
+    raise<InvalidArgument>(name, ": to_floats: the destination holds ", out.size(), " values, the array ", n);
   if (dtype.kind == 'f' && dtype.itemsize == 4) {
-    std::vector<float> out(static_cast<size_t>(numel()));
-    if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
-    return out;
+    if (n > 0) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(float));
+    return;
   }
-  const std::vector<double> d = to_doubles();
-  return std::vector<float>(d.begin(), d.end());
+  // Through float64, so float64 and integers round once, as a cast of the whole array would.
+  for (int64_t i = 0; i < n; ++i)
+    out[static_cast<size_t>(i)] = static_cast<float>(element_as_double(*this, i));
 }
 
 std::vector<int64_t> NpyArray::to_int64s() const {
@@ -369,7 +383,11 @@ std::vector<std::string> NpyArray::to_strings() const {
   return out;
 }
 
-NpyArray parse_npy(std::string_view bytes, const std::string& what) {
+namespace {
+
+// `owned`, when given, holds `bytes` and is consumed: its buffer becomes the array's (the header
+// is erased in place) instead of being copied.
+NpyArray parse_npy_impl(std::string_view bytes, const std::string& what, std::string* owned) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic)
     raise<ParseError>(
         what, ": not an NPY file: expected the magic \\x93NUMPY at byte offset 0",
@@ -449,10 +467,26 @@ NpyArray parse_npy(std::string_view bytes, const std::string& what) {
                       expected == UINT64_MAX ? std::string("more") : std::to_string(expected), " for shape ",
                       shape_str, " of '", a.dtype.descr, "' (", a.dtype.itemsize, " bytes each)");
   }
-  a.bytes.assign(bytes.substr(data_start));
+  if (owned) {
+    owned->erase(0, data_start);
+    a.bytes = std::move(*owned);
+  } else {
+    a.bytes.assign(bytes.substr(data_start));
+  }
   if (big_endian) byteswap(a.bytes, a.dtype.kind == 'U' ? 4 : a.dtype.itemsize);
   if (fortran && a.shape.size() > 1) a.bytes = fortran_to_c(a.bytes, a.shape, a.dtype.itemsize);
   return a;
+}
+
+}  // namespace
+
+NpyArray parse_npy(std::string_view bytes, const std::string& what) {
+  return parse_npy_impl(bytes, what, nullptr);
+}
+
+NpyArray parse_npy(std::string&& bytes, const std::string& what) {
+  std::string owned = std::move(bytes);
+  return parse_npy_impl(owned, what, &owned);
 }
 
 NpyArray read_npy(const std::filesystem::path& path) { return parse_npy(read_file(path), path.string()); }
@@ -470,7 +504,12 @@ std::map<std::string, NpyArray> parse_npz(std::string_view bytes, const std::str
       raise<ParseError>(what, ": member '", m.name, "' (local header at byte offset ", m.local_header_offset,
                         ") is not an .npy array (expected '<key>.npy')");
     const std::string key = m.name.substr(0, m.name.size() - kSuffix.size());
-    arrays.emplace(key, parse_npy(zip.extract(m), what + ":" + m.name));
+    const std::string name = what + ":" + m.name;
+    if (const auto view = zip.stored_view(m)) {
+      arrays.emplace(key, parse_npy(*view, name));
+    } else {
+      arrays.emplace(key, parse_npy(zip.extract(m), name));
+    }
   }
   return arrays;
 }

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <set>
+#include <span>
 
+#include "core/mapped_file.hpp"
 #include "data/edge_assembly.hpp"
 #include "data/zip_archive.hpp"
 #include "edgeattn/core/error.hpp"
@@ -179,10 +182,30 @@ void read_split(const std::map<std::string, NpyArray>& arrays, const std::string
   ds.default_split = "default";
 }
 
-}  // namespace
+/// Dense [rows, cols] float32 features, converted straight into the tensor.
+Tensor read_dense_tensor(const NpyArray& a) {
+  expect_rank(a, 2);
+  if (a.shape[0] > kMaxNodes || a.shape[1] > kMaxNodes)
+    raise<ParseError>(a.name, ": shape ", shape_str(a), " exceeds 2^31 - 1 rows or columns");
+  Tensor t = Tensor::uninitialized({a.shape[0], a.shape[1]});
+  a.to_floats(t.span());
+  return t;
+}
 
-Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, const std::string& what,
-                                const NpzOptions& options) {
+// Drops members the dataset has taken what it needs from, when the caller handed the arrays
+// over (`owned`); a large file then never holds a member and its converted copy for long.
+void consume(std::map<std::string, NpyArray>* owned, std::string_view prefix,
+             std::span<const std::string_view> suffixes) {
+  if (!owned) return;
+  for (const std::string_view suffix : suffixes) owned->erase(std::string(prefix) + std::string(suffix));
+}
+
+constexpr std::string_view kCsrParts[] = {"_data", "_indices", "_indptr", "_shape"};
+
+// `owned` is `arrays` itself when the caller gives them up, else nullptr.
+Dataset dataset_from_arrays(const std::map<std::string, NpyArray>& arrays,
+                            std::map<std::string, NpyArray>* owned, const std::string& what,
+                            const NpzOptions& options) {
   Dataset ds;
   ds.name = options.name.empty() ? std::filesystem::path(what).stem().string() : options.name;
   ds.format = "npz";
@@ -210,6 +233,7 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
       dst = std::move(a.indices);
     }
     weight = std::move(a.values);
+    consume(owned, "adj", kCsrParts);
   } else if (const NpyArray* dense = find(arrays, "adj_matrix")) {
     int64_t rows = 0, cols = 0;
     const std::vector<float> v = read_dense(*dense, rows, cols);
@@ -223,6 +247,7 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
           dst.push_back(c);
           weight.push_back(w);
         }
+    if (owned) owned->erase("adj_matrix");
   } else {
     raise<ParseError>(what,
                       ": no adjacency: expected members 'adj_data', 'adj_indices', 'adj_indptr' and "
@@ -269,11 +294,13 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
       ds.notes.push_back(what +
                          ": attr columns were unsorted or repeated within a row; sorted (repeats summed)");
     }
+    consume(owned, "attr", kCsrParts);
   } else if (const NpyArray* dense = find(arrays, "attr_matrix")) {
-    int64_t rows = 0, cols = 0;
-    std::vector<float> v = read_dense(*dense, rows, cols);
-    if (rows != n) raise<ParseError>(dense->name, ": ", rows, " rows, expected one per node (", n, ")");
-    ds.features = Features(Tensor({rows, cols}, v));
+    expect_rank(*dense, 2);
+    if (dense->shape[0] != n)
+      raise<ParseError>(dense->name, ": ", dense->shape[0], " rows, expected one per node (", n, ")");
+    ds.features = Features(read_dense_tensor(*dense));
+    if (owned) owned->erase("attr_matrix");
   }
 
   // --- names --------------------------------------------------------------------------------------
@@ -346,7 +373,9 @@ Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, c
   return ds;
 }
 
-Dataset load_npz_from_bytes(std::string_view bytes, const std::string& what, const NpzOptions& options) {
+// `file`, when given, maps `bytes`: each stored member's pages are released once parsed.
+Dataset load_npz_impl(std::string_view bytes, const std::string& what, const NpzOptions& options,
+                      const edgeattn::detail::MappedFile* file) {
   ZipLimits limits;
   limits.max_member_bytes = options.limits.max_member_bytes;
   limits.max_total_bytes = options.limits.max_total_bytes;
@@ -361,23 +390,47 @@ Dataset load_npz_from_bytes(std::string_view bytes, const std::string& what, con
       notes.push_back(what + ": ignored member '" + m.name + "'");
       continue;
     }
-    const std::string data = zip.extract(m);
+    // A stored member is parsed in place (one copy, into the array); a deflated one is inflated
+    // into a buffer the array then takes over.
+    const std::optional<std::string_view> stored = zip.stored_view(m);
+    std::string inflated = stored ? std::string() : zip.extract(m);
+    const std::string_view data = stored ? *stored : std::string_view(inflated);
     const std::string name = what + ":" + m.name;
-    if (is_name_key(key) && data.find("'descr': '|O'") != std::string::npos &&
-        data.find("'descr': '|O'") < 256) {
+    if (is_name_key(key) && data.substr(0, 256).find("'descr': '|O'") != std::string_view::npos) {
       notes.push_back(name + ": pickled object array (never unpickled); skipped");
       continue;
     }
-    arrays.emplace(key, parse_npy(data, name));
+    arrays.emplace(key, stored ? parse_npy(data, name) : parse_npy(std::move(inflated), name));
+    if (stored && file) file->release(*stored);
   }
-  Dataset ds = dataset_from_npz_arrays(arrays, what, options);
+  Dataset ds = dataset_from_arrays(arrays, &arrays, what, options);
   ds.notes.insert(ds.notes.begin(), notes.begin(), notes.end());
   ds.sources.push_back({what, "", static_cast<int64_t>(bytes.size())});
   return ds;
 }
 
+}  // namespace
+
+Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, const std::string& what,
+                                const NpzOptions& options) {
+  return dataset_from_arrays(arrays, nullptr, what, options);
+}
+
+Dataset dataset_from_npz_arrays(std::map<std::string, NpyArray>&& arrays, const std::string& what,
+                                const NpzOptions& options) {
+  std::map<std::string, NpyArray> owned = std::move(arrays);
+  return dataset_from_arrays(owned, &owned, what, options);
+}
+
+Dataset load_npz_from_bytes(std::string_view bytes, const std::string& what, const NpzOptions& options) {
+  return load_npz_impl(bytes, what, options, nullptr);
+}
+
 Dataset load_npz(const std::filesystem::path& path, const NpzOptions& options) {
-  return load_npz_from_bytes(read_file(path), path.string(), options);
+  // Mapped, not read: a stored member's pages are dropped once parsed, so the file never sits in
+  // memory whole beside the arrays made from it.
+  const auto file = edgeattn::detail::MappedFile::map_or_read(path);
+  return load_npz_impl(file.bytes(), path.string(), options, &file);
 }
 
 }  // namespace edgeattn::data

@@ -328,6 +328,21 @@ ZipArchive::ZipArchive(std::string_view bytes, std::string what, const ZipLimits
   }
 }
 
+namespace {
+
+void check_crc(const ZipMember& m, std::string_view data, const std::string& at) {
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32_z(0, reinterpret_cast<const Bytef*>(data.data()), static_cast<z_size_t>(data.size())));
+  if (crc != m.crc32) {
+    std::ostringstream os;
+    os << at << ": CRC-32 mismatch: the data gives 0x" << std::hex << crc << ", the archive records 0x"
+       << m.crc32;
+    throw ParseError(os.str());
+  }
+}
+
+}  // namespace
+
 std::string ZipArchive::extract(const ZipMember& m) const {
   const std::string at =
       what_ + ": member '" + m.name + "' (data at byte offset " + std::to_string(m.data_offset) + ")";
@@ -384,15 +399,16 @@ std::string ZipArchive::extract(const ZipMember& m) const {
       raise<ParseError>(at, ": the deflate stream ends after ", zs.total_in, " of its ", m.compressed_size,
                         " compressed bytes");
   }
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32_z(0, reinterpret_cast<const Bytef*>(out.data()), static_cast<z_size_t>(out.size())));
-  if (crc != m.crc32) {
-    std::ostringstream os;
-    os << at << ": CRC-32 mismatch: the data gives 0x" << std::hex << crc << ", the archive records 0x"
-       << m.crc32;
-    throw ParseError(os.str());
-  }
+  check_crc(m, out, at);
   return out;
+}
+
+std::optional<std::string_view> ZipArchive::stored_view(const ZipMember& m) const {
+  if (m.method != 0) return std::nullopt;
+  const std::string_view in = bytes_.substr(m.data_offset, m.compressed_size);
+  check_crc(m, in,
+            what_ + ": member '" + m.name + "' (data at byte offset " + std::to_string(m.data_offset) + ")");
+  return in;
 }
 
 }  // namespace edgeattn::data

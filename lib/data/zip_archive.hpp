@@ -22,9 +22,11 @@
 //   for (const ZipMember& m : zip.members()) {
 //     std::string data = zip.extract(m);   // verified bytes of the member
 //   }
+//   // or, for a stored member, without a copy: zip.stored_view(m)
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,6 +62,9 @@ class ZipArchive {
   const std::vector<ZipMember>& members() const { return members_; }
   /// The member's uncompressed bytes, CRC-checked.
   std::string extract(const ZipMember& member) const;
+  /// A stored (method 0) member's bytes in place, CRC-checked, without a copy; nullopt for a
+  /// deflated member (use extract). The view lives as long as the archive's bytes.
+  std::optional<std::string_view> stored_view(const ZipMember& member) const;
 
  private:
   std::string_view bytes_;

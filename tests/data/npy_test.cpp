@@ -290,5 +290,26 @@ TEST(Npz, MissingFileIsAnIoErrorNamingIt) {
   expect_throw_naming<IoError>([] { (void)read_npz("/nonexistent/dir/x.npz"); }, {"/nonexistent/dir/x.npz"});
 }
 
+TEST(Npy, ToFloatsIntoASpanMatchesTheVectorFormAndChecksTheSize) {
+  const NpyArray f8 = parse_npy(npy_bytes("<f8", {3}, raw<double>({0.1, -2.5, 1e40})), "d");
+  const NpyArray i8 = parse_npy(npy_bytes("<i8", {2}, raw<int64_t>({-3, 16777217})), "i");
+  for (const NpyArray* a : {&f8, &i8}) {
+    std::vector<float> out(static_cast<size_t>(a->numel()));
+    a->to_floats(out);
+    EXPECT_EQ(out, a->to_floats());
+  }
+  std::vector<float> short_out(2);
+  expect_throw_naming<InvalidArgument>([&] { f8.to_floats(short_out); }, {"d", "2", "3"});
+}
+
+TEST(Npy, ParsingAnOwnedBufferEqualsParsingAView) {
+  const std::string bytes = npy_bytes(">i4", {2, 2}, raw<int32_t>({0x01000000, 2, 3, 4}), true);
+  const NpyArray viewed = parse_npy(std::string_view(bytes), "v");
+  const NpyArray owned = parse_npy(std::string(bytes), "v");
+  EXPECT_EQ(owned.bytes, viewed.bytes);
+  EXPECT_EQ(owned.shape, viewed.shape);
+  EXPECT_EQ(owned.to_int64s(), viewed.to_int64s());
+}
+
 }  // namespace
 }  // namespace edgeattn::data

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "data/zip_archive.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
+#include "edgeattn/data/npy.hpp"
 #include "support/archive_writer.hpp"
 #include "support/expect_error.hpp"
 
@@ -143,6 +145,42 @@ TEST(LoadNpz, RecompressedCoraWithDeflateAndZip64LoadsIdentically) {
   EXPECT_EQ(a.labels.classes, b.labels.classes);
   EXPECT_EQ(a.labels.class_names, b.labels.class_names);
   EXPECT_EQ(a.node_names, b.node_names);
+}
+
+TEST(LoadNpz, MappedFileGzipCopyAndBytesAllGiveTheSameDataset) {
+  // load_npz maps the file and releases each member's pages as it goes; a gzip copy goes through
+  // memory instead; load_npz_from_bytes reads a buffer. All three must agree.
+  const std::string path = kDatasets + "/cora/npz/cora.npz";
+  const std::string bytes = read_file(path);
+  const std::filesystem::path gz = std::filesystem::path(::testing::TempDir()) / "cora_copy.npz";
+  write_file_atomic(gz, edgeattn::testing::gzip(bytes));
+  const Dataset mapped = load_npz(path);
+  const Dataset from_gz = load_npz(gz, opts(false, SelfLoops::keep, "cora"));
+  const Dataset from_bytes = load_npz_from_bytes(bytes, path);
+  for (const Dataset* other : {&from_gz, &from_bytes}) {
+    EXPECT_EQ(row_ptr(mapped.graph), row_ptr(other->graph));
+    EXPECT_EQ(col_idx(mapped.graph), col_idx(other->graph));
+    EXPECT_EQ(mapped.features.sparse(), other->features.sparse());
+    EXPECT_EQ(mapped.labels.classes, other->labels.classes);
+    EXPECT_EQ(mapped.node_names, other->node_names);
+  }
+  std::filesystem::remove(gz);
+}
+
+TEST(LoadNpz, ConsumedArraysGiveTheSameDatasetAsBorrowedOnes) {
+  const std::string path = kFixtures + "/tiny_stored.npz";
+  std::map<std::string, NpyArray> arrays = parse_npz(read_file(path), path);
+  const Dataset borrowed = dataset_from_npz_arrays(arrays, path);
+  ASSERT_FALSE(arrays.empty());
+  const Dataset consumed = dataset_from_npz_arrays(std::move(arrays), path);
+  EXPECT_EQ(row_ptr(borrowed.graph), row_ptr(consumed.graph));
+  EXPECT_EQ(col_idx(borrowed.graph), col_idx(consumed.graph));
+  EXPECT_EQ(borrowed.edge_weight, consumed.edge_weight);
+  const Tensor a = borrowed.features.to_dense(), b = consumed.features.to_dense();
+  EXPECT_EQ(std::vector<float>(a.span().begin(), a.span().end()),
+            std::vector<float>(b.span().begin(), b.span().end()));
+  EXPECT_EQ(borrowed.labels.classes, consumed.labels.classes);
+  EXPECT_EQ(borrowed.node_names, consumed.node_names);
 }
 
 // --- a 4-node file written by Python's zipfile as numpy does (see fixtures/npz/README.md) --------

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,9 @@ struct NpyArray {
   /// Element values converted to float32 (any numeric dtype; float64 is rounded). Throws
   /// ParseError for string dtypes.
   std::vector<float> to_floats() const;
+  /// The same values written into `out` ([numel()]), e.g. straight into a Tensor's storage.
+  /// Throws InvalidArgument when `out` has another size.
+  void to_floats(std::span<float> out) const;
   /// Element values as float64 (any numeric dtype).
   std::vector<double> to_doubles() const;
   /// Element values as int64: integer and bool dtypes; float dtypes only when every value is a
@@ -71,6 +75,11 @@ struct NpyArray {
 
 /// Parses one .npy file's bytes; `what` names it in errors.
 NpyArray parse_npy(std::string_view bytes, const std::string& what);
+/// The same, taking over `bytes`' buffer for the elements instead of copying them.
+NpyArray parse_npy(std::string&& bytes, const std::string& what);
+inline NpyArray parse_npy(const char* bytes, const std::string& what) {
+  return parse_npy(std::string_view(bytes), what);
+}
 /// Reads and parses an .npy file (gzip-compressed copies load too).
 NpyArray read_npy(const std::filesystem::path& path);
 

@@ -54,6 +54,9 @@ struct NpzOptions {
 
 /// Loads a gnn-benchmark .npz file. Throws IoError when the file cannot be read, ParseError naming
 /// the file and member when the archive or an array is malformed or the arrays disagree.
+/// Memory: the file is memory-mapped and each member released once parsed, and members are
+/// dropped as the dataset takes them over, so the peak stays near the size of the dataset plus
+/// its largest member (not the file plus copies of it).
 Dataset load_npz(const std::filesystem::path& path, const NpzOptions& options = {});
 
 /// The same from the archive's bytes; `what` names it in errors (and is the default name).
@@ -61,6 +64,9 @@ Dataset load_npz_from_bytes(std::string_view bytes, const std::string& what, con
 
 /// The same from already-parsed arrays (key -> array, as parse_npz returns).
 Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, const std::string& what,
+                                const NpzOptions& options = {});
+/// The same, consuming the arrays: each member is freed as soon as the dataset holds its data.
+Dataset dataset_from_npz_arrays(std::map<std::string, NpyArray>&& arrays, const std::string& what,
                                 const NpzOptions& options = {});
 
 }  // namespace edgeattn::data

@@ -1,0 +1,73 @@
+#include "core/mapped_file.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
+
+namespace edgeattn::detail {
+
+MappedFile MappedFile::map_or_read(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) raise<IoError>(path.string(), ": cannot stat (", std::strerror(errno), ")");
+  MappedFile f;
+  // Pipes, FIFOs and empty files have nothing to map; gzip needs decompressing.
+  unsigned char magic[2] = {0, 0};
+  const bool regular = S_ISREG(st.st_mode) && st.st_size > 0;
+  if (!regular || ::pread(fd, magic, 2, 0) != 2 || (magic[0] == 0x1f && magic[1] == 0x8b)) {
+    f.owned_ = read_file(path);
+    return f;
+  }
+  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) raise<IoError>(path.string(), ": cannot map (", std::strerror(errno), ")");
+  f.mapped_ = static_cast<char*>(p);
+  f.size_ = static_cast<size_t>(st.st_size);
+  ::madvise(p, f.size_, MADV_SEQUENTIAL);  // a hint: members are read front to back
+  return f;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : mapped_(std::exchange(other.mapped_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      owned_(std::move(other.owned_)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (mapped_) ::munmap(mapped_, size_);
+    mapped_ = std::exchange(other.mapped_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    owned_ = std::move(other.owned_);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (mapped_) ::munmap(mapped_, size_);
+}
+
+void MappedFile::release(std::string_view range) const {
+  if (!mapped_ || range.empty()) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto lo = reinterpret_cast<uintptr_t>(range.data());
+  const uintptr_t hi = lo + range.size();
+  const auto base = reinterpret_cast<uintptr_t>(mapped_);
+  if (lo < base || hi > base + size_) return;  // not ours: nothing to drop
+  const uintptr_t first = (lo + page - 1) / page * page, last = hi / page * page;
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);  // a hint
+}
+
+}  // namespace edgeattn::detail
