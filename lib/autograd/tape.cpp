@@ -67,6 +67,11 @@ Tensor BackwardContext::take_grad_out() {
   return taken;
 }
 
+void BackwardContext::release_out() {
+  Tape::Node& n = tape_->nodes_[static_cast<size_t>(node_)];
+  if (tape_->release_in_backward && !n.param && !n.borrowed) n.value = Tensor();
+}
+
 // ---- Tape ---------------------------------------------------------------------------------------
 
 const Tape::Node& Tape::node(Var v, const char* what) const {

@@ -66,7 +66,7 @@ std::vector<autograd::Parameter*> GATConv::parameters() {
 }
 
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
-                     Tensor* attention) {
+                     Tensor* attention, const EluDropout* then) {
   const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
   check_layer_graph(tape, "GATConv " + lin.weight.name, graph, x, options_.in_channels,
                     options_.add_self_loops);
@@ -79,14 +79,23 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
                          .dropout = options_.dropout,
                          .seed = dropout_seed,
                          .return_attention = attention != nullptr};
+  // Without a residual, bias and the activation that follows fuse into the attention op.
+  autograd::AttentionEpilogue epilogue;
+  if (!res) {
+    if (options_.bias) epilogue.bias = tape.parameter(bias);
+    if (then) epilogue = {epilogue.bias, true, then->alpha, then->p, then->seed};
+  }
   Var out = autograd::graph_attention(tape, graph,
                                       {.value = h3,
                                        .score_dst = autograd::head_scores(tape, h3, a_dst),
                                        .score_src = autograd::head_scores(tape, h3, a_src)},
-                                      config, attention);
+                                      config, attention, epilogue);
   if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
-  if (res) out = autograd::add(tape, out, res->forward(tape, x));
-  if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
+  if (res) {
+    out = autograd::add(tape, out, res->forward(tape, x));
+    if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
+    if (then) out = autograd::elu_dropout(tape, out, then->alpha, then->p, then->seed);
+  }
   return out;
 }
 

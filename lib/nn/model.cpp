@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 #include <system_error>
+#include <type_traits>
 
 #include "edgeattn/autograd/ops.hpp"
 #include "edgeattn/data/preprocess.hpp"
@@ -375,11 +376,17 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0,
     Tensor* att = nullptr;
     if (attention) att = &attention->emplace_back();
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
-    if (l == 0) {
-      h = convs[l]->forward(tape, graph, x0, att_seed, att);
+    // Every layer but the last is followed by ELU and the next layer's input dropout; GATConv
+    // fuses them into its attention op.
+    const bool hidden = l + 1 < convs.size();
+    const NodeInput input = l == 0 ? x0 : NodeInput(h);
+    if constexpr (std::is_same_v<Conv, GATConv>) {
+      const EluDropout then{1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1)};
+      h = convs[l]->forward(tape, graph, input, att_seed, att, hidden ? &then : nullptr);
     } else {
-      h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l));
-      h = convs[l]->forward(tape, graph, h, att_seed, att);
+      h = convs[l]->forward(tape, graph, input, att_seed, att);
+      if (hidden)
+        h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1));
     }
   }
   return h;

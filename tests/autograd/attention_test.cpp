@@ -167,6 +167,110 @@ TEST(GraphAttention, ShapeErrorsNameTheOperand) {
       {"score_dst", "[7, 3]", "[7, 2]"});
 }
 
+// --- the fused epilogue: dropout(elu(out + bias)) inside the op --------------------------------
+
+struct EpilogueRun {
+  Tensor y;
+  std::vector<Tensor> grads;  // value, score_dst, score_src, bias
+};
+
+// graph_attention on additive scores, then bias, ELU and dropout: fused in the op or as the
+// separate add_bias and elu_dropout ops; loss = weighted sum of the output.
+EpilogueRun run_epilogue(HeadCombine combine, bool fused, bool release, bool training = true) {
+  const Pattern graph = test_graph();
+  const int64_t width = combine == HeadCombine::concat ? kHeads * kDim : kDim;
+  Parameter value{"value", random_tensor({kNodes, kHeads, kDim}, 1), {}};
+  Parameter sd{"score_dst", random_tensor({kNodes, kHeads}, 4, -2.f, 2.f), {}};
+  Parameter ss{"score_src", random_tensor({kNodes, kHeads}, 5, -2.f, 2.f), {}};
+  Parameter bias{"bias", random_tensor({width}, 6), {}};
+  Tape t;
+  t.release_in_backward = release;
+  t.training = training;
+  const AttentionConfig config{.score = Score::additive, .combine = combine, .dropout = 0.3f, .seed = 5};
+  const AttentionVars v{
+      .value = t.parameter(value), .score_dst = t.parameter(sd), .score_src = t.parameter(ss)};
+  Var y;
+  if (fused) {
+    y = graph_attention(
+        t, graph, v, config, nullptr,
+        {.bias = t.parameter(bias), .elu = true, .elu_alpha = 1.3f, .dropout = 0.4f, .seed = 21});
+    y = reshape(t, y, {kNodes, width});
+  } else {
+    y = reshape(t, graph_attention(t, graph, v, config), {kNodes, width});
+    y = elu_dropout(t, add_bias(t, y, t.parameter(bias)), 1.3f, 0.4f, 21);
+  }
+  EpilogueRun r{t.value(y), {}};
+  t.backward(weighted_sum(t, y, 8));
+  for (Parameter* p : {&value, &sd, &ss, &bias}) r.grads.push_back(p->grad);
+  return r;
+}
+
+void expect_near_all(const Tensor& a, const Tensor& b, float tol) {
+  ASSERT_EQ(a.numel(), b.numel());
+  for (int64_t i = 0; i < a.numel(); ++i)
+    EXPECT_NEAR(a.data()[i], b.data()[i], tol * (1.f + std::abs(b.data()[i]))) << "element " << i;
+}
+
+TEST(GraphAttentionEpilogue, EqualsAddBiasThenEluDropout) {
+  for (const HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+    for (const bool release : {false, true}) {
+      SCOPED_TRACE(std::string(combine == HeadCombine::concat ? "concat" : "mean") +
+                   (release ? ", release_in_backward" : ", keep"));
+      const EpilogueRun fused = run_epilogue(combine, true, release);
+      const EpilogueRun unfused = run_epilogue(combine, false, release);
+      // The forward is the same arithmetic in the same order; the backward takes ELU's slope from
+      // the dropped-and-scaled output, so it may differ by rounding.
+      EXPECT_EQ(values(fused.y), values(unfused.y));
+      for (size_t k = 0; k < fused.grads.size(); ++k) {
+        SCOPED_TRACE("gradient " + std::to_string(k));
+        expect_near_all(fused.grads[k], unfused.grads[k], 1e-5f);
+      }
+    }
+  }
+  // Not training: no dropout, and the gradients are ELU's from its output exactly.
+  const EpilogueRun fused = run_epilogue(HeadCombine::concat, true, true, false);
+  const EpilogueRun unfused = run_epilogue(HeadCombine::concat, false, true, false);
+  EXPECT_EQ(values(fused.y), values(unfused.y));
+}
+
+TEST(GraphAttentionEpilogue, GradientMatchesFiniteDifferences) {
+  const Pattern graph = test_graph();
+  Parameter value{"value", random_tensor({kNodes, kHeads, kDim}, 1), {}};
+  Parameter sd{"score_dst", random_tensor({kNodes, kHeads}, 4, -2.f, 2.f), {}};
+  Parameter ss{"score_src", random_tensor({kNodes, kHeads}, 5, -2.f, 2.f), {}};
+  Parameter bias{"bias", random_tensor({kHeads * kDim}, 6), {}};
+  // ELU with alpha 1 has a continuous slope at 0, so finite differences are smooth everywhere.
+  for (const float p : {0.f, 0.5f}) {
+    SCOPED_TRACE("dropout " + std::to_string(p));
+    EXPECT_TRUE(check_gradients({&value, &sd, &ss, &bias}, [&](Tape& t) {
+      const AttentionVars v{
+          .value = t.parameter(value), .score_dst = t.parameter(sd), .score_src = t.parameter(ss)};
+      return weighted_sum(
+          t,
+          graph_attention(t, graph, v, {.score = Score::additive, .dropout = 0.2f, .seed = 3}, nullptr,
+                          {.bias = t.parameter(bias), .elu = true, .dropout = p, .seed = 9}),
+          8);
+    }));
+  }
+}
+
+TEST(GraphAttentionEpilogue, RejectsABiasOfTheWrongWidthAndABadRate) {
+  const Pattern graph = test_graph();
+  Tape t;
+  const AttentionVars v{.value = t.constant(random_tensor({kNodes, kHeads, kDim}, 1)),
+                        .score_dst = t.constant(random_tensor({kNodes, kHeads}, 2)),
+                        .score_src = t.constant(random_tensor({kNodes, kHeads}, 3))};
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)graph_attention(t, graph, v, {.score = Score::additive}, nullptr,
+                              {.bias = t.constant(Tensor({kDim}))});
+      },
+      {"epilogue", "bias", "6"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)graph_attention(t, graph, v, {.score = Score::additive}, nullptr, {.dropout = 1.f}); },
+      {"epilogue", "dropout"});
+}
+
 TEST(HeadScores, MatchHandComputedDotProducts) {
   Tape tape;
   // h: [N=1, H=2, D=2], a: [2, 2]

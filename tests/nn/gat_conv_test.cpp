@@ -181,6 +181,39 @@ TEST(GATConv, AnInputWithPendingDropoutIsTheDroppedInput) {
                                        {"with_dropout", "p is 1"});
 }
 
+TEST(GATConv, AFollowingEluDropoutIsTheSameAsApplyingItAfterTheLayer) {
+  // `then` fuses bias, ELU and dropout into the attention op (no residual) or applies them after
+  // it (residual): either way the output is elu_dropout of the layer's, and the gradients agree.
+  const Graph g = edgeattn::testing::prepared_random_graph(300, 1500, 8);
+  for (const bool residual : {false, true}) {
+    SCOPED_TRACE(residual ? "residual" : "no residual");
+    GATConv conv({.in_channels = 12, .out_channels = 4, .heads = 2, .dropout = 0.3f, .residual = residual},
+                 "conv", 5);
+    Parameter x{"x", random_tensor({300, 12}, 9), {}};
+    const EluDropout then{1.f, 0.5f, 42};
+    auto run = [&](bool fused) {
+      x.zero_grad();
+      for (auto* p : conv.parameters()) p->zero_grad();
+      Tape tape;
+      tape.release_in_backward = true;
+      Var y = fused ? conv.forward(tape, g, tape.parameter(x), 1, nullptr, &then)
+                    : autograd::elu_dropout(tape, conv.forward(tape, g, tape.parameter(x), 1), then.alpha,
+                                            then.p, then.seed);
+      const Tensor out = tape.value(y);
+      tape.backward(weighted_sum(tape, y, 3));
+      std::vector<Tensor> grads{x.grad};
+      for (auto* p : conv.parameters()) grads.push_back(p->grad);
+      return std::pair{out, grads};
+    };
+    const auto [fused_out, fused_grads] = run(true);
+    const auto [plain_out, plain_grads] = run(false);
+    EXPECT_EQ(max_abs_diff(fused_out, plain_out), 0.f);
+    ASSERT_EQ(fused_grads.size(), plain_grads.size());
+    for (size_t k = 0; k < fused_grads.size(); ++k)
+      EXPECT_LT(max_abs_diff(fused_grads[k], plain_grads[k]), 1e-5f) << k;
+  }
+}
+
 TEST(GATConv, SparseAndDenseInputGiveTheSameOutput) {
   const Graph g = edgeattn::testing::prepared_random_graph(30, 90, 6);
   const CsrMatrix xs = edgeattn::testing::sparse_features(30, 20, 0.1f, 7);

@@ -98,6 +98,11 @@ class BackwardContext {
   /// after this backward anyway (Tape::release_in_backward) and no other tensor shares it, else a
   /// copy. grad_out() is absent afterwards when it was moved.
   Tensor take_grad_out();
+  /// Frees the node's output now, when the tape would free it after this backward anyway
+  /// (Tape::release_in_backward); otherwise does nothing. For a backward that reads its output
+  /// only in a first step and then allocates more: the output's memory is reused. out() must not
+  /// be read afterwards.
+  void release_out();
 
  private:
   friend class Tape;

@@ -53,6 +53,14 @@ struct GATConvOptions {
   bool residual = false;
 };
 
+/// An ELU and a dropout that follow a layer (GAT's hidden activation and the next layer's input
+/// dropout), for GATConv::forward to fuse into its attention op.
+struct EluDropout {
+  float alpha = 1.f;
+  float p = 0.f;
+  uint64_t seed = 0;
+};
+
 class GATConv {
  public:
   /// `name` prefixes the parameter names ("conv1" -> "conv1.lin.weight"); seeds derive from
@@ -64,8 +72,11 @@ class GATConv {
   /// x: [N, in] (dense Var or sparse constant), graph: N x N (prepared) -> [N, H*C] (concat) or
   /// [N, C]. `dropout_seed` keys the attention-dropout mask (use a new one per step).
   /// `attention`, when given, receives the attention weights [num_edges, H] in CSR order.
+  /// `then`, when given, is applied to the output: elu_dropout(out, then->alpha, then->p,
+  /// then->seed). Without a residual it runs inside the attention op with the bias (one output
+  /// tensor kept instead of three; autograd::AttentionEpilogue).
   autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
-                        Tensor* attention = nullptr);
+                        Tensor* attention = nullptr, const EluDropout* then = nullptr);
 
   const GATConvOptions& options() const { return options_; }
   /// Output width: H*C (concat) or C.

@@ -1,9 +1,11 @@
 #include "edgeattn/autograd/ops/attention.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
 #include "autograd/elementwise.hpp"
+#include "autograd/ops/output_epilogue.hpp"
 
 namespace edgeattn::autograd {
 namespace {
@@ -33,6 +35,9 @@ struct Saved {
   AttentionVars vars;
   AttentionConfig config;
   AttentionResult forward;  // row_stats and path; `out` is borrowed from the node during backward
+  Var bias;                 // the epilogue's, when it is active
+  detail::OutputEpilogue epilogue;
+  int64_t width = 0;  // output elements per row; nonzero when the epilogue is active
 };
 
 // Puts the node's output back even if the kernel throws.
@@ -48,7 +53,7 @@ struct OutputLoan {
 }  // namespace
 
 Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& vars, AttentionConfig config,
-                    Tensor* attention) {
+                    Tensor* attention, const AttentionEpilogue& epilogue) {
   if (!tape.training) config.dropout = 0.f;
   const bool want_attention = config.return_attention && attention != nullptr;
   config.return_attention = want_attention;
@@ -57,14 +62,45 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   if (want_attention) *attention = std::move(result.attention);
   result.attention = Tensor();
   config.return_attention = false;
-  auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result)});
-  const std::initializer_list<Var> inputs = {vars.query,      vars.key,       vars.value,
-                                             vars.score_dst,  vars.score_src, vars.weight,
-                                             vars.key_weight, vars.att,       vars.edge_bias};
+  auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result), {}, {}, 0});
+  if (epilogue.active()) {
+    const int64_t rows = out.rank() > 0 ? out.shape()[0] : 0;
+    const int64_t width = rows > 0 ? out.numel() / rows : 0;
+    const float* bias = nullptr;
+    if (epilogue.bias) {
+      const Tensor& b = tape.value(epilogue.bias);
+      if (b.numel() != width || b.rank() != 1)
+        raise<ShapeError>("graph_attention epilogue: bias has shape ", b.shape().str(), ", expected [", width,
+                          "] (the output's elements per row)");
+      bias = b.data();
+    }
+    saved->bias = epilogue.bias;
+    saved->epilogue = {.elu = epilogue.elu,
+                       .elu_alpha = epilogue.elu_alpha,
+                       .dropout = tape.training ? epilogue.dropout : 0.f,
+                       .seed = epilogue.seed};
+    if (!(epilogue.dropout >= 0.f && epilogue.dropout < 1.f))
+      raise<InvalidArgument>("graph_attention epilogue: dropout is ", epilogue.dropout,
+                             ", expected in [0, 1)");
+    if (rows > 0) detail::apply_output_epilogue(out, bias, width, saved->epilogue);
+    saved->width = std::max<int64_t>(width, 1);
+  }
+  const std::initializer_list<Var> inputs = {vars.query,     vars.key,     vars.value,      vars.score_dst,
+                                             vars.score_src, vars.weight,  vars.key_weight, vars.att,
+                                             vars.edge_bias, epilogue.bias};
   return tape.record("graph_attention", std::move(out), inputs, [saved](BackwardContext& ctx) {
     const AttentionVars& v = saved->vars;
     AttentionGrads g;
-    {
+    if (saved->width > 0) {
+      // The epilogue's backward turns dy into d(attention output) in place, from the output;
+      // then the output is no longer needed (D_i comes from the edges: forward.out is empty).
+      Tensor dout = ctx.take_grad_out();
+      float* dbias = saved->bias && ctx.needs_grad(saved->bias) ? ctx.grad(saved->bias).data() : nullptr;
+      if (dout.numel() > 0)
+        detail::output_epilogue_backward(dout, ctx.out(), saved->width, saved->epilogue, dbias);
+      ctx.release_out();
+      g = attention_backward(saved->pattern, inputs_of(ctx, v), saved->config, saved->forward, dout);
+    } else {
       OutputLoan loan(ctx.mutable_out(), saved->forward.out);
       g = attention_backward(saved->pattern, inputs_of(ctx, v), saved->config, saved->forward,
                              ctx.grad_out());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autograd/elementwise.hpp"
+#include "autograd/ops/output_epilogue.hpp"
 #include "edgeattn/autograd/ops/linear.hpp"
 #include "edgeattn/core/rng.hpp"
 #include "kernels/blas.hpp"
@@ -276,6 +277,76 @@ Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {
                        ctx.add_grad(x, std::move(dx));
                      });
 }
+
+namespace detail {
+
+void apply_output_epilogue(Tensor& y, const float* bias, int64_t width, const OutputEpilogue& e) {
+  check_p("graph_attention epilogue: dropout", e.dropout);
+  if (e.elu && !(e.elu_alpha > 0.f))
+    raise<InvalidArgument>("graph_attention epilogue: elu_alpha is ", e.elu_alpha, ", expected > 0");
+  const int64_t n = y.numel(), rows = width > 0 ? n / width : 0;
+  if (width <= 0 || rows * width != n)
+    raise<ShapeError>("graph_attention epilogue: width ", width, " does not divide the output's ", n,
+                      " elements");
+  const bool active = e.dropout > 0.f;
+  const uint32_t threshold = active ? keep_threshold(e.dropout) : 0;
+  const float scale = active ? 1.f / (1.f - e.dropout) : 1.f, alpha = e.elu_alpha;
+  const uint64_t key = stream_key(e.seed, kDenseStream);
+  const bool elu = e.elu;
+  float* yd = y.data();
+  for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* row = yd + r * width;
+      const uint64_t base = static_cast<uint64_t>(r * width);
+#pragma omp simd
+      for (int64_t c = 0; c < width; ++c) {
+        float v = bias ? row[c] + bias[c] : row[c];
+        if (elu) v = kernels::elu(v, alpha);
+        if (active) {
+          const bool keep = keep_from_bits(element_bits(key, base + static_cast<uint64_t>(c)), threshold);
+          v = keep_or_zero(keep, v * scale);
+        }
+        row[c] = v;
+      }
+    }
+  });
+}
+
+void output_epilogue_backward(Tensor& g, const Tensor& y, int64_t width, const OutputEpilogue& e,
+                              float* dbias) {
+  const int64_t n = g.numel(), rows = width > 0 ? n / width : 0;
+  const bool active = e.dropout > 0.f;
+  const uint32_t threshold = active ? keep_threshold(e.dropout) : 0;
+  const float scale = active ? 1.f / (1.f - e.dropout) : 1.f, alpha_scale = e.elu_alpha * scale;
+  const uint64_t key = stream_key(e.seed, kDenseStream);
+  const bool elu = e.elu;
+  float* gd = g.data();
+  const float* yd = y.data();
+  for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      float* grow = gd + r * width;
+      const float* yrow = yd + r * width;
+      const uint64_t base = static_cast<uint64_t>(r * width);
+#pragma omp simd
+      for (int64_t c = 0; c < width; ++c) {
+        const float slope = elu ? (yrow[c] > 0.f ? scale : yrow[c] + alpha_scale) : scale;
+        float v = grow[c] * slope;
+        if (active)
+          v = keep_or_zero(keep_from_bits(element_bits(key, base + static_cast<uint64_t>(c)), threshold), v);
+        grow[c] = v;
+      }
+    }
+  });
+  if (!dbias) return;
+  column_sums(
+      rows, width,
+      [&](int64_t r, float* acc) {
+        for (int64_t c = 0; c < width; ++c) acc[c] += gd[r * width + c];
+      },
+      dbias, /*accumulate=*/true);
+}
+
+}  // namespace detail
 
 CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) {
   check_p("dropout (sparse x)", p);

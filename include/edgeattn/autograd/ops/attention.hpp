@@ -36,12 +36,32 @@ struct AttentionVars {
   Var edge_bias{};   ///< [num_edges, H], CSR edge order
 };
 
+/// An element-wise tail graph_attention applies to its output in place before recording it:
+///   out = dropout(elu(out + bias))   (each part optional)
+/// equal, in the forward bit for bit, to add_bias, then elu_dropout (or dropout) on the output;
+/// the gradients agree to float rounding. Fused, the op keeps one output tensor instead of three,
+/// and its backward needs neither the attention output nor the bias sum: the output's derivative
+/// comes from the final value, and the softmax's row term D_i from the edges (the kernel's
+/// two-sweep form). With Tape::release_in_backward the output is freed before the attention
+/// backward allocates its gradients. GAT's hidden layers use it (bias, ELU, the next layer's
+/// input dropout).
+struct AttentionEpilogue {
+  Var bias{};             ///< [Dv * H] (concat) or [Dv] (mean): added to every row; or none
+  bool elu = false;       ///< then ELU
+  float elu_alpha = 1.f;  ///< > 0
+  float dropout = 0.f;    ///< then dense dropout (training only), the mask of dropout(tape, ., p, seed)
+  uint64_t seed = 0;
+
+  bool active() const { return bias.defined() || elu || dropout > 0.f; }
+};
+
 /// -> concat: [num_dst, H, Dv]; mean: [num_dst, Dv]. ShapeError / InvalidArgument from the kernel
 /// name the operand. When `attention` is given and config.return_attention is set, it receives
 /// the normalised weights [num_edges, H] (CSR order, before dropout). The pattern is copied
-/// (cheap: patterns share their storage) and kept for backward.
+/// (cheap: patterns share their storage) and kept for backward. `epilogue`, when active, is
+/// applied to the output (see AttentionEpilogue).
 Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& vars, AttentionConfig config,
-                    Tensor* attention = nullptr);
+                    Tensor* attention = nullptr, const AttentionEpilogue& epilogue = {});
 
 /// Per-node, per-head score a_h . h_{n,h}: h: [N, H, D], a: [H, D] -> [N, H].
 /// (GAT's a^T [W h_i || W h_j] split into a_dst . W h_i and a_src . W h_j.)
