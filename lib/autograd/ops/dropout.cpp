@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autograd/elementwise.hpp"
+#include "autograd/ops/dropped_projection.hpp"
 #include "autograd/ops/output_epilogue.hpp"
 #include "edgeattn/autograd/ops/linear.hpp"
 #include "edgeattn/core/rng.hpp"
@@ -178,6 +179,87 @@ void for_each_row_block_with_buffer(int64_t rows, int64_t buffer_cols, F&& f) {
 
 }  // namespace
 
+namespace detail {
+
+namespace {
+
+// dst = the mask (times scale) of rows [r0, r1) of x applied to src, both holding just those rows.
+struct RowMask {
+  uint64_t key;
+  uint32_t threshold;
+  float scale;
+  int64_t in;
+  explicit RowMask(const DroppedInput& d)
+      : key(stream_key(d.seed, kDenseStream)),
+        threshold(keep_threshold(d.p)),
+        scale(d.p > 0.f ? 1.f / (1.f - d.p) : 1.f),
+        in(d.x.dim(1)) {}
+  void operator()(const float* src, int64_t r0, int64_t r1, float* dst) const {
+    dropout_span(key, r0 * in, (r1 - r0) * in, threshold, scale, src, dst);
+  }
+};
+
+}  // namespace
+
+void dropped_project(const DroppedInput& d, const Tensor& w, Tensor& y) {
+  const RowMask mask(d);
+  const int64_t in = d.x.dim(1), out = w.dim(0);
+  const float* xd = d.x.data();
+  const float* wd = w.data();
+  float* yd = y.data();
+  for_each_row_block_with_buffer(d.x.dim(0), in, [&](int64_t r0, int64_t r1, float* buffer) {
+    mask(xd + r0 * in, r0, r1, buffer);
+    kernels::gemm(false, true, r1 - r0, out, in, 1.f, buffer, in, wd, in, 0.f, yd + r0 * out, out);
+  });
+}
+
+void dropped_transpose_products(const DroppedInput& d, std::span<const TransposeProduct> products) {
+  const RowMask mask(d);
+  const int64_t rows = d.x.dim(0), in = d.x.dim(1);
+  const float* xd = d.x.data();
+  const int64_t chunks = (rows + kWeightGradRows - 1) / kWeightGradRows;
+  int64_t size = 0;  // floats of one chunk's partials, all products together
+  for (const TransposeProduct& t : products) size += t.cols * in;
+  std::vector<float> partial(static_cast<size_t>(chunks * size), 0.f);
+  parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    std::vector<float> buffer(static_cast<size_t>(kBlockRows * in));
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t end = std::min(rows, (c + 1) * kWeightGradRows);
+      for (int64_t r0 = c * kWeightGradRows; r0 < end; r0 += kBlockRows) {
+        const int64_t r1 = std::min(end, r0 + kBlockRows);
+        mask(xd + r0 * in, r0, r1, buffer.data());  // the block is masked once for every product
+        float* part = partial.data() + c * size;
+        for (const TransposeProduct& t : products) {
+          kernels::gemm(true, false, t.cols, in, r1 - r0, 1.f, t.g + r0 * t.cols, t.cols, buffer.data(), in,
+                        1.f, part, in);
+          part += t.cols * in;
+        }
+      }
+    }
+  });
+  int64_t offset = 0;
+  for (const TransposeProduct& t : products) {
+    const int64_t n = t.cols * in;
+    for_each_span(n, [&](int64_t b, int64_t e) {
+      for (int64_t c = 0; c < chunks; ++c) add_span(t.out + b, partial.data() + c * size + offset + b, e - b);
+    });
+    offset += n;
+  }
+}
+
+void dropped_input_grad(const DroppedInput& d, const float* dy, const Tensor& w, Tensor& dx) {
+  const RowMask mask(d);
+  const int64_t in = d.x.dim(1), out = w.dim(0);
+  const float* wd = w.data();
+  float* dxd = dx.data();
+  for_each_row_block_with_buffer(d.x.dim(0), in, [&](int64_t r0, int64_t r1, float* buffer) {
+    kernels::gemm(false, false, r1 - r0, in, out, 1.f, dy + r0 * out, out, wd, in, 0.f, buffer, in);
+    mask(buffer, r0, r1, dxd + r0 * in);
+  });
+}
+
+}  // namespace detail
+
 Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bias) {
   check_p("dropout_linear", p);
   if (!tape.training || p == 0.f) return linear(tape, x, weight, bias);
@@ -186,65 +268,25 @@ Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bi
   detail::expect_rank("dropout_linear", "x", xv, 2, "[N, in]");
   detail::expect_shape("dropout_linear", "weight", wv, {kAny, xv.dim(1)});
   if (bias) detail::expect_shape("dropout_linear", "bias", tape.value(bias), {wv.dim(0)});
-  const int64_t in = xv.dim(1), out = wv.dim(0);
-  const uint64_t key = stream_key(seed, kDenseStream);
-  const uint32_t threshold = keep_threshold(p);
-  const float scale = 1.f / (1.f - p);
-  // dst = the mask (times scale) of rows [r0, r1) applied to src, both holding just those rows.
-  // The mask of element (r, c) is dropout's, keyed by the flat index r * in + c.
-  auto mask_rows = [key, threshold, scale, in](const float* src, int64_t r0, int64_t r1, float* dst) {
-    dropout_span(key, r0 * in, (r1 - r0) * in, threshold, scale, src, dst);
-  };
-  Tensor y = Tensor::uninitialized({xv.dim(0), out});  // every row block is written
-  const float* xd = xv.data();
-  const float* wd = wv.data();
-  float* yd = y.data();
-  for_each_row_block_with_buffer(xv.dim(0), in, [&](int64_t r0, int64_t r1, float* buffer) {
-    mask_rows(xd + r0 * in, r0, r1, buffer);
-    kernels::gemm(false, true, r1 - r0, out, in, 1.f, buffer, in, wd, in, 0.f, yd + r0 * out, out);
-  });
+  Tensor y = Tensor::uninitialized({xv.dim(0), wv.dim(0)});  // every row block is written
+  detail::dropped_project({xv, p, seed}, wv, y);
   if (bias) detail::add_bias_rows(y, tape.value(bias));
-  return tape.record("dropout_linear", std::move(y), {x, weight, bias},
-                     [x, weight, bias, mask_rows, in, out](BackwardContext& ctx) {
-                       const Tensor& xv = ctx.value(x);
-                       const int64_t rows = xv.dim(0);
-                       const float* g = ctx.grad_out().data();
-                       const float* xd = xv.data();
-                       if (ctx.needs_grad(x)) {  // dx = mask * scale * (dy w)
-                         const float* wd = ctx.value(weight).data();
-                         Tensor dx = Tensor::uninitialized(xv.shape());  // every row block is written
-                         float* dxd = dx.data();
-                         for_each_row_block_with_buffer(rows, in, [&](int64_t r0, int64_t r1, float* buffer) {
-                           kernels::gemm(false, false, r1 - r0, in, out, 1.f, g + r0 * out, out, wd, in, 0.f,
-                                         buffer, in);
-                           mask_rows(buffer, r0, r1, dxd + r0 * in);
-                         });
-                         ctx.add_grad(x, std::move(dx));
-                       }
-                       if (ctx.needs_grad(weight)) {  // dw [out, in] += dy^T dropout(x), from fixed partials
-                         const int64_t chunks = (rows + kWeightGradRows - 1) / kWeightGradRows;
-                         const int64_t size = out * in;
-                         std::vector<float> partial(static_cast<size_t>(chunks * size), 0.f);
-                         parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-                           std::vector<float> buffer(static_cast<size_t>(kBlockRows * in));
-                           for (int64_t c = c0; c < c1; ++c) {
-                             const int64_t end = std::min(rows, (c + 1) * kWeightGradRows);
-                             for (int64_t r0 = c * kWeightGradRows; r0 < end; r0 += kBlockRows) {
-                               const int64_t r1 = std::min(end, r0 + kBlockRows);
-                               mask_rows(xd + r0 * in, r0, r1, buffer.data());
-                               kernels::gemm(true, false, out, in, r1 - r0, 1.f, g + r0 * out, out,
-                                             buffer.data(), in, 1.f, partial.data() + c * size, in);
-                             }
-                           }
-                         });
-                         float* dw = ctx.grad(weight).data();
-                         detail::for_each_span(size, [&](int64_t b, int64_t e) {
-                           for (int64_t c = 0; c < chunks; ++c)
-                             detail::add_span(dw + b, partial.data() + c * size + b, e - b);
-                         });
-                       }
-                       detail::bias_backward(ctx, bias);
-                     });
+  return tape.record(
+      "dropout_linear", std::move(y), {x, weight, bias}, [x, weight, bias, p, seed](BackwardContext& ctx) {
+        const Tensor& xv = ctx.value(x);
+        const detail::DroppedInput dropped{xv, p, seed};
+        const float* g = ctx.grad_out().data();
+        if (ctx.needs_grad(x)) {                          // dx = mask * scale * (dy w)
+          Tensor dx = Tensor::uninitialized(xv.shape());  // every row block is written
+          detail::dropped_input_grad(dropped, g, ctx.value(weight), dx);
+          ctx.add_grad(x, std::move(dx));
+        }
+        if (ctx.needs_grad(weight)) {  // dw [out, in] += dy^T dropout(x), from fixed partials
+          const detail::TransposeProduct dw{g, ctx.value(weight).dim(0), ctx.grad(weight).data()};
+          detail::dropped_transpose_products(dropped, {&dw, 1});
+        }
+        detail::bias_backward(ctx, bias);
+      });
 }
 
 Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {
