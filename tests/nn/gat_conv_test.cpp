@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "edgeattn/autograd/ops.hpp"
@@ -151,6 +152,22 @@ TEST(GATConv, GradientsMatchFiniteDifferencesForEveryVariant) {
   }
 }
 
+// Runs `layer(tape, x)` and its backward (loss: a weighted sum of the output) from zeroed
+// gradients: the output, then the gradients of x and of every parameter of `conv`.
+template <class Layer>
+std::pair<Tensor, std::vector<Tensor>> run_layer(GATConv& conv, Parameter& x, bool release, Layer&& layer) {
+  x.zero_grad();
+  for (auto* p : conv.parameters()) p->zero_grad();
+  Tape tape;
+  tape.release_in_backward = release;
+  const Var y = layer(tape, tape.parameter(x));
+  Tensor out = tape.value(y);
+  tape.backward(weighted_sum(tape, y, 3));
+  std::vector<Tensor> grads{x.grad};
+  for (auto* p : conv.parameters()) grads.push_back(p->grad);
+  return {std::move(out), std::move(grads)};
+}
+
 TEST(GATConv, AnInputWithPendingDropoutIsTheDroppedInput) {
   // NodeInput::with_dropout fuses the input dropout into both linear maps that read x (lin and
   // res): the result must be that of the dropped tensor fed to the layer, gradients included.
@@ -158,18 +175,11 @@ TEST(GATConv, AnInputWithPendingDropoutIsTheDroppedInput) {
   GATConv conv({.in_channels = 12, .out_channels = 4, .heads = 2, .residual = true}, "conv", 5);
   Parameter x{"x", random_tensor({300, 12}, 9), {}};
   auto run = [&](bool fused) {
-    x.zero_grad();
-    for (auto* p : conv.parameters()) p->zero_grad();
-    Tape tape;
-    const Var xv = tape.parameter(x);
-    const NodeInput in =
-        fused ? NodeInput::with_dropout(xv, 0.6f, 77) : NodeInput(autograd::dropout(tape, xv, 0.6f, 77));
-    const Var y = conv.forward(tape, g, in, 1);
-    const Tensor out = tape.value(y);
-    tape.backward(weighted_sum(tape, y, 3));
-    std::vector<Tensor> grads{x.grad};
-    for (auto* p : conv.parameters()) grads.push_back(p->grad);
-    return std::pair{out, grads};
+    return run_layer(conv, x, false, [&](Tape& tape, Var xv) {
+      const NodeInput in =
+          fused ? NodeInput::with_dropout(xv, 0.6f, 77) : NodeInput(autograd::dropout(tape, xv, 0.6f, 77));
+      return conv.forward(tape, g, in, 1);
+    });
   };
   const auto [fused_out, fused_grads] = run(true);
   const auto [plain_out, plain_grads] = run(false);
@@ -192,18 +202,11 @@ TEST(GATConv, AFollowingEluDropoutIsTheSameAsApplyingItAfterTheLayer) {
     Parameter x{"x", random_tensor({300, 12}, 9), {}};
     const EluDropout then{1.f, 0.5f, 42};
     auto run = [&](bool fused) {
-      x.zero_grad();
-      for (auto* p : conv.parameters()) p->zero_grad();
-      Tape tape;
-      tape.release_in_backward = true;
-      Var y = fused ? conv.forward(tape, g, tape.parameter(x), 1, nullptr, &then)
-                    : autograd::elu_dropout(tape, conv.forward(tape, g, tape.parameter(x), 1), then.alpha,
-                                            then.p, then.seed);
-      const Tensor out = tape.value(y);
-      tape.backward(weighted_sum(tape, y, 3));
-      std::vector<Tensor> grads{x.grad};
-      for (auto* p : conv.parameters()) grads.push_back(p->grad);
-      return std::pair{out, grads};
+      return run_layer(conv, x, true, [&](Tape& tape, Var xv) {
+        return fused
+                   ? conv.forward(tape, g, xv, 1, nullptr, &then)
+                   : autograd::elu_dropout(tape, conv.forward(tape, g, xv, 1), then.alpha, then.p, then.seed);
+      });
     };
     const auto [fused_out, fused_grads] = run(true);
     const auto [plain_out, plain_grads] = run(false);

@@ -1,6 +1,5 @@
 #include "edgeattn/autograd/ops/attention.hpp"
 
-#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -37,7 +36,8 @@ struct Saved {
   AttentionResult forward;  // row_stats and path; `out` is borrowed from the node during backward
   Var bias;                 // the epilogue's, when it is active
   detail::OutputEpilogue epilogue;
-  int64_t width = 0;  // output elements per row; nonzero when the epilogue is active
+  bool fused = false;  // the epilogue is active
+  int64_t width = 0;   // output elements per row
 };
 
 // Puts the node's output back even if the kernel throws.
@@ -54,6 +54,13 @@ struct OutputLoan {
 
 Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& vars, AttentionConfig config,
                     Tensor* attention, const AttentionEpilogue& epilogue) {
+  if (epilogue.active()) {  // validated before the attention runs
+    if (!(epilogue.dropout >= 0.f && epilogue.dropout < 1.f))
+      raise<InvalidArgument>("graph_attention epilogue: dropout is ", epilogue.dropout,
+                             ", expected in [0, 1)");
+    if (epilogue.elu && !(epilogue.elu_alpha > 0.f))
+      raise<InvalidArgument>("graph_attention epilogue: elu_alpha is ", epilogue.elu_alpha, ", expected > 0");
+  }
   if (!tape.training) config.dropout = 0.f;
   const bool want_attention = config.return_attention && attention != nullptr;
   config.return_attention = want_attention;
@@ -62,7 +69,7 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   if (want_attention) *attention = std::move(result.attention);
   result.attention = Tensor();
   config.return_attention = false;
-  auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result), {}, {}, 0});
+  auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result), {}, {}, false, 0});
   if (epilogue.active()) {
     const int64_t rows = out.rank() > 0 ? out.shape()[0] : 0;
     const int64_t width = rows > 0 ? out.numel() / rows : 0;
@@ -79,11 +86,9 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
                        .elu_alpha = epilogue.elu_alpha,
                        .dropout = tape.training ? epilogue.dropout : 0.f,
                        .seed = epilogue.seed};
-    if (!(epilogue.dropout >= 0.f && epilogue.dropout < 1.f))
-      raise<InvalidArgument>("graph_attention epilogue: dropout is ", epilogue.dropout,
-                             ", expected in [0, 1)");
+    saved->fused = true;
+    saved->width = width;
     if (rows > 0) detail::apply_output_epilogue(out, bias, width, saved->epilogue);
-    saved->width = std::max<int64_t>(width, 1);
   }
   const std::initializer_list<Var> inputs = {vars.query,     vars.key,     vars.value,      vars.score_dst,
                                              vars.score_src, vars.weight,  vars.key_weight, vars.att,
@@ -91,7 +96,7 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   return tape.record("graph_attention", std::move(out), inputs, [saved](BackwardContext& ctx) {
     const AttentionVars& v = saved->vars;
     AttentionGrads g;
-    if (saved->width > 0) {
+    if (saved->fused) {
       // The epilogue's backward turns dy into d(attention output) in place, from the output;
       // then the output is no longer needed (D_i comes from the edges: forward.out is empty).
       Tensor dout = ctx.take_grad_out();

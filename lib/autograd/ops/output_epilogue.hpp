@@ -24,7 +24,8 @@ struct OutputEpilogue {
   uint64_t seed = 0;
 };
 
-/// y [rows, width] (any shape whose numel is rows * width), bias [width] or null; in place.
+/// y [rows, width] (any shape whose numel is rows * width), bias [width] or null; in place. The
+/// caller has checked the options (dropout in [0, 1), elu_alpha > 0) and the shapes.
 void apply_output_epilogue(Tensor& y, const float* bias, int64_t width, const OutputEpilogue& e);
 
 /// g = dL/dy becomes dL/d(input) in place, from the epilogue's output y; when `dbias` is given,
