@@ -8,7 +8,9 @@
 // through them (kernels/head_projection.hpp).
 #include "edgeattn/kernels/attention.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -277,9 +279,20 @@ AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs&
   return result;
 }
 
-AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs& inputs,
-                                  const AttentionConfig& config, const AttentionResult& forward,
-                                  ConstView grad_out) {
+namespace {
+
+// True when [a, a + an) and [b, b + bn) share a float.
+bool overlaps(const float* a, int64_t an, const float* b, int64_t bn) {
+  if (!a || !b || an <= 0 || bn <= 0) return false;
+  const auto a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
+  return a0 < b0 + static_cast<uintptr_t>(bn) * sizeof(float) &&
+         b0 < a0 + static_cast<uintptr_t>(an) * sizeof(float);
+}
+
+// attention_backward's body. With `to_caller`, `value_grad` receives the value gradient instead of
+// AttentionGrads::value (see the public overload).
+AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, const AttentionConfig& config,
+                        const AttentionResult& forward, ConstView grad_out, bool to_caller, View value_grad) {
   Prepared prep = prepare(pattern, inputs, config);
   prep.path = forward.path;  // backward runs where forward ran
   const int64_t nd = prep.num_dst, ns = prep.num_src, h = prep.heads;
@@ -301,11 +314,30 @@ AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs&
     dout = dout_storage.data();
   }
 
+  // The value gradient goes straight into value_grad when the backend writes every element of dv
+  // once, after its last read of v_j (the per-edge sparse backward: its source pass reads v_j only
+  // in the task that writes dv_j), and value_grad is the value itself or shares no memory with any
+  // other operand. Otherwise it is computed aside and copied at the end, after every read.
+  bool direct = false;
+  if (to_caller) {
+    check_shape("attention_backward: value_grad (expected the shape of value)", value_grad,
+                {inputs.value.dim(0), inputs.value.dim(1), inputs.value.dim(2)});
+    const int64_t n = value_grad.numel();
+    float* target = value_grad.data();
+    const bool in_place = target == inputs.value.data();
+    direct = prep.path == AttentionPath::sparse &&
+             kernels::parallel_backward_writes_each_dv_once(pattern, prep.args);
+    if (!in_place && overlaps(target, n, inputs.value.data(), inputs.value.numel())) direct = false;
+    for (ConstView other :
+         {inputs.query, inputs.key, inputs.score_dst, inputs.score_src, inputs.weight, inputs.key_weight,
+          inputs.att, inputs.edge_bias, grad_out, ConstView(forward.row_stats), ConstView(forward.out)})
+      if (overlaps(target, n, other.data(), other.numel())) direct = false;
+  }
   AttentionGrads g;
-  g.value = Tensor(inputs.value.shape());
+  if (!direct) g.value = Tensor(inputs.value.shape());
   if (!inputs.edge_bias.empty()) g.edge_bias = Tensor(inputs.edge_bias.shape());
   kernels::BackwardBuffers b;
-  b.dv = g.value.data();
+  b.dv = direct ? value_grad.data() : g.value.data();
   b.dbias = g.edge_bias.data();
   // Gradients w.r.t. the canonical (possibly projected) q and k.
   Tensor dq_canon, dk_canon;
@@ -374,7 +406,25 @@ AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs&
     kernels::head_map_backward({ns, h, prep.dk, prep.hidden}, inputs.key.data(), inputs.key_weight.data(),
                                dk_canon.data(), g.key.data(), g.key_weight.data(), reference);
   }
+  if (to_caller && !direct) {  // every read of v is done: copying over it is safe now
+    std::copy_n(g.value.data(), g.value.numel(), value_grad.data());
+    g.value = Tensor();
+  }
   return g;
+}
+
+}  // namespace
+
+AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs& inputs,
+                                  const AttentionConfig& config, const AttentionResult& forward,
+                                  ConstView grad_out) {
+  return backward(pattern, inputs, config, forward, grad_out, /*to_caller=*/false, View());
+}
+
+AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs& inputs,
+                                  const AttentionConfig& config, const AttentionResult& forward,
+                                  ConstView grad_out, View value_grad) {
+  return backward(pattern, inputs, config, forward, grad_out, /*to_caller=*/true, value_grad);
 }
 
 Tensor to_input_edge_order(const Graph& graph, ConstView per_edge) {

@@ -77,6 +77,10 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
 void parallel_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out);
 void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
                        const BackwardBuffers& grads);
+/// True when parallel_backward writes every element of grads.dv exactly once (no zero-fill
+/// needed), in the task that reads v_j for the last time, after every other read of v: then dv
+/// may overwrite v itself. False for the tiled form (it reads v by tiles across tasks).
+bool parallel_backward_writes_each_dv_once(const Pattern& p, const KernelArgs& a);
 
 // Dense blocked-GEMM path; a.score.kind must be EdgeScore::dot.
 void dense_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out);

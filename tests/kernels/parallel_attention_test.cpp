@@ -242,6 +242,72 @@ TEST(ParallelAttention, TiledKernelOnLongContiguousRowsMatchesReference) {
         }
 }
 
+// attention_backward(..., value_grad): the value gradient lands in the caller's buffer, or over
+// the value itself, with the bits of the returned form on every path (the per-edge kernel writes
+// it directly; the tiled, dense and reference paths, and a buffer that overlaps another operand,
+// copy it after the last read of v).
+TEST(ParallelAttention, ValueGradientIntoABufferOrOverTheValueEqualsTheReturnedOne) {
+  struct Run {
+    std::string name;
+    Pattern pattern;
+    Score score;
+    AttentionPath path;
+  };
+  const Graph power_law = testing::power_law_graph(60, 400, 7);
+  const std::vector<Run> runs = {
+      {"per-edge additive", power_law, Score::additive, AttentionPath::sparse},
+      {"per-edge dot", power_law, Score::dot_product, AttentionPath::sparse},
+      {"per-edge bilinear", WindowPattern::sliding(50, 3), Score::bilinear, AttentionPath::sparse},
+      {"tiled dot", CompletePattern(90, 120), Score::dot_product, AttentionPath::sparse},
+      {"dense dot", CompletePattern(40, 40), Score::dot_product, AttentionPath::dense},
+      {"reference additive", power_law, Score::additive, AttentionPath::reference},
+  };
+  for (const Run& run : runs)
+    for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+      SCOPED_TRACE(run.name + (combine == HeadCombine::mean ? " mean" : " concat"));
+      const AttentionConfig c{
+          .score = run.score, .combine = combine, .dropout = 0.2f, .seed = 4, .path = run.path};
+      const Operands o = make_operands(run.pattern, c, 2, 16, 8, /*bias=*/true, 9);
+      const AttentionResult fwd = attention_forward(run.pattern, o.inputs(), c);
+      const AttentionGrads want = attention_backward(run.pattern, o.inputs(), c, fwd, o.grad_out);
+      auto expect_rest_equal = [&](const AttentionGrads& got) {
+        EXPECT_TRUE(got.value.absent());
+        for (const auto& [g, w] : {std::pair{&got.query, &want.query},
+                                   {&got.key, &want.key},
+                                   {&got.score_dst, &want.score_dst},
+                                   {&got.score_src, &want.score_src},
+                                   {&got.weight, &want.weight},
+                                   {&got.edge_bias, &want.edge_bias}}) {
+          ASSERT_EQ(g->absent(), w->absent());
+          if (!w->absent()) {
+            EXPECT_EQ(max_abs_diff(*g, *w), 0.f);
+          }
+        }
+      };
+      {  // a separate buffer, holding garbage: every element is written
+        Tensor buffer(o.value.shape(), std::nanf(""));
+        expect_rest_equal(attention_backward(run.pattern, o.inputs(), c, fwd, o.grad_out, buffer));
+        EXPECT_EQ(max_abs_diff(buffer, want.value), 0.f);
+      }
+      {                     // over the value itself
+        Operands mine = o;  // a deep copy
+        expect_rest_equal(attention_backward(run.pattern, mine.inputs(), c, fwd, o.grad_out, mine.value));
+        EXPECT_EQ(max_abs_diff(mine.value, want.value), 0.f);
+      }
+    }
+  // A buffer that is another operand (here the output gradient, read by the whole backward) is
+  // written only after the last read.
+  const AttentionConfig c{.score = Score::additive, .path = AttentionPath::sparse};
+  const Operands o = make_operands(power_law, c, 2, 4, 4, false, 3);
+  const AttentionResult fwd = attention_forward(power_law, o.inputs(), c);
+  const AttentionGrads want = attention_backward(power_law, o.inputs(), c, fwd, o.grad_out);
+  Tensor shared = o.grad_out;
+  (void)attention_backward(power_law, o.inputs(), c, fwd, shared, shared);
+  EXPECT_EQ(max_abs_diff(shared, want.value), 0.f);
+  Tensor wrong({60, 2, 5});
+  EXPECT_THROW((void)attention_backward(power_law, o.inputs(), c, fwd, o.grad_out, wrong), ShapeError);
+}
+
 TEST(ParallelAttention, SparseKernelsOnStructuredPatternsMatchTheDensePath) {
   // Dense attention with a mask is the classical formulation; every structured pattern, short rows
   // (per-edge kernel) and long rows (tiled kernel), must agree with it.

@@ -115,6 +115,17 @@ AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs&
                                   const AttentionConfig& config, const AttentionResult& forward,
                                   ConstView grad_out);
 
+/// As above, but the value gradient is written into `value_grad` ([num_src, H, Dv], every
+/// element) and AttentionGrads::value stays empty. `value_grad` may be the value operand's own
+/// storage, which it then overwrites: a caller that can recompute v (autograd::gat_attention
+/// recomputes v = x W^T) saves a [num_src, H, Dv] tensor. The fused sparse backward writes it in
+/// place (it reads v_j for the last time in the task that writes dv_j); the dense, reference and
+/// tiled paths, or a value_grad that overlaps another operand, compute it aside and copy it over
+/// after the last read. ShapeError when the shape differs from value's.
+AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs& inputs,
+                                  const AttentionConfig& config, const AttentionResult& forward,
+                                  ConstView grad_out, View value_grad);
+
 /// Maps per-edge values in CSR order ([E, H], e.g. AttentionResult::attention) to the order of
 /// the edge list the graph was built from ([num_input_edges, H]). Input edges the builder dropped
 /// get 0; merged duplicates get the kept edge's value. Throws GraphError if the graph carries no

@@ -11,7 +11,9 @@
 // Pass 2 (source-parallel over the transpose, `for_each_in_col`) recomputes alpha and ds for each
 // in-edge of source j and accumulates dk (or d score_src) and dv for j.
 // Every output element is written by exactly one task, and chunking depends only on the pattern,
-// so gradients are bit-identical for any thread count. Extra memory: D [num_dst, H] plus
+// so gradients are bit-identical for any thread count. Pass 2 reads v only as v_j, in the task
+// that then writes dv_j, and pass 1 has finished every read of v before: dv may overwrite v
+// (attention_backward's value_grad). Extra memory: D [num_dst, H] plus
 // O(max_degree * H) per task.
 #include <cmath>
 #include <numeric>
@@ -246,6 +248,10 @@ void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInpu
         backward_impl<false, Dm>(pattern, score, a, in, g);
     });
   });
+}
+
+bool parallel_backward_writes_each_dv_once(const Pattern& p, const KernelArgs& a) {
+  return !tiled_applies(p, a, /*want_alpha=*/false);
 }
 
 }  // namespace edgeattn::kernels
