@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "autograd/elementwise.hpp"
+#include "autograd/ops/head_scores.hpp"
 #include "autograd/ops/output_epilogue.hpp"
 
 namespace edgeattn::autograd {
@@ -52,15 +53,41 @@ struct OutputLoan {
 
 }  // namespace
 
+namespace detail {
+
+void check_epilogue(const char* who, const AttentionEpilogue& epilogue) {
+  if (!epilogue.active()) return;
+  if (!(epilogue.dropout >= 0.f && epilogue.dropout < 1.f))
+    raise<InvalidArgument>(who, " epilogue: dropout is ", epilogue.dropout, ", expected in [0, 1)");
+  if (epilogue.elu && !(epilogue.elu_alpha > 0.f))
+    raise<InvalidArgument>(who, " epilogue: elu_alpha is ", epilogue.elu_alpha, ", expected > 0");
+}
+
+int64_t apply_epilogue(const Tape& tape, const char* who, const AttentionEpilogue& epilogue, Tensor& out,
+                       OutputEpilogue& applied) {
+  const int64_t rows = out.rank() > 0 ? out.shape()[0] : 0;
+  const int64_t width = rows > 0 ? out.numel() / rows : 0;
+  const float* bias = nullptr;
+  if (epilogue.bias) {
+    const Tensor& b = tape.value(epilogue.bias);
+    if (b.numel() != width || b.rank() != 1)
+      raise<ShapeError>(who, " epilogue: bias has shape ", b.shape().str(), ", expected [", width,
+                        "] (the output's elements per row)");
+    bias = b.data();
+  }
+  applied = {.elu = epilogue.elu,
+             .elu_alpha = epilogue.elu_alpha,
+             .dropout = tape.training ? epilogue.dropout : 0.f,
+             .seed = epilogue.seed};
+  if (rows > 0) apply_output_epilogue(out, bias, width, applied);
+  return width;
+}
+
+}  // namespace detail
+
 Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& vars, AttentionConfig config,
                     Tensor* attention, const AttentionEpilogue& epilogue) {
-  if (epilogue.active()) {  // validated before the attention runs
-    if (!(epilogue.dropout >= 0.f && epilogue.dropout < 1.f))
-      raise<InvalidArgument>("graph_attention epilogue: dropout is ", epilogue.dropout,
-                             ", expected in [0, 1)");
-    if (epilogue.elu && !(epilogue.elu_alpha > 0.f))
-      raise<InvalidArgument>("graph_attention epilogue: elu_alpha is ", epilogue.elu_alpha, ", expected > 0");
-  }
+  detail::check_epilogue("graph_attention", epilogue);  // before the attention runs
   if (!tape.training) config.dropout = 0.f;
   const bool want_attention = config.return_attention && attention != nullptr;
   config.return_attention = want_attention;
@@ -71,24 +98,9 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   config.return_attention = false;
   auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result), {}, {}, false, 0});
   if (epilogue.active()) {
-    const int64_t rows = out.rank() > 0 ? out.shape()[0] : 0;
-    const int64_t width = rows > 0 ? out.numel() / rows : 0;
-    const float* bias = nullptr;
-    if (epilogue.bias) {
-      const Tensor& b = tape.value(epilogue.bias);
-      if (b.numel() != width || b.rank() != 1)
-        raise<ShapeError>("graph_attention epilogue: bias has shape ", b.shape().str(), ", expected [", width,
-                          "] (the output's elements per row)");
-      bias = b.data();
-    }
     saved->bias = epilogue.bias;
-    saved->epilogue = {.elu = epilogue.elu,
-                       .elu_alpha = epilogue.elu_alpha,
-                       .dropout = tape.training ? epilogue.dropout : 0.f,
-                       .seed = epilogue.seed};
     saved->fused = true;
-    saved->width = width;
-    if (rows > 0) detail::apply_output_epilogue(out, bias, width, saved->epilogue);
+    saved->width = detail::apply_epilogue(tape, "graph_attention", epilogue, out, saved->epilogue);
   }
   const std::initializer_list<Var> inputs = {vars.query,     vars.key,     vars.value,      vars.score_dst,
                                              vars.score_src, vars.weight,  vars.key_weight, vars.att,
@@ -122,37 +134,6 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   });
 }
 
-namespace {
-
-// s[i, k] = <h[i, k, :], a[k, :]> for `rows` rows. The d products of a head go through a
-// vectorised multiply, then a sum in index order (the same order as a scalar loop).
-void head_scores_rows(int64_t rows, int64_t heads, int64_t d, const float* __restrict h,
-                      const float* __restrict a, float* __restrict s) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t k = 0; k < heads; ++k) {
-      const float* hk = h + (i * heads + k) * d;
-      const float* ak = a + k * d;
-      float acc = 0.f;
-      for (int64_t c = 0; c < d; ++c) acc += hk[c] * ak[c];
-      s[i * heads + k] = acc;
-    }
-}
-
-// dh[i, k, :] += ds[i, k] a[k, :]
-void head_scores_backward_rows(int64_t rows, int64_t heads, int64_t d, const float* __restrict g,
-                               const float* __restrict a, float* __restrict dh) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t k = 0; k < heads; ++k) {
-      const float gk = g[i * heads + k];
-      float* dhk = dh + (i * heads + k) * d;
-      const float* ak = a + k * d;
-#pragma omp simd
-      for (int64_t c = 0; c < d; ++c) dhk[c] += gk * ak[c];
-    }
-}
-
-}  // namespace
-
 Var head_scores(Tape& tape, Var h, Var a) {
   const Tensor& hv = tape.value(h);
   const Tensor& av = tape.value(a);
@@ -163,7 +144,7 @@ Var head_scores(Tape& tape, Var h, Var a) {
   const float *hd = hv.data(), *ad = av.data();
   float* sd = s.data();
   detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
-    head_scores_rows(r1 - r0, heads, d, hd + r0 * heads * d, ad, sd + r0 * heads);
+    detail::head_scores_rows(r1 - r0, heads, d, hd + r0 * heads * d, ad, sd + r0 * heads);
   });
   return tape.record("head_scores", std::move(s), {h, a}, [h, a, n, heads, d](BackwardContext& ctx) {
     const float* g = ctx.grad_out().data();
@@ -171,7 +152,7 @@ Var head_scores(Tape& tape, Var h, Var a) {
       const float* ad = ctx.value(a).data();
       float* dh = ctx.grad(h).data();
       detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
-        head_scores_backward_rows(r1 - r0, heads, d, g + r0 * heads, ad, dh + r0 * heads * d);
+        detail::head_scores_backward_rows(r1 - r0, heads, d, g + r0 * heads, ad, dh + r0 * heads * d);
       });
     }
     if (ctx.needs_grad(a)) {  // da[k, :] += sum_i ds[i, k] h[i, k, :]

@@ -207,9 +207,14 @@ void dropped_project(const DroppedInput& d, const Tensor& w, Tensor& y) {
   const float* xd = d.x.data();
   const float* wd = w.data();
   float* yd = y.data();
-  for_each_row_block_with_buffer(d.x.dim(0), in, [&](int64_t r0, int64_t r1, float* buffer) {
-    mask(xd + r0 * in, r0, r1, buffer);
-    kernels::gemm(false, true, r1 - r0, out, in, 1.f, buffer, in, wd, in, 0.f, yd + r0 * out, out);
+  const bool keep_all = d.p == 0.f;  // x itself: no copy, no mask
+  for_each_row_block_with_buffer(d.x.dim(0), keep_all ? 0 : in, [&](int64_t r0, int64_t r1, float* buffer) {
+    const float* rows = xd + r0 * in;
+    if (!keep_all) {
+      mask(rows, r0, r1, buffer);
+      rows = buffer;
+    }
+    kernels::gemm(false, true, r1 - r0, out, in, 1.f, rows, in, wd, in, 0.f, yd + r0 * out, out);
   });
 }
 
@@ -221,17 +226,22 @@ void dropped_transpose_products(const DroppedInput& d, std::span<const Transpose
   int64_t size = 0;  // floats of one chunk's partials, all products together
   for (const TransposeProduct& t : products) size += t.cols * in;
   std::vector<float> partial(static_cast<size_t>(chunks * size), 0.f);
+  const bool keep_all = d.p == 0.f;  // x itself: no copy, no mask
   parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<float> buffer(static_cast<size_t>(kBlockRows * in));
+    std::vector<float> buffer(static_cast<size_t>(keep_all ? 0 : kBlockRows * in));
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t end = std::min(rows, (c + 1) * kWeightGradRows);
       for (int64_t r0 = c * kWeightGradRows; r0 < end; r0 += kBlockRows) {
         const int64_t r1 = std::min(end, r0 + kBlockRows);
-        mask(xd + r0 * in, r0, r1, buffer.data());  // the block is masked once for every product
+        const float* block = xd + r0 * in;
+        if (!keep_all) {
+          mask(block, r0, r1, buffer.data());  // the block is masked once for every product
+          block = buffer.data();
+        }
         float* part = partial.data() + c * size;
         for (const TransposeProduct& t : products) {
-          kernels::gemm(true, false, t.cols, in, r1 - r0, 1.f, t.g + r0 * t.cols, t.cols, buffer.data(), in,
-                        1.f, part, in);
+          kernels::gemm(true, false, t.cols, in, r1 - r0, 1.f, t.g + r0 * t.cols, t.cols, block, in, 1.f,
+                        part, in);
           part += t.cols * in;
         }
       }
@@ -252,9 +262,11 @@ void dropped_input_grad(const DroppedInput& d, const float* dy, const Tensor& w,
   const int64_t in = d.x.dim(1), out = w.dim(0);
   const float* wd = w.data();
   float* dxd = dx.data();
-  for_each_row_block_with_buffer(d.x.dim(0), in, [&](int64_t r0, int64_t r1, float* buffer) {
-    kernels::gemm(false, false, r1 - r0, in, out, 1.f, dy + r0 * out, out, wd, in, 0.f, buffer, in);
-    mask(buffer, r0, r1, dxd + r0 * in);
+  const bool keep_all = d.p == 0.f;  // dx = dy w, straight into dx
+  for_each_row_block_with_buffer(d.x.dim(0), keep_all ? 0 : in, [&](int64_t r0, int64_t r1, float* buffer) {
+    float* target = keep_all ? dxd + r0 * in : buffer;
+    kernels::gemm(false, false, r1 - r0, in, out, 1.f, dy + r0 * out, out, wd, in, 0.f, target, in);
+    if (!keep_all) mask(buffer, r0, r1, dxd + r0 * in);
   });
 }
 

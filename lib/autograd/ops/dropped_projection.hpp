@@ -1,6 +1,6 @@
 // Internal: products with a dropped input, x~ = dropout(x; p, seed) (the mask of
-// autograd::dropout, keyed by the flat element index; p = 0: x itself), computed in row blocks
-// so that x~ never exists whole. dropout_linear is built on them.
+// autograd::dropout, keyed by the flat element index; p = 0: x itself, read in place), computed in
+// row blocks so that x~ never exists whole. dropout_linear and gat_attention are built on them.
 //
 //   project:          y = x~ W^T                        x [N, in], W [out, in] -> y [N, out]
 //   transpose_products: out_k += g_k^T x~ for each k      g_k [N, cols_k] -> out_k [cols_k, in]

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "edgeattn/autograd/ops/attention.hpp"
 #include "edgeattn/core/tensor.hpp"
 
 namespace edgeattn::autograd::detail {
@@ -32,5 +33,14 @@ void apply_output_epilogue(Tensor& y, const float* bias, int64_t width, const Ou
 /// dbias[c] += sum over rows of the new g[:, c] (fixed row blocks: thread-count independent).
 void output_epilogue_backward(Tensor& g, const Tensor& y, int64_t width, const OutputEpilogue& e,
                               float* dbias);
+
+/// InvalidArgument naming `who` unless an active epilogue's dropout is in [0, 1) and elu_alpha > 0.
+void check_epilogue(const char* who, const AttentionEpilogue& epilogue);
+
+/// Applies an active, checked epilogue to an attention op's output `out` in place (dropout only
+/// when tape.training), filling `applied` with what the backward needs; returns the output's
+/// elements per row. ShapeError when the bias does not have that width.
+int64_t apply_epilogue(const Tape& tape, const char* who, const AttentionEpilogue& epilogue, Tensor& out,
+                       OutputEpilogue& applied);
 
 }  // namespace edgeattn::autograd::detail

@@ -63,6 +63,40 @@ struct AttentionEpilogue {
 Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& vars, AttentionConfig config,
                     Tensor* attention = nullptr, const AttentionEpilogue& epilogue = {});
 
+/// The operands of gat_attention: a GAT layer's input and parameters.
+struct GatVars {
+  Var x{};        ///< [N, in] node features (dense)
+  Var weight{};   ///< [H * D, in] the layer's linear map (GATConv's lin.weight)
+  Var att_dst{};  ///< [H, D]
+  Var att_src{};  ///< [H, D]
+  /// Dropout on x before the map (training only): the mask of dropout(tape, x, p, seed), as in
+  /// dropout_linear. 0 for none.
+  float input_dropout = 0.f;
+  uint64_t input_seed = 0;
+};
+
+/// One GAT attention step as a single op, over a square pattern on x's N rows:
+///   h = dropout(x) W^T viewed [N, H, D],   s_dst = head_scores(h, att_dst),  s_src = head_scores(h, att_src)
+///   out = graph_attention(pattern, {.value = h, .score_dst = s_dst, .score_src = s_src}, config,
+///                         attention, epilogue)
+/// with the forward equal bit for bit to those ops (dropout_linear, reshape, head_scores twice,
+/// graph_attention) and gradients equal to rounding. The difference is memory: the op keeps only
+/// its output and the row log-sum-exp. Its backward recomputes h (one GEMM over x, the same bits)
+/// and lets the attention backward overwrite it with dh, so h and dh never coexist, and it takes
+/// the score vectors' gradients from ds^T dropout(x) and W in the same pass over x as dW (so h is
+/// not needed after dh is formed). GATConv uses it when the input is dense and there is no
+/// residual. config.score must be Score::additive (InvalidArgument otherwise); ShapeError names
+/// the operand whose shape disagrees. -> concat: [N, H, D]; mean: [N, D].
+///
+/// Example (the hidden layer of GAT on a dense-feature graph):
+///   Var out = gat_attention(tape, graph,
+///                           {.x = x, .weight = w, .att_dst = a_dst, .att_src = a_src,
+///                            .input_dropout = 0.6f, .input_seed = s1},
+///                           {.score = Score::additive, .dropout = 0.6f, .seed = s2}, nullptr,
+///                           {.bias = b, .elu = true, .dropout = 0.6f, .seed = s3});
+Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, AttentionConfig config,
+                  Tensor* attention = nullptr, const AttentionEpilogue& epilogue = {});
+
 /// Per-node, per-head score a_h . h_{n,h}: h: [N, H, D], a: [H, D] -> [N, H].
 /// (GAT's a^T [W h_i || W h_j] split into a_dst . W h_i and a_src . W h_j.)
 Var head_scores(Tape& tape, Var h, Var a);

@@ -1,0 +1,193 @@
+// One GAT attention step as one tape op (see gat_attention in autograd/ops/attention.hpp).
+//
+// Forward: h = dropout(x) W^T ([N, H*D], by row blocks: the dropped x is never stored), the score
+// terms s_dst = <h_i, a_dst>, s_src = <h_j, a_src>, the fused attention, the epilogue. Only the
+// output and the row log-sum-exp are kept.
+//
+// Backward, with dy the output's gradient:
+//   1. the epilogue's backward turns dy into d(attention output) in place; the output is freed;
+//   2. h, s_dst and s_src are recomputed (one GEMM over x; the same bits as the forward);
+//   3. the attention backward writes dh over h (its value gradient, in place) and gives
+//      ds_dst, ds_src [N, H];
+//   4. dh += ds_src (x) a_src + ds_dst (x) a_dst (the score terms' h gradient, in the order the
+//      unfused ops' backward adds them);
+//   5. one pass over row blocks of dropout(x) gives dW = dh^T x~, and z_dst = ds_dst^T x~,
+//      z_src = ds_src^T x~ [H, in]. The score vectors' gradients follow without h:
+//        d a_dst[k, d] = sum_i ds_dst[i, k] h[i, k, d] = sum_c z_dst[k, c] W[k*D + d, c]
+//   6. dx = mask * scale * (dh W), when x needs a gradient.
+// Live at the peak of the backward: x, dy, h/dh and the [N, H] terms; never h and dh together.
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "autograd/elementwise.hpp"
+#include "autograd/ops/dropped_projection.hpp"
+#include "autograd/ops/head_scores.hpp"
+#include "autograd/ops/output_epilogue.hpp"
+#include "edgeattn/autograd/ops/attention.hpp"
+
+namespace edgeattn::autograd {
+namespace {
+
+struct Saved {
+  Pattern pattern;
+  GatVars vars;
+  float input_dropout = 0.f;  // 0 when not training
+  AttentionConfig config;
+  AttentionResult forward;  // row_stats and path; `out` stays empty (two-sweep D_i in backward)
+  Var bias;
+  detail::OutputEpilogue epilogue;
+  bool fused = false;
+  int64_t width = 0;
+  int64_t heads = 0, head_dim = 0;
+};
+
+// h [N, H, D] = dropout(x) W^T, and the two score terms [N, H].
+struct Projected {
+  Tensor h, score_dst, score_src;
+};
+
+Projected project(const detail::DroppedInput& dropped, const Tensor& w, const Tensor& a_dst,
+                  const Tensor& a_src, int64_t heads, int64_t head_dim) {
+  const int64_t n = dropped.x.dim(0);
+  Projected p{Tensor::uninitialized({n, heads, head_dim}), Tensor::uninitialized({n, heads}),
+              Tensor::uninitialized({n, heads})};
+  detail::dropped_project(dropped, w, p.h);  // every row block is written
+  const float* hd = p.h.data();
+  const float *dst = a_dst.data(), *src = a_src.data();
+  float *sd = p.score_dst.data(), *ss = p.score_src.data();
+  detail::for_each_row_block(n, heads * head_dim, [&](int64_t r0, int64_t r1) {
+    detail::head_scores_rows(r1 - r0, heads, head_dim, hd + r0 * heads * head_dim, dst, sd + r0 * heads);
+    detail::head_scores_rows(r1 - r0, heads, head_dim, hd + r0 * heads * head_dim, src, ss + r0 * heads);
+  });
+  return p;
+}
+
+AttentionInputs attention_inputs(const Projected& p) {
+  return {.value = p.h, .score_dst = p.score_dst, .score_src = p.score_src};
+}
+
+// da[k, d] += sum_c z[k, c] w[k*D + d, c]: the score vector's gradient from z = ds^T x~ [H, in].
+void score_vector_grad(const Tensor& z, const Tensor& w, int64_t heads, int64_t head_dim, float* da) {
+  const int64_t in = w.dim(1);
+  for (int64_t k = 0; k < heads; ++k)
+    for (int64_t d = 0; d < head_dim; ++d) {
+      const float* zk = z.data() + k * in;
+      const float* wr = w.data() + (k * head_dim + d) * in;
+      float acc = 0.f;
+      for (int64_t c = 0; c < in; ++c) acc += zk[c] * wr[c];
+      da[k * head_dim + d] += acc;
+    }
+}
+
+void check_operands(const Tape& tape, const Pattern& pattern, const GatVars& v,
+                    const AttentionConfig& config) {
+  if (!v.x || !v.weight || !v.att_dst || !v.att_src)
+    raise<InvalidArgument>("gat_attention: x, weight, att_dst and att_src are all required");
+  if (config.score != Score::additive)
+    raise<InvalidArgument>("gat_attention: config.score is '", to_string(config.score),
+                           "', expected 'additive' (GAT's score)");
+  if (!(v.input_dropout >= 0.f && v.input_dropout < 1.f))
+    raise<InvalidArgument>("gat_attention: input_dropout is ", v.input_dropout, ", expected in [0, 1)");
+  const Tensor& x = tape.value(v.x);
+  const Tensor& a_dst = tape.value(v.att_dst);
+  detail::expect_rank("gat_attention", "att_dst", a_dst, 2, "[heads, head_dim]");
+  const int64_t heads = a_dst.dim(0), head_dim = a_dst.dim(1);
+  detail::expect_shape("gat_attention", "att_src", tape.value(v.att_src), {heads, head_dim});
+  detail::expect_rank("gat_attention", "x", x, 2, "[num_nodes, in]");
+  detail::expect_shape("gat_attention", "weight", tape.value(v.weight), {heads * head_dim, x.dim(1)});
+  if (num_dst(pattern) != num_src(pattern) || x.dim(0) != num_src(pattern))
+    raise<ShapeError>("gat_attention: x has ", x.dim(0), " rows and the pattern is ", num_dst(pattern), " x ",
+                      num_src(pattern),
+                      ", expected a square pattern over x's rows (h of a node is both its "
+                      "query side and its value)");
+}
+
+}  // namespace
+
+Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, AttentionConfig config,
+                  Tensor* attention, const AttentionEpilogue& epilogue) {
+  check_operands(tape, pattern, vars, config);
+  detail::check_epilogue("gat_attention", epilogue);
+  if (!tape.training) config.dropout = 0.f;
+  const bool want_attention = config.return_attention && attention != nullptr;
+  config.return_attention = want_attention;
+  const Tensor& a_dst = tape.value(vars.att_dst);
+  const int64_t heads = a_dst.dim(0), head_dim = a_dst.dim(1);
+  const float input_dropout = tape.training ? vars.input_dropout : 0.f;
+
+  AttentionResult result;
+  {
+    const Projected p = project({tape.value(vars.x), input_dropout, vars.input_seed}, tape.value(vars.weight),
+                                a_dst, tape.value(vars.att_src), heads, head_dim);
+    result = attention_forward(pattern, attention_inputs(p), config);
+  }  // h and the score terms are freed here
+  Tensor out = std::move(result.out);
+  if (want_attention) *attention = std::move(result.attention);
+  result.attention = Tensor();
+  config.return_attention = false;
+  auto saved = std::make_shared<Saved>(
+      Saved{pattern, vars, input_dropout, config, std::move(result), {}, {}, false, 0, heads, head_dim});
+  if (epilogue.active()) {
+    saved->bias = epilogue.bias;
+    saved->fused = true;
+    saved->width = detail::apply_epilogue(tape, "gat_attention", epilogue, out, saved->epilogue);
+  }
+  const GatVars& v = vars;
+  return tape.record(
+      "gat_attention", std::move(out), {v.x, v.weight, v.att_dst, v.att_src, epilogue.bias},
+      [saved](BackwardContext& ctx) {
+        const GatVars& v = saved->vars;
+        Tensor dout = ctx.take_grad_out();
+        if (saved->fused) {
+          float* dbias = saved->bias && ctx.needs_grad(saved->bias) ? ctx.grad(saved->bias).data() : nullptr;
+          if (dout.numel() > 0)
+            detail::output_epilogue_backward(dout, ctx.out(), saved->width, saved->epilogue, dbias);
+        }
+        ctx.release_out();
+        const bool want_x = ctx.needs_grad(v.x), want_w = ctx.needs_grad(v.weight);
+        const bool want_dst = ctx.needs_grad(v.att_dst), want_src = ctx.needs_grad(v.att_src);
+        if (!want_x && !want_w && !want_dst && !want_src) return;
+
+        const Tensor& x = ctx.value(v.x);
+        const Tensor& w = ctx.value(v.weight);
+        const Tensor& a_dst = ctx.value(v.att_dst);
+        const Tensor& a_src = ctx.value(v.att_src);
+        const int64_t n = x.dim(0), heads = saved->heads, head_dim = saved->head_dim;
+        const detail::DroppedInput dropped{x, saved->input_dropout, v.input_seed};
+        Projected p = project(dropped, w, a_dst, a_src, heads, head_dim);
+        AttentionGrads g = attention_backward(saved->pattern, attention_inputs(p), saved->config,
+                                              saved->forward, dout, /*value_grad=*/p.h);
+        dout = Tensor();
+        p.score_dst = Tensor();
+        p.score_src = Tensor();
+        Tensor& dh = p.h;  // now the value gradient
+        {
+          const float* dsd = g.score_dst.data();
+          const float* dss = g.score_src.data();
+          float* dhd = dh.data();
+          detail::for_each_row_block(n, heads * head_dim, [&](int64_t r0, int64_t r1) {
+            float* rows = dhd + r0 * heads * head_dim;
+            detail::head_scores_backward_rows(r1 - r0, heads, head_dim, dss + r0 * heads, a_src.data(), rows);
+            detail::head_scores_backward_rows(r1 - r0, heads, head_dim, dsd + r0 * heads, a_dst.data(), rows);
+          });
+        }
+        const int64_t in = x.dim(1);
+        Tensor z_dst = want_dst ? Tensor({heads, in}) : Tensor();
+        Tensor z_src = want_src ? Tensor({heads, in}) : Tensor();
+        std::vector<detail::TransposeProduct> products;
+        if (want_w) products.push_back({dh.data(), heads * head_dim, ctx.grad(v.weight).data()});
+        if (want_dst) products.push_back({g.score_dst.data(), heads, z_dst.data()});
+        if (want_src) products.push_back({g.score_src.data(), heads, z_src.data()});
+        if (!products.empty()) detail::dropped_transpose_products(dropped, products);
+        if (want_dst) score_vector_grad(z_dst, w, heads, head_dim, ctx.grad(v.att_dst).data());
+        if (want_src) score_vector_grad(z_src, w, heads, head_dim, ctx.grad(v.att_src).data());
+        if (want_x) {
+          Tensor dx = Tensor::uninitialized(x.shape());  // every row block is written
+          detail::dropped_input_grad(dropped, dh.data(), w, dx);
+          ctx.add_grad(v.x, std::move(dx));
+        }
+      });
+}
+
+}  // namespace edgeattn::autograd

@@ -1,0 +1,230 @@
+// gat_attention, one GAT attention step as a single op that recomputes h = dropout(x) W^T in its
+// backward: the same forward bits as the unfused ops (dropout_linear, reshape, head_scores twice,
+// graph_attention with its epilogue) and the same gradients to rounding, for concat and mean
+// heads, with and without input dropout and epilogue, releasing in backward or not, training or
+// not; finite-difference gradients of every operand; the returned attention weights; typed
+// errors naming the operand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "edgeattn/autograd/ops.hpp"
+#include "support/expect_error.hpp"
+#include "support/gradcheck.hpp"
+#include "support/test_graphs.hpp"
+
+namespace edgeattn::autograd {
+namespace {
+
+using edgeattn::testing::check_gradients;
+using edgeattn::testing::expect_throw_naming;
+using edgeattn::testing::random_tensor;
+using edgeattn::testing::weighted_sum;
+
+constexpr int64_t kNodes = 9, kIn = 5, kHeads = 2, kDim = 3;
+
+Graph test_graph() { return edgeattn::testing::power_law_graph(kNodes, 30, 4); }
+
+struct Operands {
+  Parameter x{"x", random_tensor({kNodes, kIn}, 1), {}};
+  Parameter w{"w", random_tensor({kHeads * kDim, kIn}, 2), {}};
+  Parameter a_dst{"att_dst", random_tensor({kHeads, kDim}, 3), {}};
+  Parameter a_src{"att_src", random_tensor({kHeads, kDim}, 4), {}};
+  Parameter bias_concat{"bias", random_tensor({kHeads * kDim}, 5), {}};
+  Parameter bias_mean{"bias", random_tensor({kDim}, 5), {}};
+};
+
+struct Setting {
+  HeadCombine combine = HeadCombine::concat;
+  float input_dropout = 0.f;
+  bool epilogue = false;
+  bool release = false;
+  bool training = true;
+  std::string name() const {
+    return std::string(combine == HeadCombine::concat ? "concat" : "mean") + ", input dropout " +
+           std::to_string(input_dropout) + (epilogue ? ", epilogue" : "") + (release ? ", release" : "") +
+           (training ? "" : ", eval");
+  }
+};
+
+struct LayerRun {
+  Tensor y;
+  Tensor attention;
+  std::vector<Tensor> grads;  // x, w, att_dst, att_src, bias
+};
+
+// The layer as one op (`fused`) or as the ops it replaces; loss = weighted sum of the output.
+LayerRun run_layer(const Setting& s, bool fused) {
+  Operands o;
+  Parameter& bias = s.combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
+  const Graph graph = test_graph();
+  Tape t;
+  t.release_in_backward = s.release;
+  t.training = s.training;
+  const AttentionConfig config{
+      .score = Score::additive, .combine = s.combine, .dropout = 0.25f, .seed = 6, .return_attention = true};
+  AttentionEpilogue epilogue;
+  if (s.epilogue)
+    epilogue = {.bias = t.parameter(bias), .elu = true, .elu_alpha = 1.f, .dropout = 0.3f, .seed = 8};
+  const Var x = t.parameter(o.x), w = t.parameter(o.w), a_dst = t.parameter(o.a_dst),
+            a_src = t.parameter(o.a_src);
+  LayerRun r;
+  Var y;
+  if (fused) {
+    y = gat_attention(t, graph,
+                      {.x = x,
+                       .weight = w,
+                       .att_dst = a_dst,
+                       .att_src = a_src,
+                       .input_dropout = s.input_dropout,
+                       .input_seed = 12},
+                      config, &r.attention, epilogue);
+  } else {
+    const Var h =
+        s.input_dropout > 0.f ? dropout_linear(t, x, s.input_dropout, 12, w, Var{}) : linear(t, x, w);
+    const Var h3 = reshape(t, h, {kNodes, kHeads, kDim});
+    y = graph_attention(
+        t, graph,
+        {.value = h3, .score_dst = head_scores(t, h3, a_dst), .score_src = head_scores(t, h3, a_src)}, config,
+        &r.attention, epilogue);
+  }
+  r.y = t.value(y);
+  t.backward(weighted_sum(t, y, 10));
+  for (Parameter* p : {&o.x, &o.w, &o.a_dst, &o.a_src, &bias}) r.grads.push_back(p->grad);
+  return r;
+}
+
+void expect_near_all(const Tensor& a, const Tensor& b, float tol) {
+  ASSERT_EQ(a.numel(), b.numel());
+  for (int64_t i = 0; i < a.numel(); ++i)
+    EXPECT_NEAR(a.data()[i], b.data()[i], tol * (1.f + std::abs(b.data()[i]))) << "element " << i;
+}
+
+TEST(GatAttention, EqualsTheUnfusedOpsForwardAndBackward) {
+  std::vector<Setting> settings;
+  for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean})
+    for (float input_dropout : {0.f, 0.4f})
+      for (bool epilogue : {false, true})
+        for (bool release : {false, true})
+          settings.push_back({combine, input_dropout, epilogue, release, true});
+  settings.push_back({HeadCombine::concat, 0.4f, true, true, /*training=*/false});
+  for (const Setting& s : settings) {
+    SCOPED_TRACE(s.name());
+    const LayerRun fused = run_layer(s, true), unfused = run_layer(s, false);
+    // Same GEMM on the same rows, same score loops, same kernel: the same bits.
+    EXPECT_EQ(max_abs_diff(fused.y, unfused.y), 0.f);
+    EXPECT_EQ(max_abs_diff(fused.attention, unfused.attention), 0.f);
+    // The score vectors' gradients take another summation order (through W): rounding only.
+    for (size_t k = 0; k < fused.grads.size(); ++k) {
+      SCOPED_TRACE("gradient " + std::to_string(k));
+      if (k == 4 && !s.epilogue) continue;  // no bias
+      expect_near_all(fused.grads[k], unfused.grads[k], 2e-5f);
+    }
+  }
+}
+
+TEST(GatAttention, GradientsMatchFiniteDifferences) {
+  const Graph graph = test_graph();
+  for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+    SCOPED_TRACE(combine == HeadCombine::concat ? "concat" : "mean");
+    Operands o;
+    Parameter& bias = combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
+    EXPECT_TRUE(check_gradients({&o.x, &o.w, &o.a_dst, &o.a_src, &bias}, [&](Tape& t) {
+      return weighted_sum(
+          t,
+          gat_attention(t, graph,
+                        {.x = t.parameter(o.x),
+                         .weight = t.parameter(o.w),
+                         .att_dst = t.parameter(o.a_dst),
+                         .att_src = t.parameter(o.a_src),
+                         .input_dropout = 0.3f,
+                         .input_seed = 2},
+                        {.score = Score::additive, .combine = combine, .dropout = 0.2f, .seed = 3}, nullptr,
+                        {.bias = t.parameter(bias), .elu = true, .dropout = 0.25f, .seed = 9}),
+          11);
+    }));
+  }
+}
+
+TEST(GatAttention, OnlyOperandsThatNeedItGetAGradient) {
+  // x a constant (the first layer's features): the parameters still get theirs, equal to the
+  // run where x is a parameter.
+  Operands o;
+  const Graph graph = test_graph();
+  Tensor with_x_grad;
+  for (bool x_constant : {false, true}) {
+    o.w.grad = Tensor();
+    Tape t;
+    const Var x = x_constant ? t.constant_ref(o.x.value) : t.parameter(o.x);
+    const Var y = gat_attention(t, graph,
+                                {.x = x,
+                                 .weight = t.parameter(o.w),
+                                 .att_dst = t.constant(o.a_dst.value),
+                                 .att_src = t.constant(o.a_src.value)},
+                                {.score = Score::additive});
+    t.backward(weighted_sum(t, y, 3));
+    ASSERT_FALSE(o.w.grad.absent());
+    if (x_constant)
+      EXPECT_EQ(max_abs_diff(o.w.grad, with_x_grad), 0.f);
+    else
+      with_x_grad = o.w.grad;
+  }
+}
+
+TEST(GatAttention, RejectsOtherScoresShapesAndPatterns) {
+  Operands o;
+  const Graph graph = test_graph();
+  Tape t;
+  const GatVars v{.x = t.parameter(o.x),
+                  .weight = t.parameter(o.w),
+                  .att_dst = t.parameter(o.a_dst),
+                  .att_src = t.parameter(o.a_src)};
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)gat_attention(t, graph, v, {.score = Score::dot_product}); }, {"dot_product", "additive"});
+  GatVars wide = v;
+  wide.weight = t.constant(Tensor({kHeads * kDim + 1, kIn}));
+  expect_throw_naming<ShapeError>([&] { (void)gat_attention(t, graph, wide, {.score = Score::additive}); },
+                                  {"weight", "[7, 5]", "[6, 5]"});
+  GatVars other_src = v;
+  other_src.att_src = t.constant(Tensor({kHeads, kDim + 1}));
+  expect_throw_naming<ShapeError>(
+      [&] { (void)gat_attention(t, graph, other_src, {.score = Score::additive}); }, {"att_src"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)gat_attention(t, edgeattn::testing::uniform_graph(kNodes, kNodes + 1, 20, 1), v,
+                            {.score = Score::additive});
+      },
+      {"square", "9 x 10"});
+  GatVars bad_rate = v;
+  bad_rate.input_dropout = 1.f;
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)gat_attention(t, graph, bad_rate, {.score = Score::additive}); }, {"input_dropout"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)gat_attention(t, graph, {.x = v.x, .weight = v.weight}, {.score = Score::additive}); },
+      {"att_dst"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)gat_attention(t, graph, v, {.score = Score::additive}, nullptr,
+                            {.bias = t.constant(Tensor({kDim + 1}))});
+      },
+      {"gat_attention epilogue", "bias"});
+}
+
+TEST(GatAttention, EmptyGraphGivesAnEmptyOutputAndZeroGradients) {
+  Parameter x{"x", Tensor({0, kIn}), {}};
+  Parameter w{"w", random_tensor({kHeads * kDim, kIn}, 2), {}};
+  Parameter a{"a", random_tensor({kHeads, kDim}, 3), {}};
+  Tape t;
+  const Var y = gat_attention(
+      t, Graph(),
+      {.x = t.parameter(x), .weight = t.parameter(w), .att_dst = t.parameter(a), .att_src = t.parameter(a)},
+      {.score = Score::additive});
+  EXPECT_EQ(t.value(y).shape(), Shape({0, kHeads, kDim}));
+  t.backward(sum(t, y));
+  EXPECT_EQ(max_abs_diff(w.grad, Tensor(w.value.shape())), 0.f);
+}
+
+}  // namespace
+}  // namespace edgeattn::autograd
