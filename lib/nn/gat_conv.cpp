@@ -70,7 +70,6 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
   const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
   check_layer_graph(tape, "GATConv " + lin.weight.name, graph, x, options_.in_channels,
                     options_.add_self_loops);
-  const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   AttentionConfig config{.score = Score::additive,
@@ -85,11 +84,26 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
     if (options_.bias) epilogue.bias = tape.parameter(bias);
     if (then) epilogue = {epilogue.bias, true, then->alpha, then->p, then->seed};
   }
-  Var out = autograd::graph_attention(tape, graph,
-                                      {.value = h3,
-                                       .score_dst = autograd::head_scores(tape, h3, a_dst),
-                                       .score_src = autograd::head_scores(tape, h3, a_src)},
-                                      config, attention, epilogue);
+  Var out;
+  if (!res && !x.is_sparse()) {
+    // One op from x to the output: it keeps neither h = lin(x) nor the score terms, and
+    // recomputes them in backward (autograd::gat_attention).
+    out = autograd::gat_attention(tape, graph,
+                                  {.x = x.dense(),
+                                   .weight = tape.parameter(lin.weight),
+                                   .att_dst = a_dst,
+                                   .att_src = a_src,
+                                   .input_dropout = x.dropout_p(),
+                                   .input_seed = x.dropout_seed()},
+                                  config, attention, epilogue);
+  } else {
+    const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
+    out = autograd::graph_attention(tape, graph,
+                                    {.value = h3,
+                                     .score_dst = autograd::head_scores(tape, h3, a_dst),
+                                     .score_src = autograd::head_scores(tape, h3, a_src)},
+                                    config, attention, epilogue);
+  }
   if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
   if (res) {
     out = autograd::add(tape, out, res->forward(tape, x));
