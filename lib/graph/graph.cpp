@@ -38,8 +38,9 @@ struct Structure {
   std::vector<int64_t> row_ptr{0};  // [num_dst + 1]
   std::vector<int32_t> col_idx;     // [num_edges]
 
-  mutable std::once_flag transpose_once, stats_once, partition_once;
+  mutable std::once_flag transpose_once, transpose_edges_once, stats_once, partition_once;
   mutable Transpose transpose;
+  mutable std::vector<int64_t> transpose_edges;
   mutable DegreeStats stats;
   mutable std::vector<int64_t> partition;
 
@@ -49,8 +50,10 @@ struct Structure {
 // Stable counting sort of the edges by source (detail::CountingSort, in parallel blocks of edges):
 // within a column the destinations come out ascending, so the result is unique and does not
 // depend on the thread count. O(E + num_src).
-Transpose build_transpose(const Structure& s) {
-  Transpose t;
+// Runs the sort and calls place(p, row, e) for each edge e (in row `row`) with its transpose
+// position p.
+template <class Place>
+std::vector<int64_t> sort_by_source(const Structure& s, Place&& place) {
   const int32_t* cols = s.col_idx.data();
   const int64_t* row_ptr = s.row_ptr.data();
   // Visits the edges [begin, end) in order with their rows: f(row, edge).
@@ -65,17 +68,26 @@ Transpose build_transpose(const Structure& s) {
   detail::CountingSort by_src(s.num_edges(), s.num_src, [&](int64_t begin, int64_t end, int64_t* count) {
     for (int64_t e = begin; e < end; ++e) ++count[cols[e]];
   });
-  t.row_idx = detail::huge_page_vector<int32_t>(s.col_idx.size());
-  t.edge = detail::huge_page_vector<int64_t>(s.col_idx.size());
   by_src.scatter([&](int64_t begin, int64_t end, int64_t* next) {
-    for_each_edge(begin, end, [&](int64_t row, int64_t e) {
-      const auto p = static_cast<size_t>(next[cols[e]]++);
-      t.row_idx[p] = static_cast<int32_t>(row);
-      t.edge[p] = e;
-    });
+    for_each_edge(begin, end, [&](int64_t row, int64_t e) { place(next[cols[e]]++, row, e); });
   });
-  t.col_ptr = by_src.release_key_start();
+  return by_src.release_key_start();
+}
+
+Transpose build_transpose(const Structure& s) {
+  Transpose t;
+  t.row_idx = detail::huge_page_vector<int32_t>(s.col_idx.size());
+  t.col_ptr = sort_by_source(s, [&](int64_t p, int64_t row, int64_t) {
+    t.row_idx[static_cast<size_t>(p)] = static_cast<int32_t>(row);
+  });
   return t;
+}
+
+// The same sort again (stable, so the same positions), keeping the edge ids instead.
+std::vector<int64_t> build_transpose_edges(const Structure& s) {
+  std::vector<int64_t> edges = detail::huge_page_vector<int64_t>(s.col_idx.size());
+  (void)sort_by_source(s, [&](int64_t p, int64_t, int64_t e) { edges[static_cast<size_t>(p)] = e; });
+  return edges;
 }
 
 DegreeStats build_degree_stats(const Structure& s) {
@@ -298,6 +310,12 @@ const Transpose& Graph::transpose() const {
   const Structure& s = *data_->structure;
   std::call_once(s.transpose_once, [&] { s.transpose = build_transpose(s); });
   return s.transpose;
+}
+
+std::span<const int64_t> Graph::transpose_edges() const {
+  const Structure& s = *data_->structure;
+  std::call_once(s.transpose_edges_once, [&] { s.transpose_edges = build_transpose_edges(s); });
+  return s.transpose_edges;
 }
 
 const DegreeStats& Graph::degree_stats() const {

@@ -6,7 +6,9 @@
 //
 // A Graph is immutable after construction and cheap to copy (it shares its storage). What kernels
 // need beyond the CSR is prepared once, on first use, and cached on the graph (thread-safe):
-//   transpose()      CSC by source with the edge permutation, for source-parallel backward
+//   transpose()      CSC by source, for source-parallel backward
+//   transpose_edges() the CSR position of each transpose entry (only kernels with per-edge data
+//                    in CSR order need it: edge bias; built separately so others do not pay for it)
 //   degree_stats()   in-degree summary
 //   partition()      row ranges balanced by edge count, for load balance
 //
@@ -14,7 +16,8 @@
 //   // 3 nodes; edges 0->1, 2->1, 1->2 (src -> dst); node 0 attends to nothing
 //   auto g = edgeattn::Graph::from_csr(3, 3, {0, 0, 2, 3}, {0, 2, 1});
 //   g.row(1);                      // {0, 2}
-//   const auto& t = g.transpose(); // t.col_ptr, t.row_idx, t.edge
+//   const auto& t = g.transpose(); // t.col_ptr {0, 1, 2, 3}, t.row_idx {1, 2, 1}
+//   g.transpose_edges();           // {0, 2, 1}: the CSR positions of those entries
 #pragma once
 
 #include <cstdint>
@@ -38,12 +41,11 @@ enum class CsrCheck {
 };
 
 /// The cached transpose: CSC by source. Column j's in-edges in the forward view are
-/// row_idx[col_ptr[j] .. col_ptr[j+1]) (destinations, ascending), and edge[p] is the CSR
-/// position of the same edge, so per-edge data stored in CSR order is reachable from either side.
+/// row_idx[col_ptr[j] .. col_ptr[j+1]) (destinations, ascending). Graph::transpose_edges()[p] is
+/// the CSR position of entry p, so per-edge data stored in CSR order is reachable from either side.
 struct Transpose {
   std::vector<int64_t> col_ptr;  // [num_src + 1]
   std::vector<int32_t> row_idx;  // [num_edges] destination of each edge, grouped by source
-  std::vector<int64_t> edge;     // [num_edges] CSR position of each edge
 };
 
 /// In-degree (edges per destination row) summary.
@@ -91,6 +93,10 @@ class Graph {
 
   /// Cached, computed on first call (thread-safe).
   const Transpose& transpose() const;
+  /// [num_edges]: the CSR position of each transpose entry (same order as transpose().row_idx).
+  /// Cached apart from the transpose (8 bytes per edge), so it exists only where per-edge data is
+  /// read from the source side.
+  std::span<const int64_t> transpose_edges() const;
   const DegreeStats& degree_stats() const;
   /// Row boundaries [0 = b_0 < b_1 < ... < b_k = num_dst] of chunks holding about the same
   /// number of edges (+ rows). Depends only on the graph, never on the thread count.

@@ -198,11 +198,14 @@ class CsrPattern {
     for (int64_t e = rp[static_cast<size_t>(i)]; e < rp[static_cast<size_t>(i) + 1]; ++e)
       f(ci[static_cast<size_t>(e)], e);
   }
+  /// f(i, e) for the in-edges of column j; e comes from Graph::transpose_edges() (built on first
+  /// use). A caller that needs no edge ids iterates Graph::transpose() directly.
   template <class F>
   void for_each_in_col(int64_t j, F&& f) const {
     const Transpose& t = g_->transpose();
+    const auto edges = g_->transpose_edges();
     for (int64_t p = t.col_ptr[static_cast<size_t>(j)]; p < t.col_ptr[static_cast<size_t>(j) + 1]; ++p)
-      f(t.row_idx[static_cast<size_t>(p)], t.edge[static_cast<size_t>(p)]);
+      f(t.row_idx[static_cast<size_t>(p)], edges[static_cast<size_t>(p)]);
   }
 
  private:

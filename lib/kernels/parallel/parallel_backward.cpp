@@ -195,12 +195,26 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     float* dv_acc = acc + width;   // [H * dv]
     const Transpose* t = nullptr;  // explicit graphs: prefetch the gathered destination rows
     if constexpr (std::is_same_v<P, CsrPattern>) t = &pattern.graph().transpose();
+    // Column j's in-edges, f(i, e). The edge id e is read only for an edge bias; without one, an
+    // explicit graph's transpose is walked directly, so its edge ids (8 bytes per edge,
+    // Graph::transpose_edges) are never built.
+    auto for_each_in_col = [&](int64_t j, auto&& f) {
+      if constexpr (std::is_same_v<P, CsrPattern>) {
+        if (!a.bias) {
+          const auto end = t->col_ptr[static_cast<size_t>(j) + 1];
+          for (int64_t p = t->col_ptr[static_cast<size_t>(j)]; p < end; ++p)
+            f(t->row_idx[static_cast<size_t>(p)], int64_t{-1});
+          return;
+        }
+      }
+      pattern.for_each_in_col(j, f);
+    };
     for (int64_t j = col_begin; j < col_end; ++j) {
       std::fill_n(acc, width, 0.f);
       std::fill_n(dv_acc, heads * dv, 0.f);
       int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
       const int64_t pos_end = t ? t->col_ptr[static_cast<size_t>(col_end)] : 0;
-      pattern.for_each_in_col(j, [&](int32_t i, int64_t e) {
+      for_each_in_col(j, [&](int32_t i, int64_t e) {
         if (t && pos + kPrefetchEdges < pos_end) {
           const int64_t ahead = t->row_idx[static_cast<size_t>(pos + kPrefetchEdges)];
           score.prefetch_dst(ahead);
