@@ -30,8 +30,9 @@ double attention_backward_bytes(const AttentionShape& s) {
   const double dst_pass =
       (kIndex32 + qk_row(s) + value_row(s)) * edges +
       (2 * qk_row(s) + 2 * value_row(s) + per_head_stat(s) + kOffset64) * static_cast<double>(s.num_dst);
-  // Source pass over the transpose: gather destination-side rows, write key/value gradients.
-  const double src_pass = (kIndex32 + kOffset64 + qk_row(s) + value_row(s) + 2 * per_head_stat(s)) * edges +
+  // Source pass over the transpose: gather destination-side rows, write key/value gradients. (The
+  // transpose's 8-byte CSR edge ids are read only with an edge bias, which the model leaves out.)
+  const double src_pass = (kIndex32 + qk_row(s) + value_row(s) + 2 * per_head_stat(s)) * edges +
                           (2 * qk_row(s) + 2 * value_row(s) + kOffset64) * static_cast<double>(s.num_src);
   return dst_pass + src_pass;
 }

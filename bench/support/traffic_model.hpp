@@ -15,8 +15,9 @@
 // Backward, atomics-free in two passes (kernels/attention.hpp):
 //   destination pass  per edge as forward; per destination: query + dout + out rows, log-sum-exp,
 //                     row offset, and the query-side gradient row written
-//   source pass       per edge: 4 B destination index + 8 B CSR edge id of the transpose, the
-//                     destination's query (or score_dst) and dout rows, 8 B x heads of row stats
+//   source pass       per edge: 4 B destination index (the transpose's 8 B CSR edge id only
+//                     with an edge bias, not modelled), the destination's query (or score_dst)
+//                     and dout rows, 8 B x heads of row stats
 //                     (log-sum-exp and sum(dout * out)); per source: key and value rows read,
 //                     their gradient rows written, 8 B column offset
 //
