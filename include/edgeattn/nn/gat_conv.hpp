@@ -74,7 +74,9 @@ class GATConv {
   /// `attention`, when given, receives the attention weights [num_edges, H] in CSR order.
   /// `then`, when given, is applied to the output: elu_dropout(out, then->alpha, then->p,
   /// then->seed). Without a residual it runs inside the attention op with the bias (one output
-  /// tensor kept instead of three; autograd::AttentionEpilogue).
+  /// tensor kept instead of three; autograd::AttentionEpilogue). A dense input without a residual
+  /// makes the whole layer one autograd::gat_attention op, which keeps neither h = lin(x) nor
+  /// the score terms and recomputes them in backward (same forward bits, gradients to rounding).
   autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
                         Tensor* attention = nullptr, const EluDropout* then = nullptr);
 
