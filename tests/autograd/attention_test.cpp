@@ -9,6 +9,7 @@
 
 #include "edgeattn/autograd/ops.hpp"
 #include "support/expect_error.hpp"
+#include "support/expect_tensor.hpp"
 #include "support/gradcheck.hpp"
 #include "support/test_graphs.hpp"
 
@@ -16,6 +17,7 @@ namespace edgeattn::autograd {
 namespace {
 
 using edgeattn::testing::check_gradients;
+using edgeattn::testing::expect_near_all;
 using edgeattn::testing::expect_throw_naming;
 using edgeattn::testing::random_tensor;
 using edgeattn::testing::weighted_sum;
@@ -203,12 +205,6 @@ EpilogueRun run_epilogue(HeadCombine combine, bool fused, bool release, bool tra
   t.backward(weighted_sum(t, y, 8));
   for (Parameter* p : {&value, &sd, &ss, &bias}) r.grads.push_back(p->grad);
   return r;
-}
-
-void expect_near_all(const Tensor& a, const Tensor& b, float tol) {
-  ASSERT_EQ(a.numel(), b.numel());
-  for (int64_t i = 0; i < a.numel(); ++i)
-    EXPECT_NEAR(a.data()[i], b.data()[i], tol * (1.f + std::abs(b.data()[i]))) << "element " << i;
 }
 
 TEST(GraphAttentionEpilogue, EqualsAddBiasThenEluDropout) {

@@ -35,10 +35,7 @@ struct Saved {
   AttentionVars vars;
   AttentionConfig config;
   AttentionResult forward;  // row_stats and path; `out` is borrowed from the node during backward
-  Var bias;                 // the epilogue's, when it is active
-  detail::OutputEpilogue epilogue;
-  bool fused = false;  // the epilogue is active
-  int64_t width = 0;   // output elements per row
+  detail::SavedEpilogue epilogue;
 };
 
 // Puts the node's output back even if the kernel throws.
@@ -63,24 +60,35 @@ void check_epilogue(const char* who, const AttentionEpilogue& epilogue) {
     raise<InvalidArgument>(who, " epilogue: elu_alpha is ", epilogue.elu_alpha, ", expected > 0");
 }
 
-int64_t apply_epilogue(const Tape& tape, const char* who, const AttentionEpilogue& epilogue, Tensor& out,
-                       OutputEpilogue& applied) {
+void SavedEpilogue::apply(const Tape& tape, const char* who, const AttentionEpilogue& epilogue, Tensor& out) {
+  if (!epilogue.active()) return;
   const int64_t rows = out.rank() > 0 ? out.shape()[0] : 0;
-  const int64_t width = rows > 0 ? out.numel() / rows : 0;
-  const float* bias = nullptr;
+  width = rows > 0 ? out.numel() / rows : 0;
+  const float* b = nullptr;
   if (epilogue.bias) {
-    const Tensor& b = tape.value(epilogue.bias);
-    if (b.numel() != width || b.rank() != 1)
-      raise<ShapeError>(who, " epilogue: bias has shape ", b.shape().str(), ", expected [", width,
+    const Tensor& bv = tape.value(epilogue.bias);
+    if (bv.numel() != width || bv.rank() != 1)
+      raise<ShapeError>(who, " epilogue: bias has shape ", bv.shape().str(), ", expected [", width,
                         "] (the output's elements per row)");
-    bias = b.data();
+    b = bv.data();
   }
+  bias = epilogue.bias;
+  active = true;
   applied = {.elu = epilogue.elu,
              .elu_alpha = epilogue.elu_alpha,
              .dropout = tape.training ? epilogue.dropout : 0.f,
              .seed = epilogue.seed};
-  if (rows > 0) apply_output_epilogue(out, bias, width, applied);
-  return width;
+  if (rows > 0) apply_output_epilogue(out, b, width, applied);
+}
+
+Tensor SavedEpilogue::take_grad(BackwardContext& ctx) const {
+  Tensor dout = ctx.take_grad_out();
+  if (active && dout.numel() > 0) {
+    float* dbias = bias && ctx.needs_grad(bias) ? ctx.grad(bias).data() : nullptr;
+    output_epilogue_backward(dout, ctx.out(), width, applied, dbias);
+  }
+  ctx.release_out();
+  return dout;
 }
 
 }  // namespace detail
@@ -96,26 +104,18 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   if (want_attention) *attention = std::move(result.attention);
   result.attention = Tensor();
   config.return_attention = false;
-  auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result), {}, {}, false, 0});
-  if (epilogue.active()) {
-    saved->bias = epilogue.bias;
-    saved->fused = true;
-    saved->width = detail::apply_epilogue(tape, "graph_attention", epilogue, out, saved->epilogue);
-  }
+  auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result), {}});
+  saved->epilogue.apply(tape, "graph_attention", epilogue, out);
   const std::initializer_list<Var> inputs = {vars.query,     vars.key,     vars.value,      vars.score_dst,
                                              vars.score_src, vars.weight,  vars.key_weight, vars.att,
                                              vars.edge_bias, epilogue.bias};
   return tape.record("graph_attention", std::move(out), inputs, [saved](BackwardContext& ctx) {
     const AttentionVars& v = saved->vars;
     AttentionGrads g;
-    if (saved->fused) {
+    if (saved->epilogue.active) {
       // The epilogue's backward turns dy into d(attention output) in place, from the output;
       // then the output is no longer needed (D_i comes from the edges: forward.out is empty).
-      Tensor dout = ctx.take_grad_out();
-      float* dbias = saved->bias && ctx.needs_grad(saved->bias) ? ctx.grad(saved->bias).data() : nullptr;
-      if (dout.numel() > 0)
-        detail::output_epilogue_backward(dout, ctx.out(), saved->width, saved->epilogue, dbias);
-      ctx.release_out();
+      const Tensor dout = saved->epilogue.take_grad(ctx);
       g = attention_backward(saved->pattern, inputs_of(ctx, v), saved->config, saved->forward, dout);
     } else {
       OutputLoan loan(ctx.mutable_out(), saved->forward.out);

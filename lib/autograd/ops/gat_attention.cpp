@@ -35,10 +35,7 @@ struct Saved {
   float input_dropout = 0.f;  // 0 when not training
   AttentionConfig config;
   AttentionResult forward;  // row_stats and path; `out` stays empty (two-sweep D_i in backward)
-  Var bias;
-  detail::OutputEpilogue epilogue;
-  bool fused = false;
-  int64_t width = 0;
+  detail::SavedEpilogue epilogue;
   int64_t heads = 0, head_dim = 0;
 };
 
@@ -127,24 +124,13 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
   result.attention = Tensor();
   config.return_attention = false;
   auto saved = std::make_shared<Saved>(
-      Saved{pattern, vars, input_dropout, config, std::move(result), {}, {}, false, 0, heads, head_dim});
-  if (epilogue.active()) {
-    saved->bias = epilogue.bias;
-    saved->fused = true;
-    saved->width = detail::apply_epilogue(tape, "gat_attention", epilogue, out, saved->epilogue);
-  }
-  const GatVars& v = vars;
+      Saved{pattern, vars, input_dropout, config, std::move(result), {}, heads, head_dim});
+  saved->epilogue.apply(tape, "gat_attention", epilogue, out);
   return tape.record(
-      "gat_attention", std::move(out), {v.x, v.weight, v.att_dst, v.att_src, epilogue.bias},
+      "gat_attention", std::move(out), {vars.x, vars.weight, vars.att_dst, vars.att_src, epilogue.bias},
       [saved](BackwardContext& ctx) {
         const GatVars& v = saved->vars;
-        Tensor dout = ctx.take_grad_out();
-        if (saved->fused) {
-          float* dbias = saved->bias && ctx.needs_grad(saved->bias) ? ctx.grad(saved->bias).data() : nullptr;
-          if (dout.numel() > 0)
-            detail::output_epilogue_backward(dout, ctx.out(), saved->width, saved->epilogue, dbias);
-        }
-        ctx.release_out();
+        Tensor dout = saved->epilogue.take_grad(ctx);
         const bool want_x = ctx.needs_grad(v.x), want_w = ctx.needs_grad(v.weight);
         const bool want_dst = ctx.needs_grad(v.att_dst), want_src = ctx.needs_grad(v.att_src);
         if (!want_x && !want_w && !want_dst && !want_src) return;

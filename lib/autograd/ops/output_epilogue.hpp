@@ -1,5 +1,6 @@
-// Internal: the element-wise tail that graph_attention can apply to its output in place (see
-// AttentionEpilogue in autograd/ops/attention.hpp):
+// Internal: the element-wise tail that graph_attention and gat_attention can apply to their
+// output in place (see AttentionEpilogue in autograd/ops/attention.hpp); SavedEpilogue is what
+// both ops keep of it and runs its forward and backward halves:
 //   y = dropout_p(act(y + bias)),   act = ELU(alpha) or the identity
 // with the dense dropout mask of autograd::dropout / elu_dropout (keyed by seed and the flat
 // element index), so the forward equals dropout(elu(add_bias(y))) bit for bit.
@@ -37,10 +38,22 @@ void output_epilogue_backward(Tensor& g, const Tensor& y, int64_t width, const O
 /// InvalidArgument naming `who` unless an active epilogue's dropout is in [0, 1) and elu_alpha > 0.
 void check_epilogue(const char* who, const AttentionEpilogue& epilogue);
 
-/// Applies an active, checked epilogue to an attention op's output `out` in place (dropout only
-/// when tape.training), filling `applied` with what the backward needs; returns the output's
-/// elements per row. ShapeError when the bias does not have that width.
-int64_t apply_epilogue(const Tape& tape, const char* who, const AttentionEpilogue& epilogue, Tensor& out,
-                       OutputEpilogue& applied);
+/// What an attention op keeps of its epilogue, and both halves of running it.
+struct SavedEpilogue {
+  Var bias{};
+  OutputEpilogue applied;
+  bool active = false;
+  int64_t width = 0;  ///< output elements per row
+
+  /// Applies a checked epilogue (when active) to the op's output `out` in place (dropout only
+  /// when tape.training) and remembers what the backward needs. ShapeError naming `who` when the
+  /// bias does not have the output's width.
+  void apply(const Tape& tape, const char* who, const AttentionEpilogue& epilogue, Tensor& out);
+
+  /// The node's gradient turned into d(attention output): taken (BackwardContext::take_grad_out),
+  /// passed back through the epilogue when active (adding the bias gradient), and the node's
+  /// output freed (BackwardContext::release_out).
+  Tensor take_grad(BackwardContext& ctx) const;
+};
 
 }  // namespace edgeattn::autograd::detail
