@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <sstream>
 
 #include "core/tensor_storage.hpp"
@@ -50,6 +51,7 @@ Tensor Tensor::uninitialized(Shape shape) {
   Tensor t;
   t.shape_ = shape;
   t.allocate();
+  if constexpr (detail::kPoisonUninitialized) t.fill(std::numeric_limits<float>::quiet_NaN());
   return t;
 }
 

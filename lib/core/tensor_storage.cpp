@@ -17,14 +17,6 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/tensor.hpp"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define EDGEATTN_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define EDGEATTN_ASAN 1
-#endif
-#endif
-
 namespace edgeattn {
 namespace {
 

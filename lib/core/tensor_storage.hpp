@@ -14,11 +14,27 @@
 
 #include <cstddef>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define EDGEATTN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EDGEATTN_ASAN 1
+#endif
+#endif
+
 namespace edgeattn::detail {
 
 /// A block of at least `bytes` bytes (64-byte aligned, 2 MiB-aligned from 2 MiB). `capacity`
 /// receives the block's real size, to pass back to release_storage.
 float* acquire_storage(size_t bytes, size_t& capacity);
+
+/// Under AddressSanitizer, Tensor::uninitialized fills its storage with NaN: an element a kernel
+/// forgets to write then shows up in the tests instead of reading as a plausible zero.
+#ifdef EDGEATTN_ASAN
+inline constexpr bool kPoisonUninitialized = true;
+#else
+inline constexpr bool kPoisonUninitialized = false;
+#endif
 
 /// Returns a block from acquire_storage (its capacity as reported) to the cache or the system.
 void release_storage(float* block, size_t capacity) noexcept;

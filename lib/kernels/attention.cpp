@@ -250,8 +250,10 @@ AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs&
   Prepared prep = prepare(pattern, inputs, config);
   AttentionResult result;
   result.path = prep.path;
-  Tensor per_head({prep.num_dst, prep.heads, prep.dv});
-  if (config.normalization == Normalization::softmax) result.row_stats = Tensor({prep.num_dst, prep.heads});
+  // Every backend writes out and lse in full (kernels::ForwardBuffers), so neither is zero-filled.
+  Tensor per_head = Tensor::uninitialized({prep.num_dst, prep.heads, prep.dv});
+  if (config.normalization == Normalization::softmax)
+    result.row_stats = Tensor::uninitialized({prep.num_dst, prep.heads});
   if (config.return_attention) result.attention = Tensor({prep.num_edges, prep.heads});
   const kernels::ForwardBuffers buffers{per_head.data(), result.row_stats.data(),
                                         config.return_attention ? result.attention.data() : nullptr};

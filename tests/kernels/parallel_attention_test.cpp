@@ -87,6 +87,19 @@ void expect_same_grads(const AttentionGrads& a, const AttentionGrads& b, float t
   expect_close("d edge_bias", a.edge_bias, b.edge_bias, tol);
 }
 
+// Row log-sum-exps: -inf for empty rows must match exactly; elsewhere close.
+void expect_same_row_stats(const Tensor& got, const Tensor& want, float tol = 1e-4f) {
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t k = 0; k < want.numel(); ++k) {
+    const float a = got.data()[k], b = want.data()[k];
+    if (std::isinf(b)) {
+      EXPECT_EQ(a, b) << "row_stats[" << k << "]";
+    } else {
+      EXPECT_NEAR(a, b, tol * (1.f + std::fabs(b))) << "row_stats[" << k << "]";
+    }
+  }
+}
+
 // Runs forward + backward on `path` and on the reference, and compares everything.
 void check_against_reference(const Pattern& p, AttentionConfig c, AttentionPath path, bool bias,
                              int64_t heads = 3, int64_t dk = 4, int64_t dv = 5) {
@@ -100,17 +113,7 @@ void check_against_reference(const Pattern& p, AttentionConfig c, AttentionPath 
   EXPECT_EQ(got.path, path);
   expect_close("out", got.out, want.out);
   expect_close("attention", got.attention, want.attention);
-  if (!want.row_stats.absent()) {
-    // -inf for empty rows must match exactly; elsewhere close.
-    for (int64_t k = 0; k < want.row_stats.numel(); ++k) {
-      const float a = got.row_stats.data()[k], b = want.row_stats.data()[k];
-      if (std::isinf(b)) {
-        EXPECT_EQ(a, b) << "row_stats[" << k << "]";
-      } else {
-        EXPECT_NEAR(a, b, 1e-4f * (1.f + std::fabs(b))) << "row_stats[" << k << "]";
-      }
-    }
-  }
+  if (!want.row_stats.absent()) expect_same_row_stats(got.row_stats, want.row_stats);
   const AttentionGrads got_g = attention_backward(p, o.inputs(), c, got, o.grad_out);
   expect_same_grads(got_g, want_g);
 }
@@ -416,6 +419,63 @@ TEST(ParallelAttention, LogitsOfTenThousandStayFiniteAndPickTheMaximum) {
         attention_backward(g, {.value = v, .score_dst = sd, .score_src = ss}, c, r, Tensor({1, 1, 1}, 1.f));
     for (float x : d.score_src.span()) EXPECT_TRUE(std::isfinite(x));
   }
+}
+
+// The forward moves its softmax shift only when a score exceeds it by more than a margin
+// (vector_math.hpp: kRescaleMargin), so the shift may lag the row maximum. Rows whose scores
+// rise in steps below the margin, fall, or jump far above it late in the row, on the kernel
+// specialised for 8 heads of 8 features and on the generic one, against the reference: outputs,
+// log-sum-exp, weights and gradients.
+TEST(ParallelAttention, ScoresRisingBelowTheRescaleMarginOrJumpingPastItMatchTheReference) {
+  // Row 0 reads sources 0..63, whose scores rise by 0.45 each (28 in all, in steps far below the
+  // margin of 8); row 1 reads 64..127, falling the same way; row 2 reads 128..136, whose scores
+  // jump past the margin twice (by 80, then by 40 above the rest) and fall back.
+  const std::vector<float> base = [] {
+    std::vector<float> b;
+    for (int k = 0; k < 64; ++k) b.push_back(0.45f * static_cast<float>(k));
+    for (int k = 0; k < 64; ++k) b.push_back(0.45f * static_cast<float>(63 - k));
+    for (float x : {0.f, 1.f, 2.f, 3.f, 80.f, 4.f, 5.f, 120.f, 6.f}) b.push_back(x);
+    return b;
+  }();
+  const int64_t n = static_cast<int64_t>(base.size());
+  std::vector<int32_t> cols(static_cast<size_t>(n));
+  for (int32_t j = 0; j < static_cast<int32_t>(n); ++j) cols[static_cast<size_t>(j)] = j;
+  const Graph g = Graph::from_csr(3, n, {0, 64, 128, n}, cols);
+  for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {3, 5}}) {
+    SCOPED_TRACE("heads " + std::to_string(heads) + " dv " + std::to_string(dv));
+    Tensor sd = random_tensor({3, heads}, 1, -1.f, 1.f), ss({n, heads});
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t h = 0; h < heads; ++h)
+        ss(j, h) = base[static_cast<size_t>(j)] * (1.f + 0.1f * static_cast<float>(h));
+    const Tensor v = random_tensor({n, heads, dv}, 2), grad_out = random_tensor({3, heads, dv}, 3);
+    const AttentionInputs in{.value = v, .score_dst = sd, .score_src = ss};
+    AttentionConfig c{.score = Score::additive, .return_attention = true, .path = AttentionPath::reference};
+    const AttentionResult want = attention_forward(g, in, c);
+    const AttentionGrads want_g = attention_backward(g, in, c, want, grad_out);
+    c.path = AttentionPath::sparse;
+    const AttentionResult got = attention_forward(g, in, c);
+    expect_close("out", got.out, want.out, 1e-5f);
+    expect_close("attention", got.attention, want.attention, 1e-5f);
+    expect_same_row_stats(got.row_stats, want.row_stats, 1e-5f);
+    expect_same_grads(attention_backward(g, in, c, got, grad_out), want_g, 1e-4f);
+  }
+}
+
+// Outputs of 32 MiB and more are written with streaming stores (vector_math.hpp:
+// kStreamingStoreBytes): 131072 rows of 8 heads x 8 features is exactly that size.
+TEST(ParallelAttention, OutputsLargeEnoughForStreamingStoresMatchTheReference) {
+  constexpr int64_t n = 131072, heads = 8, dv = 8;
+  const Graph g = testing::uniform_graph(n, n, 2 * n, 5);
+  const Tensor sd = random_tensor({n, heads}, 1), ss = random_tensor({n, heads}, 2),
+               v = random_tensor({n, heads, dv}, 3);
+  const AttentionInputs in{.value = v, .score_dst = sd, .score_src = ss};
+  AttentionConfig c{.score = Score::additive, .path = AttentionPath::reference};
+  const AttentionResult want = attention_forward(g, in, c);
+  c.path = AttentionPath::sparse;
+  const AttentionResult got = attention_forward(g, in, c);
+  ASSERT_EQ(got.out.numel() * static_cast<int64_t>(sizeof(float)), int64_t{32} << 20);
+  expect_close("out", got.out, want.out, 1e-5f);
+  expect_same_row_stats(got.row_stats, want.row_stats, 1e-5f);
 }
 
 TEST(ParallelAttention, EmptyGraphGivesEmptyOutputs) {

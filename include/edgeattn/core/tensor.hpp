@@ -101,7 +101,8 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(Shape shape);
   /// A tensor whose elements are unspecified (not zero-filled): for outputs that are written in
-  /// full before they are read.
+  /// full before they are read. (Sanitizer builds fill it with NaN, so that an element left
+  /// unwritten fails the tests.)
   static Tensor uninitialized(Shape shape);
   Tensor(Shape shape, float fill);
   /// Takes the values (row-major); throws ShapeError if `values.size() != shape.numel()`.

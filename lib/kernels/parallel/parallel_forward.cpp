@@ -1,20 +1,25 @@
-// Fused graph-attention forward: one pass per destination row with an online softmax (two passes
-// for GAT's additive score, see below).
+// Fused graph-attention forward: one pass per destination row with an online softmax.
 //
-// For row i and head h, edges arrive in CSR order; the kernel keeps the running maximum m, the
-// running sum l of exp(s - m) and the running weighted sum acc of values, rescaling both by
-// exp(m_old - m_new) when the maximum grows (Milakov & Gimelshein 2018, "Online normalizer
-// calculation for softmax"; the same recurrence as FlashAttention, Dao et al. 2022). At the end
-// out = acc / l and the row log-sum-exp m + log(l) is saved for backward. Nothing of size
-// edges x features is stored; with dropout, the value sum uses the masked weights while l uses all
-// of them, so the kept weights are alpha * mask / (1 - p) exactly as in the reference.
+// For row i and head h, edges arrive in CSR order; the kernel keeps a running shift m, the
+// running sum l of exp(s - m) and the running weighted sum acc of values (Milakov & Gimelshein
+// 2018, "Online normalizer calculation for softmax"; the same recurrence as FlashAttention, Dao et
+// al. 2022). At the end out = acc / l and the row log-sum-exp m + log(l) is saved for backward.
+// Nothing of size edges x features is stored; with dropout, the value sum uses the masked weights
+// while l uses all of them, so the kept weights are alpha * mask / (1 - p) exactly as in the
+// reference.
+//
+// The shift m is raised lazily: only when a score exceeds it by more than kRescaleMargin (8) does
+// the kernel move m to the new maximum and rescale l and acc (the threshold rescaling of
+// FlashAttention-3, Shah et al. 2024). Every weight exp(s - m) therefore stays below e^8 and l
+// stays finite, while the common edge costs one exp per head and no rescale of acc. Any shift
+// gives the same softmax; the rounding differs from a max-shifted one by a few ulps.
 //
 // Rows are processed in parallel over the pattern's edge-balanced row chunks (pull style: each
-// row is written by one task, no atomics), so results are identical for any thread count.
-// The update is branch-free per head (two exps) so that loops over heads and features vectorise.
-// For the additive score (a gather and an add per edge) the row is walked twice instead: first
-// for the maximum, then for exp(s - max) with no rescaling, which takes the exp -> rescale
-// dependency chain off the edges.
+// row is written by one task, no atomics), so results are identical for any thread count. For
+// explicit graphs the kernel prefetches the source rows of the edges some way ahead (see
+// prefetch_distance), and when the output is larger than the last-level cache it is written with
+// streaming stores, which skip reading each output line before overwriting it.
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <type_traits>
@@ -29,24 +34,55 @@
 namespace edgeattn::kernels {
 namespace {
 
+/// Per-task state of one destination row: s (scores), w (weights), c (rescale), m (shift),
+/// l (sum), kf (dropout keep factors), [lanes] each, and acc [H, dv]. With compile-time extents it
+/// lives in a fixed-size array on the task's stack, so that every loop over heads and features
+/// has constant bounds; otherwise in a vector sized at run time.
+template <class Dm>
+class RowState {
+ public:
+  static constexpr bool kFixed = Dm::heads > 0 && Dm::dv > 0;
+
+  RowState(int64_t lanes, int64_t heads, int64_t dv) {
+    if constexpr (!kFixed) storage_.resize(static_cast<size_t>(6 * lanes + heads * dv));
+    float* p = storage_.data();
+    for (float** slot : {&s, &w, &c, &m, &l, &kf}) {
+      *slot = p;
+      p += lanes;
+    }
+    acc = p;
+  }
+  float *s, *w, *c, *m, *l, *kf, *acc;
+
+ private:
+  static constexpr size_t kFixedSize = kFixed ? static_cast<size_t>(6 * Dm::heads + Dm::heads * Dm::dv) : 1;
+  alignas(64) std::conditional_t<kFixed, std::array<float, kFixedSize>, std::vector<float>> storage_;
+};
+
+/// Edges ahead whose source rows the kernel prefetches: enough cache lines in flight to cover
+/// the memory latency (kPrefetchLines), at most kPrefetchEdgesMax edges. Each edge gathers the
+/// source's score-side row (`src_floats`) and its value row.
+int64_t prefetch_distance(int64_t src_floats, int64_t value_floats) {
+  const auto lines = [](int64_t floats) { return (floats * 4 + 63) / 64; };
+  const int64_t per_edge = std::max<int64_t>(1, lines(src_floats) + lines(value_floats));
+  return std::clamp<int64_t>(kPrefetchLines / per_edge, kPrefetchEdgesMin, kPrefetchEdgesMax);
+}
+
 template <bool kSoftmax, class Dm, class P, class S>
 void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const ForwardBuffers& out) {
   const int64_t heads = Dm::heads > 0 ? Dm::heads : a.heads;
   const int64_t dv = Dm::dv > 0 ? Dm::dv : a.dv;
-  const int64_t lanes = padded_heads(heads);
+  // State arrays are padded to whole vectors when the head count is known only at run time.
+  const int64_t lanes = Dm::heads > 0 ? Dm::heads : padded_heads(heads);
+  const int64_t width = heads * dv;
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
+  const int64_t ahead = prefetch_distance(score.width(), width);
+  const bool stream = streaming_stores_apply(out.out, pattern.num_dst(), width);
   parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
-    // Scratch, per task: s (score), w (weight), c (rescale), m (max), l (sum) [lanes] each; acc [H, dv].
-    std::vector<float> scratch(static_cast<size_t>(6 * lanes + heads * dv));
-    float* s = scratch.data();
-    float* w = s + lanes;
-    float* c = w + lanes;
-    float* m = c + lanes;
-    float* l = m + lanes;
-    float* kf = l + lanes;  // dropout keep factors
-    float* acc = kf + lanes;
-    // Explicit graphs gather source rows at random: prefetch a few edges ahead. (Structured
-    // patterns walk sources in order, which the hardware prefetcher already follows.)
+    RowState<Dm> st(lanes, heads, dv);
+    float *s = st.s, *w = st.w, *m = st.m, *l = st.l, *kf = st.kf, *acc = st.acc;
+    // Explicit graphs gather source rows at random: prefetch them ahead. (Structured patterns
+    // walk sources in order, which the hardware prefetcher already follows.)
     const int32_t* cols = nullptr;
     int64_t edge_end = 0;
     if constexpr (std::is_same_v<P, CsrPattern>) {
@@ -56,45 +92,21 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     for (int64_t i = row_begin; i < row_end; ++i) {
       std::fill_n(m, lanes, -FLT_MAX);
       std::fill_n(l, lanes, 0.f);
-      std::fill_n(acc, heads * dv, 0.f);
-      // GAT's additive score costs a gather and an add, so computing it twice is cheaper than the
-      // online softmax's per-edge rescale, whose exp -> rescale chain serialises the edges: pass 1
-      // finds the row maximum, pass 2 sums exp(s - max) with no rescaling (independent edges).
-      constexpr bool kTwoPass = kSoftmax && kIsAdditive<S>;
-      if constexpr (kTwoPass) {
-        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
-          // The max pass gathers only score rows, so it prefetches only those; the value rows
-          // are requested by the second pass (fetching them here too, a row early, was 1.6x
-          // slower at 10M edges: it crowds out the score gathers this pass waits on).
-          if constexpr (std::is_same_v<P, CsrPattern>) {
-            if (e + kPrefetchEdges < edge_end) score.prefetch_src(cols[e + kPrefetchEdges]);
-          }
-          score.scores(i, j, s);
-          if (a.bias)
-            for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
-#pragma omp simd
-          for (int64_t h = 0; h < heads; ++h) m[h] = m[h] > s[h] ? m[h] : s[h];
-        });
-      }
+      std::fill_n(acc, width, 0.f);
       pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
         if constexpr (std::is_same_v<P, CsrPattern>) {
-          if (e + kPrefetchEdges < edge_end) {
-            const int64_t ahead = cols[e + kPrefetchEdges];
-            score.prefetch_src(ahead);
-            prefetch_row(a.v + ahead * heads * dv, heads * dv);
+          if (e + ahead < edge_end) {
+            const int64_t far = cols[e + ahead];
+            score.prefetch_src(far);
+            prefetch_row(a.v + far * width, width);
           }
         }
         score.scores(i, j, s);
         if (a.bias)
           for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
-        if constexpr (kTwoPass) {
-#pragma omp simd
-          for (int64_t h = 0; h < heads; ++h) {
-            w[h] = fast_exp(s[h] - m[h]);
-            l[h] += w[h];
-          }
-        } else if constexpr (kSoftmax) {
-          online_softmax_step(lanes, s, m, l, c, w);
+        if constexpr (kSoftmax) {
+          if (exceeds_shift(lanes, s, m)) raise_shift(lanes, heads, dv, s, m, l, st.c, acc);
+          exp_shifted_sum(lanes, s, m, w, l);
         } else {
           for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
         }
@@ -103,24 +115,24 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
 #pragma omp simd
           for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
         }
-        const float* vj = a.v + static_cast<int64_t>(j) * heads * dv;
-        if constexpr (kTwoPass)
-          accumulate(heads, dv, acc, w, vj);
-        else if constexpr (kSoftmax)
-          rescale_accumulate(heads, dv, acc, c, w, vj);
-        else
-          accumulate(heads, dv, acc, w, vj);
+        accumulate(heads, dv, acc, w, a.v + static_cast<int64_t>(j) * width);
       });
-      float* out_i = out.out + i * heads * dv;
+      float* out_i = out.out + i * width;
       if constexpr (kSoftmax) {
+        // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).
         for (int64_t h = 0; h < heads; ++h) {
           const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
-          for (int64_t d = 0; d < dv; ++d) out_i[h * dv + d] = acc[h * dv + d] * inv;
-          out.lse[i * heads + h] = l[h] > 0.f ? m[h] + std::log(l[h]) : -INFINITY;
+#pragma omp simd
+          for (int64_t d = 0; d < dv; ++d) acc[h * dv + d] *= inv;
         }
-      } else {
-        std::copy_n(acc, heads * dv, out_i);
+#pragma omp simd
+        for (int64_t h = 0; h < heads; ++h)
+          out.lse[i * heads + h] = l[h] > 0.f ? m[h] + fast_log(l[h]) : -INFINITY;
       }
+      if (stream)
+        stream_row(out_i, acc, width);
+      else
+        std::copy_n(acc, width, out_i);
       if (out.alpha) {  // second pass over the row, only when weights are requested
         const float* lse = kSoftmax ? out.lse + i * heads : nullptr;
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
@@ -133,6 +145,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         });
       }
     }
+    if (stream) stream_fence();
   });
 }
 

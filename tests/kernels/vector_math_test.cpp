@@ -1,0 +1,107 @@
+// The kernels' branch-free math (lib/kernels/vector_math.hpp) against libm, the lazy-shift
+// softmax helpers against their definition, and the streaming row copy.
+#include "kernels/vector_math.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <vector>
+
+namespace edgeattn::kernels {
+namespace {
+
+// Relative error of f against the double-precision log over [lo, hi], sampled geometrically.
+double worst_log_error(float lo, float hi, int samples) {
+  double worst = 0.0;
+  for (int k = 0; k <= samples; ++k) {
+    const float x =
+        static_cast<float>(lo * std::pow(static_cast<double>(hi) / lo, static_cast<double>(k) / samples));
+    const double want = std::log(static_cast<double>(x));
+    const double err = std::fabs(fast_log(x) - want);
+    worst = std::max(worst, want == 0.0 ? err : err / std::fabs(want));
+  }
+  return worst;
+}
+
+TEST(VectorMath, FastLogMatchesLibmOverEveryNormalMagnitude) {
+  EXPECT_LT(worst_log_error(FLT_MIN, FLT_MAX, 200000), 3e-7);
+  // Near 1 the log itself is small: check the absolute error (relative error ~1e-7 of ~1).
+  for (int k = -1000; k <= 1000; ++k) {
+    const float x = 1.f + static_cast<float>(k) * 1e-4f;
+    EXPECT_NEAR(fast_log(x), std::log(static_cast<double>(x)), 2e-7) << x;
+  }
+  // The reduction's switch point sqrt(1/2) and exact powers of two.
+  for (float x : {0.70710677f, 0.70710683f, 1.4142135f, 1.4142137f, 0.5f, 2.f, 1024.f, 1.f / 1024.f})
+    EXPECT_NEAR(fast_log(x), std::log(static_cast<double>(x)), 2e-7 * std::fabs(std::log(x)) + 1e-7) << x;
+  EXPECT_EQ(fast_log(1.f), 0.f);
+}
+
+TEST(VectorMath, FastExpMatchesLibmAndUnderflowsToZero) {
+  for (int k = -870; k <= 880; ++k) {
+    const float x = static_cast<float>(k) * 0.1f;
+    const double want = std::exp(static_cast<double>(x));
+    EXPECT_NEAR(fast_exp(x) / want, 1.0, 3e-7) << x;
+  }
+  EXPECT_EQ(fast_exp(0.f), 1.f);
+  EXPECT_EQ(fast_exp(-100.f), 0.f);
+  EXPECT_EQ(fast_exp(-std::numeric_limits<float>::infinity()), 0.f);
+}
+
+// One row through exceeds_shift / raise_shift / exp_shifted_sum, as the forward kernel runs it,
+// against the softmax normaliser computed directly in double.
+TEST(VectorMath, LazyShiftGivesTheLogSumExpOfAnyScoreSequence) {
+  constexpr int64_t kLanes = kHeadLanes, kDv = 3;
+  const std::vector<std::vector<float>> rows = {
+      {0.f, 0.5f, 1.f, 1.5f, 2.f, 2.5f, 3.f, 3.5f, 4.f, 4.5f, 5.f, 5.5f, 6.f, 6.5f, 7.f, 7.5f, 8.f, 8.5f,
+       9.f},
+      {0.f, 7.99f, 8.01f, 16.f, 100.f, -50.f, 100.f},  // at, just under and just over the margin
+      {1e4f, -1e4f, 1e4f - 1.f},                       // extreme logits
+      {-30.f, -20.f, -40.f, 60.f, 59.f},               // a late jump after small scores
+  };
+  for (const auto& scores : rows) {
+    float s[kLanes], w[kLanes], c[kLanes], m[kLanes], l[kLanes], acc[kLanes * kDv] = {};
+    std::fill_n(m, kLanes, -FLT_MAX);
+    std::fill_n(l, kLanes, 0.f);
+    double mx = -INFINITY;
+    for (float x : scores) mx = std::max(mx, static_cast<double>(x));
+    double sum = 0.0, weighted = 0.0;
+    for (size_t e = 0; e < scores.size(); ++e) {
+      const float value = static_cast<float>(e % 5) - 2.f;
+      std::fill_n(s, kLanes, scores[e]);
+      if (exceeds_shift(kLanes, s, m)) raise_shift(kLanes, kLanes, kDv, s, m, l, c, acc);
+      exp_shifted_sum(kLanes, s, m, w, l);
+      EXPECT_LE(w[0], std::exp(kRescaleMargin) * (1 + 1e-6f));  // weights stay bounded
+      for (int64_t h = 0; h < kLanes; ++h)
+        for (int64_t d = 0; d < kDv; ++d) acc[h * kDv + d] += w[h] * value;
+      sum += std::exp(scores[e] - mx);
+      weighted += std::exp(scores[e] - mx) * value;
+    }
+    const double lse = mx + std::log(sum);
+    for (int64_t h = 0; h < kLanes; ++h) {
+      EXPECT_NEAR(m[h] + std::log(l[h]), lse, 2e-6 * (1 + std::fabs(lse)));
+      EXPECT_NEAR(acc[h * kDv] / l[h], weighted / sum, 2e-6 * (1 + std::fabs(weighted / sum)));
+    }
+  }
+}
+
+TEST(VectorMath, StreamRowCopiesExactly) {
+  constexpr int64_t n = 4096;
+  auto* dst = static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t{64}));
+  std::vector<float> src(n);
+  for (int64_t k = 0; k < n; ++k) src[static_cast<size_t>(k)] = static_cast<float>(k) * 0.37f - 11.f;
+  for (int64_t row = 0; row < n; row += 64) stream_row(dst + row, src.data() + row, 64);
+  stream_fence();
+  for (int64_t k = 0; k < n; ++k) EXPECT_EQ(dst[k], src[static_cast<size_t>(k)]) << k;
+  // Streaming needs a large output, 64-byte aligned, in whole lines.
+  EXPECT_FALSE(streaming_stores_apply(dst, 16, 64));
+  EXPECT_FALSE(streaming_stores_apply(dst + 1, int64_t{1} << 20, 64));
+  EXPECT_FALSE(streaming_stores_apply(dst, int64_t{1} << 20, 24));
+  ::operator delete[](dst, std::align_val_t{64});
+}
+
+}  // namespace
+}  // namespace edgeattn::kernels
