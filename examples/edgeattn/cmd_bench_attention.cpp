@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <variant>
 
 #include "args.hpp"
 #include "commands.hpp"
@@ -50,6 +51,11 @@ const char* kSummary =
     "(additive: its score scalars) + its value row; per destination its query row (additive: score\n"
     "scalars) + its output row + 8 B row offset + 4 B per head of log-sum-exp.\n"
     "\n"
+    "peak_rss_mb is the process's peak right after the main measurement (before --limits and the\n"
+    "dense path); held_mb what the caller holds at the peak of forward + backward (the pattern with\n"
+    "its transpose, the distinct inputs, out and lse, grad_out and the gradients); peak_over_held =\n"
+    "(peak_rss_mb - baseline_rss_mb) / held_mb, with baseline_rss_mb the resident size at start.\n"
+    "\n"
     "--input FILE (an .npz of `edgeattn bench write-inputs`) replaces --pattern, --nodes and --edges:\n"
     "the graph is the file's, and q = k = v = attr_matrix [N, F] viewed [N, H, d] (F must equal\n"
     "--heads x --head-dim). --score dot, or additive: score_src[j, h] = sum_k x[j, h, k] att_src[h, k]\n"
@@ -77,18 +83,47 @@ bool dense_capable(Score s) { return s == Score::dot_product || s == Score::bili
 struct Timings {
   double forward_ms = 0, forward_backward_ms = 0;
   AttentionResult result;  // the last forward, for comparing paths
+  int64_t grad_bytes = 0;  // the gradients' storage
 };
 
+int64_t bytes_of(const Tensor& t) { return t.absent() ? 0 : t.numel() * static_cast<int64_t>(sizeof(float)); }
+
+// Forward + backward first, then the forward alone, so that no earlier result is alive while the
+// backward runs (peak memory is what one call holds); each forward drops the previous result
+// before it allocates its own.
 Timings time_path(const Pattern& pattern, const Operands& ops, const AttentionConfig& config,
                   ConstView grad_out, int repeat) {
   Timings t;
-  t.forward_ms = median_ms(repeat, [&] { t.result = attention_forward(pattern, ops.inputs, config); });
   t.forward_backward_ms = median_ms(repeat, [&] {
     const AttentionResult fwd = attention_forward(pattern, ops.inputs, config);
-    const AttentionGrads grads = attention_backward(pattern, ops.inputs, config, fwd, grad_out);
-    (void)grads;
+    const AttentionGrads g = attention_backward(pattern, ops.inputs, config, fwd, grad_out);
+    t.grad_bytes = 0;
+    for (const Tensor* x : {&g.query, &g.key, &g.value, &g.score_dst, &g.score_src, &g.weight, &g.key_weight,
+                            &g.att, &g.edge_bias})
+      t.grad_bytes += bytes_of(*x);
+  });
+  t.forward_ms = median_ms(repeat, [&] {
+    t.result = AttentionResult{};
+    t.result = attention_forward(pattern, ops.inputs, config);
   });
   return t;
+}
+
+// Bytes the caller holds at the peak of forward + backward: the pattern (an explicit graph with
+// the transpose the backward builds: row offsets and indices both ways; a structured pattern: its
+// row offsets), the distinct input operands, the forward's results, grad_out and the gradients.
+int64_t held_bytes(const Pattern& pattern, const AttentionInputs& in, const Timings& t, ConstView grad_out) {
+  const int64_t nd = num_dst(pattern), ns = num_src(pattern), ne = num_edges(pattern);
+  int64_t bytes = std::holds_alternative<Graph>(pattern) ? (nd + 1 + ns + 1) * 8 + 2 * ne * 4 : (nd + 1) * 8;
+  std::vector<const float*> seen;
+  for (const ConstView* v : {&in.query, &in.key, &in.value, &in.score_dst, &in.score_src, &in.weight,
+                             &in.key_weight, &in.att, &in.edge_bias}) {
+    if (v->empty() || std::ranges::find(seen, v->data()) != seen.end()) continue;
+    seen.push_back(v->data());
+    bytes += v->numel() * static_cast<int64_t>(sizeof(float));
+  }
+  bytes += bytes_of(t.result.out) + bytes_of(t.result.row_stats) + bytes_of(t.result.attention);
+  return bytes + grad_out.numel() * static_cast<int64_t>(sizeof(float)) + t.grad_bytes;
 }
 
 /// q = k = v = the input's features viewed [N, H, d]; additive scores from its att_src / att_dst.
@@ -132,6 +167,7 @@ Operands input_operands(const PeerInput& in, Score score, int64_t heads, int64_t
 }  // namespace
 
 int run_bench_attention(std::span<const std::string> argv) {
+  const double baseline_mb = current_rss_mb();  // the libraries, before any operand exists
   Args args("edgeattn bench attention", kSummary);
   args.option("pattern", "P", "uniform",
               "uniform | rmat | complete | causal | window:W | PATH of an edge list ('src dst' lines, # "
@@ -194,6 +230,9 @@ int run_bench_attention(std::span<const std::string> argv) {
   config.score = score;
   config.path = path;
   const Timings main_run = time_path(pattern, ops, config, grad_out, repeat);
+  // Memory of the main measurement, before the machine limits and the dense path allocate theirs.
+  const double peak_mb = peak_rss_mb();
+  const double held_mb = static_cast<double>(held_bytes(pattern, ops.inputs, main_run, grad_out)) / (1024.0 * 1024.0);
 
   JsonObject json;
   json.field("pattern", from_input ? std::string("input") : spec.text)
@@ -249,7 +288,10 @@ int run_bench_attention(std::span<const std::string> argv) {
         .field("max_abs_diff_dense",
                static_cast<double>(max_abs_diff(main_run.result.out, dense.result.out)));
   }
-  json.field("peak_rss_mb", peak_rss_mb());
+  json.field("peak_rss_mb", peak_mb)
+      .field("baseline_rss_mb", baseline_mb)
+      .field("held_mb", held_mb)
+      .field("peak_over_held", held_mb > 0 ? (peak_mb - baseline_mb) / held_mb : 0.0);
   std::cout << json.str() << std::endl;
   return 0;
 }
