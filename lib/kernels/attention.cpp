@@ -308,7 +308,7 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
     check_shape("attention_backward: grad_out", grad_out, {nd, h, prep.dv});
   } else {
     check_shape("attention_backward: grad_out", grad_out, {nd, prep.dv});
-    dout_storage = Tensor({nd, h, prep.dv});
+    dout_storage = Tensor::uninitialized({nd, h, prep.dv});  // every element is written below
     const float inv = 1.f / static_cast<float>(h);
     for (int64_t i = 0; i < nd; ++i)
       for (int64_t k = 0; k < h; ++k)
@@ -335,9 +335,14 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
           inputs.att, inputs.edge_bias, grad_out, ConstView(forward.row_stats), ConstView(forward.out)})
       if (overlaps(target, n, other.data(), other.numel())) direct = false;
   }
+  // The per-edge backward writes every element of dv, dq, dk, dsd, dss and dbias once; the other
+  // backends accumulate into zeroed buffers (d att always does).
+  const bool writes_all = prep.path == AttentionPath::sparse &&
+                          kernels::parallel_backward_writes_each_dv_once(pattern, prep.args);
+  const auto grad = [&](Shape shape) { return writes_all ? Tensor::uninitialized(shape) : Tensor(shape); };
   AttentionGrads g;
-  if (!direct) g.value = Tensor(inputs.value.shape());
-  if (!inputs.edge_bias.empty()) g.edge_bias = Tensor(inputs.edge_bias.shape());
+  if (!direct) g.value = grad(inputs.value.shape());
+  if (!inputs.edge_bias.empty()) g.edge_bias = grad(inputs.edge_bias.shape());
   kernels::BackwardBuffers b;
   b.dv = direct ? value_grad.data() : g.value.data();
   b.dbias = g.edge_bias.data();
@@ -346,8 +351,8 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
   switch (config.score) {
     case Score::dot_product:
     case Score::gatv2:
-      g.query = Tensor(inputs.query.shape());
-      g.key = Tensor(inputs.key.shape());
+      g.query = grad(inputs.query.shape());
+      g.key = grad(inputs.key.shape());
       b.dq = g.query.data();
       b.dk = g.key.data();
       if (config.score == Score::gatv2) {
@@ -356,20 +361,20 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
       }
       break;
     case Score::additive:
-      g.score_dst = Tensor(inputs.score_dst.shape());
-      g.score_src = Tensor(inputs.score_src.shape());
+      g.score_dst = grad(inputs.score_dst.shape());
+      g.score_src = grad(inputs.score_src.shape());
       b.dsd = g.score_dst.data();
       b.dss = g.score_src.data();
       break;
     case Score::bilinear:
-      g.query = Tensor(inputs.query.shape());
-      dk_canon = Tensor({ns, h, prep.dk});
+      g.query = grad(inputs.query.shape());
+      dk_canon = grad({ns, h, prep.dk});
       b.dq = g.query.data();
       b.dk = dk_canon.data();
       break;
     case Score::perceptron:
-      dq_canon = Tensor({nd, h, prep.hidden});
-      dk_canon = Tensor({ns, h, prep.hidden});
+      dq_canon = grad({nd, h, prep.hidden});
+      dk_canon = grad({ns, h, prep.hidden});
       g.att = Tensor(inputs.att.shape());
       b.dq = dq_canon.data();
       b.dk = dk_canon.data();

@@ -50,7 +50,8 @@ struct ForwardBuffers {
   float* alpha = nullptr;  // [E, H] or null: normalised weights before dropout
 };
 
-/// Gradient buffers, zero-filled by the caller; a null pointer means "not needed".
+/// Gradient buffers, zero-filled by the caller (but see parallel_backward_writes_each_dv_once); a
+/// null pointer means "not needed".
 struct BackwardBuffers {
   float* dq = nullptr;     // [Nd, H, dk]
   float* dk = nullptr;     // [Ns, H, dk]
@@ -79,7 +80,9 @@ void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInpu
                        const BackwardBuffers& grads);
 /// True when parallel_backward writes every element of grads.dv exactly once (no zero-fill
 /// needed), in the task that reads v_j for the last time, after every other read of v: then dv
-/// may overwrite v itself. False for the tiled form (it reads v by tiles across tasks).
+/// may overwrite v itself. Then it also writes every element of dq, dk, dsd, dss and dbias
+/// exactly once, so those need no zero-fill either (datt is accumulated: zero it). False for the
+/// tiled form (it reads v by tiles across tasks and accumulates).
 bool parallel_backward_writes_each_dv_once(const Pattern& p, const KernelArgs& a);
 
 // Dense blocked-GEMM path; a.score.kind must be EdgeScore::dot.

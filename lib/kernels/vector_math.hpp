@@ -199,16 +199,22 @@ inline void prefetch_row(const float* p, int64_t n) {
   for (int64_t x = 0; x < n; x += 16) detail::prefetch_read<1>(p + x);
 }
 
-/// How many edges ahead the per-edge kernels prefetch the source rows of explicit graphs.
-inline constexpr int64_t kPrefetchEdges = 6;
-
-/// The forward sizes its prefetch distance in cache lines rather than edges: about this many
-/// lines in flight per thread, between kPrefetchEdgesMin and kPrefetchEdgesMax edges ahead.
-/// Measured on the 10M-edge GAT forward (5 lines per edge): 6 edges ahead 210 ms, 12-24 ahead
-/// 189-190 ms.
+/// The per-edge kernels size their prefetch distance in cache lines rather than edges: about
+/// this many lines in flight per thread, between kPrefetchEdgesMin and kPrefetchEdgesMax edges
+/// ahead. Measured on the 10M-edge GAT forward (5 lines per edge): 6 edges ahead 210 ms, 12-24
+/// ahead 189-190 ms.
 inline constexpr int64_t kPrefetchLines = 80;
 inline constexpr int64_t kPrefetchEdgesMin = 2;
 inline constexpr int64_t kPrefetchEdgesMax = 16;
+
+/// Cache lines of a gathered row of `floats` floats (at least one).
+inline int64_t row_lines(int64_t floats) { return std::max<int64_t>(1, (floats * 4 + 63) / 64); }
+
+/// Edges ahead to prefetch when each edge gathers `lines_per_edge` cache lines.
+inline int64_t prefetch_distance(int64_t lines_per_edge) {
+  return std::clamp<int64_t>(kPrefetchLines / std::max<int64_t>(1, lines_per_edge), kPrefetchEdgesMin,
+                             kPrefetchEdgesMax);
+}
 
 }  // namespace edgeattn::kernels
 

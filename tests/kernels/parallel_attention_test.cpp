@@ -462,20 +462,28 @@ TEST(ParallelAttention, ScoresRisingBelowTheRescaleMarginOrJumpingPastItMatchThe
 }
 
 // Outputs of 32 MiB and more are written with streaming stores (vector_math.hpp:
-// kStreamingStoreBytes): 131072 rows of 8 heads x 8 features is exactly that size.
+// kStreamingStoreBytes): 131072 rows of 8 heads x 8 features is exactly that size, for the
+// forward's out and the backward's dv, also when dv is written over the value itself.
 TEST(ParallelAttention, OutputsLargeEnoughForStreamingStoresMatchTheReference) {
   constexpr int64_t n = 131072, heads = 8, dv = 8;
-  const Graph g = testing::uniform_graph(n, n, 2 * n, 5);
+  const Graph g = testing::uniform_graph(n, n, n, 5);
   const Tensor sd = random_tensor({n, heads}, 1), ss = random_tensor({n, heads}, 2),
-               v = random_tensor({n, heads, dv}, 3);
+               v = random_tensor({n, heads, dv}, 3), grad_out = random_tensor({n, heads, dv}, 4);
   const AttentionInputs in{.value = v, .score_dst = sd, .score_src = ss};
   AttentionConfig c{.score = Score::additive, .path = AttentionPath::reference};
   const AttentionResult want = attention_forward(g, in, c);
+  const AttentionGrads want_g = attention_backward(g, in, c, want, grad_out);
   c.path = AttentionPath::sparse;
   const AttentionResult got = attention_forward(g, in, c);
   ASSERT_EQ(got.out.numel() * static_cast<int64_t>(sizeof(float)), int64_t{32} << 20);
   expect_close("out", got.out, want.out, 1e-5f);
   expect_same_row_stats(got.row_stats, want.row_stats, 1e-5f);
+  const AttentionGrads got_g = attention_backward(g, in, c, got, grad_out);
+  expect_same_grads(got_g, want_g, 1e-5f);
+  Tensor v_then_dv = v;  // the value, overwritten by its gradient
+  const AttentionInputs in_place{.value = v_then_dv, .score_dst = sd, .score_src = ss};
+  (void)attention_backward(g, in_place, c, got, grad_out, v_then_dv.view());
+  EXPECT_EQ(max_abs_diff(v_then_dv, got_g.value), 0.f);
 }
 
 TEST(ParallelAttention, EmptyGraphGivesEmptyOutputs) {

@@ -15,6 +15,10 @@
 // that then writes dv_j, and pass 1 has finished every read of v before: dv may overwrite v
 // (attention_backward's value_grad). Extra memory: D [num_dst, H] plus
 // O(max_degree * H) per task.
+// Both passes prefetch their gathered rows a distance set in cache lines (vector_math.hpp:
+// prefetch_distance), and a dv of 32 MiB or more is written with streaming stores. Every element
+// of dq, dk, dsd, dss, dv and dbias is written once (not accumulated), so attention_backward
+// hands this backend unzeroed buffers; d att is summed from per-chunk partials into zeros.
 #include <cmath>
 #include <numeric>
 #include <type_traits>
@@ -107,10 +111,12 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         cols = pattern.graph().col_idx().data();
         edge_end = pattern.row_offset(row_end);
       }
+      // Each edge gathers the source's score-side row and its value row.
+      const int64_t distance = prefetch_distance(row_lines(width) + row_lines(heads * dv));
       auto prefetch = [&](int64_t e) {
         if constexpr (std::is_same_v<P, CsrPattern>) {
-          if (e + kPrefetchEdges < edge_end) {
-            const int64_t ahead = cols[e + kPrefetchEdges];
+          if (e + distance < edge_end) {
+            const int64_t ahead = cols[e + distance];
             score.prefetch_src(ahead);
             prefetch_row(a.v + ahead * heads * dv, heads * dv);
           }
@@ -184,6 +190,9 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // ---- Pass 2: source columns over the transpose ----------------------------------------------
   if (!src_grad && !g.dv) return;
   const std::vector<int64_t> col_chunks = column_chunks(pattern);
+  // dv is written once per source, after its last read of v_j (dv may be v itself): large ones
+  // with streaming stores, as the forward's output.
+  const bool stream_dv = g.dv && streaming_stores_apply(g.dv, pattern.num_src(), heads * dv);
   parallel_for_chunks(col_chunks, [&](size_t, int64_t col_begin, int64_t col_end) {
     std::vector<float> scratch(static_cast<size_t>(5 * heads + width + heads * dv));
     float* s = scratch.data();
@@ -209,14 +218,17 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       }
       pattern.for_each_in_col(j, f);
     };
+    // Each in-edge gathers the destination's score-side row and dO row, and with softmax its
+    // log-sum-exp and D.
+    const int64_t distance = prefetch_distance(row_lines(width) + row_lines(heads * dv) + (kSoftmax ? 2 : 0));
     for (int64_t j = col_begin; j < col_end; ++j) {
       std::fill_n(acc, width, 0.f);
       std::fill_n(dv_acc, heads * dv, 0.f);
       int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
       const int64_t pos_end = t ? t->col_ptr[static_cast<size_t>(col_end)] : 0;
       for_each_in_col(j, [&](int32_t i, int64_t e) {
-        if (t && pos + kPrefetchEdges < pos_end) {
-          const int64_t ahead = t->row_idx[static_cast<size_t>(pos + kPrefetchEdges)];
+        if (t && pos + distance < pos_end) {
+          const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
           score.prefetch_dst(ahead);
           prefetch_row(in.dout + ahead * heads * dv, heads * dv);
           if constexpr (kSoftmax) {
@@ -243,8 +255,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         score.grad_src(i, j, ds, acc);
       });
       if (src_grad) std::copy_n(acc, width, src_grad + j * width);
-      if (g.dv) std::copy_n(dv_acc, heads * dv, g.dv + j * heads * dv);
+      if (g.dv) {
+        if (stream_dv)
+          stream_row(g.dv + j * heads * dv, dv_acc, heads * dv);
+        else
+          std::copy_n(dv_acc, heads * dv, g.dv + j * heads * dv);
+      }
     }
+    if (stream_dv) stream_fence();
   });
 }
 

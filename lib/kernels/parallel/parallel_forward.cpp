@@ -59,15 +59,6 @@ class RowState {
   alignas(64) std::conditional_t<kFixed, std::array<float, kFixedSize>, std::vector<float>> storage_;
 };
 
-/// Edges ahead whose source rows the kernel prefetches: enough cache lines in flight to cover
-/// the memory latency (kPrefetchLines), at most kPrefetchEdgesMax edges. Each edge gathers the
-/// source's score-side row (`src_floats`) and its value row.
-int64_t prefetch_distance(int64_t src_floats, int64_t value_floats) {
-  const auto lines = [](int64_t floats) { return (floats * 4 + 63) / 64; };
-  const int64_t per_edge = std::max<int64_t>(1, lines(src_floats) + lines(value_floats));
-  return std::clamp<int64_t>(kPrefetchLines / per_edge, kPrefetchEdgesMin, kPrefetchEdgesMax);
-}
-
 template <bool kSoftmax, class Dm, class P, class S>
 void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const ForwardBuffers& out) {
   const int64_t heads = Dm::heads > 0 ? Dm::heads : a.heads;
@@ -76,7 +67,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
   const int64_t lanes = Dm::heads > 0 ? Dm::heads : padded_heads(heads);
   const int64_t width = heads * dv;
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
-  const int64_t ahead = prefetch_distance(score.width(), width);
+  const int64_t ahead = prefetch_distance(row_lines(score.width()) + row_lines(width));
   const bool stream = streaming_stores_apply(out.out, pattern.num_dst(), width);
   parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
     RowState<Dm> st(lanes, heads, dv);
