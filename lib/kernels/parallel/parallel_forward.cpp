@@ -52,6 +52,8 @@ class RowState {
     }
     acc = p;
   }
+  RowState(const RowState&) = delete;  // the pointers below point into this object's storage
+  RowState& operator=(const RowState&) = delete;
   float *s, *w, *c, *m, *l, *kf, *acc;
 
  private:
