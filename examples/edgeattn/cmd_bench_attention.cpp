@@ -232,7 +232,8 @@ int run_bench_attention(std::span<const std::string> argv) {
   const Timings main_run = time_path(pattern, ops, config, grad_out, repeat);
   // Memory of the main measurement, before the machine limits and the dense path allocate theirs.
   const double peak_mb = peak_rss_mb();
-  const double held_mb = static_cast<double>(held_bytes(pattern, ops.inputs, main_run, grad_out)) / (1024.0 * 1024.0);
+  const double held_mb =
+      static_cast<double>(held_bytes(pattern, ops.inputs, main_run, grad_out)) / (1024.0 * 1024.0);
 
   JsonObject json;
   json.field("pattern", from_input ? std::string("input") : spec.text)

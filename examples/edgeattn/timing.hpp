@@ -45,8 +45,9 @@ inline double current_rss_mb() {
   long pages = 0, resident = 0;
   const int n = std::fscanf(f, "%ld %ld", &pages, &resident);
   std::fclose(f);
-  return n == 2 ? static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0)
-                : 0.0;
+  return n == 2
+             ? static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0)
+             : 0.0;
 }
 
 }  // namespace edgeattn::cli

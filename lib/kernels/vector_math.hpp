@@ -250,6 +250,15 @@ inline void stream_row(float* dst, const float* src, int64_t n) {
 #endif
 }
 
+/// dst[0, n) = src[0, n): with streaming stores when `stream` (streaming_stores_apply held for
+/// the whole output), else plain ones.
+inline void store_row(float* dst, const float* src, int64_t n, bool stream) {
+  if (stream)
+    stream_row(dst, src, n);
+  else
+    std::copy_n(src, n, dst);
+}
+
 /// Orders this thread's streaming stores before its later stores (and the task's completion).
 inline void stream_fence() {
 #if defined(__SSE2__)

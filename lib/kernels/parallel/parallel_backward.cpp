@@ -220,7 +220,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     };
     // Each in-edge gathers the destination's score-side row and dO row, and with softmax its
     // log-sum-exp and D.
-    const int64_t distance = prefetch_distance(row_lines(width) + row_lines(heads * dv) + (kSoftmax ? 2 : 0));
+    const int64_t distance =
+        prefetch_distance(row_lines(width) + row_lines(heads * dv) + (kSoftmax ? 2 * row_lines(heads) : 0));
     for (int64_t j = col_begin; j < col_end; ++j) {
       std::fill_n(acc, width, 0.f);
       std::fill_n(dv_acc, heads * dv, 0.f);
@@ -255,12 +256,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         score.grad_src(i, j, ds, acc);
       });
       if (src_grad) std::copy_n(acc, width, src_grad + j * width);
-      if (g.dv) {
-        if (stream_dv)
-          stream_row(g.dv + j * heads * dv, dv_acc, heads * dv);
-        else
-          std::copy_n(dv_acc, heads * dv, g.dv + j * heads * dv);
-      }
+      if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);
     }
     if (stream_dv) stream_fence();
   });

@@ -110,7 +110,6 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         }
         accumulate(heads, dv, acc, w, a.v + static_cast<int64_t>(j) * width);
       });
-      float* out_i = out.out + i * width;
       if constexpr (kSoftmax) {
         // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).
         for (int64_t h = 0; h < heads; ++h) {
@@ -122,10 +121,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         for (int64_t h = 0; h < heads; ++h)
           out.lse[i * heads + h] = l[h] > 0.f ? m[h] + fast_log(l[h]) : -INFINITY;
       }
-      if (stream)
-        stream_row(out_i, acc, width);
-      else
-        std::copy_n(acc, width, out_i);
+      store_row(out.out + i * width, acc, width, stream);
       if (out.alpha) {  // second pass over the row, only when weights are requested
         const float* lse = kSoftmax ? out.lse + i * heads : nullptr;
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
