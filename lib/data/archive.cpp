@@ -111,10 +111,12 @@ void write_member(archive* a, const fs::path& archive_path, const std::string& m
 
 std::vector<ExtractedFile> extract_archive(const fs::path& archive_path, const fs::path& dir,
                                            const ExtractOptions& options) {
+  std::error_code ec;
+  if (!fs::is_regular_file(archive_path, ec)) raise<IoError>(archive_path.string(), ": no such archive file");
   Reader reader;
   if (archive_read_open_filename(reader.a, archive_path.c_str(), 1 << 16) != ARCHIVE_OK)
-    raise<IoError>(archive_path.string(), ": cannot open as an archive: ",
-                   archive_error_string(reader.a) != nullptr ? archive_error_string(reader.a) : "unknown error");
+    raise<ParseError>(archive_path.string(), ": not a readable zip or tar archive: ",
+                      archive_error_string(reader.a) != nullptr ? archive_error_string(reader.a) : "unknown error");
 
   std::map<std::string, std::string> wanted(options.members.begin(), options.members.end());
   std::vector<ExtractedFile> written;

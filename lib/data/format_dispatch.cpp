@@ -49,6 +49,14 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
   } else if (format == "npz") {
     ds = load_npz(dir / (name + ".npz"));
     add_default_random_split(ds);
+  } else if (format == "ogb") {
+    // OGB's own loaders add the reverse edges of the undirected graphs (master.csv's
+    // add_inverse_edge: products and proteins) and keep arxiv's citations directed.
+    OgbOptions options;
+    options.undirected = name != "ogbn-arxiv";
+    options.name = name;
+    ds = load_ogb_node_dataset(dir, options);
+    if (name == "ogbn-arxiv") ds.notes.push_back("edges are citations, directed as OGB stores them");
   } else if (format == "adjlist" && name == "karate") {
     ds = load_karate(dir / "karate.adjlist");
   } else {

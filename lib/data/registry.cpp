@@ -1,6 +1,7 @@
 #include "edgeattn/data/registry.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
 #include "edgeattn/core/sha256.hpp"
+#include "edgeattn/data/archive.hpp"
 
 namespace edgeattn::data {
 namespace fs = std::filesystem;
@@ -30,16 +32,17 @@ std::vector<ManifestEntry> parse_manifest(std::string_view text) {
     std::istringstream row(line);
     std::string cell;
     while (std::getline(row, cell, '\t')) cells.push_back(cell);
-    if (cells.size() != 6)
-      raise<ParseError>("datasets/manifest.tsv:", line_no, ": expected 6 tab-separated columns, found ",
+    if (cells.size() != 7)
+      raise<ParseError>("datasets/manifest.tsv:", line_no, ": expected 7 tab-separated columns, found ",
                         cells.size());
     ManifestEntry e;
     e.dataset = cells[0];
     e.format = cells[1];
     e.path = cells[2];
     e.sha256 = cells[3] == "-" ? "" : cells[3];
-    e.bytes = std::stoll(cells[4]);
+    e.bytes = cells[4] == "-" ? -1 : std::stoll(cells[4]);
     e.url = cells[5];
+    e.member = cells[6] == "-" ? "" : cells[6];
     entries.push_back(std::move(e));
   }
   return entries;
@@ -52,6 +55,14 @@ const std::map<std::string, std::vector<std::string>>& formats_by_dataset() {
       {"citeseer", {"planetoid", "linqs", "npz"}},
       {"pubmed", {"planetoid", "linqs"}},
       {"karate", {"adjlist"}},
+      {"ogbn-arxiv", {"ogb"}},
+      {"ogbn-products", {"ogb"}},
+      {"ogbn-proteins", {"ogb"}},
+      {"amazon-computers", {"npz"}},
+      {"amazon-photo", {"npz"}},
+      {"coauthor-cs", {"npz"}},
+      {"coauthor-physics", {"npz"}},
+      {"cora-full", {"npz"}},
   };
   return table;
 }
@@ -100,38 +111,225 @@ std::string verify_file(const fs::path& file, const ManifestEntry& entry) {
   return digest;
 }
 
-Dataset load_dataset(const std::string& name, const LoadOptions& options) {
+namespace {
+
+std::span<const ManifestEntry> manifest_of(const LoadOptions& options) {
+  return options.manifest.empty() ? manifest() : options.manifest;
+}
+
+std::string format_of(const std::string& name, const LoadOptions& options) {
   const std::vector<std::string> formats = dataset_formats(name);
   const std::string format = options.format.empty() ? formats.front() : options.format;
   if (std::find(formats.begin(), formats.end(), format) == formats.end())
-    raise<InvalidArgument>("dataset '", name, "' has no format '", format, "' (available: ", join(formats),
-                           ")");
-  const fs::path root = options.root.empty() ? default_data_root() : options.root;
+    raise<InvalidArgument>("dataset '", name, "' has no format '", format, "' (available: ", join(formats), ")");
+  return format;
+}
+
+// The manifest rows a load needs (READMEs are provenance, not data).
+std::vector<const ManifestEntry*> entries_of(const std::string& name, const std::string& format,
+                                             const LoadOptions& options) {
+  std::vector<const ManifestEntry*> rows;
+  for (const ManifestEntry& e : manifest_of(options))
+    if (e.dataset == name && e.format == format && !is_readme(e)) rows.push_back(&e);
+  if (rows.empty()) raise<InvalidArgument>("the manifest lists no files for dataset '", name, "' (", format, ")");
+  return rows;
+}
+
+fs::path local_path(const fs::path& root, const ManifestEntry& e) {
+  return e.is_directory() ? root / e.path.substr(0, e.path.size() - 1) : root / e.path;
+}
+
+bool present(const fs::path& root, const ManifestEntry& e) {
+  std::error_code ec;
+  return e.is_directory() ? fs::is_directory(local_path(root, e), ec)
+                          : find_plain_or_gz(local_path(root, e)).has_value();
+}
+
+std::string human_size(int64_t bytes) {
+  char buf[32];
+  if (bytes < 0) return "size unknown";
+  std::snprintf(buf, sizeof buf, "%.1f MB", static_cast<double>(bytes) / 1e6);
+  return buf;
+}
+
+// The search order of the header comment.
+std::vector<fs::path> search_roots(const LoadOptions& options) {
+  if (!options.root.empty()) return {options.root};
+  if (const char* env = std::getenv("EDGEATTN_DATA"); env != nullptr && *env != '\0') return {fs::path(env)};
+  return {fs::path(EDGEATTN_DEFAULT_DATA_ROOT), default_cache_dir()};
+}
+
+[[noreturn]] void raise_missing(const std::string& name, const std::string& format, const fs::path& root,
+                                const ManifestEntry& e, const LoadOptions& options, const std::string& why) {
+  std::ostringstream msg;
+  msg << "dataset '" << name << "' (" << format << "): missing " << (e.is_directory() ? "directory " : "file ")
+      << local_path(root, e).string() << (e.is_directory() ? "" : " (or .gz)") << "; expected ";
+  if (!e.sha256.empty()) msg << "sha256 " << e.sha256 << ", " << e.bytes << " bytes; ";
+  msg << "it is published at " << e.url;
+  if (!e.member.empty()) msg << " (archive member " << e.member << ")";
+  msg << "; " << why;
+  if (options.root.empty() && std::getenv("EDGEATTN_DATA") == nullptr)
+    msg << "; or place it there yourself, or set EDGEATTN_DATA to a directory laid out like datasets/";
+  throw DownloadError(DownloadError::Kind::offline, msg.str());
+}
+
+void tell(const LoadOptions& options, const std::string& line) {
+  if (options.log) options.log(line);
+}
+
+// Downloads one archive (unverified unless a directory row records its sha256), unpacks the
+// members `rows` need into a staging directory under `root`, verifies each member against the
+// manifest and moves it into place; directory rows appear by one rename of their staged tree.
+void fetch_from_archive(const fs::path& root, const std::string& url, const std::vector<const ManifestEntry*>& rows,
+                        const LoadOptions& options) {
+  const std::string archive_name = fs::path(url.substr(0, url.find('?'))).filename().string();
+  const fs::path downloads = root / ".downloads";
+  const ManifestEntry* whole = nullptr;
+  for (const ManifestEntry* e : rows)
+    if (e->is_directory()) whole = e;
+  tell(options, "downloading " + url + (whole != nullptr ? " (" + human_size(whole->bytes) + ")" : ""));
+  const DownloadResult got = download_file(url, downloads / archive_name, whole != nullptr ? whole->sha256 : "",
+                                           whole != nullptr ? whole->bytes : -1, options.download_options);
+  const fs::path staging = downloads / (archive_name + ".unpacking");
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  tell(options, "unpacking " + archive_name + " into " + root.string());
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } cleanup{staging};
+
+  for (const ManifestEntry* e : rows) {
+    if (e->is_directory()) {
+      ExtractOptions opt;
+      opt.strip_prefix = e->member;
+      const fs::path tree = staging / "tree";
+      const auto files = extract_archive(got.path, tree, opt);
+      if (files.empty()) raise<IoError>(got.path.string(), ": the archive holds nothing under ", e->member);
+      const fs::path target = local_path(root, *e);
+      fs::create_directories(target.parent_path());
+      fs::rename(tree, target, ec);
+      if (ec) raise<IoError>("cannot move the unpacked ", e->member, " to ", target.string(), ": ", ec.message());
+    } else {
+      const fs::path target = local_path(root, *e);
+      const std::string file = target.filename().string();
+      ExtractOptions opt;
+      opt.members = {{e->member, file}};
+      const fs::path one = staging / "one";
+      extract_archive(got.path, one, opt);
+      try {
+        verify_file(one / file, *e);
+      } catch (const ChecksumError& err) {
+        raise<ChecksumError>("member ", e->member, " of ", url, " (for ", target.string(), "): ", err.what(),
+                             "; it was not placed");
+      }
+      fs::create_directories(target.parent_path());
+      fs::rename(one / file, target, ec);
+      if (ec) raise<IoError>("cannot move ", e->member, " to ", target.string(), ": ", ec.message());
+    }
+  }
+  // The archive has given what the manifest wants from it; keep only an unverified digest note.
+  fs::remove(got.path, ec);
+}
+
+}  // namespace
+
+fs::path fetch_dataset(const std::string& name, const LoadOptions& options) {
+  const std::string format = format_of(name, options);
+  const std::vector<const ManifestEntry*> rows = entries_of(name, format, options);
+  const std::vector<fs::path> roots = search_roots(options);
+  for (const fs::path& root : roots) {
+    if (std::all_of(rows.begin(), rows.end(), [&](const ManifestEntry* e) { return present(root, *e); }))
+      return root;
+  }
+
+  // Download into the last root searched: the cache (or the one root given).
+  const fs::path target = roots.back();
+  const bool may_download = options.download && !options.download_options.offline;
+  std::map<std::string, std::vector<const ManifestEntry*>> by_archive;
+  for (const ManifestEntry* e : rows) {
+    if (present(target, *e)) continue;
+    // A file another root already has (the bundled part of PubMed) is copied next to the rest.
+    bool copied = false;
+    for (const fs::path& other : roots) {
+      if (other == target || !present(other, *e) || e->is_directory()) continue;
+      const fs::path from = *find_plain_or_gz(local_path(other, *e));
+      const fs::path to = target / fs::relative(from, other);
+      fs::create_directories(to.parent_path());
+      std::error_code ec;
+      fs::copy_file(from, fs::path(to.string() + ".copying"), fs::copy_options::overwrite_existing, ec);
+      if (!ec) fs::rename(fs::path(to.string() + ".copying"), to, ec);
+      if (ec) raise<IoError>("cannot copy ", from.string(), " to ", to.string(), ": ", ec.message());
+      copied = true;
+      break;
+    }
+    if (copied) continue;
+    if (!may_download)
+      raise_missing(name, format, roots.front(), *e, options,
+                    options.download ? "downloads are off (offline mode: EDGEATTN_OFFLINE or --offline)"
+                                     : "downloads are off (LoadOptions::download = false)");
+    if (e->member.empty()) {
+      tell(options, "downloading " + e->url + " (" + human_size(e->bytes) + ")");
+      try {
+        download_file(e->url, local_path(target, *e), e->sha256, e->bytes, options.download_options);
+      } catch (const DownloadError& err) {
+        throw DownloadError(err.kind(),
+                            detail::message("dataset '", name, "' (", format, "): cannot download ",
+                                            local_path(target, *e).string(),
+                                            e->sha256.empty() ? "" : " (sha256 " + e->sha256 + ", " +
+                                                                         std::to_string(e->bytes) + " bytes)",
+                                            ": ", err.what()),
+                            err.http_status());
+      }
+    } else {
+      by_archive[e->url].push_back(e);
+    }
+  }
+  for (const auto& [url, members] : by_archive) {
+    try {
+      fetch_from_archive(target, url, members, options);
+    } catch (const DownloadError& err) {
+      throw DownloadError(err.kind(),
+                          detail::message("dataset '", name, "' (", format, "): cannot download ", url, ": ",
+                                          err.what()),
+                          err.http_status());
+    }
+  }
+  return target;
+}
+
+Dataset load_dataset(const std::string& name, const LoadOptions& options) {
+  const std::string format = format_of(name, options);
+  const fs::path root = fetch_dataset(name, options);
 
   std::vector<SourceFile> sources;
-  for (const ManifestEntry& e : manifest()) {
-    if (e.dataset != name || e.format != format || is_readme(e)) continue;
-    const std::optional<fs::path> found = find_plain_or_gz(root / e.path);
-    if (!found) {
-      std::ostringstream msg;
-      msg << "dataset '" << name << "' (" << format << "): missing file " << (root / e.path).string()
-          << " (or .gz); expected ";
-      if (!e.sha256.empty()) msg << "sha256 " << e.sha256 << ", " << e.bytes << " bytes; ";
-      msg << "it is published at " << e.url;
-      if (options.root.empty() && std::getenv("EDGEATTN_DATA") == nullptr)
-        msg << "; place it there or set EDGEATTN_DATA to a directory laid out like datasets/";
-      raise<IoError>(msg.str());
+  std::vector<std::string> notes;
+  for (const ManifestEntry* e : entries_of(name, format, options)) {
+    if (e->is_directory()) {
+      SourceFile src;
+      src.path = local_path(root, *e).string();
+      sources.push_back(std::move(src));
+      notes.push_back("unpacked from " + e->url + (e->sha256.empty() ? " (the manifest records no sha256 for it)" : ""));
+      continue;
     }
-    const fs::path& stored = *found;
+    const fs::path stored = *find_plain_or_gz(local_path(root, *e));
     SourceFile src;
     src.path = stored.string();
     src.bytes = static_cast<int64_t>(fs::file_size(stored));
-    if (options.verify) src.sha256 = verify_file(stored, e);
+    if (options.verify) {
+      src.sha256 = verify_file(stored, *e);
+      if (e->sha256.empty())
+        notes.push_back(stored.filename().string() + ": the manifest records no sha256; this copy has " + src.sha256);
+    }
     sources.push_back(std::move(src));
   }
 
   Dataset ds = load_named_format(root, name, format);
   ds.sources = std::move(sources);
+  ds.notes.insert(ds.notes.end(), notes.begin(), notes.end());
   if (!options.verify) ds.notes.push_back("checksums not verified (LoadOptions::verify = false)");
   return ds;
 }

@@ -145,7 +145,8 @@ TEST(Registry, TheDataRootComesFromTheEnvironment) {
 
 TEST(Registry, UnknownNamesAndFormatsListTheKnownOnes) {
   expect_throw_naming<InvalidArgument>([] { load_dataset("corra"); },
-                                       {"'corra'", "citeseer, cora, karate, pubmed"});
+                                       {"'corra'", "citeseer, coauthor-cs", "cora, cora-full, karate",
+                                        "ogbn-arxiv, ogbn-products, ogbn-proteins, pubmed"});
   expect_throw_naming<InvalidArgument>([] { load_dataset("karate", at({}, "npz")); },
                                        {"no format 'npz'", "adjlist"});
 }

@@ -1,6 +1,6 @@
 // Test support: writers for the binary containers the readers consume, so tests can build exact
 // fixtures (and corrupt them byte by byte): .npy arrays, ZIP archives (stored or deflated members,
-// ZIP64 extra fields and end records, data descriptors) and gzip streams.
+// ZIP64 extra fields and end records, data descriptors), ustar archives and gzip streams.
 //
 // Example:
 //   std::string npy = edgeattn::testing::npy_bytes("<i8", {3}, edgeattn::testing::raw<int64_t>({1, 2, 3}));
@@ -219,6 +219,50 @@ inline std::string make_zip(const std::vector<ZipEntry>& entries, bool zip64_end
   put32(out, zip64_end ? 0xFFFFFFFF : static_cast<uint32_t>(central.size()));
   put32(out, zip64_end ? 0xFFFFFFFF : static_cast<uint32_t>(cd_offset));
   put16(out, 0);
+  return out;
+}
+
+/// One member of make_tar: a regular file, or with `typeflag` '2' a symbolic link to `data`.
+struct TarEntry {
+  std::string name;
+  std::string data;
+  char typeflag = '0';
+};
+
+/// A POSIX ustar archive (names up to 100 bytes), as `tar cf` writes it; gzip it for a .tar.gz.
+inline std::string make_tar(const std::vector<TarEntry>& entries) {
+  std::string out;
+  for (const TarEntry& e : entries) {
+    if (e.name.size() > 100) throw std::invalid_argument("make_tar: name longer than 100 bytes");
+    std::string h(512, '\0');
+    auto octal = [&](size_t at, size_t width, uint64_t v) {
+      std::string digits(width - 1, '0');
+      for (size_t k = width - 1; k-- > 0; v >>= 3) digits[k] = static_cast<char>('0' + (v & 7));
+      h.replace(at, width - 1, digits);
+    };
+    h.replace(0, e.name.size(), e.name);
+    octal(100, 8, 0644);
+    octal(108, 8, 0);
+    octal(116, 8, 0);
+    const bool link = e.typeflag == '2';
+    octal(124, 12, link ? 0 : e.data.size());
+    octal(136, 12, 1700000000);
+    h[156] = e.typeflag;
+    if (link) h.replace(157, e.data.size(), e.data);
+    h.replace(257, 6, std::string("ustar\0", 6));
+    h.replace(263, 2, "00");
+    h.replace(148, 8, "        ");
+    uint32_t sum = 0;
+    for (unsigned char c : h) sum += c;
+    octal(148, 7, sum);
+    h[155] = ' ';
+    out += h;
+    if (!link) {
+      out += e.data;
+      out.append((512 - e.data.size() % 512) % 512, '\0');
+    }
+  }
+  out.append(1024, '\0');
   return out;
 }
 

@@ -1,15 +1,31 @@
-// Named datasets: find their files under a data root, verify them, load them.
+// Named datasets: find their files, download the missing ones, verify them, load them.
 //
-// `load_dataset("cora")` looks for the Planetoid files of Cora under the data root
-// (`$EDGEATTN_DATA`, else the repository's `datasets/`), checks the sha256 of each file's content
-// against the manifest compiled into the library (datasets/manifest.tsv; a file may be stored
-// plain or gzip-compressed as `<name>.gz`, the content is what is hashed), and loads it. A missing
-// file raises IoError naming the file, its expected sha256 and size, and where it is officially
-// published; a file whose content differs raises ChecksumError naming both digests.
+// `load_dataset("cora")` looks for the files of a dataset in the data roots, in order:
+//   - LoadOptions::root when given (and nowhere else);
+//   - else $EDGEATTN_DATA when set;
+//   - else the repository's bundled datasets/ and then the per-user download cache
+//     ($XDG_CACHE_HOME/edgeattn, else ~/.cache/edgeattn: data::default_cache_dir()).
+// The first root that holds every file of the dataset's format is used. When none does, the
+// missing files are downloaded into the first writable root of that list that is not the bundled
+// one (files the bundled root has are copied next to them, so one directory holds the whole
+// dataset) from the URLs the official loaders use, as listed in the manifest compiled into the
+// library (datasets/manifest.tsv): single files directly, members of a published archive (LINQS
+// .tgz, OGB .zip) by downloading and unpacking it (data/download.hpp, data/archive.hpp). Downloads
+// resume, retry, verify and land atomically; `LoadOptions::download = false`, EDGEATTN_OFFLINE or
+// `--offline` turn them off.
+//
+// Every file's content (a file may be stored plain or gzip-compressed as `<name>.gz`) is checked
+// against the manifest's sha256 where one is recorded. A missing file that cannot be downloaded
+// raises IoError (DownloadError) naming the file, its expected sha256 and size, and its URL; a
+// file whose content differs raises ChecksumError naming both digests. Where the manifest records
+// no sha256 (files the project could not obtain to hash), Dataset::notes says so and gives the
+// digest of what was loaded.
 //
 // Known datasets and their formats (the first is the default):
-//   cora      planetoid, linqs, npz        citeseer  planetoid, linqs, npz
-//   pubmed    planetoid, linqs             karate    adjlist
+//   cora, citeseer           planetoid, linqs, npz      pubmed   planetoid, linqs
+//   karate                   adjlist
+//   ogbn-arxiv, ogbn-products, ogbn-proteins            ogb (OGB's archive, official split)
+//   amazon-computers, amazon-photo, coauthor-cs, coauthor-physics, cora-full   npz (gnn-benchmark)
 //
 // `load_dataset_path(path)` loads a file or directory in any supported format, sniffed from its
 // name and content (no checksum: the manifest covers named datasets only).
@@ -17,44 +33,66 @@
 // Example:
 //   auto cora = edgeattn::data::load_dataset("cora");                       // Planetoid, public split
 //   auto raw  = edgeattn::data::load_dataset("cora", {.format = "linqs"});
+//   auto arx  = edgeattn::data::load_dataset("ogbn-arxiv");                 // downloads 81 MB once
 //   auto mine = edgeattn::data::load_dataset_path("graphs/web-Google.txt.gz");
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "edgeattn/data/dataset.hpp"
+#include "edgeattn/data/download.hpp"
 
 namespace edgeattn::data {
 
+/// One file (or, for archives unpacked whole, one directory) the registry knows.
+struct ManifestEntry {
+  std::string dataset, format;
+  /// Relative to the data root. Ends in '/' for a directory unpacked whole from an archive.
+  std::string path;
+  std::string sha256;  ///< of the content (after gunzip); empty when not recorded
+  int64_t bytes = -1;  ///< content size; -1 when not recorded
+  std::string url;     ///< where the file (or the archive holding it) is officially published
+  /// Empty when `url` is the file itself; else its path inside the archive at `url` (a prefix
+  /// ending in '/' for a directory entry).
+  std::string member;
+
+  bool is_directory() const { return !path.empty() && path.back() == '/'; }
+};
+
 struct LoadOptions {
-  /// Data root; empty means $EDGEATTN_DATA when set, else the repository's datasets/.
+  /// Data root; empty means the search order above.
   std::filesystem::path root;
   /// One of the dataset's formats; empty means its default.
   std::string format;
   /// Verify every file's sha256 against the manifest before loading.
   bool verify = true;
-};
-
-/// One file the registry knows: `path` is relative to the data root.
-struct ManifestEntry {
-  std::string dataset, format, path;
-  std::string sha256;  ///< of the content (after gunzip); empty when not recorded
-  int64_t bytes = -1;  ///< content size; -1 when not recorded
-  std::string url;     ///< where the file is officially published
+  /// Download missing files (unless `download_options.offline`).
+  bool download = true;
+  DownloadOptions download_options;
+  /// Told each step of a download ("downloading ... (81.0 MB)", "unpacking ..."), when set.
+  std::function<void(const std::string&)> log;
+  /// The manifest to use instead of the compiled-in one (tests and private mirrors); empty = built-in.
+  std::span<const ManifestEntry> manifest;
 };
 
 /// The compiled-in manifest (datasets/manifest.tsv).
 std::span<const ManifestEntry> manifest();
-/// Names load_dataset accepts, e.g. {"citeseer", "cora", "karate", "pubmed"}.
+/// Names load_dataset accepts, e.g. {"amazon-computers", ..., "citeseer", "cora", ...}.
 std::vector<std::string> dataset_names();
 /// The formats of a named dataset, default first; InvalidArgument for an unknown name.
 std::vector<std::string> dataset_formats(const std::string& name);
-/// The root load_dataset uses when LoadOptions::root is empty.
+/// The first root load_dataset searches when LoadOptions::root is empty: $EDGEATTN_DATA when
+/// set, else the repository's datasets/.
 std::filesystem::path default_data_root();
+
+/// Makes every file of a named dataset's format present and verified in one data root (see the
+/// header comment), downloading what is missing, and returns that root. load_dataset calls it.
+std::filesystem::path fetch_dataset(const std::string& name, const LoadOptions& options = {});
 
 /// Loads a named dataset (see above). Fills Dataset::sources with each file's path and sha256.
 Dataset load_dataset(const std::string& name, const LoadOptions& options = {});
