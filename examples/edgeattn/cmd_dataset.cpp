@@ -1,20 +1,29 @@
-// edgeattn dataset info NAME|PATH [--format F] [--root DIR] [--json] [--no-verify]
+// edgeattn dataset info NAME|PATH [--format F] [--root DIR] [--offline] [--json] [--no-verify]
+// edgeattn dataset download NAME [--format F | --all-formats] [--root DIR]
+// edgeattn dataset list [--root DIR] [--json]
 //
 // Loads a named dataset (verifying its files against the manifest) or any supported file or
 // directory, and prints its statistics: nodes, edges as stored, undirected pairs, self-loops,
 // isolated nodes, features and their density, classes and their sizes, the default split's sizes
-// and the in-degree distribution. `--json` prints one object whose keys include num_nodes,
+// and the in-degree distribution. `download` fetches a named dataset's missing files into the
+// cache (or --root) and verifies them; `list` shows every named dataset, its formats, where each
+// is on disk (or that it would be downloaded) and its source. `--json` prints one object whose keys include num_nodes,
 // num_edges, num_features, num_classes, train, val and test.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "dataset_arg.hpp"
+#include "edgeattn/core/file_io.hpp"
+#include "edgeattn/data/registry.hpp"
 #include "edgeattn/data/statistics.hpp"
 #include "json.hpp"
 
 namespace edgeattn::cli {
+namespace fs = std::filesystem;
 namespace {
 
 std::string percent(double x) {
@@ -98,25 +107,130 @@ std::string json_of(const data::Dataset& ds, const data::DatasetStats& s) {
 
 int run_dataset_info(std::span<const std::string> argv) {
   Args args("edgeattn dataset info",
-            "Print a dataset's statistics. NAME is one of the registry's datasets (cora, citeseer, pubmed, "
-            "karate), checked against the manifest; PATH is a file or directory in any supported format.");
-  args.option("format", "F", "", "format of a named dataset (default: its first; e.g. planetoid, linqs, npz)")
-      .option("root", "DIR", "",
-              "data root for named datasets (default: $EDGEATTN_DATA, else the repository's datasets/)")
-      .flag("no-verify", "skip the sha256 check of a named dataset's files")
+            "Print a dataset's statistics. NAME is one of the registry's datasets (" + known_dataset_names() +
+                "), downloaded when missing and checked against the manifest; PATH is a file or directory in "
+                "any supported format.");
+  add_dataset_source_options(args);
+  args.flag("no-verify", "skip the sha256 check of a named dataset's files")
       .flag("json", "print one JSON object instead of text")
       .positional("NAME|PATH", "dataset name or path");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
   }
-  const data::Dataset ds = load_dataset_arg(args.positional_value(), args.str("format"), args.str("root"),
-                                            !args.flag_set("no-verify"));
+  const data::Dataset ds = load_dataset_arg(args.positional_value(), args, !args.flag_set("no-verify"));
   const data::DatasetStats stats = data::describe(ds);
   if (args.flag_set("json"))
     std::cout << json_of(ds, stats) << "\n";
   else
     print_human(ds, stats);
+  return 0;
+}
+
+namespace {
+
+// "snap.stanford.edu" from "https://snap.stanford.edu/ogb/...".
+std::string host_of(const std::string& url) {
+  const size_t start = url.find("://");
+  if (start == std::string::npos) return url;
+  const size_t end = url.find('/', start + 3);
+  return url.substr(start + 3, end == std::string::npos ? std::string::npos : end - start - 3);
+}
+
+}  // namespace
+
+int run_dataset_download(std::span<const std::string> argv) {
+  Args args("edgeattn dataset download",
+            "Download a named dataset's missing files from where they are officially published, verify "
+            "them against the manifest and place them in the download cache ($EDGEATTN_DATA, else "
+            "~/.cache/edgeattn) or --root. Files already present are not fetched again; an interrupted "
+            "download resumes. Names: " + known_dataset_names() + ".");
+  args.option("format", "F", "", "the format to fetch (default: the dataset's first)")
+      .flag("all-formats", "fetch every format of the dataset")
+      .option("root", "DIR", "", "download into DIR instead of the cache")
+      .positional("NAME", "dataset name");
+  if (!args.parse(argv)) {
+    std::cout << args.help();
+    return 0;
+  }
+  const std::string name = args.positional_value();
+  bool known = false;
+  for (const std::string& n : data::dataset_names()) known = known || n == name;
+  if (!known) throw UsageError("'" + name + "' is not a known dataset (" + known_dataset_names() + ")");
+  if (args.flag_set("all-formats") && args.given("format"))
+    throw UsageError("--format and --all-formats exclude each other");
+  std::vector<std::string> formats = data::dataset_formats(name);
+  if (!args.flag_set("all-formats")) formats = {args.given("format") ? args.str("format") : formats.front()};
+  for (const std::string& format : formats) {
+    data::LoadOptions options;
+    options.root = args.str("root");
+    options.format = format;
+    options.log = log_to_stderr;
+    const fs::path root = data::fetch_dataset(name, options);
+    // Verify what is there now (a bundled or earlier copy too) and say where it is.
+    int64_t files = 0, bytes = 0;
+    for (const data::ManifestEntry& e : data::manifest()) {
+      if (e.dataset != name || e.format != format || e.is_directory()) continue;
+      const auto found = find_plain_or_gz(root / e.path);
+      if (!found) continue;  // a README the loaders do not need
+      data::verify_file(*found, e);
+      ++files;
+      bytes += static_cast<int64_t>(fs::file_size(*found));
+    }
+    std::printf("%s (%s): %s", name.c_str(), format.c_str(), (root / name / format).string().c_str());
+    if (files > 0) std::printf("  (%lld files, %.1f MB, checksums verified where recorded)", static_cast<long long>(files), bytes / 1e6);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+int run_dataset_list(std::span<const std::string> argv) {
+  Args args("edgeattn dataset list",
+            "List the named datasets: their formats, where each is on disk (searched in --root, else "
+            "$EDGEATTN_DATA, else the bundled datasets/ and the download cache) or 'download' when it "
+            "would be fetched on first use, its size where known, and where it comes from.");
+  args.option("root", "DIR", "", "look only in DIR")
+      .flag("json", "print one JSON array instead of text");
+  if (!args.parse(argv)) {
+    std::cout << args.help();
+    return 0;
+  }
+  std::vector<std::string> rows;
+  if (!args.flag_set("json")) std::printf("%-18s %-10s %-9s %-10s %s\n", "name", "format", "status", "size", "source");
+  for (const std::string& name : data::dataset_names()) {
+    for (const std::string& format : data::dataset_formats(name)) {
+      data::LoadOptions options;
+      options.root = args.str("root");
+      options.format = format;
+      const std::optional<fs::path> where = data::locate_dataset(name, options);
+      int64_t bytes = 0;
+      bool size_known = true;
+      std::string source;
+      for (const data::ManifestEntry& e : data::manifest()) {
+        if (e.dataset != name || e.format != format) continue;
+        if (e.bytes < 0) size_known = false; else bytes += e.bytes;
+        if (source.empty()) source = host_of(e.url);
+      }
+      const std::string status = where ? (where->string() == (fs::path(data::default_data_root())).string() ? "present" : "cached")
+                                       : "download";
+      char size[32];
+      if (size_known) std::snprintf(size, sizeof size, "%.1f MB", bytes / 1e6); else std::snprintf(size, sizeof size, "?");
+      if (args.flag_set("json")) {
+        JsonObject j;
+        j.field("name", name).field("format", format).field("status", status);
+        j.field("path", where ? (*where / name / format).string() : std::string());
+        j.field("bytes", size_known ? bytes : int64_t{-1}).field("source", source);
+        rows.push_back(j.str());
+      } else {
+        std::printf("%-18s %-10s %-9s %-10s %s\n", name.c_str(), format.c_str(), status.c_str(), size, source.c_str());
+      }
+    }
+  }
+  if (args.flag_set("json")) {
+    std::string out = "[";
+    for (size_t i = 0; i < rows.size(); ++i) out += (i ? "," : "") + rows[i];
+    std::cout << out << "]\n";
+  }
   return 0;
 }
 

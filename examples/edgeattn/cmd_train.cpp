@@ -76,10 +76,9 @@ struct ModelFileMeta {
 };
 
 void add_dataset_options(Args& args) {
-  args.option("dataset", "NAME|PATH", "cora", "dataset name (cora, citeseer, pubmed, karate) or a path")
-      .option("format", "F", "", "format of a named dataset (default: its first)")
-      .option("root", "DIR", "", "data root for named datasets (default: $EDGEATTN_DATA, else datasets/)")
-      .option("split", "NAME", "", "split to use (default: the dataset's default split)")
+  args.option("dataset", "NAME|PATH", "cora", "dataset name (" + known_dataset_names() + ") or a path");
+  add_dataset_source_options(args);
+  args.option("split", "NAME", "", "split to use (default: the dataset's default split)")
       .option("threads", "T", "all cores", "worker threads");
 }
 
@@ -95,7 +94,7 @@ struct Prepared {
 
 // Loads, preprocesses and prepares the inputs of `model` (once; every epoch reuses them).
 Prepared prepare(const Args& args, const nn::Model& model, bool normalize) {
-  Prepared p{load_dataset_arg(args.str("dataset"), args.str("format"), args.str("root"), true), {}, {}};
+  Prepared p{load_dataset_arg(args.str("dataset"), args, true), {}, {}};
   if (normalize && p.ds.features.cols() > 0) data::normalize_features(p.ds.features);
   p.graph = model.prepare_graph(p.ds.graph);
   p.features = model.prepare_features(p.ds.graph, p.ds.features);
@@ -198,7 +197,7 @@ int run_train(std::span<const std::string> argv) {
   cfg.pe_dim = cfg.pe == nn::PositionalEncodingKind::none ? 0 : args.integer("pe-dim", 1, 1024);
   if (cfg.kind == nn::ModelKind::transformer) cfg.add_self_loops = false;  // PyG TransformerConv adds none
 
-  data::Dataset ds = load_dataset_arg(args.str("dataset"), args.str("format"), args.str("root"), true);
+  data::Dataset ds = load_dataset_arg(args.str("dataset"), args, true);
   // Training reads no per-edge data in the file's order: the maps from file entries to CSR edges
   // (two int64s per edge) would only take memory.
   ds.graph = ds.graph.with_input_maps({}, {});

@@ -15,6 +15,8 @@ int run_bench_limits(std::span<const std::string> args);        // edgeattn benc
 int run_bench_layer(std::span<const std::string> args);         // edgeattn bench layer
 int run_bench_graphblas(std::span<const std::string> args);     // edgeattn bench graphblas
 int run_dataset_info(std::span<const std::string> args);        // edgeattn dataset info
+int run_dataset_download(std::span<const std::string> args);    // edgeattn dataset download
+int run_dataset_list(std::span<const std::string> args);        // edgeattn dataset list
 int run_train(std::span<const std::string> args);               // edgeattn train
 int run_eval(std::span<const std::string> args);                // edgeattn eval
 int run_predict(std::span<const std::string> args);             // edgeattn predict

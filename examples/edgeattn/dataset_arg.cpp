@@ -1,33 +1,48 @@
 #include "dataset_arg.hpp"
 
+#include <cstdio>
 #include <filesystem>
 
-#include "args.hpp"
 #include "edgeattn/data/registry.hpp"
 
 namespace edgeattn::cli {
 
-data::Dataset load_dataset_arg(const std::string& what, const std::string& format, const std::string& root,
-                               bool verify) {
+void add_dataset_source_options(Args& args) {
+  args.option("format", "F", "", "format of a named dataset (default: its first; e.g. planetoid, linqs, npz, ogb)")
+      .option("root", "DIR", "",
+              "data root for named datasets (default: $EDGEATTN_DATA, else the bundled datasets/ and the "
+              "download cache ~/.cache/edgeattn)")
+      .flag("offline", "never download: use only files already on disk (also: EDGEATTN_OFFLINE=1)");
+}
+
+std::string known_dataset_names() {
   std::string names;
+  for (const std::string& n : data::dataset_names()) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
+void log_to_stderr(const std::string& line) { std::fprintf(stderr, "edgeattn: %s\n", line.c_str()); }
+
+data::LoadOptions load_options_from(const Args& args, bool verify) {
+  data::LoadOptions options;
+  options.format = args.str("format");
+  options.root = args.str("root");
+  options.verify = verify;
+  if (args.flag_set("offline")) options.download_options.offline = true;
+  options.log = log_to_stderr;
+  return options;
+}
+
+data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify) {
   bool known = false;
-  for (const std::string& n : data::dataset_names()) {
-    names += (names.empty() ? "" : ", ") + n;
-    known = known || n == what;
-  }
-  if (known && !std::filesystem::exists(what)) {
-    data::LoadOptions options;
-    options.format = format;
-    options.root = root;
-    options.verify = verify;
-    return data::load_dataset(what, options);
-  }
+  for (const std::string& n : data::dataset_names()) known = known || n == what;
+  if (known && !std::filesystem::exists(what)) return data::load_dataset(what, load_options_from(args, verify));
   if (std::filesystem::exists(what)) {
-    if (!format.empty() || !root.empty())
+    if (args.given("format") || args.given("root"))
       throw UsageError("--format and --root apply to named datasets; '" + what + "' is a path");
     return data::load_dataset_path(what);
   }
-  throw UsageError("'" + what + "' is neither a known dataset (" + names +
+  throw UsageError("'" + what + "' is neither a known dataset (" + known_dataset_names() +
                    ") nor an existing file or directory");
 }
 

@@ -1,16 +1,31 @@
 // How the tool's commands turn a NAME|PATH argument into a Dataset: a registry name (verified
-// against the manifest, --format/--root apply) or a path in any supported format.
+// against the manifest and downloaded when missing; --format, --root and --offline apply) or a
+// path in any supported format.
 #pragma once
 
 #include <string>
 
+#include "args.hpp"
 #include "edgeattn/data/dataset.hpp"
+#include "edgeattn/data/registry.hpp"
 
 namespace edgeattn::cli {
 
+/// Declares --format F, --root DIR and --offline, the options of a named dataset.
+void add_dataset_source_options(Args& args);
+
+/// "amazon-computers, ..., pubmed": the registry's names, for help texts and errors.
+std::string known_dataset_names();
+
+/// Prints one step of a download on standard error: "edgeattn: downloading ...".
+void log_to_stderr(const std::string& line);
+
+/// LoadOptions from the options of add_dataset_source_options; download steps are told on
+/// standard error ("edgeattn: downloading ...").
+data::LoadOptions load_options_from(const Args& args, bool verify);
+
 /// Throws UsageError when `what` is neither a known name nor an existing path, or when
-/// format/root are given for a path.
-data::Dataset load_dataset_arg(const std::string& what, const std::string& format, const std::string& root,
-                               bool verify);
+/// --format/--root are given for a path.
+data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify);
 
 }  // namespace edgeattn::cli

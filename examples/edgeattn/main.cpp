@@ -45,6 +45,12 @@ const std::vector<Command>& commands() {
       {{"dataset", "info"},
        "load a dataset (name or path) and print its statistics",
        edgeattn::cli::run_dataset_info},
+      {{"dataset", "download"},
+       "download a named dataset's files into the cache and verify them",
+       edgeattn::cli::run_dataset_download},
+      {{"dataset", "list"},
+       "list the named datasets, where they are on disk and where they come from",
+       edgeattn::cli::run_dataset_list},
   };
   return table;
 }

@@ -301,6 +301,8 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
   bool restarted_after_mismatch = false;
   bool no_ranges = false;  // the server answered a range request with the whole file
   bool skip_delay = false;
+  bool tries_left_unused = false;
+  int attempts_made = options.max_attempts;
   std::chrono::milliseconds delay = options.retry_delay;
 
   for (int attempt = 1; attempt <= options.max_attempts; ++attempt) {
@@ -418,6 +420,9 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
       switch (rc) {
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_COULDNT_RESOLVE_PROXY:
+          // Name resolution failing twice is a missing network, not a hiccup: stop waiting.
+          if (attempt >= 2 && options.max_attempts > 2) tries_left_unused = true;
+          [[fallthrough]];
         case CURLE_COULDNT_CONNECT:
           last_kind = Kind::unreachable;
           break;
@@ -431,6 +436,10 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
           last_kind = Kind::interrupted;
       }
       last_error = detail_text;
+      if (tries_left_unused) {
+        attempts_made = attempt;
+        break;
+      }
       continue;
     }
 
@@ -476,7 +485,7 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
   const auto kept = fs::is_regular_file(part, e) ? fs::file_size(part, e) : 0;
   throw DownloadError(last_kind,
                       detail::message("downloading ", source, " to ", dest.string(), " failed after ",
-                                      options.max_attempts, options.max_attempts == 1 ? " try" : " tries", ": ",
+                                      attempts_made, attempts_made == 1 ? " try" : " tries", ": ",
                                       last_error, hint,
                                       kept > 0 ? detail::message("; ", kept, " bytes kept in ", part.string(),
                                                                  " to resume next time")

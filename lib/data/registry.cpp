@@ -159,17 +159,23 @@ std::vector<fs::path> search_roots(const LoadOptions& options) {
   return {fs::path(EDGEATTN_DEFAULT_DATA_ROOT), default_cache_dir()};
 }
 
-[[noreturn]] void raise_missing(const std::string& name, const std::string& format, const fs::path& root,
-                                const ManifestEntry& e, const LoadOptions& options, const std::string& why) {
+[[noreturn]] void raise_missing(const std::string& name, const std::string& format,
+                                const std::vector<fs::path>& roots, const ManifestEntry& e, const std::string& why) {
   std::ostringstream msg;
   msg << "dataset '" << name << "' (" << format << "): missing " << (e.is_directory() ? "directory " : "file ")
-      << local_path(root, e).string() << (e.is_directory() ? "" : " (or .gz)") << "; expected ";
+      << local_path(roots.back(), e).string() << (e.is_directory() ? "" : " (or .gz)");
+  if (roots.size() > 1) {
+    msg << " (also looked in";
+    for (size_t i = 0; i + 1 < roots.size(); ++i) msg << " " << roots[i].string();
+    msg << ")";
+  }
+  msg << "; expected ";
   if (!e.sha256.empty()) msg << "sha256 " << e.sha256 << ", " << e.bytes << " bytes; ";
   msg << "it is published at " << e.url;
   if (!e.member.empty()) msg << " (archive member " << e.member << ")";
-  msg << "; " << why;
-  if (options.root.empty() && std::getenv("EDGEATTN_DATA") == nullptr)
-    msg << "; or place it there yourself, or set EDGEATTN_DATA to a directory laid out like datasets/";
+  msg << "; " << why << "; or place it there yourself";
+  if (roots.size() > 1 || std::getenv("EDGEATTN_DATA") == nullptr)
+    msg << ", or set EDGEATTN_DATA to a directory laid out like datasets/";
   throw DownloadError(DownloadError::Kind::offline, msg.str());
 }
 
@@ -237,40 +243,54 @@ void fetch_from_archive(const fs::path& root, const std::string& url, const std:
 
 }  // namespace
 
-fs::path fetch_dataset(const std::string& name, const LoadOptions& options) {
+std::optional<fs::path> locate_dataset(const std::string& name, const LoadOptions& options) {
   const std::string format = format_of(name, options);
   const std::vector<const ManifestEntry*> rows = entries_of(name, format, options);
-  const std::vector<fs::path> roots = search_roots(options);
-  for (const fs::path& root : roots) {
+  for (const fs::path& root : search_roots(options)) {
     if (std::all_of(rows.begin(), rows.end(), [&](const ManifestEntry* e) { return present(root, *e); }))
       return root;
   }
+  return std::nullopt;
+}
 
-  // Download into the last root searched: the cache (or the one root given).
+fs::path fetch_dataset(const std::string& name, const LoadOptions& options) {
+  if (std::optional<fs::path> found = locate_dataset(name, options)) return *found;
+  const std::string format = format_of(name, options);
+  const std::vector<const ManifestEntry*> rows = entries_of(name, format, options);
+  const std::vector<fs::path> roots = search_roots(options);
+
+  // Download into the last root searched: the cache (or the one root given). Files another root
+  // already has (the bundled part of PubMed) are copied next to the rest, so that one directory
+  // holds the whole dataset; nothing is copied when something else cannot be had.
   const fs::path target = roots.back();
-  const bool may_download = options.download && !options.download_options.offline;
-  std::map<std::string, std::vector<const ManifestEntry*>> by_archive;
+  std::vector<std::pair<fs::path, fs::path>> copies;  // from, to
+  std::vector<const ManifestEntry*> fetch;
   for (const ManifestEntry* e : rows) {
     if (present(target, *e)) continue;
-    // A file another root already has (the bundled part of PubMed) is copied next to the rest.
-    bool copied = false;
-    for (const fs::path& other : roots) {
-      if (other == target || !present(other, *e) || e->is_directory()) continue;
-      const fs::path from = *find_plain_or_gz(local_path(other, *e));
-      const fs::path to = target / fs::relative(from, other);
-      fs::create_directories(to.parent_path());
-      std::error_code ec;
-      fs::copy_file(from, fs::path(to.string() + ".copying"), fs::copy_options::overwrite_existing, ec);
-      if (!ec) fs::rename(fs::path(to.string() + ".copying"), to, ec);
-      if (ec) raise<IoError>("cannot copy ", from.string(), " to ", to.string(), ": ", ec.message());
-      copied = true;
-      break;
+    const auto other = std::find_if(roots.begin(), roots.end(), [&](const fs::path& r) {
+      return r != target && !e->is_directory() && present(r, *e);
+    });
+    if (other != roots.end()) {
+      const fs::path from = *find_plain_or_gz(local_path(*other, *e));
+      copies.emplace_back(from, target / fs::relative(from, *other));
+    } else {
+      fetch.push_back(e);
     }
-    if (copied) continue;
-    if (!may_download)
-      raise_missing(name, format, roots.front(), *e, options,
-                    options.download ? "downloads are off (offline mode: EDGEATTN_OFFLINE or --offline)"
-                                     : "downloads are off (LoadOptions::download = false)");
+  }
+  if (!fetch.empty() && (!options.download || options.download_options.offline))
+    raise_missing(name, format, roots, *fetch.front(),
+                  options.download ? "downloads are off (offline mode: EDGEATTN_OFFLINE or --offline)"
+                                   : "downloads are off (LoadOptions::download = false)");
+  for (const auto& [from, to] : copies) {
+    std::error_code ec;
+    fs::create_directories(to.parent_path(), ec);
+    const fs::path tmp = fs::path(to.string() + ".copying");
+    if (!ec) fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
+    if (!ec) fs::rename(tmp, to, ec);
+    if (ec) raise<IoError>("cannot copy ", from.string(), " to ", to.string(), ": ", ec.message());
+  }
+  std::map<std::string, std::vector<const ManifestEntry*>> by_archive;
+  for (const ManifestEntry* e : fetch) {
     if (e->member.empty()) {
       tell(options, "downloading " + e->url + " (" + human_size(e->bytes) + ")");
       try {

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -89,6 +90,10 @@ std::vector<std::string> dataset_formats(const std::string& name);
 /// The first root load_dataset searches when LoadOptions::root is empty: $EDGEATTN_DATA when
 /// set, else the repository's datasets/.
 std::filesystem::path default_data_root();
+
+/// The data root holding every file of the named dataset's format (searched as above), without
+/// downloading anything; nullopt when no root has them all.
+std::optional<std::filesystem::path> locate_dataset(const std::string& name, const LoadOptions& options = {});
 
 /// Makes every file of a named dataset's format present and verified in one data root (see the
 /// header comment), downloading what is missing, and returns that root. load_dataset calls it.
