@@ -32,6 +32,9 @@ class ParseError(Error, ValueError):
 
 class ChecksumError(IoError):
     """A file's bytes do not match the checksum recorded for it."""
+
+class DownloadError(IoError):
+    """A file could not be downloaded: offline, unreachable, an HTTP error such as 404, a stalled server, a full disk or an interrupted transfer (the message says which and names the URL)."""
 '''
 text, n = re.subn(r"from edgeattn import \([^)]*\)\n", classes, text)
 assert n == 1, "stubgen output changed: no 'from edgeattn import (...)' block"

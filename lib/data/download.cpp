@@ -443,12 +443,9 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
       continue;
     }
 
-    // The response ended. Without an announced size, a clean end is the whole file.
-    if (bytes >= 0 && t.received < bytes) {
-      last_error = detail::message("the connection closed after ", t.received, " of ", bytes, " bytes");
-      last_kind = Kind::interrupted;
-      continue;
-    }
+    // The response ended cleanly (a connection that breaks off mid-body is CURLE_PARTIAL_FILE,
+    // retried above), so what arrived is what the server has: a size other than the manifest's
+    // is a different file, handled like a checksum mismatch below.
     const std::string digest = hash.hex_digest();
     if ((bytes >= 0 && t.received != bytes) || (!sha256.empty() && digest != sha256)) {
       if (::ftruncate(fd, 0) != 0) raise<IoError>(part.string(), ": cannot truncate: ", std::strerror(errno));

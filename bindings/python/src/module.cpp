@@ -681,9 +681,15 @@ NB_MODULE(_edgeattn, m) {
                                             "A file's content does not follow its format.");
   static PyObject* py_checksum =
       new_exception(m, "ChecksumError", {py_io}, "A file's bytes do not match the checksum recorded for it.");
+  static PyObject* py_download =
+      new_exception(m, "DownloadError", {py_io},
+                    "A file could not be downloaded: offline, unreachable, an HTTP error such as 404, a stalled "
+                    "server, a full disk or an interrupted transfer (the message says which and names the URL).");
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
+    } catch (const data::DownloadError& e) {
+      PyErr_SetString(py_download, e.what());
     } catch (const ChecksumError& e) {
       PyErr_SetString(py_checksum, e.what());
     } catch (const IoError& e) {
@@ -1051,16 +1057,37 @@ NB_MODULE(_edgeattn, m) {
                ", num_features=" + std::to_string(d.num_features()) +
                ", num_classes=" + std::to_string(d.num_classes()) + ")";
       });
+  auto load_options = [](const std::string& root, const std::string& format, bool verify, bool download,
+                         std::optional<bool> offline) {
+    data::LoadOptions o{.root = root, .format = format, .verify = verify};
+    o.download = download;
+    if (offline) o.download_options.offline = *offline;
+    return o;
+  };
   m.def(
       "load_dataset",
-      [](const std::string& name, const std::string& root, const std::string& format, bool verify) {
-        data::LoadOptions o{.root = root, .format = format, .verify = verify};
+      [load_options](const std::string& name, const std::string& root, const std::string& format, bool verify,
+                     bool download, std::optional<bool> offline) {
+        const data::LoadOptions o = load_options(root, format, verify, download, offline);
         nb::gil_scoped_release release;
         return data::load_dataset(name, o);
       },
-      "name"_a, "root"_a = "", "format"_a = "", "verify"_a = true,
-      "A named dataset (cora, citeseer, pubmed, karate), checksummed against the compiled-in manifest. root "
-      "defaults to $EDGEATTN_DATA, else the repository's datasets/.");
+      "name"_a, "root"_a = "", "format"_a = "", "verify"_a = true, "download"_a = true, "offline"_a = nb::none(),
+      "A named dataset (dataset_names()), checksummed against the compiled-in manifest. Files are looked "
+      "for in root, else $EDGEATTN_DATA, else the bundled datasets/ and the download cache "
+      "(~/.cache/edgeattn); missing ones are downloaded from their official URLs (resumed, retried, "
+      "verified, placed atomically) unless download=False or offline (default: $EDGEATTN_OFFLINE). "
+      "Raises DownloadError when a file cannot be had.");
+  m.def(
+      "fetch_dataset",
+      [load_options](const std::string& name, const std::string& root, const std::string& format,
+                     std::optional<bool> offline) {
+        const data::LoadOptions o = load_options(root, format, true, true, offline);
+        nb::gil_scoped_release release;
+        return data::fetch_dataset(name, o).string();
+      },
+      "name"_a, "root"_a = "", "format"_a = "", "offline"_a = nb::none(),
+      "Downloads what a named dataset lacks (as load_dataset would) and returns the data root holding it.");
   m.def(
       "load_dataset_path",
       [](const std::string& path) {

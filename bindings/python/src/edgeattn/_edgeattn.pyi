@@ -28,6 +28,9 @@ class ParseError(Error, ValueError):
 class ChecksumError(IoError):
     """A file's bytes do not match the checksum recorded for it."""
 
+class DownloadError(IoError):
+    """A file could not be downloaded: offline, unreachable, an HTTP error such as 404, a stalled server, a full disk or an interrupted transfer (the message says which and names the URL)."""
+
 
 class Graph:
     """
@@ -365,9 +368,14 @@ class Dataset:
 
     def __repr__(self) -> str: ...
 
-def load_dataset(name: str, root: str = '', format: str = '', verify: bool = True) -> Dataset:
+def load_dataset(name: str, root: str = '', format: str = '', verify: bool = True, download: bool = True, offline: bool | None = None) -> Dataset:
     """
-    A named dataset (cora, citeseer, pubmed, karate), checksummed against the compiled-in manifest. root defaults to $EDGEATTN_DATA, else the repository's datasets/.
+    A named dataset (dataset_names()), checksummed against the compiled-in manifest. Files are looked for in root, else $EDGEATTN_DATA, else the bundled datasets/ and the download cache (~/.cache/edgeattn); missing ones are downloaded from their official URLs (resumed, retried, verified, placed atomically) unless download=False or offline (default: $EDGEATTN_OFFLINE). Raises DownloadError when a file cannot be had.
+    """
+
+def fetch_dataset(name: str, root: str = '', format: str = '', offline: bool | None = None) -> str:
+    """
+    Downloads what a named dataset lacks (as load_dataset would) and returns the data root holding it.
     """
 
 def load_dataset_path(path: str) -> Dataset:
@@ -389,16 +397,6 @@ class Model:
 
     def __init__(self, *, kind: str = 'gat', in_channels: int, num_classes: int, hidden: int = 8, heads: int = 8, out_heads: int = 1, layers: int = 2, dropout: float = 0.6, attention_dropout: float = 0.6, negative_slope: float = 0.2, residual: bool = False, add_self_loops: bool = True, share_weights: bool = False, beta: bool = False, pre_norm: bool = False, ffn_hidden: int = 0, pe: str = 'none', pe_dim: int = 0, seed: int = 0) -> None: ...
 
-    @staticmethod
-    def from_json(json: str) -> Model:
-        """A model from ModelConfig JSON (Model.config_json)."""
-
-    @property
-    def config_json(self) -> str: ...
-
-    @property
-    def num_parameters(self) -> int: ...
-
     def parameter_names(self) -> list[str]: ...
 
     def parameter(self, name: str) -> object:
@@ -408,6 +406,16 @@ class Model:
 
     def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
         """Copies a float32 array of the parameter's shape into it."""
+
+    @staticmethod
+    def from_json(json: str) -> Model:
+        """A model from ModelConfig JSON (Model.config_json)."""
+
+    @property
+    def config_json(self) -> str: ...
+
+    @property
+    def num_parameters(self) -> int: ...
 
     @overload
     def logits(self, dataset: Dataset, training: bool = False, seed: int = 0) -> object:
