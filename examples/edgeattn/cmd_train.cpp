@@ -107,12 +107,13 @@ void check_labels(const data::Dataset& ds) {
     raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");
 }
 
-// "cora: epoch  57 | loss 0.612 | train 0.943 | val 0.796 | 1.84 ms/epoch"
-void progress(const std::string& name, const train::EpochStats& s, double ms) {
+// "cora: epoch  57 | loss 0.612 | train acc 0.943 | val loss 0.9 | val acc 0.796 | 1.84 ms/epoch";
+// `metric` names what the accuracy fields hold ("acc", "micro_f1", "rocauc").
+void progress(const std::string& name, const std::string& metric, const train::EpochStats& s, double ms) {
   std::fprintf(
-      stderr, "\r%s: epoch %4lld | loss %.4f | train acc %.3f | val loss %.4f | val acc %.3f | %.2f ms/epoch",
-      name.c_str(), static_cast<long long>(s.epoch), s.train_loss, s.train_accuracy, s.val_loss,
-      s.val_accuracy, ms);
+      stderr, "\r%s: epoch %4lld | loss %.4f | train %s %.3f | val loss %.4f | val %s %.3f | %.2f ms/epoch",
+      name.c_str(), static_cast<long long>(s.epoch), s.train_loss, metric.c_str(), s.train_accuracy, s.val_loss,
+      metric.c_str(), s.val_accuracy, ms);
   std::fflush(stderr);
 }
 
@@ -229,9 +230,10 @@ int run_train(std::span<const std::string> argv) {
     if (run + 1 == runs) ds.graph = Graph();  // the last run needs only the prepared graph
     tc.seed = cfg.seed;
     double ms_sum = 0;
+    const std::string metric_label = ds.labels.metric() == "accuracy" ? "acc" : ds.labels.metric();
     tc.on_epoch = [&](const train::EpochStats& s) {
       ms_sum += 1e3 * s.train_seconds;
-      if (show_progress) progress(ds.name, s, ms_sum / static_cast<double>(s.epoch + 1));
+      if (show_progress) progress(ds.name, metric_label, s, ms_sum / static_cast<double>(s.epoch + 1));
       return true;
     };
     auto forward = [&](autograd::Tape& tape, uint64_t seed) { return model.forward(tape, g, x, seed); };
@@ -304,6 +306,7 @@ int run_train(std::span<const std::string> argv) {
     j.field("dataset", ds.name).field("format", ds.format).field("model", args.str("model"));
     j.field("split", args.str("split").empty() ? ds.default_split : args.str("split"));
     j.field("runs", runs).field("threads", max_threads());
+    j.field("metric", ds.labels.metric());  // what the *_accuracy fields hold
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
     j.field("val_accuracy", mean(val_acc));
     j.field("epochs", static_cast<int64_t>(std::llround(mean(epochs))));
@@ -329,7 +332,7 @@ int run_train(std::span<const std::string> argv) {
     j.field("peak_rss_mb", peak_rss_mb());
     std::cout << j.str() << "\n";
   } else {
-    std::printf("test accuracy %.4f", mean(test_acc));
+    std::printf("test %s %.4f", ds.labels.metric().c_str(), mean(test_acc));
     if (runs > 1) std::printf(" ± %.4f over %lld runs", stdev(test_acc), static_cast<long long>(runs));
     std::printf(" (val %.4f), %.2f ms per training epoch\n", mean(val_acc), 1e3 * mean(sec_per_epoch));
   }

@@ -55,7 +55,9 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
     OgbOptions options;
     options.undirected = name != "ogbn-arxiv";
     options.name = name;
+    options.node_features_from_edges = name == "ogbn-proteins";
     ds = load_ogb_node_dataset(dir, options);
+    if (name == "ogbn-proteins") ds.labels.eval_metric = "rocauc";  // OGB's Evaluator for it
     if (name == "ogbn-arxiv") ds.notes.push_back("edges are citations, directed as OGB stores them");
   } else if (format == "adjlist" && name == "karate") {
     ds = load_karate(dir / "karate.adjlist");

@@ -157,8 +157,10 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
     }
   }
 
-  // --- optional edge features: one column = weights ----------------------------------------------
+  // --- optional edge features: one column = weights; several = node features (if asked) ----------
   std::vector<float> weight;
+  std::vector<double> edge_mean;      // [n, columns] when node features come from edge features
+  std::vector<int64_t> edge_count;    // [n]
   if (const auto f = read_optional(dir, "raw/edge-feat.csv", ds)) {
     TextScanner s(f->text, f->path);
     size_t columns = 0;
@@ -166,9 +168,39 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
       TextScanner probe(f->text, f->path);
       columns = split_commas(probe.read_line()).size();
     }
-    if (columns > 1) {
+    if (columns > 1 && options.node_features_from_edges) {
+      // Each node's feature is the mean of the features of its edges (both ends for an undirected
+      // graph, the target otherwise), accumulated row by row: nothing of size edges x columns is held.
+      const int64_t d = static_cast<int64_t>(columns);
+      edge_mean.assign(static_cast<size_t>(n * d), 0.0);
+      edge_count.assign(static_cast<size_t>(n), 0);
+      std::vector<double> row(columns);
+      size_t e = 0;
+      while (!s.at_end()) {
+        if (e == src.size()) s.fail("more rows than the ", src.size(), " edges of edge.csv");
+        for (size_t k = 0; k < columns; ++k) {
+          row[k] = s.read_float("edge feature value");
+          if (k + 1 < columns && s.at_end_of_line()) s.fail("the row has ", k + 1, " values, expected ", columns);
+        }
+        s.expect_end_of_line("the edge feature row (expected " + std::to_string(columns) + " values)");
+        auto add = [&](int64_t v) {
+          for (int64_t k = 0; k < d; ++k) edge_mean[static_cast<size_t>(v * d + k)] += row[static_cast<size_t>(k)];
+          ++edge_count[static_cast<size_t>(v)];
+        };
+        add(dst[e]);
+        if (options.undirected && src[e] != dst[e]) add(src[e]);
+        ++e;
+      }
+      if (e != src.size())
+        raise<ParseError>(f->path, ":", s.line(), ": ", e, " rows, expected one per edge (", src.size(), ")");
+      for (int64_t v = 0; v < n; ++v)
+        for (int64_t k = 0; k < d; ++k)
+          if (edge_count[static_cast<size_t>(v)] > 0)
+            edge_mean[static_cast<size_t>(v * d + k)] /= static_cast<double>(edge_count[static_cast<size_t>(v)]);
+    } else if (columns > 1) {
       ds.notes.push_back(f->path + ": " + std::to_string(columns) +
-                         " edge feature columns not loaded (only a single column is used, as edge weights)");
+                         " edge feature columns not loaded (only a single column is used, as edge weights; "
+                         "OgbOptions::node_features_from_edges averages them into node features)");
     } else {
       weight.reserve(src.size());
       while (!s.at_end()) {
@@ -219,6 +251,13 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
       raise<ParseError>(f->path, ":", s.line(), ": ", rows, " rows, expected one per node (", n, " in ",
                         n_source, ")");
     ds.features = Features(Tensor({n, cols}, values));
+  } else if (!edge_mean.empty()) {
+    const int64_t d = static_cast<int64_t>(edge_mean.size()) / std::max<int64_t>(n, 1);
+    Tensor x({n, d});
+    for (size_t i = 0; i < edge_mean.size(); ++i) x.data()[i] = static_cast<float>(edge_mean[i]);
+    ds.features = Features(std::move(x));
+    ds.notes.push_back("node features: the mean of each node's " + std::to_string(d) +
+                       " edge features (no node-feat.csv; as OGB's and PyG's ogbn-proteins examples do)");
   }
 
   // --- labels -------------------------------------------------------------------------------------

@@ -2,6 +2,9 @@
 
 #include "edgeattn/core/error.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace edgeattn::train {
 
 std::vector<int32_t> predict_classes(ConstView logits) {
@@ -53,6 +56,58 @@ double micro_f1(ConstView logits, ConstView targets, std::span<const int64_t> no
   }
   const int64_t denom = 2 * tp + fp + fn;
   return denom == 0 ? 1.0 : 2.0 * static_cast<double>(tp) / static_cast<double>(denom);
+}
+
+double roc_auc(ConstView scores, ConstView targets, std::span<const int64_t> nodes) {
+  check_shape("roc_auc: scores", scores, {kAny, kAny});
+  check_shape("roc_auc: targets", targets, {scores.dim(0), scores.dim(1)});
+  const int64_t n = scores.dim(0), c = scores.dim(1);
+  for (const int64_t i : nodes)
+    if (i < 0 || i >= n) raise<InvalidArgument>("roc_auc: node ", i, " is outside [0, ", n, ")");
+  // Per class: sort the nodes by score; the AUC is the Mann-Whitney U of the positives' ranks
+  // (ties get their average rank, which counts a tied pair as 1/2) over P * N.
+  std::vector<std::pair<float, bool>> col(nodes.size());
+  double sum = 0;
+  int64_t classes = 0;
+  for (int64_t k = 0; k < c; ++k) {
+    int64_t positives = 0;
+    for (size_t r = 0; r < nodes.size(); ++r) {
+      const int64_t i = nodes[r];
+      col[r] = {scores.data()[i * c + k], targets.data()[i * c + k] > 0.5f};
+      positives += col[r].second;
+    }
+    const int64_t negatives = static_cast<int64_t>(nodes.size()) - positives;
+    if (positives == 0 || negatives == 0) continue;
+    std::sort(col.begin(), col.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    double rank_sum = 0;
+    for (size_t lo = 0; lo < col.size();) {
+      size_t hi = lo;
+      int64_t pos_in_tie = 0;
+      while (hi < col.size() && col[hi].first == col[lo].first) pos_in_tie += col[hi++].second;
+      const double mean_rank = 0.5 * static_cast<double>(lo + 1 + hi);  // ranks lo+1 .. hi
+      rank_sum += mean_rank * static_cast<double>(pos_in_tie);
+      lo = hi;
+    }
+    const double p = static_cast<double>(positives), q = static_cast<double>(negatives);
+    sum += (rank_sum - p * (p + 1) / 2) / (p * q);
+    ++classes;
+  }
+  if (classes == 0)
+    raise<InvalidArgument>("roc_auc: no class has both positive and negative nodes among the ", nodes.size(),
+                           " given (ROC-AUC is undefined, as in OGB's Evaluator)");
+  return sum / static_cast<double>(classes);
+}
+
+double score(const std::string& name, ConstView logits, const data::Labels& labels, std::span<const int64_t> nodes) {
+  if (name == "accuracy") {
+    if (labels.multi_label()) raise<InvalidArgument>("metric 'accuracy' needs single-label data; these labels are multi-label");
+    return accuracy(logits, labels.classes, nodes);
+  }
+  if (name == "micro_f1" || name == "rocauc") {
+    if (!labels.multi_label()) raise<InvalidArgument>("metric '", name, "' needs multi-label data; these labels are single-label");
+    return name == "micro_f1" ? micro_f1(logits, labels.multi_hot, nodes) : roc_auc(logits, labels.multi_hot, nodes);
+  }
+  raise<InvalidArgument>("unknown metric '", name, "' (known: accuracy, micro_f1, rocauc)");
 }
 
 }  // namespace edgeattn::train

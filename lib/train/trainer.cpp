@@ -39,8 +39,7 @@ Evaluation evaluate(const autograd::Tape& tape, autograd::Var logits, const data
   scratch.training = false;
   const autograd::Var x = scratch.constant_ref(tape.value(logits));
   e.loss = static_cast<double>(scratch.value(loss_of(scratch, x, labels, nodes)).data()[0]);
-  e.accuracy = labels.multi_label() ? micro_f1(tape.value(logits), labels.multi_hot, nodes)
-                                    : accuracy(tape.value(logits), labels.classes, nodes);
+  e.accuracy = score(labels.metric(), tape.value(logits), labels, nodes);
   return e;
 }
 

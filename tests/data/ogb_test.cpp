@@ -11,6 +11,7 @@
 #include "edgeattn/core/file_io.hpp"
 #include "support/archive_writer.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -22,10 +23,6 @@ using edgeattn::testing::expect_throw_naming;
 class OgbDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("edgeattn_ogb_" + std::to_string(::getpid()) + "_" + info->name()) /
-           "ogbn-tiny";
-    fs::remove_all(dir_.parent_path());
     fs::create_directories(dir_);
     // 5 nodes; edges 0->1, 1->2, 2->0, 3->4, 4->4 (a self-loop)
     put("raw/num-node-list.csv.gz", "5\n");
@@ -40,15 +37,14 @@ class OgbDir : public ::testing::Test {
     put("split/random/valid.csv.gz", "2\n");
     put("split/random/test.csv.gz", "3\n");
   }
-  void TearDown() override { fs::remove_all(dir_.parent_path()); }
-
   void put(const std::string& rel, const std::string& text, bool compress = true) {
     fs::create_directories((dir_ / rel).parent_path());
     write_file_atomic(dir_ / rel, compress ? edgeattn::testing::gzip(text) : text);
   }
   std::string path(const std::string& rel) const { return (dir_ / rel).string(); }
 
-  fs::path dir_;
+  edgeattn::testing::TempDir tmp_;  // removed after the test
+  fs::path dir_ = tmp_ / "ogbn-tiny";
 };
 
 std::vector<int64_t> row_ptr(const Graph& g) { return {g.row_ptr().begin(), g.row_ptr().end()}; }
@@ -206,6 +202,35 @@ TEST_F(OgbDir, BadIdsAndValuesNameTheFileAndLine) {
   expect_throw_naming<ParseError>(
       [&] { (void)load_ogb_node_dataset(dir_); },
       {path("split/time/test.csv.gz") + ":2", "node 0 is also in", path("split/time/train.csv.gz")});
+}
+
+TEST_F(OgbDir, EdgeFeaturesAverageIntoNodeFeaturesWhenThereAreNone) {
+  // ogbn-proteins' layout: no node-feat.csv, 2 edge feature columns.
+  fs::remove(dir_ / "raw/node-feat.csv.gz");
+  put("raw/edge-feat.csv.gz", "1,10\n3,30\n5,50\n7,70\n9,90\n");
+  OgbOptions o = opts(/*undirected=*/true);
+  o.node_features_from_edges = true;
+  const Dataset ds = load_ogb_node_dataset(dir_, o);
+  const Tensor& x = ds.features.dense();
+  ASSERT_EQ(x.shape(), Shape({5, 2}));
+  // Edges 0-1 (1), 1-2 (3), 2-0 (5), 3-4 (7), 4-4 (9, a self-loop, counted once): each node the
+  // mean over the edges it touches.
+  EXPECT_EQ(std::vector<float>(x.span().begin(), x.span().end()),
+            (std::vector<float>{3, 30, 2, 20, 4, 40, 7, 70, 8, 80}));
+  // Directed: only the edges a node receives; node 3 receives none.
+  o.undirected = false;
+  const Tensor y = load_ogb_node_dataset(dir_, o).features.dense();
+  EXPECT_EQ(std::vector<float>(y.span().begin(), y.span().end()),
+            (std::vector<float>{5, 50, 1, 10, 3, 30, 0, 0, 8, 80}));
+  // Without the option they are left out, and a note says how to get them.
+  const Dataset plain = load_ogb_node_dataset(dir_);
+  EXPECT_EQ(plain.features.cols(), 0);
+  EXPECT_NE(std::find_if(plain.notes.begin(), plain.notes.end(),
+                         [](const std::string& n) { return n.find("node_features_from_edges") != std::string::npos; }),
+            plain.notes.end());
+  put("raw/edge-feat.csv.gz", "1,10\n3\n5,50\n7,70\n9,90\n");
+  expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_, o); },
+                                  {path("raw/edge-feat.csv.gz") + ":2", "expected 2"});
 }
 
 }  // namespace

@@ -110,6 +110,33 @@ TEST_F(RegistryDownload, AnOgbArchiveIsDownloadedUnpackedAndLoadedWithItsOfficia
   EXPECT_EQ(server_.requests("/ogb/arxiv.zip"), 1);
 }
 
+TEST_F(RegistryDownload, OgbnProteinsGetsNodeFeaturesFromItsEdgesAndOgbsRocAucMetric) {
+  if (!downloads_available()) GTEST_SKIP() << "built without downloads";
+  // proteins.zip's layout: 112 binary tasks (3 here), 8 edge features (2 here), no node features.
+  server_.serve("/ogb/proteins.zip",
+                make_zip({{.name = "proteins/raw/num-node-list.csv.gz", .data = gzip("4\n")},
+                          {.name = "proteins/raw/num-edge-list.csv.gz", .data = gzip("3\n")},
+                          {.name = "proteins/raw/edge.csv.gz", .data = gzip("0,1\n1,2\n2,3\n")},
+                          {.name = "proteins/raw/edge-feat.csv.gz", .data = gzip("0.5,1\n0.25,0\n1,1\n")},
+                          {.name = "proteins/raw/node-label.csv.gz", .data = gzip("1,0,1\n0,0,1\n1,1,0\n0,1,0\n")},
+                          {.name = "proteins/raw/node_species.csv.gz", .data = gzip("3702\n3702\n4932\n4932\n")},
+                          {.name = "proteins/split/species/train.csv.gz", .data = gzip("0\n1\n")},
+                          {.name = "proteins/split/species/valid.csv.gz", .data = gzip("2\n")},
+                          {.name = "proteins/split/species/test.csv.gz", .data = gzip("3\n")}}));
+  const Dataset ds = load_dataset("ogbn-proteins",
+                                  with({{.dataset = "ogbn-proteins", .format = "ogb", .path = "ogbn-proteins/ogb/",
+                                         .url = server_.url("/ogb/proteins.zip"), .member = "proteins/"}}));
+  EXPECT_EQ(ds.num_edges(), 6);  // both directions, as OGB adds them
+  EXPECT_TRUE(ds.labels.multi_label());
+  EXPECT_EQ(ds.num_classes(), 3);
+  EXPECT_EQ(ds.labels.metric(), "rocauc");
+  EXPECT_EQ(ds.default_split, "species");
+  ASSERT_EQ(ds.num_features(), 2);
+  const Tensor& x = ds.features.dense();
+  EXPECT_FLOAT_EQ(x(1, 0), 0.375f);  // node 1: edges 0-1 (0.5) and 1-2 (0.25)
+  EXPECT_FLOAT_EQ(x(3, 1), 1.0f);
+}
+
 TEST_F(RegistryDownload, LinqsMembersAreTakenFromTheTarballAndVerifiedAgainstTheRealManifest) {
   if (!downloads_available()) GTEST_SKIP() << "built without downloads";
   // LINQS's cora.tgz layout, served through a mirror of its real URL: the compiled-in manifest's

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "edgeattn/train/early_stopping.hpp"
 #include "support/expect_error.hpp"
 
@@ -31,6 +33,62 @@ TEST(Metrics, MicroF1PoolsAllClasses) {
   const Tensor targets({2, 3}, std::vector<float>{1, 0, 0, 0, 1, 1});
   const std::vector<int64_t> nodes = {0, 1};
   EXPECT_DOUBLE_EQ(micro_f1(logits, targets, nodes), 2.0 * 2 / (2.0 * 2 + 1 + 1));  // TP 2, FP 1, FN 1
+}
+
+TEST(Metrics, RocAucOfAHandComputedCaseCountsTiesAsHalf) {
+  // Class 0: positives score 0.9, 0.4; negatives 0.4, 0.1 -> pairs (0.9>0.4, 0.9>0.1, 0.4=0.4,
+  // 0.4>0.1) = 3.5 of 4. Class 1 has only negatives among the nodes: left out of the mean.
+  // Class 2: perfectly inverted -> 0.
+  const Tensor scores({4, 3}, std::vector<float>{0.9f, 0, 0.1f, 0.4f, 0, 0.2f, 0.4f, 0, 0.8f, 0.1f, 0, 0.9f});
+  const Tensor targets({4, 3}, std::vector<float>{1, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0});
+  const std::vector<int64_t> all = {0, 1, 2, 3};
+  EXPECT_DOUBLE_EQ(roc_auc(scores, targets, all), (3.5 / 4 + 0.0) / 2);
+}
+
+TEST(Metrics, RocAucEqualsThePairwiseDefinitionOnRandomScoresWithTies) {
+  std::mt19937 rng(3);
+  const int64_t n = 300, c = 7;
+  Tensor scores({n, c}), targets({n, c});
+  for (int64_t i = 0; i < n * c; ++i) {
+    scores.data()[i] = static_cast<float>(rng() % 20) / 4.f;  // many ties
+    targets.data()[i] = static_cast<float>(rng() % 3 == 0);
+  }
+  std::vector<int64_t> nodes;
+  for (int64_t i = 0; i < n; i += 2) nodes.push_back(i);
+  double expected = 0;
+  for (int64_t k = 0; k < c; ++k) {  // O(P * N): every (positive, negative) pair
+    double wins = 0, pairs = 0;
+    for (int64_t a : nodes)
+      for (int64_t b : nodes)
+        if (targets(a, k) == 1 && targets(b, k) == 0) {
+          wins += scores(a, k) > scores(b, k) ? 1.0 : scores(a, k) == scores(b, k) ? 0.5 : 0.0;
+          pairs += 1;
+        }
+    expected += wins / pairs;
+  }
+  EXPECT_NEAR(roc_auc(scores, targets, nodes), expected / c, 1e-12);
+}
+
+TEST(Metrics, RocAucIsUndefinedWithoutBothOutcomesAndScoreNamesTheMetric) {
+  const Tensor scores({2, 1}, std::vector<float>{0.1f, 0.2f});
+  const Tensor ones({2, 1}, std::vector<float>{1, 1});
+  const std::vector<int64_t> all = {0, 1};
+  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { roc_auc(scores, ones, all); },
+                                                          {"roc_auc", "both positive and negative"});
+  data::Labels multi;
+  multi.multi_hot = Tensor({2, 1}, std::vector<float>{1, 0});
+  multi.num_classes = 1;
+  multi.eval_metric = "rocauc";
+  EXPECT_EQ(multi.metric(), "rocauc");
+  EXPECT_DOUBLE_EQ(score(multi.metric(), scores, multi, all), 0.0);
+  data::Labels single;
+  single.classes = {0, 0};
+  single.num_classes = 1;
+  EXPECT_EQ(single.metric(), "accuracy");
+  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { score("rocauc", scores, single, all); },
+                                                          {"'rocauc'", "multi-label"});
+  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { score("auroc", scores, single, all); },
+                                                          {"'auroc'", "accuracy, micro_f1, rocauc"});
 }
 
 TEST(EarlyStopping, StopsAfterPatienceEpochsWithoutProgressAndRestoresTheBestWeights) {

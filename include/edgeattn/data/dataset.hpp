@@ -65,7 +65,13 @@ struct Labels {
   /// Optional human-readable class names, [num_classes] when present.
   std::vector<std::string> class_names;
 
+  /// How predictions are scored: "accuracy" (single-label), "micro_f1" (multi-label) or "rocauc"
+  /// (multi-label: ROC-AUC averaged over the classes that have both outcomes, OGB's metric for
+  /// ogbn-proteins). Empty: the default of the kind, which metric() returns.
+  std::string eval_metric;
+
   bool multi_label() const { return !multi_hot.absent(); }
+  std::string metric() const { return !eval_metric.empty() ? eval_metric : multi_label() ? "micro_f1" : "accuracy"; }
 };
 
 /// A train/validation/test division of the nodes: sorted, disjoint node ids.

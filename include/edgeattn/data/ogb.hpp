@@ -9,7 +9,10 @@
 //                                      1 column:  class id; empty or NaN = unlabelled (-1)
 //                                      C columns: 0/1 per class (multi-label, like ogbn-proteins)
 //   <dir>/raw/edge-feat.csv.gz       optional; 1 column -> Dataset::edge_weight (when not all 1);
-//                                    several columns (ogbn-proteins) are not loaded (a note says so)
+//                                    several columns (ogbn-proteins): with node_features_from_edges
+//                                    and no node-feat.csv, each node's features are the mean of
+//                                    its edges' (as OGB's ogbn-proteins examples build them);
+//                                    otherwise not loaded (a note says so)
 //   <dir>/split/<name>/{train,valid,test}.csv.gz   one node id per line, any order
 //
 // Every file may also be present uncompressed (edge.csv instead of edge.csv.gz). Edges are kept as
@@ -46,6 +49,8 @@ struct OgbOptions {
   std::string split;
   /// Dataset::name; the directory's name when empty.
   std::string name;
+  /// Without node-feat.csv, average multi-column edge features into node features.
+  bool node_features_from_edges = false;
 };
 
 /// Loads an OGB node-property-prediction dataset directory (the one holding raw/ and split/).

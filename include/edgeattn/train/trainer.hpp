@@ -5,7 +5,8 @@
 // which gives train/val/test loss and accuracy. Early stopping watches the validation metrics
 // (train/early_stopping.hpp) and the best weights are restored at the end. Single-label data is
 // trained with cross-entropy and scored by accuracy; multi-label data with sigmoid + BCE and
-// scored by micro-F1 (reported in the accuracy fields).
+// scored by micro-F1, or by ROC-AUC when data::Labels::eval_metric says "rocauc" (OGB's
+// ogbn-proteins). The accuracy fields hold that metric (Labels::metric() names it).
 //
 // The model is any function from a tape and a step seed to logits [N, C], so the loop does not
 // depend on how the model is built. Everything is deterministic for a given seed.
@@ -78,7 +79,8 @@ struct Evaluation {
   double loss = 0, accuracy = 0;
 };
 
-/// Loss and accuracy (micro-F1 for multi-label) of the logits over `nodes` (0, 0 when empty).
+/// Loss and the labels' metric (accuracy, micro-F1 or ROC-AUC: Labels::metric()) of the logits
+/// over `nodes` (0, 0 when empty).
 Evaluation evaluate(const autograd::Tape& tape, autograd::Var logits, const data::Labels& labels,
                     std::span<const int64_t> nodes);
 
