@@ -714,11 +714,14 @@ NB_MODULE(_edgeattn, m) {
       .def(nb::init<>(), "The empty graph.")
       .def_static(
           "from_edge_index", &graph_from_edge_index, "edge_index"_a, "num_nodes"_a = nb::none(),
-          "num_src"_a = nb::none(), "self_loops"_a = "keep", "duplicates"_a = "merge", "symmetrize"_a = false,
+          "num_src"_a = nb::none(), "self_loops"_a = "keep", "duplicates"_a = "keep", "symmetrize"_a = false,
           "From a [2, E] int64/int32 edge_index (PyG convention: row 0 source, row 1 destination; any "
           "strides, copied). num_nodes defaults to max id + 1 and num_src to num_nodes. self_loops: "
-          "keep | remove | add; duplicates: merge | keep | error. The graph remembers the input edge "
-          "order (see to_input_order).")
+          "keep | remove | add; duplicates: keep | merge | error. The default, keep, is PyG's semantics: "
+          "a repeated (src, dst) pair is a separate edge with its own attention weight, so it counts "
+          "twice in its destination's softmax, as in PyG's layers on the same edge_index; merge keeps "
+          "the first occurrence (later ones map to it in to_input_order). The graph remembers the input "
+          "edge order (see to_input_order).")
       .def_static(
           "from_csr", &graph_from_csr, "indptr"_a, "indices"_a, "num_src"_a = nb::none(), "sort"_a = false,
           "From CSR-by-destination arrays: indptr [num_dst + 1], indices [E] (source ids, int32/int64, "

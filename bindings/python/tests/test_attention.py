@@ -40,6 +40,25 @@ def shuffled_edges(seed=1):
 SCORES = ["dot_product", "additive", "gatv2", "bilinear", "perceptron"]
 
 
+def test_repeated_edges_count_in_the_softmax_as_in_pyg_by_default():
+    # 0 -> 2 appears twice: PyG's softmax over 2's in-edges sees it twice (weight 2/3 in all), and so
+    # does the default graph; merging it gives a different (1/2, 1/2) result and says so by its size.
+    ei = np.array([[0, 1, 0], [2, 2, 2]])
+    ops = dict(value=np.stack([np.full((H, D), float(i)) for i in range(N)]).astype(np.float32),
+               score_dst=np.zeros((N, H), np.float32), score_src=np.zeros((N, H), np.float32))
+    g = ea.Graph.from_edge_index(ei, num_nodes=N)
+    assert g.num_edges == 3
+    r = ea.attention_forward(g, **ops, score="additive", return_attention=True, attention_order="input")
+    out, alpha = reference.attention(N, ei[0], ei[1], "additive", ops)
+    np.testing.assert_allclose(r.out, out, atol=1e-6)
+    np.testing.assert_allclose(r.attention, alpha, atol=1e-7)
+    np.testing.assert_allclose(r.out[2], np.full((H, D), 1.0 / 3.0), atol=1e-6)  # (0 + 1 + 0) / 3
+    merged = ea.Graph.from_edge_index(ei, num_nodes=N, duplicates="merge")
+    assert merged.num_edges == 2
+    m = ea.attention_forward(merged, **ops, score="additive")
+    np.testing.assert_allclose(m.out[2], np.full((H, D), 0.5), atol=1e-6)
+
+
 @pytest.mark.parametrize("score", SCORES)
 @pytest.mark.parametrize("normalization", ["softmax", "relu"])
 @pytest.mark.parametrize("combine", ["concat", "mean"])

@@ -34,11 +34,12 @@ def test_edge_index_accepts_int32_and_strided_arrays():
 
 def test_build_policies():
     ei = np.array([[0, 0, 1, 1], [1, 1, 1, 0]])  # duplicate 0->1, self-loop 1->1
-    assert ea.Graph.from_edge_index(ei).num_edges == 3  # merge
-    assert ea.Graph.from_edge_index(ei, duplicates="keep").num_edges == 4
-    g = ea.Graph.from_edge_index(ei, self_loops="add")
+    assert ea.Graph.from_edge_index(ei).num_edges == 4  # keep, as PyG does
+    assert ea.Graph.from_edge_index(ei, duplicates="merge").num_edges == 3
+    g = ea.Graph.from_edge_index(ei, self_loops="add", duplicates="merge")
     assert g.degree_stats()["self_loops"] == 2 and g.num_edges == 4
-    assert ea.Graph.from_edge_index(ei, self_loops="remove").num_edges == 2
+    assert ea.Graph.from_edge_index(ei, self_loops="add").num_edges == 5  # both 0 -> 1 kept
+    assert ea.Graph.from_edge_index(ei, self_loops="remove", duplicates="merge").num_edges == 2
     sym = ea.Graph.from_edge_index(np.array([[0], [1]]), symmetrize=True)
     assert sym.edge_index().tolist() == [[1, 0], [0, 1]]
     with pytest.raises(ea.GraphError, match=r"edge \(src=0, dst=1\) appears at k=0 and k=1"):

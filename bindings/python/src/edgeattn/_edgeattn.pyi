@@ -41,9 +41,9 @@ class Graph:
         """The empty graph."""
 
     @staticmethod
-    def from_edge_index(edge_index: Annotated[NDArray, dict(writable=False)], num_nodes: int | None = None, num_src: int | None = None, self_loops: str = 'keep', duplicates: str = 'merge', symmetrize: bool = False) -> Graph:
+    def from_edge_index(edge_index: Annotated[NDArray, dict(writable=False)], num_nodes: int | None = None, num_src: int | None = None, self_loops: str = 'keep', duplicates: str = 'keep', symmetrize: bool = False) -> Graph:
         """
-        From a [2, E] int64/int32 edge_index (PyG convention: row 0 source, row 1 destination; any strides, copied). num_nodes defaults to max id + 1 and num_src to num_nodes. self_loops: keep | remove | add; duplicates: merge | keep | error. The graph remembers the input edge order (see to_input_order).
+        From a [2, E] int64/int32 edge_index (PyG convention: row 0 source, row 1 destination; any strides, copied). num_nodes defaults to max id + 1 and num_src to num_nodes. self_loops: keep | remove | add; duplicates: keep | merge | error. The default, keep, is PyG's semantics: a repeated (src, dst) pair is a separate edge with its own attention weight, so it counts twice in its destination's softmax, as in PyG's layers on the same edge_index; merge keeps the first occurrence (later ones map to it in to_input_order). The graph remembers the input edge order (see to_input_order).
         """
 
     @staticmethod
