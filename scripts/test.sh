@@ -2,6 +2,8 @@
 # Runs the test suite (ctest) of already-built presets and prints each one's summary.
 # The full ctest output goes to build/<preset>/ctest.log; failing tests are listed, and re-run with
 # their output shown when there are at most 20 of them.
+# Tests must leave nothing behind: each suite runs with TMPDIR set to a fresh empty directory, and
+# anything left in it afterwards is listed and fails the suite (tests/support/temp_dir.hpp).
 # Exits non-zero if any suite fails.
 #
 # usage: scripts/test.sh [preset ...]     (default: release asan; build them first with scripts/build.sh)
@@ -15,6 +17,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 read -r -a extra <<<"${CTEST_ARGS:-}"
 
 status=0
+tmp=
+trap '[ -z "$tmp" ] || rm -rf "$tmp"' EXIT  # also after Ctrl-C
 for preset in "${presets[@]}"; do
   log="build/$preset/ctest.log"
   if [ ! -d "build/$preset" ]; then
@@ -22,7 +26,8 @@ for preset in "${presets[@]}"; do
     exit 2
   fi
   echo "== testing build/$preset (ctest -j$jobs; full log: $log)"
-  if ctest --preset "$preset" -j "$jobs" "${extra[@]}" >"$log" 2>&1; then
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/edgeattn-ctest-$preset.XXXXXX")
+  if TMPDIR=$tmp ctest --preset "$preset" -j "$jobs" "${extra[@]}" >"$log" 2>&1; then
     grep -E '^[0-9]+% tests passed|^Total Test time' "$log"
   else
     status=1
@@ -33,10 +38,20 @@ for preset in "${presets[@]}"; do
     ((${#failed[@]} <= 30)) || echo "   ... and $((${#failed[@]} - 30)) more (see $log)"
     if ((${#failed[@]} <= 20)); then
       echo "== output of the failing tests (re-run):"
-      ctest --preset "$preset" --rerun-failed --output-on-failure 2>&1 | tail -n 300 || true
+      TMPDIR=$tmp ctest --preset "$preset" --rerun-failed --output-on-failure 2>&1 | tail -n 300 || true
     else
       echo "== their output is in $log"
     fi
   fi
+  mapfile -t left < <(find "$tmp" -mindepth 1 -maxdepth 1 | sort)
+  if ((${#left[@]})); then
+    status=1
+    echo "== FAILED: the tests of build/$preset left ${#left[@]} entries in their temporary directory:"
+    printf '   %s\n' "${left[@]##*/}" | head -n 20
+    echo "   (every test must write under a directory it removes: tests/support/temp_dir.hpp)"
+  else
+    echo "== nothing left in the temporary directory"
+  fi
+  rm -rf "$tmp"
 done
 exit "$status"

@@ -16,4 +16,17 @@ cmake --preset release -DEDGEATTN_PYTHON=ON "-DPython_EXECUTABLE=$python" >build
   { cat build/python-configure.log; exit 1; }
 cmake --build build/release --target edgeattn_python
 echo "== testing the Python package (pytest bindings/python/tests)"
-PYTHONPATH=$PWD/build/release/python${PYTHONPATH:+:$PYTHONPATH} "$python" -m pytest -p no:cacheprovider bindings/python/tests -q "$@"
+# The tests write only under pytest's tmp_path; its base directory and TMPDIR lie in one fresh
+# directory, removed afterwards, and anything else left in it fails the run (as scripts/test.sh).
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/edgeattn-pytest.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+status=0
+TMPDIR=$tmp PYTHONPATH=$PWD/build/release/python${PYTHONPATH:+:$PYTHONPATH} PYTHONDONTWRITEBYTECODE=1 \
+  "$python" -m pytest -p no:cacheprovider --basetemp="$tmp/pytest" bindings/python/tests -q "$@" || status=$?
+rm -rf "$tmp/pytest"
+if [ -n "$(find "$tmp" -mindepth 1 -maxdepth 1)" ]; then
+  echo "== FAILED: the Python tests left files in their temporary directory:"
+  find "$tmp" -mindepth 1 -maxdepth 1 -printf '   %f\n' | head -n 20
+  status=1
+fi
+exit "$status"

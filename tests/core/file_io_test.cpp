@@ -9,18 +9,14 @@
 
 #include "edgeattn/core/error.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn {
 namespace {
 
 namespace fs = std::filesystem;
 using testing::expect_throw_naming;
-
-fs::path temp_dir() {
-  const fs::path dir = fs::temp_directory_path() / ("edgeattn_file_io_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
+using testing::TempDir;
 
 std::string gzip_bytes(const std::string& plain) {
   z_stream zs{};
@@ -37,7 +33,8 @@ std::string gzip_bytes(const std::string& plain) {
 }
 
 TEST(FileIo, WriteAtomicThenReadRoundTrips) {
-  const fs::path p = temp_dir() / "plain.txt";
+  const TempDir dir;
+  const fs::path p = dir / "plain.txt";
   write_file_atomic(p, "hello\nworld\n");
   EXPECT_EQ(read_file(p), "hello\nworld\n");
   write_file_atomic(p, "replaced");
@@ -49,13 +46,15 @@ TEST(FileIo, WriteAtomicThenReadRoundTrips) {
 TEST(FileIo, ReadsGzipTransparently) {
   std::string plain;
   for (int i = 0; i < 100000; ++i) plain += std::to_string(i) + "\t" + std::to_string(i * 7) + "\n";
-  const fs::path p = temp_dir() / "edges.txt.gz";
+  const TempDir dir;
+  const fs::path p = dir / "edges.txt.gz";
   write_file_atomic(p, gzip_bytes(plain));
   EXPECT_EQ(read_file(p), plain);
 }
 
 TEST(FileIo, ReadsConcatenatedGzipMembersAsOneFile) {
-  const fs::path p = temp_dir() / "two.gz";
+  const TempDir dir;
+  const fs::path p = dir / "two.gz";
   write_file_atomic(p, gzip_bytes("first\n") + gzip_bytes("second\n"));
   EXPECT_EQ(read_file(p), "first\nsecond\n");
 }
@@ -65,7 +64,8 @@ TEST(FileIo, TruncatedGzipNamesTheFile) {
   for (size_t i = 0; i < plain.size(); i += 7) plain[i] = static_cast<char>('a' + i % 26);
   std::string gz = gzip_bytes(plain);
   gz.resize(gz.size() / 2);
-  const fs::path p = temp_dir() / "truncated.gz";
+  const TempDir dir;
+  const fs::path p = dir / "truncated.gz";
   write_file_atomic(p, gz);
   expect_throw_naming<ParseError>([&] { read_file(p); }, {"truncated.gz", "truncated"});
 }
@@ -73,7 +73,8 @@ TEST(FileIo, TruncatedGzipNamesTheFile) {
 TEST(FileIo, CorruptGzipNamesTheOffset) {
   std::string gz = gzip_bytes(std::string(1000, 'y'));
   for (size_t i = 10; i < gz.size() - 8; ++i) gz[i] = static_cast<char>(0xff);
-  const fs::path p = temp_dir() / "corrupt.gz";
+  const TempDir dir;
+  const fs::path p = dir / "corrupt.gz";
   write_file_atomic(p, gz);
   expect_throw_naming<ParseError>([&] { read_file(p); }, {"corrupt.gz", "offset"});
 }

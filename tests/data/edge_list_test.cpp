@@ -12,6 +12,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -289,8 +290,7 @@ TEST(AdjacencyList, ReadsNeighbourListsAndIsolatedNodes) {
 }
 
 TEST(EdgeList, LoadReadsAFileAndRecordsItsSource) {
-  const auto dir = std::filesystem::temp_directory_path() / ("edgeattn_el_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const edgeattn::testing::TempDir dir;
   const std::string text = "0 1\n1 2\n";
   write_file_atomic(dir / "chain.txt", text);
   const Dataset ds = load_edge_list(dir / "chain.txt", {.undirected = true});
@@ -301,7 +301,6 @@ TEST(EdgeList, LoadReadsAFileAndRecordsItsSource) {
   write_file_atomic(dir / "bad.txt", "0 1\n1 -2\n");
   expect_throw_naming<ParseError>([&] { (void)load_edge_list(dir / "bad.txt"); }, {"bad.txt:2:", "-2"});
   expect_throw_naming<IoError>([&] { (void)load_adjacency_list(dir / "none.adjlist"); }, {"none.adjlist"});
-  std::filesystem::remove_all(dir);
 }
 
 const std::string kKarate = std::string(EDGEATTN_SOURCE_DIR) + "/datasets/karate/adjlist/karate.adjlist";
@@ -337,12 +336,10 @@ TEST(Karate, LabelsAreTheClubFactions) {
 }
 
 TEST(Karate, AnotherFileIsRejected) {
-  const auto dir = std::filesystem::temp_directory_path() / ("edgeattn_karate_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const edgeattn::testing::TempDir dir;
   write_file_atomic(dir / "k.adjlist", "1 2\n2 1\n");
   expect_throw_naming<ParseError>([&] { (void)load_karate(dir / "k.adjlist"); },
                                   {"k.adjlist", "34 nodes", "found 2 nodes"});
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -239,17 +240,15 @@ TEST(Linqs, MalformedPubMedFilesNameTheLine) {
 }
 
 TEST(Linqs, LoadFindsPlainOrGzipFilesAndNamesWhatIsMissing) {
-  const auto dir = std::filesystem::temp_directory_path() / ("edgeattn_linqs_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const edgeattn::testing::TempDir dir;
   write_file_atomic(dir / "Pubmed-Diabetes.NODE.paper.tab", kPubmedNodes);
   write_file_atomic(dir / "Pubmed-Diabetes.DIRECTED.cites.tab", kPubmedCites);
-  const Dataset ds = load_linqs(dir, "pubmed");
+  const Dataset ds = load_linqs(dir.path(), "pubmed");
   EXPECT_EQ(ds.name, "pubmed");
   EXPECT_EQ(ds.num_nodes(), 3);
   EXPECT_EQ(ds.num_edges(), 4);
   ASSERT_EQ(ds.sources.size(), 2u);
   EXPECT_EQ(ds.sources[0].path, (dir / "Pubmed-Diabetes.NODE.paper.tab").string());
-  std::filesystem::remove_all(dir);
 
   // The repository ships PubMed's cites but not its NODE file.
   expect_throw_naming<IoError>([] { (void)load_linqs(kData + "/pubmed/linqs", "pubmed"); },

@@ -14,6 +14,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -119,8 +120,7 @@ TEST(MatrixMarket, PatternGraphHasNoWeightsAndRepeatedEntriesMerge) {
 }
 
 TEST(MatrixMarket, LoadReadsAFileAndRecordsItsSource) {
-  const auto dir = std::filesystem::temp_directory_path() / ("edgeattn_mm_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const edgeattn::testing::TempDir dir;
   const std::string text = "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 1\n";
   write_file_atomic(dir / "star.mtx", text);
   const Dataset ds = load_matrix_market_graph(dir / "star.mtx");
@@ -130,7 +130,6 @@ TEST(MatrixMarket, LoadReadsAFileAndRecordsItsSource) {
   EXPECT_EQ(ds.sources[0].bytes, static_cast<int64_t>(text.size()));
   EXPECT_EQ(load_matrix_market(dir / "star.mtx").nnz(), 2);
   expect_throw_naming<IoError>([&] { (void)load_matrix_market(dir / "missing.mtx"); }, {"missing.mtx"});
-  std::filesystem::remove_all(dir);
 }
 
 TEST(MatrixMarket, UnsupportedLayoutsAndFieldsSayWhatIsSupported) {

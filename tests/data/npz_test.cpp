@@ -12,6 +12,7 @@
 #include "edgeattn/data/npy.hpp"
 #include "support/archive_writer.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -152,7 +153,8 @@ TEST(LoadNpz, MappedFileGzipCopyAndBytesAllGiveTheSameDataset) {
   // memory instead; load_npz_from_bytes reads a buffer. All three must agree.
   const std::string path = kDatasets + "/cora/npz/cora.npz";
   const std::string bytes = read_file(path);
-  const std::filesystem::path gz = std::filesystem::path(::testing::TempDir()) / "cora_copy.npz";
+  const edgeattn::testing::TempDir dir;
+  const std::filesystem::path gz = dir / "cora_copy.npz";
   write_file_atomic(gz, edgeattn::testing::gzip(bytes));
   const Dataset mapped = load_npz(path);
   const Dataset from_gz = load_npz(gz, opts(false, SelfLoops::keep, "cora"));
@@ -164,7 +166,6 @@ TEST(LoadNpz, MappedFileGzipCopyAndBytesAllGiveTheSameDataset) {
     EXPECT_EQ(mapped.labels.classes, other->labels.classes);
     EXPECT_EQ(mapped.node_names, other->node_names);
   }
-  std::filesystem::remove(gz);
 }
 
 TEST(LoadNpz, ConsumedArraysGiveTheSameDatasetAsBorrowedOnes) {

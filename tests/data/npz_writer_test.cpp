@@ -11,17 +11,13 @@
 #include "edgeattn/data/npz.hpp"
 #include "edgeattn/graph/build.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
 
 using edgeattn::testing::expect_throw_naming;
-
-std::filesystem::path temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / "edgeattn_npz_writer_test";
-  std::filesystem::create_directories(dir);
-  return dir / name;
-}
+using edgeattn::testing::TempDir;
 
 /// 5 nodes, directed edges 0->1, 2->1, 1->3, 3->3 (a self-loop), 4->0, 1->0; node 2 has no
 /// in-edges. Dense features, one unlabelled node, a split.
@@ -49,7 +45,8 @@ std::vector<T> values_of(const NpyArray& a) {
 
 TEST(NpzWriter, WritesTheDocumentedMembersWithExactDtypesAndValues) {
   const Dataset ds = small_directed_dataset();
-  const auto path = temp_path("members.npz");
+  const TempDir dir;
+  const auto path = dir / "members.npz";
   write_npz(ds, path);
   const auto arrays = read_npz(path);
   EXPECT_EQ(arrays.size(), 10u);
@@ -82,7 +79,8 @@ TEST(NpzWriter, WritesTheDocumentedMembersWithExactDtypesAndValues) {
 
 TEST(NpzWriter, RoundTripsThroughTheReaderKeepingEdgeDirections) {
   const Dataset ds = small_directed_dataset();
-  const auto path = temp_path("round_trip.npz");
+  const TempDir dir;
+  const auto path = dir / "round_trip.npz";
   write_npz(ds, path);
   const Dataset back = load_npz(path);
   EXPECT_EQ(back.format, "npz");
@@ -111,7 +109,8 @@ TEST(NpzWriter, SparseFeaturesAreWrittenDenseAndEdgeWeightsKept) {
   const std::vector<float> vals = {2.f, -3.f, 0.5f};
   ds.features = Features(CsrMatrix::from_triplets(5, 2, rows, cols, vals));
   ds.edge_weight = {1.f, 2.f, 3.f, 4.f, 5.f, 6.f};
-  const auto path = temp_path("sparse.npz");
+  const TempDir dir;
+  const auto path = dir / "sparse.npz";
   write_npz(ds, path);
   const Dataset back = load_npz(path);
   ASSERT_FALSE(back.features.is_sparse());
@@ -127,7 +126,8 @@ TEST(NpzWriter, Zip64MembersReadBackAndExtraMembersAreAppended) {
   options.force_zip64 = true;
   const std::vector<float> a = {1.f, 2.f, 3.f, 4.f, 5.f, 6.f};
   options.extra.push_back({"att_src", make_npy(std::span<const float>(a), {2, 3})});
-  const auto path = temp_path("zip64.npz");
+  const TempDir dir;
+  const auto path = dir / "zip64.npz";
   write_npz(ds, path, options);
   const std::string bytes = read_file(path);
   const ZipArchive zip(bytes, path.string());

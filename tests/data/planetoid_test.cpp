@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "edgeattn/core/file_io.hpp"
 #include "support/expect_error.hpp"
 #include "support/pickle_writer.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -63,19 +63,11 @@ bool has_note(const Dataset& ds, const std::string& needle) {
 class Scratch {
  public:
   explicit Scratch(const std::string& ds, bool copy = true) : ds_(ds) {
-    static std::atomic<int> counter{0};
-    dir_ = fs::temp_directory_path() /
-           ("edgeattn_planetoid_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::create_directories(dir_);
     if (copy)
       for (const auto& entry : fs::directory_iterator(planetoid_dir(ds)))
         fs::copy_file(entry.path(), dir_ / entry.path().filename());
   }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  const fs::path& dir() const { return dir_; }
+  const fs::path& dir() const { return dir_.path(); }
   fs::path file(const std::string& object) const { return dir_ / ("ind." + ds_ + "." + object); }
   void write(const std::string& object, const std::string& bytes) const {
     write_file_atomic(file(object), bytes);
@@ -83,7 +75,7 @@ class Scratch {
 
  private:
   std::string ds_;
-  fs::path dir_;
+  edgeattn::testing::TempDir dir_;
 };
 
 // --- the recorded statistics (datasets/PROVENANCE.md §3.1) ---------------------------------------

@@ -10,12 +10,14 @@
 #include "edgeattn/core/file_io.hpp"
 #include "edgeattn/core/sha256.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
 
 namespace fs = std::filesystem;
 using edgeattn::testing::expect_throw_naming;
+using edgeattn::testing::TempDir;
 
 const fs::path kShipped = fs::path(EDGEATTN_SOURCE_DIR) / "datasets";
 
@@ -27,11 +29,10 @@ LoadOptions at(const fs::path& root, const std::string& format = {}, bool verify
   return o;
 }
 
-// A private data root holding a copy of the shipped files of one dataset/format.
-fs::path copy_root(const std::string& tag, const std::string& dataset, const std::string& format) {
-  const fs::path root =
-      fs::temp_directory_path() / ("edgeattn_registry_" + tag + "_" + std::to_string(::getpid()));
-  fs::remove_all(root);
+// A private data root holding a copy of the shipped files of one dataset/format; removed with
+// the returned TempDir.
+TempDir copy_root(const std::string& dataset, const std::string& format) {
+  TempDir root;
   fs::create_directories(root / dataset / format);
   for (const auto& e : fs::directory_iterator(kShipped / dataset / format))
     fs::copy_file(e.path(), root / dataset / format / e.path().filename());
@@ -93,7 +94,8 @@ TEST(Registry, KarateLoadsWithItsTwoFactions) {
 }
 
 TEST(Registry, AModifiedFileIsAChecksumErrorNamingBothDigests) {
-  const fs::path root = copy_root("modified", "cora", "planetoid");
+  const TempDir root_dir = copy_root("cora", "planetoid");
+  const fs::path& root = root_dir.path();
   std::string y = read_file(root / "cora/planetoid/ind.cora.y");
   y[y.size() / 2] ^= 1;
   write_file_atomic(root / "cora/planetoid/ind.cora.y", y);
@@ -110,7 +112,8 @@ TEST(Registry, AModifiedFileIsAChecksumErrorNamingBothDigests) {
 }
 
 TEST(Registry, AMissingFileNamesItsChecksumAndWhereItIsPublished) {
-  const fs::path root = copy_root("missing", "cora", "planetoid");
+  const TempDir root_dir = copy_root("cora", "planetoid");
+  const fs::path& root = root_dir.path();
   fs::remove(root / "cora/planetoid/ind.cora.tx");
   expect_throw_naming<IoError>(
       [&] { load_dataset("cora", at(root)); },
@@ -126,7 +129,8 @@ TEST(Registry, PubmedWithoutAllxSaysWhichFileToFetch) {
 }
 
 TEST(Registry, AGzipCopyVerifiesByItsContent) {
-  const fs::path root = copy_root("gz", "cora", "planetoid");
+  const TempDir root_dir = copy_root("cora", "planetoid");
+  const fs::path& root = root_dir.path();
   const std::string tx = read_file(root / "cora/planetoid/ind.cora.tx");
   fs::remove(root / "cora/planetoid/ind.cora.tx");
   write_file_atomic(root / "cora/planetoid/ind.cora.tx.gz", gzip(tx));
@@ -134,7 +138,8 @@ TEST(Registry, AGzipCopyVerifiesByItsContent) {
 }
 
 TEST(Registry, TheDataRootComesFromTheEnvironment) {
-  const fs::path root = copy_root("env", "karate", "adjlist");
+  const TempDir root_dir = copy_root("karate", "adjlist");
+  const fs::path& root = root_dir.path();
   ::setenv("EDGEATTN_DATA", root.c_str(), 1);
   EXPECT_EQ(default_data_root(), root);
   EXPECT_EQ(load_dataset("karate").num_nodes(), 34);

@@ -1,25 +1,20 @@
 #include "edgeattn/train/checkpoint.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "edgeattn/core/file_io.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::train {
 namespace {
 
 using autograd::Parameter;
 using edgeattn::testing::expect_throw_naming;
+using edgeattn::testing::TempDir;
 namespace fs = std::filesystem;
-
-fs::path temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("edgeattn_checkpoint_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir / name;
-}
 
 std::vector<Parameter> model() {
   std::vector<Parameter> ps(2);
@@ -38,7 +33,8 @@ std::vector<Parameter*> ptrs(std::vector<Parameter>& ps) {
 
 TEST(Checkpoint, SaveThenLoadRestoresEveryParameterExactly) {
   auto saved = model();
-  const fs::path path = temp_file("roundtrip.model");
+  const TempDir dir;
+  const fs::path path = dir / "roundtrip.model";
   save_parameters(path, ptrs(saved), R"({"model": "gat"})");
   auto loaded = model();
   loaded[0].value.fill(0.f);
@@ -63,7 +59,8 @@ TEST(Checkpoint, EveryFlippedByteIsDetected) {
 
 TEST(Checkpoint, TruncatedFileIsAChecksumErrorNamingTheFile) {
   auto ps = model();
-  const fs::path path = temp_file("truncated.model");
+  const TempDir dir;
+  const fs::path path = dir / "truncated.model";
   save_parameters(path, ptrs(ps), "");
   std::string bytes = read_file(path);
   bytes.resize(bytes.size() - 7);
@@ -73,7 +70,8 @@ TEST(Checkpoint, TruncatedFileIsAChecksumErrorNamingTheFile) {
 }
 
 TEST(Checkpoint, ForeignFileIsRejectedByItsMagic) {
-  const fs::path path = temp_file("foreign.model");
+  const TempDir dir;
+  const fs::path path = dir / "foreign.model";
   write_file_atomic(path, std::string(100, 'x'));
   expect_throw_naming<ParseError>([&] { load_checkpoint(path); },
                                   {"foreign.model", "not an edgeattn model file"});

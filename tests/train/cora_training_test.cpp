@@ -12,6 +12,7 @@
 #include "edgeattn/train/checkpoint.hpp"
 #include "edgeattn/train/metrics.hpp"
 #include "edgeattn/train/trainer.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::train {
 namespace {
@@ -39,7 +40,8 @@ TEST(CoraTraining, TheGatPaperModelBeats78PercentInAShortRun) {
   EXPECT_LT(r.history.back().train_loss, r.history.front().train_loss);
 
   // Saved and reloaded, the model predicts exactly the same classes.
-  const auto path = std::filesystem::temp_directory_path() / "edgeattn_cora_training_test.model";
+  const edgeattn::testing::TempDir dir;
+  const auto path = dir / "cora.model";
   save_parameters(path, model.parameters(), cfg.to_json());
   nn::Model reloaded(nn::ModelConfig::from_json(load_checkpoint(path).metadata));
   load_parameters(load_checkpoint(path), reloaded.parameters());
@@ -49,7 +51,6 @@ TEST(CoraTraining, TheGatPaperModelBeats78PercentInAShortRun) {
   const auto lb = reloaded.forward(b, g, x, 0);
   EXPECT_EQ(predict_classes(a.value(la)), predict_classes(b.value(lb)));
   EXPECT_EQ(max_abs_diff(a.value(la), b.value(lb)), 0.f);
-  std::filesystem::remove(path);
 }
 
 }  // namespace
