@@ -15,6 +15,7 @@
 #include "edgeattn/data/registry.hpp"
 #include "edgeattn/graph/pattern.hpp"
 #include "json.hpp"
+#include "output_path.hpp"
 #include "patterns.hpp"
 #include "peer_inputs.hpp"
 #include "support/machine_limits.hpp"
@@ -98,6 +99,7 @@ int run_bench_write_inputs(std::span<const std::string> argv) {
     return 0;
   }
   if (!args.given("out")) throw UsageError("--out FILE is required");
+  check_output_options(args, {"out"});
   std::optional<ThreadLimit> limit;
   if (args.given("threads")) limit.emplace(static_cast<int>(args.integer("threads", 1, 1 << 16)));
   const std::string graph_kind = args.str("graph");

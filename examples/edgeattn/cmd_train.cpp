@@ -32,6 +32,7 @@
 #include "edgeattn/train/metrics.hpp"
 #include "edgeattn/train/trainer.hpp"
 #include "json.hpp"
+#include "output_path.hpp"
 #include "peer_inputs.hpp"
 #include "plot.hpp"
 #include "timing.hpp"
@@ -180,6 +181,7 @@ int run_train(std::span<const std::string> argv) {
   const int64_t runs = args.integer("runs", 1, 1000);
   if (runs > 1 && (args.given("save") || args.given("attention-out") || args.given("plot")))
     throw UsageError("--save, --attention-out and --plot need a single run (--runs 1)");
+  check_output_options(args, {"save", "attention-out", "plot"});  // before hours of training, not after
 
   const bool normalize = !args.flag_set("no-normalize");
   // The dataset decides in_channels and num_classes; load it once with a probe config.
@@ -416,6 +418,7 @@ int run_predict(std::span<const std::string> argv) {
     std::cout << args.help();
     return 0;
   }
+  check_output_options(args, {"out"});
   std::optional<ThreadLimit> limit;
   limit_threads(args, limit);
   Loaded l = load_model_and_data(args);
