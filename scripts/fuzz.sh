@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 seconds="${1:-${EDGEATTN_FUZZ_SECONDS:-20}}"
-command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/setup.sh installs it)" >&2; exit 2; }
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/setup.sh --for test installs it)" >&2; exit 2; }
 
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz

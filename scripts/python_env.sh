@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates the Python environment of the bindings (bindings/python) at .venv, once:
-# Debian's python3 with its site packages (python3-torch, numpy, scipy, pytest: scripts/setup.sh
+# Debian's python3 with its site packages (python3-torch, numpy, scipy, pytest: scripts/setup.sh --for test
 # installs them) plus what Debian does not package, pinned: nanobind and scikit-build-core.
 # Quiet and quick when the environment is already there.
 #

@@ -6,7 +6,8 @@
 //   edgeattn eval    --model-file FILE --dataset cora [--json]
 //   edgeattn predict --model-file FILE --dataset cora [--out FILE]
 //
-// train prints a progress line per epoch (stderr), then the kept epoch's validation and test
+// train prints a progress line per epoch on stderr (on a terminal one line rewritten in place;
+// in a log or pipe a line every 10th epoch and at the last), then the kept epoch's validation and test
 // accuracy; --runs R trains seeds seed..seed+R-1 and reports mean and standard deviation. A model
 // file stores the model configuration and the preprocessing next to the weights, so eval and
 // predict rebuild exactly the trained model.
@@ -108,15 +109,48 @@ void check_labels(const data::Dataset& ds) {
     raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");
 }
 
-// "cora: epoch  57 | loss 0.612 | train acc 0.943 | val loss 0.9 | val acc 0.796 | 1.84 ms/epoch";
-// `metric` names what the accuracy fields hold ("acc", "micro_f1", "rocauc").
-void progress(const std::string& name, const std::string& metric, const train::EpochStats& s, double ms) {
-  std::fprintf(
-      stderr, "\r%s: epoch %4lld | loss %.4f | train %s %.3f | val loss %.4f | val %s %.3f | %.2f ms/epoch",
-      name.c_str(), static_cast<long long>(s.epoch), s.train_loss, metric.c_str(), s.train_accuracy, s.val_loss,
-      metric.c_str(), s.val_accuracy, ms);
-  std::fflush(stderr);
-}
+// "cora: epoch   57 | loss 0.6120 | train acc 0.943 | val loss 1.0234 | val acc 0.796 | 1.84 ms/epoch"
+// On a terminal the line is rewritten in place every epoch; in a log or a pipe, where "\r" would
+// pile up, a line is written every kLogEvery epochs and at the last one.
+class Progress {
+ public:
+  static constexpr int64_t kLogEvery = 10;
+
+  Progress(std::string name, bool enabled, std::string metric = "acc")
+      : name_(std::move(name)), metric_(std::move(metric)), enabled_(enabled), tty_(::isatty(2) != 0) {}
+
+  void epoch(const train::EpochStats& s, double ms_per_epoch) {
+    if (!enabled_) return;
+    last_ = s;
+    ms_ = ms_per_epoch;
+    if (tty_ || s.epoch % kLogEvery == 0) print();
+  }
+  /// After the run: ends the terminal's line, or logs the last epoch if it was not logged.
+  void finish() {
+    if (!enabled_ || !last_) return;
+    if (tty_)
+      std::fputc('\n', stderr);
+    else if (last_->epoch != printed_)
+      print();
+  }
+
+ private:
+  void print() {
+    std::fprintf(stderr, "%s%s: epoch %4lld | loss %.4f | train %s %.3f | val loss %.4f | val %s %.3f | %.2f ms/epoch%s",
+                 tty_ ? "\r" : "", name_.c_str(), static_cast<long long>(last_->epoch), last_->train_loss,
+                 metric_.c_str(), last_->train_accuracy, last_->val_loss, metric_.c_str(), last_->val_accuracy, ms_,
+                 tty_ ? "" : "\n");
+    std::fflush(stderr);
+    printed_ = last_->epoch;
+  }
+
+  std::string name_;
+  std::string metric_;  // "acc", "micro_f1", "rocauc": what the accuracy fields hold
+  bool enabled_, tty_;
+  std::optional<train::EpochStats> last_;
+  double ms_ = 0;
+  int64_t printed_ = -1;
+};
 
 std::string attention_tsv(const Graph& g, const std::vector<Tensor>& layers) {
   std::string out =
@@ -167,7 +201,7 @@ int run_train(std::span<const std::string> argv) {
       .flag("residual", "residual connections (gat, gatv2)")
       .flag("no-normalize", "do not row-normalise the features")
       .flag("json", "print one JSON summary on stdout (progress stays on stderr)")
-      .flag("quiet", "no progress line")
+      .flag("quiet", "no progress lines")
       .flag("profile", "split the training-step time by op (table on stderr; \"op_ms_per_epoch\" in --json)")
       .option("save", "FILE", "", "write the trained model (weights + configuration) to FILE")
       .option("attention-out", "FILE", "", "write every layer's per-edge attention weights (TSV) to FILE")
@@ -216,7 +250,7 @@ int run_train(std::span<const std::string> argv) {
   tc.optimizer.lr = static_cast<float>(args.real("lr", 0.0, 10.0));
   tc.optimizer.weight_decay = static_cast<float>(args.real("weight-decay", 0.0, 10.0));
   tc.optimizer.decoupled_weight_decay = args.flag_set("adamw");
-  const bool show_progress = !args.flag_set("quiet") && ::isatty(2);
+  const bool show_progress = !args.flag_set("quiet");
   tc.profile = args.flag_set("profile");
 
   std::vector<double> test_acc, val_acc, sec_per_epoch, epochs;
@@ -232,15 +266,15 @@ int run_train(std::span<const std::string> argv) {
     if (run + 1 == runs) ds.graph = Graph();  // the last run needs only the prepared graph
     tc.seed = cfg.seed;
     double ms_sum = 0;
-    const std::string metric_label = ds.labels.metric() == "accuracy" ? "acc" : ds.labels.metric();
+    Progress progress(ds.name, show_progress, ds.labels.metric() == "accuracy" ? "acc" : ds.labels.metric());
     tc.on_epoch = [&](const train::EpochStats& s) {
       ms_sum += 1e3 * s.train_seconds;
-      if (show_progress) progress(ds.name, metric_label, s, ms_sum / static_cast<double>(s.epoch + 1));
+      progress.epoch(s, ms_sum / static_cast<double>(s.epoch + 1));
       return true;
     };
     auto forward = [&](autograd::Tape& tape, uint64_t seed) { return model.forward(tape, g, x, seed); };
     last = train::fit(forward, model.parameters(), ds.labels, split, tc);
-    if (show_progress) std::fprintf(stderr, "\n");
+    progress.finish();
     test_acc.push_back(last.test_accuracy);
     val_acc.push_back(last.val_accuracy);
     sec_per_epoch.push_back(last.seconds_per_epoch);
