@@ -35,6 +35,20 @@ std::string percent(double x) {
 void print_human(const data::Dataset& ds, const data::DatasetStats& s) {
   std::printf("%s (%s)\n", s.name.c_str(), s.format.c_str());
   std::printf("  nodes           %lld\n", static_cast<long long>(s.num_nodes));
+  if (!ds.graph_ptr.empty()) {
+    std::printf("  graphs          %lld", static_cast<long long>(ds.num_graphs()));
+    if (ds.graph_labels.num_classes > 0) {
+      std::vector<int64_t> count(static_cast<size_t>(ds.graph_labels.num_classes), 0);
+      for (const int32_t c : ds.graph_labels.classes)
+        if (c >= 0) ++count[static_cast<size_t>(c)];
+      std::printf(", %lld graph classes:", static_cast<long long>(ds.graph_labels.num_classes));
+      for (size_t c = 0; c < count.size(); ++c)
+        std::printf(" %s=%lld",
+                    c < ds.graph_labels.class_names.size() ? ds.graph_labels.class_names[c].c_str() : std::to_string(c).c_str(),
+                    static_cast<long long>(count[c]));
+    }
+    std::printf("\n");
+  }
   std::printf("  edges           %lld directed as stored (%lld undirected pairs; %s)%s\n",
               static_cast<long long>(s.num_edges), static_cast<long long>(s.undirected_pairs),
               s.symmetric ? "symmetric" : "not symmetric", s.weighted ? ", weighted" : "");
@@ -76,6 +90,7 @@ void print_human(const data::Dataset& ds, const data::DatasetStats& s) {
 std::string json_of(const data::Dataset& ds, const data::DatasetStats& s) {
   JsonObject j;
   j.field("name", s.name).field("format", s.format);
+  j.field("num_graphs", ds.num_graphs()).field("num_graph_classes", ds.graph_labels.num_classes);
   j.field("num_nodes", s.num_nodes)
       .field("num_edges", s.num_edges)
       .field("undirected_pairs", s.undirected_pairs);

@@ -104,6 +104,9 @@ Prepared prepare(const Args& args, const nn::Model& model, bool normalize) {
 }
 
 void check_labels(const data::Dataset& ds) {
+  if (ds.num_classes() < 2 && !ds.graph_labels.classes.empty())
+    raise<InvalidArgument>("dataset '", ds.name, "' is a graph-classification dataset (", ds.num_graphs(),
+                           " graphs with graph labels, no node labels); edgeattn train does node classification");
   if (ds.num_classes() < 2) raise<InvalidArgument>("dataset '", ds.name, "' has no class labels to train on");
   if (ds.features.cols() == 0 && ds.num_nodes() > 0)
     raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");

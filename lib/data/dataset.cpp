@@ -107,6 +107,25 @@ void Dataset::validate() const {
                            " edges");
   if (!node_names.empty() && static_cast<int64_t>(node_names.size()) != n)
     raise<InvalidArgument>(where, ": ", node_names.size(), " node names for ", n, " nodes");
+  if (!graph_ptr.empty()) {
+    if (graph_ptr.front() != 0 || graph_ptr.back() != n || !std::is_sorted(graph_ptr.begin(), graph_ptr.end()))
+      raise<InvalidArgument>(where, ": graph_ptr must rise from 0 to num_nodes = ", n, "; found ",
+                             graph_ptr.front(), " ... ", graph_ptr.back());
+    // No edge may join two graphs: each destination's sources lie in its own range.
+    for (int64_t g = 0; g + 1 < static_cast<int64_t>(graph_ptr.size()); ++g)
+      for (int64_t v = graph_ptr[static_cast<size_t>(g)]; v < graph_ptr[static_cast<size_t>(g) + 1]; ++v)
+        for (const int32_t u : graph.row(v))
+          if (u < graph_ptr[static_cast<size_t>(g)] || u >= graph_ptr[static_cast<size_t>(g) + 1])
+            raise<InvalidArgument>(where, ": edge ", u, " -> ", v, " joins graph ", g, " to another graph");
+  }
+  if (!graph_labels.classes.empty()) {
+    if (static_cast<int64_t>(graph_labels.classes.size()) != num_graphs())
+      raise<InvalidArgument>(where, ": ", graph_labels.classes.size(), " graph labels for ", num_graphs(), " graphs");
+    for (size_t g = 0; g < graph_labels.classes.size(); ++g)
+      if (graph_labels.classes[g] < -1 || graph_labels.classes[g] >= graph_labels.num_classes)
+        raise<InvalidArgument>(where, ": graph ", g, " has label ", graph_labels.classes[g], ", expected [0, ",
+                               graph_labels.num_classes, ")");
+  }
   if (!default_split.empty() && !splits.contains(default_split))
     raise<InvalidArgument>(where, ": default split '", default_split, "' is not among the splits");
   for (const auto& [split_name, s] : splits) {

@@ -5,6 +5,8 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
 #include "edgeattn/data/edge_list.hpp"
+#include "edgeattn/data/graphsage.hpp"
+#include "edgeattn/data/tu_dataset.hpp"
 #include "edgeattn/data/linqs.hpp"
 #include "edgeattn/data/matrix_market.hpp"
 #include "edgeattn/data/npz.hpp"
@@ -59,6 +61,10 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
     ds = load_ogb_node_dataset(dir, options);
     if (name == "ogbn-proteins") ds.labels.eval_metric = "rocauc";  // OGB's Evaluator for it
     if (name == "ogbn-arxiv") ds.notes.push_back("edges are citations, directed as OGB stores them");
+  } else if (format == "tu") {
+    ds = load_tu_dataset(dir, {.name = name});
+  } else if (format == "graphsage") {
+    ds = load_graphsage(dir, {.prefix = name, .name = name});
   } else if (format == "adjlist" && name == "karate") {
     ds = load_karate(dir / "karate.adjlist");
   } else {
@@ -97,10 +103,12 @@ Dataset load_dataset_path(const fs::path& path) {
         add_default_random_split(ds);
         return ds;
       }
+      if (ends_with(file, "-G.json")) return load_graphsage(path, {.prefix = file.substr(0, file.size() - 7)});
+      if (ends_with(file, "_graph_indicator.txt")) return load_tu_dataset(path, {.prefix = file.substr(0, file.size() - 20)});
     }
     raise<ParseError>(path.string(),
-                      ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz) "
-                      "or LINQS (<name>.content) dataset");
+                      ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz), "
+                      "LINQS (<name>.content), GraphSAGE (<prefix>-G.json) or TUDataset (<DS>_A.txt) dataset");
   }
   const std::string file = strip_gz(path.filename().string());
   if (ends_with(file, ".npz")) {

@@ -63,6 +63,17 @@ const std::map<std::string, std::vector<std::string>>& formats_by_dataset() {
       {"coauthor-cs", {"npz"}},
       {"coauthor-physics", {"npz"}},
       {"cora-full", {"npz"}},
+      {"ppi", {"graphsage"}},
+      {"mutag", {"tu"}},
+      {"enzymes", {"tu"}},
+      {"proteins", {"tu"}},
+      {"nci1", {"tu"}},
+      {"dd", {"tu"}},
+      {"ptc_mr", {"tu"}},
+      {"imdb-binary", {"tu"}},
+      {"imdb-multi", {"tu"}},
+      {"reddit-binary", {"tu"}},
+      {"collab", {"tu"}},
   };
   return table;
 }

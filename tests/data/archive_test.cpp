@@ -3,7 +3,6 @@
 #include "edgeattn/data/archive.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -12,6 +11,7 @@
 #include "edgeattn/data/download.hpp"
 #include "support/archive_writer.hpp"
 #include "support/expect_error.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -26,20 +26,12 @@ class Archive : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!downloads_available()) GTEST_SKIP() << "built without libarchive (EDGEATTN_DOWNLOAD=OFF)";
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("edgeattn_archive_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
   }
   fs::path write(const std::string& name, const std::string& bytes) {
     write_file_atomic(dir_ / name, bytes);
     return dir_ / name;
   }
-  fs::path dir_;
+  edgeattn::testing::TempDir dir_;
 };
 
 TEST_F(Archive, AZipUnpacksUnderItsPrefixWithDeflatedAndStoredMembers) {

@@ -16,6 +16,7 @@
 #include "edgeattn/core/sha256.hpp"
 #include "support/expect_error.hpp"
 #include "support/http_server.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -36,10 +37,6 @@ class Download : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!downloads_available()) GTEST_SKIP() << "built without libcurl/libarchive (EDGEATTN_DOWNLOAD=OFF)";
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("edgeattn_download_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     body_ = random_bytes(300'000, 7);
     sha_ = sha256_hex(body_);
     options_.offline = false;  // ctest sets EDGEATTN_OFFLINE=1; this server is on loopback
@@ -47,14 +44,10 @@ class Download : public ::testing::Test {
     options_.retry_delay = std::chrono::milliseconds(10);
     options_.progress_bar = false;
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   fs::path dest() const { return dir_ / "sub" / "file.bin"; }
   fs::path part() const { return fs::path(dest().string() + ".part"); }
 
-  fs::path dir_;
+  testing::TempDir dir_;
   std::string body_, sha_;
   DownloadOptions options_;
   HttpServer server_;

@@ -2,7 +2,6 @@
 // LINQS members taken out of a .tgz and verified, single files verified, the bundled part of a
 // dataset completed in the cache, and the errors of offline mode and missing files.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +12,7 @@
 #include "support/archive_writer.hpp"
 #include "support/expect_error.hpp"
 #include "support/http_server.hpp"
+#include "support/temp_dir.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -47,9 +47,6 @@ std::string ogb_zip() {
 class RegistryDownload : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::temp_directory_path() / ("edgeattn_registry_dl_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(root_);
     options_.root = root_;
     options_.download_options.offline = false;  // ctest runs with EDGEATTN_OFFLINE=1; this is loopback
     options_.download_options.mirror.clear();
@@ -57,10 +54,6 @@ class RegistryDownload : public ::testing::Test {
     options_.download_options.max_attempts = 2;
     options_.download_options.progress_bar = false;
     options_.log = [this](const std::string& line) { log_.push_back(line); };
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
   }
   LoadOptions with(const std::vector<ManifestEntry>& m, const std::string& format = {}) {
     manifest_ = m;
@@ -80,7 +73,8 @@ class RegistryDownload : public ::testing::Test {
                                  {.name = "cora/cora.content", .data = content}})));
   }
 
-  fs::path root_;
+  edgeattn::testing::TempDir temp_;
+  fs::path root_ = temp_.path();
   LoadOptions options_;
   std::vector<ManifestEntry> manifest_;
   std::vector<std::string> log_;
@@ -135,6 +129,48 @@ TEST_F(RegistryDownload, OgbnProteinsGetsNodeFeaturesFromItsEdgesAndOgbsRocAucMe
   const Tensor& x = ds.features.dense();
   EXPECT_FLOAT_EQ(x(1, 0), 0.375f);  // node 1: edges 0-1 (0.5) and 1-2 (0.25)
   EXPECT_FLOAT_EQ(x(3, 1), 1.0f);
+}
+
+TEST_F(RegistryDownload, PpiIsUnpackedFromGraphSagesZipAndLoadedWithItsSplit) {
+  if (!downloads_available()) GTEST_SKIP() << "built without downloads";
+  // ppi.zip's layout (GraphSAGE): ppi/ppi-{G,id_map,class_map}.json, ppi/ppi-feats.npy, walks.
+  server_.serve("/graphsage/ppi.zip",
+                make_zip({{.name = "ppi/ppi-G.json",
+                           .data = "{\"directed\": false, \"nodes\": [{\"id\": 0, \"val\": false, \"test\": false},"
+                                   " {\"id\": 1, \"val\": false, \"test\": false}, {\"id\": 2, \"val\": true,"
+                                   " \"test\": false}], \"links\": [{\"source\": 0, \"target\": 1}]}",
+                           .deflate = true},
+                          {.name = "ppi/ppi-id_map.json", .data = "{\"0\": 0, \"1\": 1, \"2\": 2}"},
+                          {.name = "ppi/ppi-class_map.json", .data = "{\"0\": [1, 0], \"1\": [0, 1], \"2\": [1, 1]}"},
+                          {.name = "ppi/ppi-feats.npy",
+                           .data = edgeattn::testing::npy_bytes("<f8", {3, 1}, edgeattn::testing::raw<double>({1, 2, 3}))},
+                          {.name = "ppi/ppi-walks.txt", .data = "0\t1\n"}}));
+  const Dataset ds = load_dataset("ppi", with({{.dataset = "ppi", .format = "graphsage", .path = "ppi/graphsage/",
+                                                .url = server_.url("/graphsage/ppi.zip"), .member = "ppi/"}}));
+  EXPECT_EQ(ds.num_nodes(), 3);
+  EXPECT_EQ(ds.num_edges(), 2);
+  EXPECT_TRUE(ds.labels.multi_label());
+  EXPECT_EQ(ds.split().val, (std::vector<int64_t>{2}));
+  EXPECT_FLOAT_EQ(ds.features.dense()(2, 0), 3.f);
+}
+
+TEST_F(RegistryDownload, ATuDatasetIsUnpackedFromItsZipAsManyGraphs) {
+  if (!downloads_available()) GTEST_SKIP() << "built without downloads";
+  // MUTAG.zip's layout: MUTAG/MUTAG_A.txt, _graph_indicator, _graph_labels, _node_labels, ...
+  server_.serve("/graphkerneldatasets/MUTAG.zip",
+                make_zip({{.name = "MUTAG/MUTAG_A.txt", .data = "1, 2\n2, 1\n3, 4\n4, 3\n", .deflate = true},
+                          {.name = "MUTAG/MUTAG_graph_indicator.txt", .data = "1\n1\n2\n2\n"},
+                          {.name = "MUTAG/MUTAG_graph_labels.txt", .data = "1\n-1\n"},
+                          {.name = "MUTAG/MUTAG_node_labels.txt", .data = "0\n1\n2\n0\n"},
+                          {.name = "MUTAG/MUTAG_edge_labels.txt", .data = "0\n0\n1\n1\n"},
+                          {.name = "MUTAG/README.txt", .data = "MUTAG\n"}}));
+  const Dataset ds =
+      load_dataset("mutag", with({{.dataset = "mutag", .format = "tu", .path = "mutag/tu/",
+                                   .url = server_.url("/graphkerneldatasets/MUTAG.zip"), .member = "MUTAG/"}}));
+  EXPECT_EQ(ds.name, "mutag");
+  EXPECT_EQ(ds.num_graphs(), 2);
+  EXPECT_EQ(ds.graph_labels.classes, (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(ds.num_features(), 3);  // one-hot node labels 0..2
 }
 
 TEST_F(RegistryDownload, LinqsMembersAreTakenFromTheTarballAndVerifiedAgainstTheRealManifest) {

@@ -7,6 +7,7 @@
 //   labels    single-label: class id per node, -1 where the node has no label;
 //             multi-label:  [num_nodes, num_classes] 0/1
 //   splits    named train/val/test node sets ("public", "full", "random", OGB's own names)
+//   graph_ptr, graph_labels   for datasets of many graphs (TUDataset): node ranges and graph classes
 //
 // Example:
 //   edgeattn::data::Dataset ds = edgeattn::data::load_dataset("cora");
@@ -100,6 +101,12 @@ struct Dataset {
   std::vector<float> edge_weight;
   /// Optional original node identifiers (paper ids, PMIDs, names), [num_nodes] when present.
   std::vector<std::string> node_names;
+  /// A dataset of many graphs (TUDataset) holds them as one block-diagonal graph: graph g owns the
+  /// nodes [graph_ptr[g], graph_ptr[g + 1]) and no edge joins two graphs. [num_graphs + 1] when
+  /// present, empty for a single-graph dataset.
+  std::vector<int64_t> graph_ptr;
+  /// Graph-level classes for graph classification, [num_graphs] in Labels::classes; empty otherwise.
+  Labels graph_labels;
   std::vector<SourceFile> sources;
   /// What the loader did that a user should know, one line each, e.g. "cora.cites:17: cites
   /// unknown paper 'x'; skipped" or "removed 124 self-loops". Printed by `edgeattn dataset info`.
@@ -109,6 +116,8 @@ struct Dataset {
   int64_t num_edges() const { return graph.num_edges(); }
   int64_t num_features() const { return features.cols(); }
   int64_t num_classes() const { return labels.num_classes; }
+  /// Graphs in a many-graph dataset (graph_ptr), else 1.
+  int64_t num_graphs() const { return graph_ptr.empty() ? 1 : static_cast<int64_t>(graph_ptr.size()) - 1; }
 
   /// The named split (the default split when `name` is empty). Throws InvalidArgument listing the
   /// available names when there is no such split.

@@ -1,0 +1,48 @@
+// Loader for the TUDataset text format (Morris et al., "TUDataset: A collection of benchmark
+// datasets for learning with graphs", 2020): MUTAG, PROTEINS, ENZYMES, NCI1, IMDB-BINARY, ...
+//
+//   <dir>/<DS>_A.txt                  m lines "i, j": the edge i -> j, 1-based node ids over all
+//                                     graphs (undirected graphs list both directions)
+//   <dir>/<DS>_graph_indicator.txt    n lines: the graph (1-based) of node i; nodes grouped by graph
+//   <dir>/<DS>_graph_labels.txt       N lines: the class of graph g (any integers, e.g. -1/1)
+//   <dir>/<DS>_node_labels.txt        optional, n lines: a categorical label per node
+//   <dir>/<DS>_node_attributes.txt    optional, n lines of comma-separated reals
+//   <dir>/<DS>_edge_labels.txt, _edge_attributes.txt, _graph_attributes.txt   optional (see below)
+//
+// The Dataset holds the graphs as one block-diagonal graph (Dataset::graph_ptr gives each graph's
+// node range), with PyTorch Geometric's TUDataset conventions: node features are the node
+// attributes followed by the one-hot node labels (labels shifted to start at 0); graph labels are
+// mapped to 0..K-1 in sorted order (Dataset::graph_labels; class_names keep the original values).
+// Repeated edges are merged and self-loops kept. Edge labels and attributes, and graph attributes
+// (regression targets), are not loaded: a note says so. Node-level labels and splits stay empty:
+// graph classification uses graph_labels with a k-fold split (data/splits.hpp).
+//
+// Errors: IoError naming a missing required file; ParseError "<file>:<line>: ..." for a malformed
+// line, a node id outside [1, n], a graph id out of order or range, a row count that disagrees
+// with the graph indicator, or an edge between two graphs.
+//
+// Example:
+//   edgeattn::data::Dataset mutag = edgeattn::data::load_tu_dataset("data/MUTAG");   // prefix MUTAG
+//   mutag.num_graphs();                       // 188
+//   mutag.graph_labels.num_classes;           // 2
+//   mutag.num_features();                     // 7 (one-hot atom types)
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "edgeattn/data/dataset.hpp"
+
+namespace edgeattn::data {
+
+struct TuOptions {
+  /// The files' prefix ("MUTAG" for MUTAG_A.txt); empty: the one *_A.txt in the directory.
+  std::string prefix;
+  /// Dataset::name; the prefix when empty.
+  std::string name;
+};
+
+/// Loads a TUDataset directory (see above).
+Dataset load_tu_dataset(const std::filesystem::path& dir, const TuOptions& options = {});
+
+}  // namespace edgeattn::data

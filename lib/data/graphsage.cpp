@@ -1,0 +1,340 @@
+// GraphSAGE-layout reader. The three JSON files are read with nlohmann::json's SAX interface:
+// each handler below keeps only what the Dataset needs (ids, flags, edge endpoints, labels), so
+// PPI's 31 MB G.json never becomes a document tree.
+#include "edgeattn/data/graphsage.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "data/edge_assembly.hpp"
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
+#include "edgeattn/data/npy.hpp"
+
+namespace edgeattn::data {
+namespace fs = std::filesystem;
+
+namespace {
+
+using json = nlohmann::json;
+
+// The SAX callbacks every handler shares: reject what it does not expect, report parse errors
+// with the file and byte offset.
+struct SaxBase : nlohmann::json_sax<json> {
+  std::string file;
+  explicit SaxBase(std::string f) : file(std::move(f)) {}
+  bool binary(binary_t&) override { return true; }
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& ex) override {
+    raise<ParseError>(file, ": byte ", position, ": malformed JSON (", ex.what(), ")");
+  }
+};
+
+// A JSON scalar as a node id: numbers as decimal text, strings as themselves.
+struct IdScalar {
+  std::string text;
+  bool set = false;
+};
+
+// <prefix>-G.json: "directed", nodes[*].{id, val, test}, links[*].{source, target}.
+struct GraphHandler : SaxBase {
+  using SaxBase::SaxBase;
+  int depth = 0;
+  std::string top_key;   // key at depth 1
+  std::string item_key;  // key inside a node or link object (depth 3)
+  bool directed = false;
+  struct Node {
+    std::string id;
+    bool val = false, test = false;
+  };
+  std::vector<Node> nodes;
+  std::vector<int64_t> src, dst;
+  int64_t link_source = -1, link_target = -1;
+
+  bool in_item() const { return depth == 3 && (top_key == "nodes" || top_key == "links"); }
+  void scalar_id(const std::string& text) {
+    if (!in_item()) return;
+    if (top_key == "nodes" && item_key == "id") nodes.back().id = text;
+  }
+  void position(int64_t v) {
+    if (!in_item() || top_key != "links") return;
+    if (item_key == "source") link_source = v;
+    if (item_key == "target") link_target = v;
+  }
+  bool null() override { return true; }
+  bool boolean(bool v) override {
+    if (depth == 1 && top_key == "directed") directed = v;
+    if (in_item() && top_key == "nodes") {
+      if (item_key == "val") nodes.back().val = v;
+      if (item_key == "test") nodes.back().test = v;
+    }
+    return true;
+  }
+  bool number_integer(number_integer_t v) override {
+    scalar_id(std::to_string(v));
+    position(v);
+    return true;
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    scalar_id(std::to_string(v));
+    position(static_cast<int64_t>(v));
+    return true;
+  }
+  bool number_float(number_float_t, const string_t& s) override {
+    scalar_id(s);
+    return true;
+  }
+  bool string(string_t& s) override {
+    scalar_id(s);
+    if (in_item() && top_key == "links" && (item_key == "source" || item_key == "target"))
+      raise<ParseError>(file, ": link ", src.size(), " has a string ", item_key, " '", s,
+                        "'; expected the position of a node in \"nodes\" (networkx 1.x node-link data)");
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    ++depth;
+    if (depth == 3 && top_key == "nodes") nodes.emplace_back();
+    if (depth == 3 && top_key == "links") link_source = link_target = -1;
+    return true;
+  }
+  bool end_object() override {
+    if (depth == 3 && top_key == "links") {
+      if (link_source < 0 || link_target < 0)
+        raise<ParseError>(file, ": link ", src.size(), " lacks a non-negative \"source\" or \"target\"");
+      src.push_back(link_source);
+      dst.push_back(link_target);
+    }
+    if (depth == 3 && top_key == "nodes" && nodes.back().id.empty())
+      raise<ParseError>(file, ": node ", nodes.size() - 1, " has no \"id\"");
+    --depth;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth;
+    return true;
+  }
+  bool end_array() override {
+    --depth;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth == 1) top_key = k;
+    if (depth == 3) item_key = k;
+    return true;
+  }
+};
+
+// <prefix>-id_map.json: {"id": row}.
+struct IdMapHandler : SaxBase {
+  using SaxBase::SaxBase;
+  int depth = 0;
+  std::string key_now;
+  std::unordered_map<std::string, int64_t> rows;
+  bool value(int64_t v) {
+    if (depth != 1) raise<ParseError>(file, ": expected {\"<node id>\": <row>, ...}, found a nested value");
+    if (v < 0) raise<ParseError>(file, ": node '", key_now, "' has row ", v, ", expected >= 0");
+    rows[key_now] = v;
+    return true;
+  }
+  bool null() override { raise<ParseError>(file, ": node '", key_now, "' has null instead of a row"); }
+  bool boolean(bool) override { raise<ParseError>(file, ": node '", key_now, "' has a boolean instead of a row"); }
+  bool number_integer(number_integer_t v) override { return value(v); }
+  bool number_unsigned(number_unsigned_t v) override { return value(static_cast<int64_t>(v)); }
+  bool number_float(number_float_t, const string_t& s) override {
+    raise<ParseError>(file, ": node '", key_now, "' has row ", s, ", expected a whole number");
+  }
+  bool string(string_t& s) override {
+    raise<ParseError>(file, ": node '", key_now, "' has row '", s, "', expected a whole number");
+  }
+  bool start_object(std::size_t) override { return ++depth, true; }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override {
+    raise<ParseError>(file, ": node '", key_now, "' has a list, expected a row number");
+  }
+  bool end_array() override { return true; }
+  bool key(string_t& k) override { return key_now = k, true; }
+};
+
+// <prefix>-class_map.json: {"id": class} or {"id": [0/1, ...]}.
+struct ClassMapHandler : SaxBase {
+  using SaxBase::SaxBase;
+  int depth = 0;
+  std::string key_now;
+  std::unordered_map<std::string, std::vector<int32_t>> labels;  // one entry (class) or C entries (multi-hot)
+  bool multi = false, single = false;
+  bool value(int64_t v) {
+    if (depth == 1) {
+      single = true;
+      if (v < 0 || v > INT32_MAX) raise<ParseError>(file, ": node '", key_now, "' has class ", v, ", expected >= 0");
+    } else if (depth == 2) {
+      multi = true;
+      if (v != 0 && v != 1) raise<ParseError>(file, ": node '", key_now, "' has ", v, " in its label list, expected 0 or 1");
+    } else {
+      raise<ParseError>(file, ": expected {\"<node id>\": class or [0/1, ...]}, found a deeper value");
+    }
+    labels[key_now].push_back(static_cast<int32_t>(v));
+    return true;
+  }
+  bool null() override { raise<ParseError>(file, ": node '", key_now, "' has a null label"); }
+  bool boolean(bool v) override { return value(v ? 1 : 0); }
+  bool number_integer(number_integer_t v) override { return value(v); }
+  bool number_unsigned(number_unsigned_t v) override { return value(static_cast<int64_t>(v)); }
+  bool number_float(number_float_t v, const string_t& s) override {
+    if (v != static_cast<double>(static_cast<int64_t>(v)))
+      raise<ParseError>(file, ": node '", key_now, "' has label ", s, ", expected a whole number");
+    return value(static_cast<int64_t>(v));
+  }
+  bool string(string_t& s) override { raise<ParseError>(file, ": node '", key_now, "' has label '", s, "', expected a number"); }
+  bool start_object(std::size_t) override { return ++depth, true; }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override {
+    ++depth;
+    labels[key_now];  // an empty list is a node with no positive class
+    return true;
+  }
+  bool end_array() override { return --depth, true; }
+  bool key(string_t& k) override { return key_now = k, true; }
+};
+
+template <class Handler>
+Handler parse_json_file(const fs::path& path) {
+  if (!fs::exists(path)) raise<IoError>(path.string(), ": no such file (a GraphSAGE dataset needs it)");
+  const std::string text = read_file(path);
+  Handler h(path.string());
+  json::sax_parse(text, &h);
+  if (h.depth != 0) raise<ParseError>(path.string(), ": the JSON ends inside an object or list");
+  return h;
+}
+
+std::string infer_prefix(const fs::path& dir) {
+  std::string found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    for (const std::string suffix : {"-G.json", "-G.json.gz"}) {
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        const std::string p = name.substr(0, name.size() - suffix.size());
+        if (!found.empty() && found != p)
+          raise<InvalidArgument>(dir.string(), ": holds both ", found, "-G.json and ", p,
+                                 "-G.json; say which with GraphSageOptions::prefix");
+        found = p;
+      }
+    }
+  }
+  if (found.empty()) raise<IoError>(dir.string(), ": no <prefix>-G.json (not a GraphSAGE dataset directory)");
+  return found;
+}
+
+fs::path file_of(const fs::path& dir, const std::string& prefix, const std::string& suffix) {
+  const fs::path plain = dir / (prefix + suffix);
+  if (const auto found = find_plain_or_gz(plain)) return *found;
+  return plain;
+}
+
+}  // namespace
+
+Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
+  if (!fs::is_directory(dir)) raise<IoError>(dir.string(), ": not a directory (expected a GraphSAGE dataset)");
+  const std::string prefix = options.prefix.empty() ? infer_prefix(dir) : options.prefix;
+  Dataset ds;
+  ds.name = options.name.empty() ? prefix : options.name;
+  ds.format = "graphsage";
+
+  const fs::path g_path = file_of(dir, prefix, "-G.json");
+  const fs::path id_path = file_of(dir, prefix, "-id_map.json");
+  const fs::path class_path = file_of(dir, prefix, "-class_map.json");
+  GraphHandler g = parse_json_file<GraphHandler>(g_path);
+  const IdMapHandler ids = parse_json_file<IdMapHandler>(id_path);
+  const ClassMapHandler classes = parse_json_file<ClassMapHandler>(class_path);
+  for (const fs::path& p : {g_path, id_path, class_path})
+    ds.sources.push_back({p.string(), "", static_cast<int64_t>(fs::file_size(p))});
+
+  // Node k of the Dataset is feats.npy row k: map every node of G.json to its row.
+  const int64_t n = static_cast<int64_t>(g.nodes.size());
+  std::vector<int64_t> row_of(static_cast<size_t>(n));
+  std::vector<uint8_t> taken(static_cast<size_t>(n), 0);
+  for (int64_t p = 0; p < n; ++p) {
+    const std::string& id = g.nodes[static_cast<size_t>(p)].id;
+    const auto it = ids.rows.find(id);
+    if (it == ids.rows.end()) raise<ParseError>(id_path.string(), ": node '", id, "' of ", g_path.string(), " has no row");
+    if (it->second >= n)
+      raise<ParseError>(id_path.string(), ": node '", id, "' has row ", it->second, ", but ", g_path.string(), " has ",
+                        n, " nodes");
+    if (taken[static_cast<size_t>(it->second)]++)
+      raise<ParseError>(id_path.string(), ": row ", it->second, " is given to two nodes (one is '", id, "')");
+    row_of[static_cast<size_t>(p)] = it->second;
+  }
+
+  // Edges: positions in "nodes" -> rows.
+  for (size_t e = 0; e < g.src.size(); ++e) {
+    for (int64_t* end : {&g.src[e], &g.dst[e]}) {
+      if (*end >= n)
+        raise<ParseError>(g_path.string(), ": link ", e, " names node position ", *end, ", but there are ", n, " nodes");
+      *end = row_of[static_cast<size_t>(*end)];
+    }
+  }
+  const int64_t stored = static_cast<int64_t>(g.src.size());
+  AssembledGraph assembled = assemble_graph(n, std::move(g.src), std::move(g.dst), {}, !g.directed, SelfLoops::keep);
+  ds.graph = std::move(assembled.graph);
+  ds.notes.push_back(ds.name + ": " + std::to_string(stored) + " links -> " + std::to_string(ds.graph.num_edges()) +
+                     " edges" + (g.directed ? "" : " (both directions)"));
+
+  // Labels.
+  if (classes.multi && classes.single)
+    raise<ParseError>(class_path.string(), ": mixes class ids and label lists; expected one kind for every node");
+  int64_t num_classes = 0;
+  for (const auto& [id, v] : classes.labels)
+    num_classes = std::max<int64_t>(num_classes, classes.multi ? static_cast<int64_t>(v.size()) : v.front() + 1);
+  std::vector<float> multi_hot;
+  if (classes.multi) multi_hot.assign(static_cast<size_t>(n * num_classes), 0.f);
+  if (!classes.multi) ds.labels.classes.assign(static_cast<size_t>(n), -1);
+  for (int64_t p = 0; p < n; ++p) {
+    const std::string& id = g.nodes[static_cast<size_t>(p)].id;
+    const auto it = classes.labels.find(id);
+    if (it == classes.labels.end()) raise<ParseError>(class_path.string(), ": node '", id, "' has no label");
+    const int64_t row = row_of[static_cast<size_t>(p)];
+    if (classes.multi) {
+      if (static_cast<int64_t>(it->second.size()) != num_classes)
+        raise<ParseError>(class_path.string(), ": node '", id, "' has ", it->second.size(), " labels, expected ",
+                          num_classes, " (as other nodes)");
+      std::copy(it->second.begin(), it->second.end(), multi_hot.begin() + row * num_classes);
+    } else {
+      ds.labels.classes[static_cast<size_t>(row)] = it->second.front();
+    }
+  }
+  ds.labels.num_classes = num_classes;
+  if (classes.multi) ds.labels.multi_hot = Tensor({n, num_classes}, multi_hot);
+
+  // Features (optional).
+  if (const auto feats = find_plain_or_gz(dir / (prefix + "-feats.npy"))) {
+    const NpyArray a = read_npy(*feats);
+    if (a.rank() != 2 || a.shape[0] != n)
+      raise<ParseError>(feats->string(), ": shape [", a.rank() > 0 ? a.shape[0] : 0, a.rank() > 1 ? ", " : "",
+                        a.rank() > 1 ? std::to_string(a.shape[1]) : std::string(), "], expected [", n,
+                        ", num_features] (one row per node of ", g_path.string(), ")");
+    Tensor x({n, a.shape[1]});
+    a.to_floats(x.span());
+    ds.features = Features(std::move(x));
+    ds.sources.push_back({feats->string(), "", static_cast<int64_t>(fs::file_size(*feats))});
+  } else {
+    ds.notes.push_back("no " + prefix + "-feats.npy: the dataset has no node features");
+  }
+
+  // Split from the nodes' flags.
+  Split split;
+  std::vector<int8_t> part(static_cast<size_t>(n), 0);
+  for (int64_t p = 0; p < n; ++p) {
+    const auto& node = g.nodes[static_cast<size_t>(p)];
+    if (node.val && node.test)
+      raise<ParseError>(g_path.string(), ": node '", node.id, "' is marked both \"val\" and \"test\"");
+    part[static_cast<size_t>(row_of[static_cast<size_t>(p)])] = node.val ? 1 : node.test ? 2 : 0;
+  }
+  for (int64_t v = 0; v < n; ++v) (part[static_cast<size_t>(v)] == 0 ? split.train : part[static_cast<size_t>(v)] == 1 ? split.val : split.test).push_back(v);
+  ds.splits["graphsage"] = std::move(split);
+  ds.default_split = "graphsage";
+  ds.validate();
+  return ds;
+}
+
+}  // namespace edgeattn::data

@@ -1,0 +1,195 @@
+#include "edgeattn/data/tu_dataset.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "data/text_scanner.hpp"
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
+#include "edgeattn/graph/build.hpp"
+
+namespace edgeattn::data {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TextFile {
+  std::string path;
+  std::string text;
+};
+
+std::optional<TextFile> read_optional(const fs::path& dir, const std::string& prefix, const std::string& suffix,
+                                      Dataset& ds) {
+  const auto found = find_plain_or_gz(dir / (prefix + suffix));
+  if (!found) return std::nullopt;
+  TextFile f{found->string(), read_file(*found)};
+  ds.sources.push_back({f.path, "", static_cast<int64_t>(f.text.size())});
+  return f;
+}
+
+TextFile read_required(const fs::path& dir, const std::string& prefix, const std::string& suffix, Dataset& ds) {
+  auto f = read_optional(dir, prefix, suffix, ds);
+  if (!f) raise<IoError>((dir / (prefix + suffix)).string(), ": no such file (a TUDataset needs it)");
+  return std::move(*f);
+}
+
+// One integer per line (blank lines skipped).
+std::vector<int64_t> read_column(const TextFile& f, const char* what) {
+  std::vector<int64_t> out;
+  TextScanner s(f.text, f.path);
+  while (!s.at_end()) {
+    if (s.skip_blank_or_comment("")) continue;
+    out.push_back(s.read_int64(what));
+    s.expect_end_of_line();
+  }
+  return out;
+}
+
+void check_rows(const TextFile& f, size_t rows, int64_t n, const std::string& indicator) {
+  if (static_cast<int64_t>(rows) != n)
+    raise<ParseError>(f.path, ": ", rows, " rows, expected one per node (", n, " in ", indicator, ")");
+}
+
+std::string infer_prefix(const fs::path& dir) {
+  std::string found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".gz") == 0) name.resize(name.size() - 3);
+    if (name.size() > 6 && name.compare(name.size() - 6, 6, "_A.txt") == 0) {
+      const std::string p = name.substr(0, name.size() - 6);
+      if (!found.empty() && found != p)
+        raise<InvalidArgument>(dir.string(), ": holds both ", found, "_A.txt and ", p,
+                               "_A.txt; say which with TuOptions::prefix");
+      found = p;
+    }
+  }
+  if (found.empty()) raise<IoError>(dir.string(), ": no <DS>_A.txt (not a TUDataset directory)");
+  return found;
+}
+
+}  // namespace
+
+Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
+  if (!fs::is_directory(dir)) raise<IoError>(dir.string(), ": not a directory (expected a TUDataset folder)");
+  const std::string prefix = options.prefix.empty() ? infer_prefix(dir) : options.prefix;
+  Dataset ds;
+  ds.name = options.name.empty() ? prefix : options.name;
+  ds.format = "tu";
+
+  // Graph membership: nodes are grouped by graph, graphs numbered 1..N in order.
+  const TextFile ind = read_required(dir, prefix, "_graph_indicator.txt", ds);
+  const std::vector<int64_t> graph_of = read_column(ind, "graph id");
+  const int64_t n = static_cast<int64_t>(graph_of.size());
+  if (n == 0) raise<ParseError>(ind.path, ": no nodes");
+  ds.graph_ptr.push_back(0);
+  int64_t current = 0;  // the graph whose nodes are being read; 0 before the first
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t g = graph_of[static_cast<size_t>(v)];
+    if (g == current) continue;
+    if (g != current + 1)
+      raise<ParseError>(ind.path, ":", v + 1, ": graph id ", g, " after graph ", current,
+                        "; expected nodes grouped by graph, graphs numbered 1, 2, ... in order");
+    if (v > 0) ds.graph_ptr.push_back(v);
+    current = g;
+  }
+  ds.graph_ptr.push_back(n);
+  const int64_t num_graphs = static_cast<int64_t>(ds.graph_ptr.size()) - 1;
+
+  // Edges, 1-based.
+  std::vector<int64_t> src, dst;
+  {
+    const TextFile a = read_required(dir, prefix, "_A.txt", ds);
+    TextScanner s(a.text, a.path);
+    while (!s.at_end()) {
+      if (s.skip_blank_or_comment("")) continue;
+      const int64_t i = s.read_int64("source node id");
+      const int64_t j = s.read_int64("target node id");
+      for (const int64_t id : {i, j})
+        if (id < 1 || id > n) s.fail("node id ", id, " is out of range [1, ", n, "] (", ind.path, " has ", n, " nodes)");
+      if (graph_of[static_cast<size_t>(i - 1)] != graph_of[static_cast<size_t>(j - 1)])
+        s.fail("edge ", i, " -> ", j, " joins graph ", graph_of[static_cast<size_t>(i - 1)], " to graph ",
+               graph_of[static_cast<size_t>(j - 1)]);
+      s.expect_end_of_line("the edge (expected 'i, j')");
+      src.push_back(i - 1);
+      dst.push_back(j - 1);
+    }
+  }
+  const int64_t stored = static_cast<int64_t>(src.size());
+  ds.graph = build_graph(n, n, src, dst, {.self_loops = SelfLoops::keep, .duplicates = Duplicates::merge});
+  ds.notes.push_back(ds.name + ": " + std::to_string(num_graphs) + " graphs, " + std::to_string(n) + " nodes, " +
+                     std::to_string(stored) + " edges as stored -> " + std::to_string(ds.graph.num_edges()));
+
+  // Graph labels -> 0..K-1 in sorted order of the values.
+  {
+    const TextFile f = read_required(dir, prefix, "_graph_labels.txt", ds);
+    const std::vector<int64_t> raw = read_column(f, "graph label");
+    if (static_cast<int64_t>(raw.size()) != num_graphs)
+      raise<ParseError>(f.path, ": ", raw.size(), " rows, expected one per graph (", num_graphs, " in ", ind.path, ")");
+    std::map<int64_t, int32_t> code;
+    for (const int64_t v : raw) code.emplace(v, 0);
+    int32_t next = 0;
+    for (auto& [value, c] : code) {
+      c = next++;
+      ds.graph_labels.class_names.push_back(std::to_string(value));
+    }
+    for (const int64_t v : raw) ds.graph_labels.classes.push_back(code.at(v));
+    ds.graph_labels.num_classes = next;
+  }
+
+  // Node features: attributes, then one-hot node labels (PyG's order).
+  int64_t attr_cols = 0, label_cols = 0;
+  std::vector<float> attrs;
+  if (const auto f = read_optional(dir, prefix, "_node_attributes.txt", ds)) {
+    TextScanner s(f->text, f->path);
+    int64_t rows = 0;
+    while (!s.at_end()) {
+      if (s.skip_blank_or_comment("")) continue;
+      int64_t c = 0;
+      do {
+        attrs.push_back(s.read_float("node attribute"));
+        ++c;
+      } while (!s.at_end_of_line());
+      if (rows == 0)
+        attr_cols = c;
+      else if (c != attr_cols)
+        s.fail("the row has ", c, " values, expected ", attr_cols, " (as on line 1)");
+      s.skip_rest_of_line();
+      ++rows;
+    }
+    check_rows(*f, static_cast<size_t>(rows), n, ind.path);
+  }
+  std::vector<int64_t> node_label;
+  int64_t label_min = 0;
+  if (const auto f = read_optional(dir, prefix, "_node_labels.txt", ds)) {
+    // Some datasets give several label columns per node; PyG one-hot encodes each. One column is
+    // the common case and what is supported here.
+    node_label = read_column(*f, "node label");
+    check_rows(*f, node_label.size(), n, ind.path);
+    const auto [lo, hi] = std::minmax_element(node_label.begin(), node_label.end());
+    label_min = *lo;
+    label_cols = *hi - *lo + 1;
+    if (label_cols > 100000)
+      raise<ParseError>(f->path, ": node labels span ", *lo, " to ", *hi, "; too many classes to one-hot encode");
+  }
+  const int64_t f_cols = attr_cols + label_cols;
+  if (f_cols > 0) {
+    Tensor x({n, f_cols}, 0.f);
+    for (int64_t v = 0; v < n; ++v) {
+      float* row = x.data() + v * f_cols;
+      for (int64_t c = 0; c < attr_cols; ++c) row[c] = attrs[static_cast<size_t>(v * attr_cols + c)];
+      if (label_cols > 0) row[attr_cols + node_label[static_cast<size_t>(v)] - label_min] = 1.f;
+    }
+    ds.features = Features(std::move(x));
+  } else {
+    ds.notes.push_back("no node attributes or labels: the graphs have no node features");
+  }
+  for (const char* skipped : {"_edge_labels.txt", "_edge_attributes.txt", "_graph_attributes.txt"})
+    if (find_plain_or_gz(dir / (prefix + skipped)))
+      ds.notes.push_back(prefix + skipped + " is not loaded (edge features and graph regression targets are not "
+                                         "supported by this reader yet)");
+  ds.validate();
+  return ds;
+}
+
+}  // namespace edgeattn::data
