@@ -26,6 +26,9 @@
 //   karate                   adjlist
 //   ogbn-arxiv, ogbn-products, ogbn-proteins            ogb (OGB's archive, official split)
 //   amazon-computers, amazon-photo, coauthor-cs, coauthor-physics, cora-full   npz (gnn-benchmark)
+//   ppi                      graphsage (data/graphsage.hpp)
+//   mutag, enzymes, proteins, nci1, dd, ptc_mr, imdb-binary, imdb-multi, reddit-binary, collab
+//                            tu (data/tu_dataset.hpp: many graphs, graph labels)
 //
 // `load_dataset_path(path)` loads a file or directory in any supported format, sniffed from its
 // name and content (no checksum: the manifest covers named datasets only).
@@ -104,6 +107,7 @@ Dataset load_dataset(const std::string& name, const LoadOptions& options = {});
 
 /// Loads a dataset from a file or directory: a Planetoid directory (ind.<name>.x inside), a LINQS
 /// directory or .content file, an npz archive, an OGB node-property directory (raw/edge.csv.gz),
+/// a GraphSAGE directory (<prefix>-G.json), a TUDataset directory (<DS>_graph_indicator.txt),
 /// a Matrix Market .mtx, an adjacency list (.adjlist), or otherwise an edge list.
 Dataset load_dataset_path(const std::filesystem::path& path);
 
