@@ -1013,6 +1013,25 @@ NB_MODULE(_edgeattn, m) {
             return nb::cast(readonly_view(std::span<const int32_t>(d.labels.classes), self));
           },
           "int32 [N] class ids (-1: unlabelled), or float32 [N, C] multi-hot")
+      .def_prop_ro("metric", [](const data::Dataset& d) { return d.labels.metric(); },
+                   "how predictions are scored: 'accuracy', 'micro_f1' or 'rocauc' (OGB's, for ogbn-proteins)")
+      .def_prop_ro("num_graphs", &data::Dataset::num_graphs)
+      .def_prop_ro(
+          "graph_ptr",
+          [](nb::handle self) -> nb::object {
+            const auto& d = nb::cast<const data::Dataset&>(self);
+            if (d.graph_ptr.empty()) return nb::none();
+            return nb::cast(readonly_view(std::span<const int64_t>(d.graph_ptr), self));
+          },
+          "int64 [num_graphs + 1]: graph g owns nodes graph_ptr[g]:graph_ptr[g+1] (TUDataset); None for one graph")
+      .def_prop_ro(
+          "graph_labels",
+          [](nb::handle self) -> nb::object {
+            const auto& d = nb::cast<const data::Dataset&>(self);
+            if (d.graph_labels.classes.empty()) return nb::none();
+            return nb::cast(readonly_view(std::span<const int32_t>(d.graph_labels.classes), self));
+          },
+          "int32 [num_graphs] graph classes 0..K-1 (TUDataset); None otherwise")
       .def_prop_ro("split_names",
                    [](const data::Dataset& d) {
                      std::vector<std::string> names;

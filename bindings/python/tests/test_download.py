@@ -66,3 +66,18 @@ def test_a_corrupted_download_is_refused(tmp_path, loopback, monkeypatch):
     assert isinstance(err.value, edgeattn.ChecksumError)
     assert "f4ff0d1d42fa2e475515993f82e2f38decec36708f74b7635694a85418ab984f" in str(err.value)
     assert not (root / "karate/adjlist/karate.adjlist").exists()
+
+
+def test_a_tu_dataset_loads_by_path_with_its_graphs(tmp_path):
+    d = tmp_path / "TOY"
+    d.mkdir()
+    (d / "TOY_A.txt").write_text("1, 2\n2, 1\n3, 4\n4, 3\n")
+    (d / "TOY_graph_indicator.txt").write_text("1\n1\n2\n2\n")
+    (d / "TOY_graph_labels.txt").write_text("1\n-1\n")
+    (d / "TOY_node_labels.txt").write_text("0\n1\n1\n0\n")
+    ds = edgeattn.load_dataset_path(str(d))
+    assert ds.num_graphs == 2
+    assert ds.graph_ptr.tolist() == [0, 2, 4]
+    assert ds.graph_labels.tolist() == [1, 0]
+    assert ds.dense_features.shape == (4, 2)
+    assert edgeattn.load_dataset("cora").graph_ptr is None and edgeattn.load_dataset("cora").metric == "accuracy"

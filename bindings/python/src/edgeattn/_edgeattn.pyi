@@ -345,6 +345,25 @@ class Dataset:
         """int32 [N] class ids (-1: unlabelled), or float32 [N, C] multi-hot"""
 
     @property
+    def metric(self) -> str:
+        """
+        how predictions are scored: 'accuracy', 'micro_f1' or 'rocauc' (OGB's, for ogbn-proteins)
+        """
+
+    @property
+    def num_graphs(self) -> int: ...
+
+    @property
+    def graph_ptr(self) -> object:
+        """
+        int64 [num_graphs + 1]: graph g owns nodes graph_ptr[g]:graph_ptr[g+1] (TUDataset); None for one graph
+        """
+
+    @property
+    def graph_labels(self) -> object:
+        """int32 [num_graphs] graph classes 0..K-1 (TUDataset); None otherwise"""
+
+    @property
     def split_names(self) -> list[str]: ...
 
     @property
