@@ -9,6 +9,7 @@
 //   normalization.hpp  layer_norm
 //   loss.hpp           log_softmax, nll_loss, cross_entropy, bce_with_logits
 //   reduction.hpp      sum, mean
+//   pooling.hpp        global_pool (sum / mean / max per graph), global_attention_pool
 #pragma once
 
 #include "edgeattn/autograd/ops/activation.hpp"     // IWYU pragma: export
@@ -18,6 +19,7 @@
 #include "edgeattn/autograd/ops/linear.hpp"         // IWYU pragma: export
 #include "edgeattn/autograd/ops/loss.hpp"           // IWYU pragma: export
 #include "edgeattn/autograd/ops/normalization.hpp"  // IWYU pragma: export
+#include "edgeattn/autograd/ops/pooling.hpp"        // IWYU pragma: export
 #include "edgeattn/autograd/ops/reduction.hpp"      // IWYU pragma: export
 #include "edgeattn/autograd/ops/shape.hpp"          // IWYU pragma: export
 #include "edgeattn/autograd/tape.hpp"               // IWYU pragma: export
