@@ -1,6 +1,7 @@
 #include "edgeattn/data/splits.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "edgeattn/core/error.hpp"
@@ -94,6 +95,61 @@ Split full_split(const Labels& labels, const Split& base) {
     if (labels.classes[static_cast<size_t>(i)] != -1 && !held_out[static_cast<size_t>(i)])
       split.train.push_back(i);
   return split;
+}
+
+std::vector<Split> stratified_kfold(const Labels& labels, int k, double val_fraction, uint64_t seed) {
+  require_single_label(labels, "stratified_kfold");
+  if (k < 2) raise<InvalidArgument>("stratified_kfold: k = ", k, ", expected >= 2");
+  if (!(val_fraction >= 0.0 && val_fraction < 1.0))
+    raise<InvalidArgument>("stratified_kfold: val_fraction = ", val_fraction, ", expected in [0, 1)");
+  const auto n = static_cast<int64_t>(labels.classes.size());
+  std::vector<std::vector<int64_t>> by_class(static_cast<size_t>(labels.num_classes));
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t c = labels.classes[static_cast<size_t>(i)];
+    if (c == -1) continue;
+    if (c < 0 || c >= labels.num_classes)
+      raise<InvalidArgument>("stratified_kfold: item ", i, " has label ", c, ", expected -1 or [0, ",
+                             labels.num_classes, ")");
+    by_class[static_cast<size_t>(c)].push_back(i);
+  }
+  int64_t labelled = 0;
+  for (const auto& v : by_class) labelled += static_cast<int64_t>(v.size());
+  if (labelled < k) raise<InvalidArgument>("stratified_kfold: ", labelled, " labelled items, fewer than k = ", k);
+  // Deal each class, shuffled, round-robin into the folds (continuing where the previous class
+  // stopped), so every fold gets each class's share to within one item.
+  std::mt19937_64 rng(seed);
+  std::vector<int> fold_of(static_cast<size_t>(n), -1);
+  int next = 0;
+  for (auto& v : by_class) {
+    select_prefix(v, v.size(), rng);
+    for (const int64_t i : v) {
+      fold_of[static_cast<size_t>(i)] = next;
+      next = (next + 1) % k;
+    }
+  }
+  std::vector<Split> splits(static_cast<size_t>(k));
+  for (int f = 0; f < k; ++f) {
+    Split& s = splits[static_cast<size_t>(f)];
+    // Validation: val_fraction of each class among the non-test items, drawn with this fold's rng.
+    std::mt19937_64 fold_rng(seed ^ (0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(f + 1)));
+    for (const auto& v : by_class) {
+      std::vector<int64_t> rest;
+      for (const int64_t i : v)
+        if (fold_of[static_cast<size_t>(i)] == f)
+          s.test.push_back(i);
+        else
+          rest.push_back(i);
+      std::sort(rest.begin(), rest.end());
+      const auto nval = static_cast<size_t>(std::llround(val_fraction * static_cast<double>(rest.size())));
+      select_prefix(rest, nval, fold_rng);
+      s.val.insert(s.val.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(nval));
+      s.train.insert(s.train.end(), rest.begin() + static_cast<std::ptrdiff_t>(nval), rest.end());
+    }
+    std::sort(s.train.begin(), s.train.end());
+    std::sort(s.val.begin(), s.val.end());
+    std::sort(s.test.begin(), s.test.end());
+  }
+  return splits;
 }
 
 }  // namespace edgeattn::data

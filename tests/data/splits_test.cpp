@@ -163,5 +163,40 @@ TEST(Splits, PlanetoidRandomSplitOnCoraHasTheUsualSizes) {
   EXPECT_EQ(ds.split("random").test.size(), 1000u);
 }
 
+TEST(Splits, StratifiedKFoldTestsEveryItemOnceWithEachClassSpreadEvenly) {
+  Labels labels;
+  labels.num_classes = 3;
+  for (int i = 0; i < 103; ++i) labels.classes.push_back(i % 7 == 0 ? -1 : (i % 5 == 0 ? 2 : i % 2));
+  const std::vector<Split> folds = stratified_kfold(labels, 10, 0.1, 4);
+  ASSERT_EQ(folds.size(), 10u);
+  std::vector<int> tested(labels.classes.size(), 0);
+  std::vector<int64_t> per_class(3, 0);
+  for (const int32_t c : labels.classes)
+    if (c >= 0) ++per_class[static_cast<size_t>(c)];
+  for (const Split& f : folds) {
+    for (const int64_t i : f.test) ++tested[static_cast<size_t>(i)];
+    // Disjoint parts that together hold every labelled item.
+    std::vector<int64_t> all = f.train;
+    all.insert(all.end(), f.val.begin(), f.val.end());
+    all.insert(all.end(), f.test.begin(), f.test.end());
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+    EXPECT_EQ(static_cast<int64_t>(all.size()), per_class[0] + per_class[1] + per_class[2]);
+    EXPECT_TRUE(std::is_sorted(f.test.begin(), f.test.end()));
+    // Each class's share of the test fold is within one item of its tenth.
+    for (int c = 0; c < 3; ++c) {
+      const auto in_test = std::count_if(f.test.begin(), f.test.end(), [&](int64_t i) { return labels.classes[static_cast<size_t>(i)] == c; });
+      EXPECT_LE(std::abs(static_cast<double>(in_test) - per_class[static_cast<size_t>(c)] / 10.0), 1.0) << "class " << c;
+    }
+    EXPECT_NEAR(static_cast<double>(f.val.size()), 0.1 * static_cast<double>(f.val.size() + f.train.size()), 2.0);
+  }
+  for (size_t i = 0; i < labels.classes.size(); ++i) EXPECT_EQ(tested[i], labels.classes[i] == -1 ? 0 : 1) << i;
+  // Deterministic for a seed, different for another.
+  EXPECT_EQ(stratified_kfold(labels, 10, 0.1, 4)[3].test, folds[3].test);
+  EXPECT_NE(stratified_kfold(labels, 10, 0.1, 5)[3].test, folds[3].test);
+  expect_throw_naming<InvalidArgument>([&] { stratified_kfold(labels, 1, 0.1, 0); }, {"k = 1", ">= 2"});
+  expect_throw_naming<InvalidArgument>([&] { stratified_kfold(labels, 10, 1.0, 0); }, {"val_fraction"});
+}
+
 }  // namespace
 }  // namespace edgeattn::data

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "edgeattn/data/dataset.hpp"
 
@@ -33,6 +34,15 @@ namespace edgeattn::data {
 /// fewer than `per_class` nodes (naming the class and its count), or fewer than num_val + num_test
 /// labelled nodes remain after training nodes are taken.
 Split random_split(const Labels& labels, int64_t per_class, int64_t num_val, int64_t num_test, uint64_t seed);
+
+/// The k-fold protocol of graph classification (Xu et al. 2019; Errica et al. 2020): the labelled
+/// items (graphs; nodes work too) of each class are shuffled and dealt round-robin into k folds,
+/// so every fold holds each class's share to within one item. Split f tests on fold f; of the
+/// other items, val_fraction of each class (rounded) validate and the rest train. Every labelled
+/// item is in exactly one test fold; sorted ids; deterministic for a seed. InvalidArgument for
+/// multi-label labels, k < 2, fewer labelled items than k, or val_fraction outside [0, 1).
+///   auto folds = stratified_kfold(ds.graph_labels, 10, 0.1, 0);   // folds[f].test, .val, .train
+std::vector<Split> stratified_kfold(const Labels& labels, int k, double val_fraction, uint64_t seed);
 
 /// train = every node with a label (!= -1) in neither base.val nor base.test; val and test are
 /// base's. Throws InvalidArgument when a node id in base is out of range or labels are multi-label.
