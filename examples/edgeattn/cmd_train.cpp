@@ -1,8 +1,10 @@
-// edgeattn train | eval | predict: node classification from the command line.
+// edgeattn train | eval | predict: node classification from the command line (and graph
+// classification with --task graph).
 //
 //   edgeattn train --dataset cora --model gat [--heads 8 --hidden 8 --dropout 0.6 --lr 0.005
 //                  --weight-decay 5e-4 --epochs 1000 --patience 100 --seed 0 --threads T]
 //                  [--runs R] [--json] [--save FILE] [--attention-out FILE] [--plot FILE]
+//   edgeattn train --task graph --dataset mutag [--readout mean|sum|max|attention] [--folds 10]
 //   edgeattn eval    --model-file FILE --dataset cora [--json]
 //   edgeattn predict --model-file FILE --dataset cora [--out FILE]
 //
@@ -10,7 +12,9 @@
 // in a log or pipe a line every 10th epoch and at the last), then the kept epoch's validation and test
 // accuracy; --runs R trains seeds seed..seed+R-1 and reports mean and standard deviation. A model
 // file stores the model configuration and the preprocessing next to the weights, so eval and
-// predict rebuild exactly the trained model.
+// predict rebuild exactly the trained model. --task graph trains nn::GraphClassifier (the encoder
+// the model options describe, a readout, a linear classifier) on each fold of data::stratified_kfold
+// and reports each fold's test accuracy and their mean and standard deviation.
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +35,8 @@
 #include "edgeattn/nn/model.hpp"
 #include "edgeattn/train/checkpoint.hpp"
 #include "edgeattn/train/metrics.hpp"
+#include "edgeattn/nn/graph_classifier.hpp"
+#include "edgeattn/data/splits.hpp"
 #include "edgeattn/train/trainer.hpp"
 #include "json.hpp"
 #include "output_path.hpp"
@@ -178,6 +184,84 @@ std::string attention_tsv(const Graph& g, const std::vector<Tensor>& layers) {
   return out;
 }
 
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (const double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
+
+// Sample standard deviation (0 for one value), as reported over runs and folds.
+double stdev(const std::vector<double>& v) {
+  const double m = mean(v);
+  double s = 0;
+  for (const double x : v) s += (x - m) * (x - m);
+  return v.size() > 1 ? std::sqrt(s / static_cast<double>(v.size() - 1)) : 0.0;
+}
+
+// --task graph: stratified k-fold cross-validation of a GraphClassifier on a many-graph dataset.
+int train_graph_classifier(const Args& args, const data::Dataset& ds, nn::ModelConfig encoder,
+                           train::TrainConfig tc, bool show_progress) {
+  if (ds.graph_labels.classes.empty())
+    raise<InvalidArgument>("dataset '", ds.name, "' has no graph labels; --task graph needs a dataset of many ",
+                           "graphs with a class each (e.g. mutag, proteins, imdb-binary)");
+  if (ds.features.cols() == 0)
+    raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");
+  const int64_t k = args.integer("folds", 2, 1000);
+  const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 0));
+  const std::vector<data::Split> folds = data::stratified_kfold(ds.graph_labels, static_cast<int>(k), 0.1, seed);
+  nn::GraphClassifierConfig gcfg;
+  gcfg.encoder = encoder;
+  gcfg.encoder.num_classes = encoder.hidden * encoder.heads;  // the node embedding width
+  gcfg.num_classes = ds.graph_labels.num_classes;
+  gcfg.readout = nn::parse_readout(args.str("readout"));
+
+  std::vector<double> test_acc, val_acc, sec_per_epoch;
+  for (int64_t f = 0; f < k; ++f) {
+    gcfg.encoder.seed = gcfg.seed = seed + static_cast<uint64_t>(f);
+    nn::GraphClassifier model(gcfg);
+    const Graph g = model.prepare_graph(ds.graph);
+    const data::Features x = model.prepare_features(ds.graph, ds.features);
+    tc.seed = gcfg.seed;
+    double ms_sum = 0;
+    Progress progress(ds.name + " fold " + std::to_string(f + 1), show_progress);
+    tc.on_epoch = [&](const train::EpochStats& s) {
+      ms_sum += 1e3 * s.train_seconds;
+      progress.epoch(s, ms_sum / static_cast<double>(s.epoch + 1));
+      return true;
+    };
+    auto forward = [&](autograd::Tape& tape, uint64_t s) { return model.forward(tape, g, x, ds.graph_ptr, s); };
+    const train::TrainResult r = train::fit(forward, model.parameters(), ds.graph_labels, folds[static_cast<size_t>(f)], tc);
+    progress.finish();
+    test_acc.push_back(r.test_accuracy);
+    val_acc.push_back(r.val_accuracy);
+    sec_per_epoch.push_back(r.seconds_per_epoch);
+    if (!args.flag_set("json"))
+      std::printf("fold %lld of %lld: %lld epochs, best epoch %lld, val acc %.4f, test acc %.4f, %.2f ms/epoch\n",
+                  static_cast<long long>(f + 1), static_cast<long long>(k), static_cast<long long>(r.epochs_run),
+                  static_cast<long long>(r.best_epoch), r.val_accuracy, r.test_accuracy, 1e3 * r.seconds_per_epoch);
+  }
+  if (args.flag_set("json")) {
+    JsonObject j;
+    j.field("dataset", ds.name).field("task", "graph").field("model", args.str("model"));
+    j.field("readout", to_string(gcfg.readout)).field("folds", k).field("graphs", ds.num_graphs());
+    j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
+    j.field("val_accuracy", mean(val_acc)).field("seconds_per_epoch", mean(sec_per_epoch));
+    std::string accs = "[";
+    for (size_t i = 0; i < test_acc.size(); ++i) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s%.4f", i ? ", " : "", test_acc[i]);
+      accs += buf;
+    }
+    j.raw_field("test_accuracies", accs + "]");
+    j.field("library", "edgeattn").field("version", tool_version()).field("input", args.str("dataset"));
+    std::cout << j.str() << "\n";
+  } else {
+    std::printf("test accuracy %.4f ± %.4f over %lld folds (val %.4f), %.2f ms per training epoch\n", mean(test_acc),
+                stdev(test_acc), static_cast<long long>(k), mean(val_acc), 1e3 * mean(sec_per_epoch));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int run_train(std::span<const std::string> argv) {
@@ -208,7 +292,12 @@ int run_train(std::span<const std::string> argv) {
       .flag("profile", "split the training-step time by op (table on stderr; \"op_ms_per_epoch\" in --json)")
       .option("save", "FILE", "", "write the trained model (weights + configuration) to FILE")
       .option("attention-out", "FILE", "", "write every layer's per-edge attention weights (TSV) to FILE")
-      .option("plot", "FILE", "", "draw the training curves (SVG) to FILE");
+      .option("plot", "FILE", "", "draw the training curves (SVG) to FILE")
+      .option("task", "T", "node",
+              "node (node classification) or graph (graph classification on a dataset of many graphs, "
+              "e.g. mutag: encoder, readout, linear classifier, k-fold cross-validation)")
+      .option("readout", "R", "mean", "--task graph: sum, mean, max or attention")
+      .option("folds", "K", "10", "--task graph: folds of the stratified k-fold protocol");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
@@ -219,6 +308,11 @@ int run_train(std::span<const std::string> argv) {
   if (runs > 1 && (args.given("save") || args.given("attention-out") || args.given("plot")))
     throw UsageError("--save, --attention-out and --plot need a single run (--runs 1)");
   check_output_options(args, {"save", "attention-out", "plot"});  // before hours of training, not after
+  const std::string task = args.str("task");
+  if (task != "node" && task != "graph") throw UsageError("--task is '" + task + "': expected node or graph");
+  if (task == "graph" && (args.given("save") || args.given("attention-out") || args.given("plot") || runs > 1))
+    throw UsageError("--task graph reports k-fold cross-validation; --save, --attention-out, --plot and --runs "
+                     "apply to --task node");
 
   const bool normalize = !args.flag_set("no-normalize");
   // The dataset decides in_channels and num_classes; load it once with a probe config.
@@ -244,8 +338,6 @@ int run_train(std::span<const std::string> argv) {
   if (normalize && ds.features.cols() > 0) data::normalize_features(ds.features);
   cfg.in_channels = ds.features.cols();
   cfg.num_classes = ds.num_classes();
-  check_labels(ds);
-  const data::Split& split = ds.split(args.str("split"));
 
   train::TrainConfig tc;
   tc.epochs = args.integer("epochs", 1, 10'000'000);
@@ -255,6 +347,10 @@ int run_train(std::span<const std::string> argv) {
   tc.optimizer.decoupled_weight_decay = args.flag_set("adamw");
   const bool show_progress = !args.flag_set("quiet");
   tc.profile = args.flag_set("profile");
+  if (task == "graph") return train_graph_classifier(args, ds, cfg, tc, show_progress);
+
+  check_labels(ds);
+  const data::Split& split = ds.split(args.str("split"));
 
   std::vector<double> test_acc, val_acc, sec_per_epoch, epochs;
   train::TrainResult last;
@@ -294,18 +390,6 @@ int run_train(std::span<const std::string> argv) {
       last_features = std::move(x);
     }
   }
-  const auto mean = [](const std::vector<double>& v) {
-    double s = 0;
-    for (const double x : v) s += x;
-    return s / static_cast<double>(v.size());
-  };
-  const auto stdev = [&](const std::vector<double>& v) {
-    const double m = mean(v);
-    double s = 0;
-    for (const double x : v) s += (x - m) * (x - m);
-    return v.size() > 1 ? std::sqrt(s / static_cast<double>(v.size() - 1)) : 0.0;
-  };
-
   if (args.given("save")) {
     ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split")};
     train::save_parameters(args.str("save"), last_model->parameters(), meta.serialize());
