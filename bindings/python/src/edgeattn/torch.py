@@ -18,6 +18,9 @@ Example::
     q, k, v = (torch.randn(3, 2, 4, requires_grad=True) for _ in range(3))
     out = et.attention(g, query=q, key=k, value=v)        # [3, 2, 4]
     out.square().sum().backward()                         # q.grad, k.grad, v.grad
+
+PyG's attention layers as modules on this function: ``edgeattn.torch.GATConv``, ``GATv2Conv``,
+``TransformerConv`` (see ``edgeattn/torch_conv.py``), with PyG's arguments and parameter names.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import torch
 
 from . import _edgeattn
 
-__all__ = ["EdgeAttentionFunction", "attention"]
+__all__ = ["EdgeAttentionFunction", "GATConv", "GATv2Conv", "TransformerConv", "attention"]
 
 OPERANDS = ("query", "key", "value", "score_dst", "score_src", "weight", "key_weight", "att", "edge_bias")
 
@@ -120,3 +123,7 @@ def attention(
                    return_attention=return_attention, attention_order=attention_order, path=path)
     operands = (query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias)
     return EdgeAttentionFunction.apply(pattern, options, *operands)
+
+
+# PyG's layers as torch.nn.Modules over this function (edgeattn/torch_conv.py).
+from .torch_conv import GATConv, GATv2Conv, TransformerConv  # noqa: E402

@@ -1,0 +1,278 @@
+"""PyTorch Geometric's attention layers as ``torch.nn.Module`` s that run edgeattn's fused kernel.
+
+``edgeattn.torch.GATConv``, ``GATv2Conv`` and ``TransformerConv`` take PyG's constructor
+arguments, ``forward(x, edge_index, edge_attr=None, return_attention_weights=None)`` and keep
+PyG's parameter names in ``state_dict()`` (``lin.weight``, ``att_src``, ``att_dst``, ``bias``,
+...), so a PyG model switches by changing one import and loads PyG's checkpoints. The linear maps
+stay in PyTorch; the attention (scores, softmax over each node's in-edges, dropout, weighted sum)
+is one ``edgeattn.torch.attention`` call: forward and backward on the fused CPU kernel, with
+nothing of size edges x features stored.
+
+Semantics follow PyG 2.x: ``edge_index`` is ``[2, E]`` (row 0 source, row 1 destination);
+repeated edges count separately in the softmax; ``add_self_loops`` removes the given self-loops
+and adds one per node (for bipartite input ``(x_src, x_dst)``, nodes ``i < min(N_src, N_dst)``);
+``return_attention_weights=True`` returns ``(out, (edge_index, alpha))`` with ``alpha`` ``[E', H]``
+in the order of that ``edge_index`` (the self-loops appended last, as PyG does). The graph built
+from an ``edge_index`` is cached until another tensor (or an in-place edit of it) comes in.
+
+Not supported (a clear error, not a silent difference): ``edge_dim`` / ``edge_attr`` (edge
+features: the kernel has no edge-feature score term yet), CUDA tensors, sparse-tensor adjacency.
+
+Example::
+
+    import torch, edgeattn.torch as et
+    conv = et.GATConv(16, 8, heads=4, dropout=0.6)          # was torch_geometric.nn.GATConv
+    out = conv(x, edge_index)                                # [N, 32]
+    out, (ei, alpha) = conv(x, edge_index, return_attention_weights=True)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple, Union
+
+import torch
+from torch import nn
+
+from . import _edgeattn
+
+__all__ = ["GATConv", "GATv2Conv", "TransformerConv"]
+
+
+def _glorot(t: torch.Tensor) -> None:
+    # torch_geometric.nn.inits.glorot: U(-a, a), a = sqrt(6 / (size(-2) + size(-1)))
+    a = math.sqrt(6.0 / (t.size(-2) + t.size(-1)))
+    with torch.no_grad():
+        t.uniform_(-a, a)
+
+
+def _linear(in_channels: int, out_channels: int, bias: bool, glorot: bool) -> nn.Linear:
+    lin = nn.Linear(in_channels, out_channels, bias=bias)
+    if glorot:
+        _glorot(lin.weight)
+        if bias:
+            with torch.no_grad():
+                lin.bias.zero_()
+    return lin
+
+
+def _pair(in_channels: Union[int, Tuple[int, int]]) -> Tuple[int, int]:
+    return (in_channels, in_channels) if isinstance(in_channels, int) else tuple(in_channels)
+
+
+class _GraphCache:
+    """The edgeattn Graph of the last edge_index seen, rebuilt when the tensor, its contents
+    (version counter) or the node counts change."""
+
+    def __init__(self) -> None:
+        self.key = None
+        self.graph = None
+        self.edge_index = None
+
+    def get(self, edge_index: torch.Tensor, num_src: int, num_dst: int, add_self_loops: bool):
+        if not isinstance(edge_index, torch.Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise _edgeattn.ShapeError(
+                f"edge_index: expected a [2, num_edges] integer tensor, found "
+                f"{tuple(edge_index.shape) if isinstance(edge_index, torch.Tensor) else type(edge_index).__name__}")
+        if edge_index.device.type != "cpu":
+            raise _edgeattn.InvalidArgument(f"edge_index is on {edge_index.device}; edgeattn runs on the CPU")
+        key = (edge_index.data_ptr(), edge_index.shape, edge_index.stride(), edge_index._version, num_src, num_dst,
+               add_self_loops)
+        if key != self.key:
+            ei = edge_index.to(torch.int64)
+            if add_self_loops:
+                ei = ei[:, ei[0] != ei[1]]
+                loops = torch.arange(min(num_src, num_dst), dtype=torch.int64)
+                ei = torch.cat([ei, torch.stack([loops, loops])], dim=1)
+            self.graph = _edgeattn.Graph.from_edge_index(ei.contiguous().numpy(), num_nodes=num_dst,
+                                                         num_src=num_src, duplicates="keep")
+            self.edge_index = ei
+            self.key = key
+        return self.graph, self.edge_index
+
+
+def _split_input(x) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+    if isinstance(x, (tuple, list)):
+        if len(x) != 2:
+            raise _edgeattn.InvalidArgument(f"x: expected a tensor or a pair (x_src, x_dst), found {len(x)} items")
+        return x[0], x[1]
+    return x, None
+
+
+def _reject_edge_attr(layer: str, edge_attr) -> None:
+    if edge_attr is not None:
+        raise NotImplementedError(
+            f"{layer}: edge_attr is not supported yet (edgeattn's kernel has no edge-feature score term); "
+            "use torch_geometric for edge features")
+
+
+class _AttentionConv(nn.Module):
+    """What the three layers share: the graph cache, dropout seeds and the attention call."""
+
+    def __init__(self, heads: int, concat: bool, dropout: float, add_self_loops: bool, edge_dim) -> None:
+        super().__init__()
+        if edge_dim is not None:
+            raise NotImplementedError(
+                f"{type(self).__name__}(edge_dim={edge_dim}): edge features are not supported yet "
+                "(edgeattn's kernel has no edge-feature score term)")
+        if heads < 1:
+            raise _edgeattn.InvalidArgument(f"{type(self).__name__}: heads is {heads}, expected >= 1")
+        if not 0.0 <= dropout < 1.0:
+            raise _edgeattn.InvalidArgument(f"{type(self).__name__}: dropout is {dropout}, expected in [0, 1)")
+        self.heads, self.concat, self.dropout, self.add_self_loops = heads, concat, dropout, add_self_loops
+        self._cache = _GraphCache()
+
+    def _seed(self) -> int:
+        # A fresh attention-dropout mask per call, drawn from torch's generator (torch.manual_seed
+        # makes runs repeatable).
+        return int(torch.randint(0, 2**62, (), dtype=torch.int64)) if self.training and self.dropout > 0 else 0
+
+    def _attend(self, edge_index, num_src: int, num_dst: int, return_attention_weights, **operands):
+        from .torch import attention
+
+        graph, ei = self._cache.get(edge_index, num_src, num_dst, self.add_self_loops)
+        want = bool(return_attention_weights)
+        result = attention(graph, **operands, combine="concat" if self.concat else "mean",
+                           dropout=self.dropout if self.training else 0.0, seed=self._seed(),
+                           return_attention=want, attention_order="input")
+        out, alpha = (result if want else (result, None))
+        return out, ei, alpha
+
+
+class GATConv(_AttentionConv):
+    """torch_geometric.nn.GATConv (Velickovic et al. 2018) on edgeattn's kernel.
+
+    Parameters (PyG names and shapes): ``lin.weight`` [H*C, in] (or ``lin_src`` / ``lin_dst`` for
+    bipartite ``in_channels=(in_src, in_dst)``), ``att_src``, ``att_dst`` [1, H, C], ``bias``
+    [H*C] or [C], ``res.weight`` when ``residual``."""
+
+    def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
+                 concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
+                 add_self_loops: bool = True, edge_dim: Optional[int] = None, fill_value="mean",
+                 bias: bool = True, residual: bool = False) -> None:
+        super().__init__(heads, concat, dropout, add_self_loops, edge_dim)
+        self.in_channels, self.out_channels, self.negative_slope = in_channels, out_channels, negative_slope
+        in_src, in_dst = _pair(in_channels)
+        if isinstance(in_channels, int):
+            self.lin = _linear(in_channels, heads * out_channels, False, True)
+            self.lin_src = self.lin_dst = None
+        else:
+            self.lin = None
+            self.lin_src = _linear(in_src, heads * out_channels, False, True)
+            self.lin_dst = _linear(in_dst, heads * out_channels, False, True)
+        self.att_src = nn.Parameter(torch.empty(1, heads, out_channels))
+        self.att_dst = nn.Parameter(torch.empty(1, heads, out_channels))
+        _glorot(self.att_src)
+        _glorot(self.att_dst)
+        width = heads * out_channels if concat else out_channels
+        self.res = _linear(in_dst, width, False, True) if residual else None
+        self.bias = nn.Parameter(torch.zeros(width)) if bias else None
+
+    def forward(self, x, edge_index, edge_attr=None, size=None, return_attention_weights=None):
+        _reject_edge_attr("GATConv", edge_attr)
+        x_src, x_dst = _split_input(x)
+        h, c = self.heads, self.out_channels
+        if self.lin is not None:
+            hs = self.lin(x_src).view(-1, h, c)
+            hd = hs if x_dst is None else self.lin(x_dst).view(-1, h, c)
+        else:
+            if x_dst is None:
+                raise _edgeattn.InvalidArgument("GATConv with in_channels=(in_src, in_dst) takes x=(x_src, x_dst)")
+            hs = self.lin_src(x_src).view(-1, h, c)
+            hd = self.lin_dst(x_dst).view(-1, h, c)
+        n_src = hs.size(0)
+        n_dst = hd.size(0) if size is None else size[1]
+        out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights, value=hs,
+                                      score_dst=(hd * self.att_dst).sum(-1), score_src=(hs * self.att_src).sum(-1),
+                                      score="additive", negative_slope=self.negative_slope)
+        out = out.reshape(n_dst, h * c) if self.concat else out
+        if self.res is not None:
+            out = out + self.res(x_src if x_dst is None else x_dst)
+        if self.bias is not None:
+            out = out + self.bias
+        return (out, (ei, alpha)) if return_attention_weights else out
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
+
+
+class GATv2Conv(_AttentionConv):
+    """torch_geometric.nn.GATv2Conv (Brody et al. 2022): e_ij = a . LeakyReLU(W_r x_i + W_l x_j).
+
+    Parameters: ``lin_l`` (source side) and ``lin_r`` (destination side) [H*C, in] with biases
+    when ``bias`` (one shared Linear when ``share_weights``), ``att`` [1, H, C], ``bias``,
+    ``res`` when ``residual``."""
+
+    def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
+                 concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
+                 add_self_loops: bool = True, edge_dim: Optional[int] = None, fill_value="mean",
+                 bias: bool = True, share_weights: bool = False, residual: bool = False) -> None:
+        super().__init__(heads, concat, dropout, add_self_loops, edge_dim)
+        self.in_channels, self.out_channels, self.negative_slope = in_channels, out_channels, negative_slope
+        in_src, in_dst = _pair(in_channels)
+        self.lin_l = _linear(in_src, heads * out_channels, bias, True)
+        self.lin_r = self.lin_l if share_weights else _linear(in_dst, heads * out_channels, bias, True)
+        self.att = nn.Parameter(torch.empty(1, heads, out_channels))
+        _glorot(self.att)
+        width = heads * out_channels if concat else out_channels
+        self.res = _linear(in_dst, width, False, True) if residual else None
+        self.bias = nn.Parameter(torch.zeros(width)) if bias else None
+
+    def forward(self, x, edge_index, edge_attr=None, return_attention_weights=None):
+        _reject_edge_attr("GATv2Conv", edge_attr)
+        x_src, x_dst = _split_input(x)
+        h, c = self.heads, self.out_channels
+        xl = self.lin_l(x_src).view(-1, h, c)
+        xr = self.lin_r(x_src if x_dst is None else x_dst).view(-1, h, c)
+        n_src, n_dst = xl.size(0), xr.size(0)
+        out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights, query=xr, key=xl,
+                                      value=xl, att=self.att.view(h, c), score="gatv2",
+                                      negative_slope=self.negative_slope)
+        out = out.reshape(n_dst, h * c) if self.concat else out
+        if self.res is not None:
+            out = out + self.res(x_src if x_dst is None else x_dst)
+        if self.bias is not None:
+            out = out + self.bias
+        return (out, (ei, alpha)) if return_attention_weights else out
+
+
+class TransformerConv(_AttentionConv):
+    """torch_geometric.nn.TransformerConv (Shi et al. 2021): alpha_ij = softmax_j(q_i . k_j / sqrt(C)),
+    out_i = sum_j alpha_ij v_j (+ lin_skip(x_i) when root_weight, gated by beta when beta=True).
+
+    Parameters: ``lin_key``, ``lin_query``, ``lin_value`` [H*C, in] with biases, ``lin_skip``
+    [H*C or C, in_dst] (bias when ``bias``), ``lin_beta`` [1, 3*width] (no bias) when ``beta``.
+    No self-loops are added (as in PyG)."""
+
+    def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
+                 concat: bool = True, beta: bool = False, dropout: float = 0.0, edge_dim: Optional[int] = None,
+                 bias: bool = True, root_weight: bool = True) -> None:
+        super().__init__(heads, concat, dropout, False, edge_dim)
+        self.in_channels, self.out_channels, self.beta, self.root_weight = in_channels, out_channels, beta, root_weight
+        in_src, in_dst = _pair(in_channels)
+        self.lin_key = nn.Linear(in_src, heads * out_channels)
+        self.lin_query = nn.Linear(in_dst, heads * out_channels)
+        self.lin_value = nn.Linear(in_src, heads * out_channels)
+        width = heads * out_channels if concat else out_channels
+        self.lin_skip = nn.Linear(in_dst, width, bias=bias) if root_weight else None
+        self.lin_beta = nn.Linear(3 * width, 1, bias=False) if (beta and root_weight) else None
+
+    def forward(self, x, edge_index, edge_attr=None, return_attention_weights=None):
+        _reject_edge_attr("TransformerConv", edge_attr)
+        x_src, x_dst = _split_input(x)
+        x_dst = x_src if x_dst is None else x_dst
+        h, c = self.heads, self.out_channels
+        q = self.lin_query(x_dst).view(-1, h, c)
+        k = self.lin_key(x_src).view(-1, h, c)
+        v = self.lin_value(x_src).view(-1, h, c)
+        out, ei, alpha = self._attend(edge_index, k.size(0), q.size(0), return_attention_weights, query=q, key=k,
+                                      value=v, score="dot_product", scale=1.0 / math.sqrt(c))
+        out = out.reshape(q.size(0), h * c) if self.concat else out
+        if self.lin_skip is not None:
+            x_r = self.lin_skip(x_dst)
+            if self.lin_beta is not None:
+                b = torch.sigmoid(self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)))
+                out = b * x_r + (1 - b) * out
+            else:
+                out = out + x_r
+        return (out, (ei, alpha)) if return_attention_weights else out

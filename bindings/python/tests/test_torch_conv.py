@@ -1,0 +1,179 @@
+"""edgeattn.torch.GATConv / GATv2Conv / TransformerConv against the layers' definitions in PyG 2.x,
+written out here in float64 PyTorch (scatter softmax over each destination's in-edges): outputs,
+attention weights, every gradient, PyG's parameter names, bipartite input, repeated edges and
+self-loops, and a short training run."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import edgeattn as ea  # noqa: E402
+import edgeattn.torch as et  # noqa: E402
+
+
+def edge_list(num_src=7, num_dst=7, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, num_src, (30,), generator=g)
+    dst = torch.randint(0, num_dst, (30,), generator=g)
+    ei = torch.stack([src, dst])
+    return torch.cat([ei, ei[:, :3]], dim=1)  # three repeated edges, and whatever self-loops came up
+
+
+def pyg_edges(ei, num_src, num_dst, add_self_loops):
+    """PyG's remove_self_loops + add_self_loops (loops appended last)."""
+    if not add_self_loops:
+        return ei
+    ei = ei[:, ei[0] != ei[1]]
+    loops = torch.arange(min(num_src, num_dst))
+    return torch.cat([ei, torch.stack([loops, loops])], dim=1)
+
+
+def scatter_softmax_sum(score, value, dst, num_dst):
+    """alpha = softmax of score [E, H] over edges with the same dst; out = sum alpha * value [E, H, C]."""
+    h = score.size(1)
+    e = torch.exp(score)  # float64 and scores of order 1: no shift needed
+    z = torch.zeros(num_dst, h, dtype=score.dtype).index_add(0, dst, e)
+    alpha = e / z[dst]
+    out = torch.zeros(num_dst, h, value.size(2), dtype=score.dtype).index_add(0, dst, alpha[:, :, None] * value)
+    return out, alpha
+
+
+def gat_reference(conv, x, ei, bipartite=False):
+    p = {k: v.detach().double().requires_grad_() for k, v in conv.state_dict().items()}
+    h, c = conv.heads, conv.out_channels
+    if bipartite:
+        xs, xd = x
+        hs = (xs.double() @ p["lin_src.weight"].T).view(-1, h, c)
+        hd = (xd.double() @ p["lin_dst.weight"].T).view(-1, h, c)
+    else:
+        hs = hd = (x.double() @ p["lin.weight"].T).view(-1, h, c)
+    e = pyg_edges(ei, hs.size(0), hd.size(0), conv.add_self_loops)
+    a_s, a_d = (hs * p["att_src"]).sum(-1), (hd * p["att_dst"]).sum(-1)
+    score = torch.nn.functional.leaky_relu(a_s[e[0]] + a_d[e[1]], conv.negative_slope)
+    out, alpha = scatter_softmax_sum(score, hs[e[0]], e[1], hd.size(0))
+    out = out.reshape(hd.size(0), h * c) if conv.concat else out.mean(1)
+    if "bias" in p:
+        out = out + p["bias"]
+    return out, alpha, e, p
+
+
+def check_against(conv, x, ei, reference, atol=2e-5):
+    out, (ei_used, alpha) = conv(x, ei, return_attention_weights=True)
+    ref, ref_alpha, ref_ei, params = reference
+    assert torch.equal(ei_used, ref_ei)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=atol, rtol=1e-4)
+    np.testing.assert_allclose(alpha.numpy(), ref_alpha.detach().numpy(), atol=atol)
+    w = torch.randn(out.shape, dtype=torch.float64)
+    (out.double() * w).sum().backward()
+    (ref * w).sum().backward()
+    for name, param in conv.named_parameters():
+        np.testing.assert_allclose(param.grad.numpy(), params[name].grad.numpy(), atol=1e-4, rtol=1e-3,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("concat", [True, False])
+def test_gatconv_equals_pyg_semantics_with_repeated_edges_and_self_loops(concat):
+    torch.manual_seed(0)
+    conv = et.GATConv(5, 3, heads=2, concat=concat)
+    x = torch.randn(7, 5)
+    ei = edge_list()
+    check_against(conv, x, ei, gat_reference(conv, x, ei))
+
+
+def test_gatconv_bipartite_input():
+    torch.manual_seed(1)
+    conv = et.GATConv((5, 4), 3, heads=2)
+    xs, xd = torch.randn(9, 5), torch.randn(6, 4)
+    ei = edge_list(9, 6, seed=3)
+    check_against(conv, (xs, xd), ei, gat_reference(conv, (xs, xd), ei, bipartite=True))
+    assert conv((xs, xd), ei).shape == (6, 6)
+
+
+def test_pyg_parameter_names_and_shapes():
+    names = lambda m: {k: tuple(v.shape) for k, v in m.state_dict().items()}
+    assert names(et.GATConv(5, 3, heads=2, residual=True)) == {
+        "lin.weight": (6, 5), "att_src": (1, 2, 3), "att_dst": (1, 2, 3), "bias": (6,), "res.weight": (6, 5)}
+    assert names(et.GATConv((5, 4), 3, heads=2, concat=False)) == {
+        "lin_src.weight": (6, 5), "lin_dst.weight": (6, 4), "att_src": (1, 2, 3), "att_dst": (1, 2, 3), "bias": (3,)}
+    assert names(et.GATv2Conv(5, 3, heads=2)) == {
+        "lin_l.weight": (6, 5), "lin_l.bias": (6,), "lin_r.weight": (6, 5), "lin_r.bias": (6,), "att": (1, 2, 3),
+        "bias": (6,)}
+    assert set(names(et.TransformerConv(5, 3, heads=2, beta=True))) == {
+        "lin_key.weight", "lin_key.bias", "lin_query.weight", "lin_query.bias", "lin_value.weight",
+        "lin_value.bias", "lin_skip.weight", "lin_skip.bias", "lin_beta.weight"}
+
+
+def test_gatv2conv_equals_pyg_semantics():
+    torch.manual_seed(2)
+    conv = et.GATv2Conv(5, 3, heads=2)
+    x = torch.randn(7, 5)
+    ei = edge_list(seed=4)
+    p = {k: v.detach().double().requires_grad_() for k, v in conv.state_dict().items()}
+    xl = (x.double() @ p["lin_l.weight"].T + p["lin_l.bias"]).view(-1, 2, 3)
+    xr = (x.double() @ p["lin_r.weight"].T + p["lin_r.bias"]).view(-1, 2, 3)
+    e = pyg_edges(ei, 7, 7, True)
+    score = (torch.nn.functional.leaky_relu(xl[e[0]] + xr[e[1]], 0.2) * p["att"]).sum(-1)
+    out, alpha = scatter_softmax_sum(score, xl[e[0]], e[1], 7)
+    check_against(conv, x, ei, (out.reshape(7, 6) + p["bias"], alpha, e, p))
+
+
+@pytest.mark.parametrize("beta", [False, True])
+def test_transformerconv_equals_pyg_semantics(beta):
+    torch.manual_seed(3)
+    conv = et.TransformerConv(5, 3, heads=2, beta=beta)
+    x = torch.randn(7, 5)
+    ei = edge_list(seed=5)
+    p = {k: v.detach().double().requires_grad_() for k, v in conv.state_dict().items()}
+    lin = lambda name: x.double() @ p[name + ".weight"].T + p[name + ".bias"]
+    q, k, v = (lin(n).view(-1, 2, 3) for n in ("lin_query", "lin_key", "lin_value"))
+    score = (q[ei[1]] * k[ei[0]]).sum(-1) / math.sqrt(3)
+    out, alpha = scatter_softmax_sum(score, v[ei[0]], ei[1], 7)
+    out = out.reshape(7, 6)
+    skip = lin("lin_skip")
+    if beta:
+        b = torch.sigmoid(torch.cat([out, skip, out - skip], -1) @ p["lin_beta.weight"].T)
+        out = b * skip + (1 - b) * out
+    else:
+        out = out + skip
+    check_against(conv, x, ei, (out, alpha, ei, p))
+
+
+def test_dropout_is_random_in_training_and_off_in_eval():
+    torch.manual_seed(4)
+    conv = et.GATConv(5, 3, heads=2, dropout=0.5)
+    x, ei = torch.randn(7, 5), edge_list()
+    a, b = conv(x, ei), conv(x, ei)
+    assert not torch.equal(a, b)
+    conv.eval()
+    assert torch.equal(conv(x, ei), conv(x, ei))
+
+
+def test_unsupported_options_say_so():
+    with pytest.raises(NotImplementedError, match="edge features"):
+        et.GATConv(5, 3, edge_dim=4)
+    conv = et.GATConv(5, 3)
+    with pytest.raises(NotImplementedError, match="edge_attr"):
+        conv(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 4))
+    with pytest.raises(ea.ShapeError, match=r"edge_index: expected a \[2, num_edges\]"):
+        conv(torch.randn(7, 5), torch.zeros(3, 4, dtype=torch.int64))
+
+
+def test_a_two_layer_gat_trains_with_torch_optim():
+    torch.manual_seed(5)
+    n = 60
+    x = torch.randn(n, 8)
+    y = (x[:, 0] > 0).long()
+    ei = torch.randint(0, n, (2, 300))
+    conv1, conv2 = et.GATConv(8, 8, heads=4), et.GATConv(32, 2, heads=1)
+    opt = torch.optim.Adam(list(conv1.parameters()) + list(conv2.parameters()), lr=0.01)
+    losses = []
+    for _ in range(60):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(conv2(torch.nn.functional.elu(conv1(x, ei)), ei), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0]
