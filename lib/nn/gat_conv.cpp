@@ -1,5 +1,7 @@
 #include "edgeattn/nn/gat_conv.hpp"
 
+#include <algorithm>
+
 #include "edgeattn/autograd/ops.hpp"
 #include "edgeattn/nn/init.hpp"
 
@@ -11,11 +13,19 @@ void check_layer_graph(const autograd::Tape& tape, const std::string& who, const
                        const NodeInput& x, int64_t in_channels, bool add_self_loops) {
   if (graph.num_dst() != graph.num_src())
     raise<ShapeError>(who, ": graph has num_dst=", graph.num_dst(), ", num_src=", graph.num_src(),
-                      ", expected a square graph (node classification)");
-  x.check(tape, who, graph.num_src(), in_channels);
-  if (add_self_loops && graph.degree_stats().self_loops != graph.num_dst())
+                      ", expected a square graph (node classification); pass (x_src, x_dst) for a bipartite one");
+  check_bipartite_layer_graph(tape, who, graph, x, x, in_channels, in_channels, add_self_loops);
+}
+
+void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                                 const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src, int64_t in_dst,
+                                 bool add_self_loops) {
+  x_src.check(tape, who + " (x_src)", graph.num_src(), in_src);
+  x_dst.check(tape, who + " (x_dst)", graph.num_dst(), in_dst);
+  const int64_t loops = std::min(graph.num_dst(), graph.num_src());
+  if (add_self_loops && graph.degree_stats().self_loops != loops)
     raise<InvalidArgument>(who, ": add_self_loops is set but the graph has ", graph.degree_stats().self_loops,
-                           " self-loops for ", graph.num_dst(),
+                           " self-loops for ", loops,
                            " nodes; prepare it once with nn::prepare_graph(graph, /*add_self_loops=*/true)");
 }
 
@@ -34,10 +44,14 @@ void check_options(const std::string& who, int64_t in, int64_t out, int64_t head
 GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed)
     : lin((check_options("GATConv " + name, o.in_channels, o.out_channels, o.heads, o.negative_slope,
                          o.dropout),
-           join_name(name, "lin")),
+           join_name(name, o.in_channels_dst > 0 ? "lin_src" : "lin")),
           o.in_channels, o.heads * o.out_channels, /*bias=*/false, LinearInit::glorot, seed),
       options_(o) {
   const int64_t h = o.heads, c = o.out_channels;
+  if (o.in_channels_dst < 0)
+    raise<InvalidArgument>("GATConv ", name, ": in_channels_dst is ", o.in_channels_dst, ", expected >= 0");
+  if (o.in_channels_dst > 0)
+    lin_dst.emplace(join_name(name, "lin_dst"), o.in_channels_dst, h * c, /*bias=*/false, LinearInit::glorot, seed);
   att_src.name = join_name(name, "att_src");
   att_src.value = glorot({1, h, c}, derive_seed(seed, att_src.name));
   att_dst.name = join_name(name, "att_dst");
@@ -47,9 +61,10 @@ GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed
     bias.value = zeros({out_features()});
   }
   if (o.residual)
-    res.emplace(join_name(name, "res"), o.in_channels, out_features(), /*bias=*/false, LinearInit::glorot,
-                seed);
+    res.emplace(join_name(name, "res"), in_dst(), out_features(), /*bias=*/false, LinearInit::glorot, seed);
 }
+
+int64_t GATConv::in_dst() const { return options_.in_channels_dst > 0 ? options_.in_channels_dst : options_.in_channels; }
 
 int64_t GATConv::out_features() const {
   return options_.concat ? options_.heads * options_.out_channels : options_.out_channels;
@@ -58,6 +73,7 @@ int64_t GATConv::out_features() const {
 std::vector<autograd::Parameter*> GATConv::parameters() {
   std::vector<autograd::Parameter*> out;
   lin.collect(out);
+  if (lin_dst) lin_dst->collect(out);
   out.push_back(&att_src);
   out.push_back(&att_dst);
   if (options_.bias) out.push_back(&bias);
@@ -68,6 +84,9 @@ std::vector<autograd::Parameter*> GATConv::parameters() {
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
                      Tensor* attention, const EluDropout* then) {
   const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
+  if (lin_dst)
+    raise<InvalidArgument>("GATConv ", lin.weight.name, ": built for bipartite input (in_channels_dst = ",
+                           options_.in_channels_dst, "); call forward(tape, graph, x_src, x_dst, ...)");
   check_layer_graph(tape, "GATConv " + lin.weight.name, graph, x, options_.in_channels,
                     options_.add_self_loops);
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
@@ -110,6 +129,32 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
     if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
     if (then) out = autograd::elu_dropout(tape, out, then->alpha, then->p, then->seed);
   }
+  return out;
+}
+
+Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
+                     uint64_t dropout_seed, Tensor* attention) {
+  const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
+  check_bipartite_layer_graph(tape, "GATConv " + lin.weight.name, graph, x_src, x_dst, options_.in_channels, in_dst(),
+                              options_.add_self_loops);
+  const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
+  const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
+  const Var hs = autograd::reshape(tape, lin.forward(tape, x_src), {ns, h, c});
+  const Var hd = autograd::reshape(tape, lin_dst ? lin_dst->forward(tape, x_dst) : lin.forward(tape, x_dst), {nd, h, c});
+  AttentionConfig config{.score = Score::additive,
+                         .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
+                         .negative_slope = options_.negative_slope,
+                         .dropout = options_.dropout,
+                         .seed = dropout_seed,
+                         .return_attention = attention != nullptr};
+  Var out = autograd::graph_attention(tape, graph,
+                                      {.value = hs,
+                                       .score_dst = autograd::head_scores(tape, hd, a_dst),
+                                       .score_src = autograd::head_scores(tape, hs, a_src)},
+                                      config, attention);
+  if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
+  if (res) out = autograd::add(tape, out, res->forward(tape, x_dst));
+  if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
   return out;
 }
 

@@ -26,8 +26,13 @@ GATv2Conv::GATv2Conv(const GATv2ConvOptions& o, const std::string& name, uint64_
             LinearInit::glorot, seed),
       options_(o) {
   const int64_t h = o.heads, c = o.out_channels;
+  if (o.in_channels_dst < 0)
+    raise<InvalidArgument>("GATv2Conv ", name, ": in_channels_dst is ", o.in_channels_dst, ", expected >= 0");
+  if (o.share_weights && o.in_channels_dst > 0 && o.in_channels_dst != o.in_channels)
+    raise<InvalidArgument>("GATv2Conv ", name, ": share_weights needs in_channels_dst = in_channels, found ",
+                           o.in_channels_dst, " and ", o.in_channels);
   if (!o.share_weights)
-    lin_r_.emplace(join_name(name, "lin_r"), o.in_channels, h * c, o.bias, LinearInit::glorot, seed);
+    lin_r_.emplace(join_name(name, "lin_r"), in_dst(), h * c, o.bias, LinearInit::glorot, seed);
   att.name = join_name(name, "att");
   att.value = glorot({1, h, c}, derive_seed(seed, att.name));
   if (o.bias) {
@@ -35,8 +40,11 @@ GATv2Conv::GATv2Conv(const GATv2ConvOptions& o, const std::string& name, uint64_
     bias.value = zeros({out_features()});
   }
   if (o.residual)
-    res.emplace(join_name(name, "res"), o.in_channels, out_features(), /*bias=*/false, LinearInit::glorot,
-                seed);
+    res.emplace(join_name(name, "res"), in_dst(), out_features(), /*bias=*/false, LinearInit::glorot, seed);
+}
+
+int64_t GATv2Conv::in_dst() const {
+  return options_.in_channels_dst > 0 ? options_.in_channels_dst : options_.in_channels;
 }
 
 int64_t GATv2Conv::out_features() const {
@@ -55,11 +63,29 @@ std::vector<autograd::Parameter*> GATv2Conv::parameters() {
 
 Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
                        Tensor* attention) {
-  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
   check_layer_graph(tape, "GATv2Conv " + lin_l.weight.name, graph, x, options_.in_channels,
                     options_.add_self_loops);
-  const Var x_l = autograd::reshape(tape, lin_l.forward(tape, x), {n, h, c});
-  const Var x_r = lin_r_ ? autograd::reshape(tape, lin_r_->forward(tape, x), {n, h, c}) : x_l;
+  if (in_dst() != options_.in_channels)
+    raise<InvalidArgument>("GATv2Conv ", lin_l.weight.name, ": built for bipartite input (in_channels_dst = ",
+                           options_.in_channels_dst, "); call forward(tape, graph, x_src, x_dst, ...)");
+  return run(tape, graph, x, x, dropout_seed, attention);
+}
+
+Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
+                       uint64_t dropout_seed, Tensor* attention) {
+  check_bipartite_layer_graph(tape, "GATv2Conv " + lin_l.weight.name, graph, x_src, x_dst, options_.in_channels,
+                              in_dst(), options_.add_self_loops);
+  return run(tape, graph, x_src, x_dst, dropout_seed, attention);
+}
+
+Var GATv2Conv::run(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
+                   uint64_t dropout_seed, Tensor* attention) {
+  const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
+  const bool same = &x_src == &x_dst;
+  const Var x_l = autograd::reshape(tape, lin_l.forward(tape, x_src), {ns, h, c});
+  const Var x_r = lin_r_ ? autograd::reshape(tape, lin_r_->forward(tape, x_dst), {nd, h, c})
+                  : same ? x_l
+                         : autograd::reshape(tape, lin_l.forward(tape, x_dst), {nd, h, c});
   AttentionConfig config{.score = Score::gatv2,
                          .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
                          .negative_slope = options_.negative_slope,
@@ -70,8 +96,8 @@ Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput
       tape, graph,
       {.query = x_r, .key = x_l, .value = x_l, .att = autograd::reshape(tape, tape.parameter(att), {h, c})},
       config, attention);
-  if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
-  if (res) out = autograd::add(tape, out, res->forward(tape, x));
+  if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
+  if (res) out = autograd::add(tape, out, res->forward(tape, x_dst));
   if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
   return out;
 }

@@ -26,11 +26,12 @@ int64_t width(const TransformerConvOptions& o) {
 TransformerConv::TransformerConv(const TransformerConvOptions& o, const std::string& name, uint64_t seed)
     : lin_key(join_name(name, "lin_key"), checked(o, name).in_channels, o.heads * o.out_channels, true,
               LinearInit::torch_default, seed),
-      lin_query(join_name(name, "lin_query"), o.in_channels, o.heads * o.out_channels, true,
-                LinearInit::torch_default, seed),
+      lin_query(join_name(name, "lin_query"), o.in_channels_dst > 0 ? o.in_channels_dst : o.in_channels,
+                o.heads * o.out_channels, true, LinearInit::torch_default, seed),
       lin_value(join_name(name, "lin_value"), o.in_channels, o.heads * o.out_channels, true,
                 LinearInit::torch_default, seed),
-      lin_skip(join_name(name, "lin_skip"), o.in_channels, width(o), o.bias, LinearInit::torch_default, seed),
+      lin_skip(join_name(name, "lin_skip"), o.in_channels_dst > 0 ? o.in_channels_dst : o.in_channels, width(o),
+               o.bias, LinearInit::torch_default, seed),
       options_(o) {
   if (o.beta && o.root_weight)
     lin_beta.emplace(join_name(name, "lin_beta"), 3 * width(o), 1, /*bias=*/false, LinearInit::torch_default,
@@ -51,11 +52,26 @@ std::vector<autograd::Parameter*> TransformerConv::parameters() {
 
 Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
                              uint64_t dropout_seed, Tensor* attention) {
-  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
   check_layer_graph(tape, "TransformerConv " + lin_key.weight.name, graph, x, options_.in_channels, false);
-  const Var q = autograd::reshape(tape, lin_query.forward(tape, x), {n, h, c});
-  const Var k = autograd::reshape(tape, lin_key.forward(tape, x), {n, h, c});
-  const Var v = autograd::reshape(tape, lin_value.forward(tape, x), {n, h, c});
+  if (options_.in_channels_dst > 0 && options_.in_channels_dst != options_.in_channels)
+    raise<InvalidArgument>("TransformerConv ", lin_key.weight.name, ": built for bipartite input (in_channels_dst = ",
+                           options_.in_channels_dst, "); call forward(tape, graph, x_src, x_dst, ...)");
+  return run(tape, graph, x, x, dropout_seed, attention);
+}
+
+Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                             const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention) {
+  check_bipartite_layer_graph(tape, "TransformerConv " + lin_key.weight.name, graph, x_src, x_dst,
+                              options_.in_channels, lin_query.in_channels(), false);
+  return run(tape, graph, x_src, x_dst, dropout_seed, attention);
+}
+
+Var TransformerConv::run(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
+                         uint64_t dropout_seed, Tensor* attention) {
+  const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
+  const Var q = autograd::reshape(tape, lin_query.forward(tape, x_dst), {nd, h, c});
+  const Var k = autograd::reshape(tape, lin_key.forward(tape, x_src), {ns, h, c});
+  const Var v = autograd::reshape(tape, lin_value.forward(tape, x_src), {ns, h, c});
   AttentionConfig config{.score = Score::dot_product,
                          .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
                          .scale = 1.f / std::sqrt(static_cast<float>(c)),
@@ -63,9 +79,9 @@ Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const Nod
                          .seed = dropout_seed,
                          .return_attention = attention != nullptr};
   Var out = autograd::graph_attention(tape, graph, {.query = q, .key = k, .value = v}, config, attention);
-  if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
+  if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
   if (!options_.root_weight) return out;
-  const Var x_r = lin_skip.forward(tape, x);
+  const Var x_r = lin_skip.forward(tape, x_dst);
   if (!lin_beta) return autograd::add(tape, out, x_r);
   // b x_r + (1 - b) out = out + b (x_r - out)
   const Var gate = autograd::sigmoid(

@@ -17,12 +17,16 @@
 //   att_dst     [1, H, C]     glorot
 //   bias        [H*C] (concat) or [C] (!concat), zeros          (when bias)
 //   res.weight  [H*C] or [C] x [in], glorot, no bias            (when residual)
+//   lin_src.weight, lin_dst.weight  instead of lin.weight when in_channels_dst is set
 //
 // add_self_loops: the graph passed to forward must already be prepared by
 // nn::prepare_graph(graph, true) (once per graph; nn/prepare_graph.hpp). forward checks the
 // graph's cached degree statistics and throws InvalidArgument when it is not.
-// Not supported (PyG features beyond this slice): edge_dim/edge features, bipartite (x_src, x_dst)
-// input, fill_value.
+// Bipartite input (x_src, x_dst) (PyG's in_channels=(in_src, in_dst)): the second forward below,
+// over a num_dst x num_src graph; with in_channels_dst set the maps are lin_src [H*C, in_src] and
+// lin_dst [H*C, in_dst] (PyG's names), otherwise lin projects both sides. A prepared bipartite
+// graph has the self-loops i -> i for i < min(num_dst, num_src) (prepare_graph), as PyG adds them.
+// Not supported yet: edge_dim/edge features and fill_value.
 //
 // Example (the first layer of the GAT paper's Cora model):
 //   GATConv conv1({.in_channels = 1433, .out_channels = 8, .heads = 8, .dropout = 0.6f}, "conv1", seed);
@@ -42,7 +46,8 @@
 namespace edgeattn::nn {
 
 struct GATConvOptions {
-  int64_t in_channels = 0;
+  int64_t in_channels = 0;      ///< source features (all features, for one node set)
+  int64_t in_channels_dst = 0;  ///< bipartite: destination features with their own map lin_dst; 0 = none
   int64_t out_channels = 0;  ///< per head
   int64_t heads = 1;
   bool concat = true;
@@ -79,13 +84,20 @@ class GATConv {
   /// the score terms and recomputes them in backward (same forward bits, gradients to rounding).
   autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
                         Tensor* attention = nullptr, const EluDropout* then = nullptr);
+  /// Bipartite: x_src: [num_src, in_channels], x_dst: [num_dst, in_channels_dst or in_channels],
+  /// graph: num_dst x num_src (prepared) -> [num_dst, H*C] (concat) or [num_dst, C].
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
+                        uint64_t dropout_seed, Tensor* attention = nullptr);
 
   const GATConvOptions& options() const { return options_; }
   /// Output width: H*C (concat) or C.
   int64_t out_features() const;
+  /// Width of the destination features: in_channels_dst, or in_channels.
+  int64_t in_dst() const;
   std::vector<autograd::Parameter*> parameters();
 
-  Linear lin;                   ///< lin.weight [H*C, in]
+  Linear lin;                   ///< lin.weight [H*C, in] (lin_src.weight when in_channels_dst is set)
+  std::optional<Linear> lin_dst;  ///< lin_dst.weight [H*C, in_channels_dst] when in_channels_dst is set
   autograd::Parameter att_src;  ///< [1, H, C]
   autograd::Parameter att_dst;  ///< [1, H, C]
   autograd::Parameter bias;     ///< [H*C] or [C]; absent when !bias
@@ -99,5 +111,10 @@ class GATConv {
 /// precondition when add_self_loops. `who` names the layer in the messages.
 void check_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
                        const NodeInput& x, int64_t in_channels, bool add_self_loops);
+/// The same for bipartite input: x_src [num_src, in_src], x_dst [num_dst, in_dst], and the
+/// self-loops i -> i for i < min(num_dst, num_src) when add_self_loops.
+void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                                 const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src, int64_t in_dst,
+                                 bool add_self_loops);
 
 }  // namespace edgeattn::nn

@@ -21,8 +21,9 @@
 namespace edgeattn::nn {
 
 /// add_self_loops: the graph with existing self-loops removed and exactly one added per node
-/// (other edges, duplicates included, kept in order: PyG semantics). Otherwise the graph as is.
-/// Requires num_dst == num_src when adding self-loops (GraphError otherwise).
+/// (other edges, duplicates included, kept in order: PyG semantics); for a bipartite graph
+/// (num_dst != num_src) one loop i -> i for each i < min(num_dst, num_src), as PyG does for
+/// (x_src, x_dst) input. Otherwise the graph as is.
 Graph prepare_graph(const Graph& graph, bool add_self_loops);
 
 /// True when every node has exactly one self-loop (what prepare_graph(g, true) produces).
