@@ -61,6 +61,7 @@ PoolResult segment_pool(ConstView x, std::span<const int64_t> graph_ptr, Pooling
   float* od = r.out.data();
   parallel_for(0, g_count, graph_grain(g_count, x.dim(0)), [&](int64_t gb, int64_t ge) {
     std::vector<double> acc(static_cast<size_t>(f_count));
+    std::vector<int32_t> arg32(kind == Pooling::max ? static_cast<size_t>(f_count) : 0);
     for (int64_t g = gb; g < ge; ++g) {
       const int64_t first = graph_ptr[static_cast<size_t>(g)], last = graph_ptr[static_cast<size_t>(g) + 1];
       float* out = od + g * f_count;
@@ -72,15 +73,23 @@ PoolResult segment_pool(ConstView x, std::span<const int64_t> graph_ptr, Pooling
           continue;
         }
         std::copy(xd + first * f_count, xd + (first + 1) * f_count, out);
-        std::fill(arg, arg + f_count, first);
+        // The winner's offset within the graph as int32, the width of a float, so the selects
+        // below (not branches; ties keep the earlier node) vectorise; widened once per graph.
+        std::fill(arg32.begin(), arg32.end(), 0);
+        int32_t* a32 = arg32.data();
         for (int64_t v = first + 1; v < last; ++v) {
           const float* row = xd + v * f_count;
-          for (int64_t f = 0; f < f_count; ++f)
-            if (row[f] > out[f]) {
-              out[f] = row[f];
-              arg[f] = v;
-            }
+          const auto offset = static_cast<int32_t>(v - first);
+          // Unconditional stores of bit-blended values: a select that GCC turns into a masked
+          // store (vmaskmov) is microcoded and slow on AMD cores.
+#pragma omp simd
+          for (int64_t f = 0; f < f_count; ++f) {
+            const int32_t mask = -static_cast<int32_t>(row[f] > out[f]);
+            out[f] = std::max(out[f], row[f]);  // keeps out[f] on ties, as the index does
+            a32[f] = (offset & mask) | (a32[f] & ~mask);
+          }
         }
+        for (int64_t f = 0; f < f_count; ++f) arg[f] = first + a32[f];
         continue;
       }
       // Sums in double, node by node: the reference's order, so both give the same bits.
