@@ -177,3 +177,46 @@ def test_a_two_layer_gat_trains_with_torch_optim():
         opt.step()
         losses.append(loss.item())
     assert losses[-1] < 0.5 * losses[0]
+
+
+# --- Against PyG itself (when torch_geometric is installed: scripts/python_env.sh installs it) ---
+
+PYG_CASES = [
+    ("GATConv", dict(in_channels=5, out_channels=3, heads=2, residual=True), False),
+    ("GATConv", dict(in_channels=5, out_channels=3, heads=2, concat=False), False),
+    ("GATConv", dict(in_channels=(5, 4), out_channels=3, heads=2), True),
+    ("GATv2Conv", dict(in_channels=5, out_channels=3, heads=2), False),
+    ("GATv2Conv", dict(in_channels=(5, 4), out_channels=3, heads=2, residual=True), True),
+    ("TransformerConv", dict(in_channels=5, out_channels=3, heads=2, beta=True), False),
+    ("TransformerConv", dict(in_channels=(5, 4), out_channels=3, heads=2, concat=False), True),
+]
+
+
+@pytest.mark.parametrize("layer,kwargs,bipartite", PYG_CASES)
+def test_the_same_weights_give_pygs_outputs_attention_and_gradients(layer, kwargs, bipartite):
+    pyg_nn = pytest.importorskip("torch_geometric.nn")
+    torch.manual_seed(7)
+    theirs = getattr(pyg_nn, layer)(**kwargs).eval()
+    mine = getattr(et, layer)(**kwargs).eval()
+    mine.load_state_dict(theirs.state_dict())  # strict: the same names and shapes
+    if bipartite:
+        x = (torch.randn(9, 5, requires_grad=True), torch.randn(6, 4, requires_grad=True))
+        ei = edge_list(9, 6, seed=8)
+    else:
+        x = torch.randn(7, 5, requires_grad=True)
+        ei = edge_list(seed=8)
+    out_t, (ei_t, alpha_t) = theirs(x, ei, return_attention_weights=True)
+    xs = tuple(t.detach().clone().requires_grad_() for t in x) if bipartite else x.detach().clone().requires_grad_()
+    out_m, (ei_m, alpha_m) = mine(xs, ei, return_attention_weights=True)
+    assert torch.equal(ei_m, ei_t)
+    np.testing.assert_allclose(out_m.detach().numpy(), out_t.detach().numpy(), atol=2e-5, rtol=1e-4)
+    np.testing.assert_allclose(alpha_m.numpy(), alpha_t.detach().numpy(), atol=2e-6)
+    w = torch.randn(out_t.shape)
+    (out_t * w).sum().backward()
+    (out_m * w).sum().backward()
+    mine_params = dict(mine.named_parameters())
+    for name, p_t in theirs.named_parameters():
+        np.testing.assert_allclose(mine_params[name].grad.numpy(), p_t.grad.numpy(), atol=1e-4, rtol=1e-3,
+                                   err_msg=name)
+    for a, b in zip(xs if bipartite else (xs,), x if bipartite else (x,)):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-4, rtol=1e-3)
