@@ -246,13 +246,7 @@ int train_graph_classifier(const Args& args, const data::Dataset& ds, nn::ModelC
     j.field("readout", to_string(gcfg.readout)).field("folds", k).field("graphs", ds.num_graphs());
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
     j.field("val_accuracy", mean(val_acc)).field("seconds_per_epoch", mean(sec_per_epoch));
-    std::string accs = "[";
-    for (size_t i = 0; i < test_acc.size(); ++i) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%s%.4f", i ? ", " : "", test_acc[i]);
-      accs += buf;
-    }
-    j.raw_field("test_accuracies", accs + "]");
+    j.raw_field("test_accuracies", json_accuracy_array(test_acc));
     j.field("library", "edgeattn").field("version", tool_version()).field("input", args.str("dataset"));
     std::cout << j.str() << "\n";
   } else {
@@ -444,13 +438,7 @@ int run_train(std::span<const std::string> argv) {
       j.raw_field("op_ms_per_epoch", ops.str());
     }
     if (runs > 1) {
-      std::string accs = "[";
-      for (size_t i = 0; i < test_acc.size(); ++i) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%s%.4f", i ? ", " : "", test_acc[i]);
-        accs += buf;
-      }
-      j.raw_field("test_accuracies", accs + "]");
+      j.raw_field("test_accuracies", json_accuracy_array(test_acc));
     }
     j.field("peak_rss_mb", peak_rss_mb());
     std::cout << j.str() << "\n";

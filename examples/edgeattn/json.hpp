@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace edgeattn::cli {
@@ -104,6 +105,17 @@ template <class Range>
 std::string json_int_array(const Range& values) {
   std::string out = "[";
   for (const auto v : values) out += (out.size() > 1 ? ", " : "") + std::to_string(static_cast<long long>(v));
+  return out + "]";
+}
+
+/// A JSON array of reals with four decimals, e.g. accuracies: [0.8310, 0.8270].
+inline std::string json_accuracy_array(const std::vector<double>& values) {
+  std::string out = "[";
+  char buf[32];
+  for (const double v : values) {
+    std::snprintf(buf, sizeof buf, "%s%.4f", out.size() > 1 ? ", " : "", v);
+    out += buf;
+  }
   return out + "]";
 }
 

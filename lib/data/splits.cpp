@@ -31,6 +31,19 @@ void require_single_label(const Labels& labels, const char* fn) {
     raise<InvalidArgument>(fn, ": the labels are multi-label, expected one class per node");
 }
 
+// The labelled ids of each class, ascending; InvalidArgument naming `fn` for a label out of range.
+std::vector<std::vector<int64_t>> ids_by_class(const Labels& labels, const char* fn) {
+  std::vector<std::vector<int64_t>> by_class(static_cast<size_t>(labels.num_classes));
+  for (size_t i = 0; i < labels.classes.size(); ++i) {
+    const int32_t c = labels.classes[i];
+    if (c == -1) continue;
+    if (c < 0 || c >= labels.num_classes)
+      raise<InvalidArgument>(fn, ": item ", i, " has label ", c, ", expected -1 or [0, ", labels.num_classes, ")");
+    by_class[static_cast<size_t>(c)].push_back(static_cast<int64_t>(i));
+  }
+  return by_class;
+}
+
 }  // namespace
 
 Split random_split(const Labels& labels, int64_t per_class, int64_t num_val, int64_t num_test,
@@ -40,15 +53,7 @@ Split random_split(const Labels& labels, int64_t per_class, int64_t num_val, int
     raise<InvalidArgument>("random_split: per_class = ", per_class, ", num_val = ", num_val,
                            ", num_test = ", num_test, ", expected non-negative counts");
   const auto n = static_cast<int64_t>(labels.classes.size());
-  std::vector<std::vector<int64_t>> by_class(static_cast<size_t>(labels.num_classes));
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t c = labels.classes[static_cast<size_t>(i)];
-    if (c == -1) continue;
-    if (c < 0 || c >= labels.num_classes)
-      raise<InvalidArgument>("random_split: node ", i, " has label ", c, ", expected -1 or [0, ",
-                             labels.num_classes, ")");
-    by_class[static_cast<size_t>(c)].push_back(i);
-  }
+  std::vector<std::vector<int64_t>> by_class = ids_by_class(labels, "random_split");
   std::mt19937_64 rng(seed);
   Split split;
   std::vector<uint8_t> taken(static_cast<size_t>(n), 0);
@@ -103,15 +108,7 @@ std::vector<Split> stratified_kfold(const Labels& labels, int k, double val_frac
   if (!(val_fraction >= 0.0 && val_fraction < 1.0))
     raise<InvalidArgument>("stratified_kfold: val_fraction = ", val_fraction, ", expected in [0, 1)");
   const auto n = static_cast<int64_t>(labels.classes.size());
-  std::vector<std::vector<int64_t>> by_class(static_cast<size_t>(labels.num_classes));
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t c = labels.classes[static_cast<size_t>(i)];
-    if (c == -1) continue;
-    if (c < 0 || c >= labels.num_classes)
-      raise<InvalidArgument>("stratified_kfold: item ", i, " has label ", c, ", expected -1 or [0, ",
-                             labels.num_classes, ")");
-    by_class[static_cast<size_t>(c)].push_back(i);
-  }
+  std::vector<std::vector<int64_t>> by_class = ids_by_class(labels, "stratified_kfold");
   int64_t labelled = 0;
   for (const auto& v : by_class) labelled += static_cast<int64_t>(v.size());
   if (labelled < k) raise<InvalidArgument>("stratified_kfold: ", labelled, " labelled items, fewer than k = ", k);

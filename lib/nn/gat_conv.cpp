@@ -66,6 +66,15 @@ GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed
 
 int64_t GATConv::in_dst() const { return options_.in_channels_dst > 0 ? options_.in_channels_dst : options_.in_channels; }
 
+AttentionConfig GATConv::attention_config(uint64_t dropout_seed, bool return_attention) const {
+  return {.score = Score::additive,
+          .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
+          .negative_slope = options_.negative_slope,
+          .dropout = options_.dropout,
+          .seed = dropout_seed,
+          .return_attention = return_attention};
+}
+
 int64_t GATConv::out_features() const {
   return options_.concat ? options_.heads * options_.out_channels : options_.out_channels;
 }
@@ -91,12 +100,7 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
                     options_.add_self_loops);
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
-  AttentionConfig config{.score = Score::additive,
-                         .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
-                         .negative_slope = options_.negative_slope,
-                         .dropout = options_.dropout,
-                         .seed = dropout_seed,
-                         .return_attention = attention != nullptr};
+  const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
   // Without a residual, bias and the activation that follows fuse into the attention op.
   autograd::AttentionEpilogue epilogue;
   if (!res) {
@@ -141,12 +145,7 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const Var hs = autograd::reshape(tape, lin.forward(tape, x_src), {ns, h, c});
   const Var hd = autograd::reshape(tape, lin_dst ? lin_dst->forward(tape, x_dst) : lin.forward(tape, x_dst), {nd, h, c});
-  AttentionConfig config{.score = Score::additive,
-                         .combine = options_.concat ? HeadCombine::concat : HeadCombine::mean,
-                         .negative_slope = options_.negative_slope,
-                         .dropout = options_.dropout,
-                         .seed = dropout_seed,
-                         .return_attention = attention != nullptr};
+  const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
   Var out = autograd::graph_attention(tape, graph,
                                       {.value = hs,
                                        .score_dst = autograd::head_scores(tape, hd, a_dst),

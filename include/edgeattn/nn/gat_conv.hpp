@@ -41,6 +41,7 @@
 
 #include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/graph/graph.hpp"
+#include "edgeattn/kernels/attention.hpp"
 #include "edgeattn/nn/linear.hpp"
 
 namespace edgeattn::nn {
@@ -104,6 +105,7 @@ class GATConv {
   std::optional<Linear> res;    ///< res.weight [out_features, in] when residual
 
  private:
+  AttentionConfig attention_config(uint64_t dropout_seed, bool return_attention) const;
   GATConvOptions options_;
 };
 

@@ -139,7 +139,20 @@ class _AttentionConv(nn.Module):
         return out, ei, alpha
 
 
-class GATConv(_AttentionConv):
+class _GatFamilyConv(_AttentionConv):
+    """GATConv's and GATv2Conv's common tail: heads concatenated (or already averaged), then the
+    residual of the destination features and the bias."""
+
+    def _finish(self, out, x_dst, ei, alpha, return_attention_weights):
+        out = out.reshape(out.size(0), -1) if self.concat else out
+        if self.res is not None:
+            out = out + self.res(x_dst)
+        if self.bias is not None:
+            out = out + self.bias
+        return (out, (ei, alpha)) if return_attention_weights else out
+
+
+class GATConv(_GatFamilyConv):
     """torch_geometric.nn.GATConv (Velickovic et al. 2018) on edgeattn's kernel.
 
     Parameters (PyG names and shapes): ``lin.weight`` [H*C, in] (or ``lin_src`` / ``lin_dst`` for
@@ -185,18 +198,13 @@ class GATConv(_AttentionConv):
         out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights, value=hs,
                                       score_dst=(hd * self.att_dst).sum(-1), score_src=(hs * self.att_src).sum(-1),
                                       score="additive", negative_slope=self.negative_slope)
-        out = out.reshape(n_dst, h * c) if self.concat else out
-        if self.res is not None:
-            out = out + self.res(x_src if x_dst is None else x_dst)
-        if self.bias is not None:
-            out = out + self.bias
-        return (out, (ei, alpha)) if return_attention_weights else out
+        return self._finish(out, x_src if x_dst is None else x_dst, ei, alpha, return_attention_weights)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
 
 
-class GATv2Conv(_AttentionConv):
+class GATv2Conv(_GatFamilyConv):
     """torch_geometric.nn.GATv2Conv (Brody et al. 2022): e_ij = a . LeakyReLU(W_r x_i + W_l x_j).
 
     Parameters: ``lin_l`` (source side) and ``lin_r`` (destination side) [H*C, in] with biases
@@ -228,12 +236,7 @@ class GATv2Conv(_AttentionConv):
         out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights, query=xr, key=xl,
                                       value=xl, att=self.att.view(h, c), score="gatv2",
                                       negative_slope=self.negative_slope)
-        out = out.reshape(n_dst, h * c) if self.concat else out
-        if self.res is not None:
-            out = out + self.res(x_src if x_dst is None else x_dst)
-        if self.bias is not None:
-            out = out + self.bias
-        return (out, (ei, alpha)) if return_attention_weights else out
+        return self._finish(out, x_src if x_dst is None else x_dst, ei, alpha, return_attention_weights)
 
 
 class TransformerConv(_AttentionConv):
