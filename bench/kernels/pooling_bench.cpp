@@ -42,8 +42,8 @@ void run(benchmark::State& state, Pooling kind, bool backward, bool reference) {
                             : kernels::segment_pool_backward(ptr, kind, dy, fwd.argmax, n);
       benchmark::DoNotOptimize(dx.data());
     } else {
-      kernels::PoolResult r = reference ? kernels::reference::segment_pool(x, ptr, kind)
-                                        : kernels::segment_pool(x, ptr, kind);
+      kernels::PoolResult r =
+          reference ? kernels::reference::segment_pool(x, ptr, kind) : kernels::segment_pool(x, ptr, kind);
       benchmark::DoNotOptimize(r.out.data());
     }
   }
@@ -58,9 +58,11 @@ void register_all() {
   for (const Pooling kind : {Pooling::sum, Pooling::mean, Pooling::max})
     for (const bool backward : {false, true})
       for (const bool reference : {false, true}) {
-        const std::string name = std::string("pooling/") + to_string(kind) + (backward ? "/backward" : "/forward") +
+        const std::string name = std::string("pooling/") + to_string(kind) +
+                                 (backward ? "/backward" : "/forward") +
                                  (reference ? "/reference" : "/parallel");
-        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& s) { run(s, kind, backward, reference); })
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [=](benchmark::State& s) { run(s, kind, backward, reference); })
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
       }

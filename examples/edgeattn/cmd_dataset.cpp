@@ -7,8 +7,8 @@
 // isolated nodes, features and their density, classes and their sizes, the default split's sizes
 // and the in-degree distribution. `download` fetches a named dataset's missing files into the
 // cache (or --root) and verifies them; `list` shows every named dataset, its formats, where each
-// is on disk (or that it would be downloaded) and its source. `--json` prints one object whose keys include num_nodes,
-// num_edges, num_features, num_classes, train, val and test.
+// is on disk (or that it would be downloaded) and its source. `--json` prints one object whose keys include
+// num_nodes, num_edges, num_features, num_classes, train, val and test.
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -44,7 +44,8 @@ void print_human(const data::Dataset& ds, const data::DatasetStats& s) {
       std::printf(", %lld graph classes:", static_cast<long long>(ds.graph_labels.num_classes));
       for (size_t c = 0; c < count.size(); ++c)
         std::printf(" %s=%lld",
-                    c < ds.graph_labels.class_names.size() ? ds.graph_labels.class_names[c].c_str() : std::to_string(c).c_str(),
+                    c < ds.graph_labels.class_names.size() ? ds.graph_labels.class_names[c].c_str()
+                                                           : std::to_string(c).c_str(),
                     static_cast<long long>(count[c]));
     }
     std::printf("\n");
@@ -159,7 +160,8 @@ int run_dataset_download(std::span<const std::string> argv) {
             "Download a named dataset's missing files from where they are officially published, verify "
             "them against the manifest and place them in the download cache ($EDGEATTN_DATA, else "
             "~/.cache/edgeattn) or --root. Files already present are not fetched again; an interrupted "
-            "download resumes. Names: " + known_dataset_names() + ".");
+            "download resumes. Names: " +
+                known_dataset_names() + ".");
   args.option("format", "F", "", "the format to fetch (default: the dataset's first)")
       .flag("all-formats", "fetch every format of the dataset")
       .option("root", "DIR", "", "download into DIR instead of the cache")
@@ -193,7 +195,9 @@ int run_dataset_download(std::span<const std::string> argv) {
       bytes += static_cast<int64_t>(fs::file_size(*found));
     }
     std::printf("%s (%s): %s", name.c_str(), format.c_str(), (root / name / format).string().c_str());
-    if (files > 0) std::printf("  (%lld files, %.1f MB, checksums verified where recorded)", static_cast<long long>(files), bytes / 1e6);
+    if (files > 0)
+      std::printf("  (%lld files, %.1f MB, checksums verified where recorded)", static_cast<long long>(files),
+                  bytes / 1e6);
     std::printf("\n");
   }
   return 0;
@@ -204,14 +208,14 @@ int run_dataset_list(std::span<const std::string> argv) {
             "List the named datasets: their formats, where each is on disk (searched in --root, else "
             "$EDGEATTN_DATA, else the bundled datasets/ and the download cache) or 'download' when it "
             "would be fetched on first use, its size where known, and where it comes from.");
-  args.option("root", "DIR", "", "look only in DIR")
-      .flag("json", "print one JSON array instead of text");
+  args.option("root", "DIR", "", "look only in DIR").flag("json", "print one JSON array instead of text");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
   }
   std::vector<std::string> rows;
-  if (!args.flag_set("json")) std::printf("%-18s %-10s %-9s %-10s %s\n", "name", "format", "status", "size", "source");
+  if (!args.flag_set("json"))
+    std::printf("%-18s %-10s %-9s %-10s %s\n", "name", "format", "status", "size", "source");
   for (const std::string& name : data::dataset_names()) {
     for (const std::string& format : data::dataset_formats(name)) {
       data::LoadOptions options;
@@ -223,13 +227,20 @@ int run_dataset_list(std::span<const std::string> argv) {
       std::string source;
       for (const data::ManifestEntry& e : data::manifest()) {
         if (e.dataset != name || e.format != format) continue;
-        if (e.bytes < 0) size_known = false; else bytes += e.bytes;
+        if (e.bytes < 0)
+          size_known = false;
+        else
+          bytes += e.bytes;
         if (source.empty()) source = host_of(e.url);
       }
-      const std::string status = where ? (where->string() == (fs::path(data::default_data_root())).string() ? "present" : "cached")
-                                       : "download";
+      const std::string status =
+          where ? (where->string() == (fs::path(data::default_data_root())).string() ? "present" : "cached")
+                : "download";
       char size[32];
-      if (size_known) std::snprintf(size, sizeof size, "%.1f MB", bytes / 1e6); else std::snprintf(size, sizeof size, "?");
+      if (size_known)
+        std::snprintf(size, sizeof size, "%.1f MB", bytes / 1e6);
+      else
+        std::snprintf(size, sizeof size, "?");
       if (args.flag_set("json")) {
         JsonObject j;
         j.field("name", name).field("format", format).field("status", status);
@@ -237,7 +248,8 @@ int run_dataset_list(std::span<const std::string> argv) {
         j.field("bytes", size_known ? bytes : int64_t{-1}).field("source", source);
         rows.push_back(j.str());
       } else {
-        std::printf("%-18s %-10s %-9s %-10s %s\n", name.c_str(), format.c_str(), status.c_str(), size, source.c_str());
+        std::printf("%-18s %-10s %-9s %-10s %s\n", name.c_str(), format.c_str(), status.c_str(), size,
+                    source.c_str());
       }
     }
   }

@@ -32,11 +32,11 @@
 #include "edgeattn/core/file_io.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/data/preprocess.hpp"
+#include "edgeattn/data/splits.hpp"
+#include "edgeattn/nn/graph_classifier.hpp"
 #include "edgeattn/nn/model.hpp"
 #include "edgeattn/train/checkpoint.hpp"
 #include "edgeattn/train/metrics.hpp"
-#include "edgeattn/nn/graph_classifier.hpp"
-#include "edgeattn/data/splits.hpp"
 #include "edgeattn/train/trainer.hpp"
 #include "json.hpp"
 #include "output_path.hpp"
@@ -111,8 +111,9 @@ Prepared prepare(const Args& args, const nn::Model& model, bool normalize) {
 
 void check_labels(const data::Dataset& ds) {
   if (ds.num_classes() < 2 && !ds.graph_labels.classes.empty())
-    raise<InvalidArgument>("dataset '", ds.name, "' is a graph-classification dataset (", ds.num_graphs(),
-                           " graphs with graph labels, no node labels); edgeattn train does node classification");
+    raise<InvalidArgument>(
+        "dataset '", ds.name, "' is a graph-classification dataset (", ds.num_graphs(),
+        " graphs with graph labels, no node labels); edgeattn train does node classification");
   if (ds.num_classes() < 2) raise<InvalidArgument>("dataset '", ds.name, "' has no class labels to train on");
   if (ds.features.cols() == 0 && ds.num_nodes() > 0)
     raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");
@@ -145,10 +146,12 @@ class Progress {
 
  private:
   void print() {
-    std::fprintf(stderr, "%s%s: epoch %4lld | loss %.4f | train %s %.3f | val loss %.4f | val %s %.3f | %.2f ms/epoch%s",
-                 tty_ ? "\r" : "", name_.c_str(), static_cast<long long>(last_->epoch), last_->train_loss,
-                 metric_.c_str(), last_->train_accuracy, last_->val_loss, metric_.c_str(), last_->val_accuracy, ms_,
-                 tty_ ? "" : "\n");
+    std::fprintf(
+        stderr,
+        "%s%s: epoch %4lld | loss %.4f | train %s %.3f | val loss %.4f | val %s %.3f | %.2f ms/epoch%s",
+        tty_ ? "\r" : "", name_.c_str(), static_cast<long long>(last_->epoch), last_->train_loss,
+        metric_.c_str(), last_->train_accuracy, last_->val_loss, metric_.c_str(), last_->val_accuracy, ms_,
+        tty_ ? "" : "\n");
     std::fflush(stderr);
     printed_ = last_->epoch;
   }
@@ -202,13 +205,15 @@ double stdev(const std::vector<double>& v) {
 int train_graph_classifier(const Args& args, const data::Dataset& ds, nn::ModelConfig encoder,
                            train::TrainConfig tc, bool show_progress) {
   if (ds.graph_labels.classes.empty())
-    raise<InvalidArgument>("dataset '", ds.name, "' has no graph labels; --task graph needs a dataset of many ",
+    raise<InvalidArgument>("dataset '", ds.name,
+                           "' has no graph labels; --task graph needs a dataset of many ",
                            "graphs with a class each (e.g. mutag, proteins, imdb-binary)");
   if (ds.features.cols() == 0)
     raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");
   const int64_t k = args.integer("folds", 2, 1000);
   const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 0));
-  const std::vector<data::Split> folds = data::stratified_kfold(ds.graph_labels, static_cast<int>(k), 0.1, seed);
+  const std::vector<data::Split> folds =
+      data::stratified_kfold(ds.graph_labels, static_cast<int>(k), 0.1, seed);
   nn::GraphClassifierConfig gcfg;
   gcfg.encoder = encoder;
   gcfg.encoder.num_classes = encoder.hidden * encoder.heads;  // the node embedding width
@@ -229,16 +234,20 @@ int train_graph_classifier(const Args& args, const data::Dataset& ds, nn::ModelC
       progress.epoch(s, ms_sum / static_cast<double>(s.epoch + 1));
       return true;
     };
-    auto forward = [&](autograd::Tape& tape, uint64_t s) { return model.forward(tape, g, x, ds.graph_ptr, s); };
-    const train::TrainResult r = train::fit(forward, model.parameters(), ds.graph_labels, folds[static_cast<size_t>(f)], tc);
+    auto forward = [&](autograd::Tape& tape, uint64_t s) {
+      return model.forward(tape, g, x, ds.graph_ptr, s);
+    };
+    const train::TrainResult r =
+        train::fit(forward, model.parameters(), ds.graph_labels, folds[static_cast<size_t>(f)], tc);
     progress.finish();
     test_acc.push_back(r.test_accuracy);
     val_acc.push_back(r.val_accuracy);
     sec_per_epoch.push_back(r.seconds_per_epoch);
     if (!args.flag_set("json"))
-      std::printf("fold %lld of %lld: %lld epochs, best epoch %lld, val acc %.4f, test acc %.4f, %.2f ms/epoch\n",
-                  static_cast<long long>(f + 1), static_cast<long long>(k), static_cast<long long>(r.epochs_run),
-                  static_cast<long long>(r.best_epoch), r.val_accuracy, r.test_accuracy, 1e3 * r.seconds_per_epoch);
+      std::printf(
+          "fold %lld of %lld: %lld epochs, best epoch %lld, val acc %.4f, test acc %.4f, %.2f ms/epoch\n",
+          static_cast<long long>(f + 1), static_cast<long long>(k), static_cast<long long>(r.epochs_run),
+          static_cast<long long>(r.best_epoch), r.val_accuracy, r.test_accuracy, 1e3 * r.seconds_per_epoch);
   }
   if (args.flag_set("json")) {
     JsonObject j;
@@ -250,8 +259,9 @@ int train_graph_classifier(const Args& args, const data::Dataset& ds, nn::ModelC
     j.field("library", "edgeattn").field("version", tool_version()).field("input", args.str("dataset"));
     std::cout << j.str() << "\n";
   } else {
-    std::printf("test accuracy %.4f ± %.4f over %lld folds (val %.4f), %.2f ms per training epoch\n", mean(test_acc),
-                stdev(test_acc), static_cast<long long>(k), mean(val_acc), 1e3 * mean(sec_per_epoch));
+    std::printf("test accuracy %.4f ± %.4f over %lld folds (val %.4f), %.2f ms per training epoch\n",
+                mean(test_acc), stdev(test_acc), static_cast<long long>(k), mean(val_acc),
+                1e3 * mean(sec_per_epoch));
   }
   return 0;
 }
@@ -304,9 +314,11 @@ int run_train(std::span<const std::string> argv) {
   check_output_options(args, {"save", "attention-out", "plot"});  // before hours of training, not after
   const std::string task = args.str("task");
   if (task != "node" && task != "graph") throw UsageError("--task is '" + task + "': expected node or graph");
-  if (task == "graph" && (args.given("save") || args.given("attention-out") || args.given("plot") || runs > 1))
-    throw UsageError("--task graph reports k-fold cross-validation; --save, --attention-out, --plot and --runs "
-                     "apply to --task node");
+  if (task == "graph" &&
+      (args.given("save") || args.given("attention-out") || args.given("plot") || runs > 1))
+    throw UsageError(
+        "--task graph reports k-fold cross-validation; --save, --attention-out, --plot and --runs "
+        "apply to --task node");
 
   const bool normalize = !args.flag_set("no-normalize");
   // The dataset decides in_channels and num_classes; load it once with a probe config.

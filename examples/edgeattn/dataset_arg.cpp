@@ -8,7 +8,8 @@
 namespace edgeattn::cli {
 
 void add_dataset_source_options(Args& args) {
-  args.option("format", "F", "", "format of a named dataset (default: its first; e.g. planetoid, linqs, npz, ogb)")
+  args.option("format", "F", "",
+              "format of a named dataset (default: its first; e.g. planetoid, linqs, npz, ogb)")
       .option("root", "DIR", "",
               "data root for named datasets (default: $EDGEATTN_DATA, else the bundled datasets/ and the "
               "download cache ~/.cache/edgeattn)")
@@ -36,7 +37,8 @@ data::LoadOptions load_options_from(const Args& args, bool verify) {
 data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify) {
   bool known = false;
   for (const std::string& n : data::dataset_names()) known = known || n == what;
-  if (known && !std::filesystem::exists(what)) return data::load_dataset(what, load_options_from(args, verify));
+  if (known && !std::filesystem::exists(what))
+    return data::load_dataset(what, load_options_from(args, verify));
   if (std::filesystem::exists(what)) {
     if (args.given("format") || args.given("root"))
       throw UsageError("--format and --root apply to named datasets; '" + what + "' is a path");

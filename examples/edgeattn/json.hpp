@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 namespace edgeattn::cli {
 

@@ -43,8 +43,9 @@ void check_output_path(const std::string& option, const std::string& path) {
   const int fd = ::mkstemp(probe.data());
   if (fd < 0) {
     const int err = errno;
-    bad(option, path, "expected a writable directory, but files cannot be created in " + quoted(dir) + " (" +
-                          std::strerror(err) + ")");
+    bad(option, path,
+        "expected a writable directory, but files cannot be created in " + quoted(dir) + " (" +
+            std::strerror(err) + ")");
   }
   ::close(fd);
   ::unlink(probe.c_str());

@@ -57,16 +57,17 @@ TEST(OutputPath, AFileWhereTheDirectoryShouldBeIsRefused) {
   const TempDir dir;
   std::ofstream(dir / "file") << "x";
   const std::string path = (dir / "file" / "curves.svg").string();
-  EXPECT_EQ(check("plot", path),
-            "--plot is '" + path + "': expected '" + (dir / "file").string() + "' to be a directory, found a file");
+  EXPECT_EQ(check("plot", path), "--plot is '" + path + "': expected '" + (dir / "file").string() +
+                                     "' to be a directory, found a file");
 }
 
 TEST(OutputPath, AnExistingDirectoryIsNotAFileName) {
   const TempDir dir;
-  EXPECT_EQ(check("attention-out", dir.path()),
-            "--attention-out is '" + dir.path().string() + "': expected a file name, found an existing directory");
-  EXPECT_EQ(check("attention-out", dir.path().string() + "/"),
-            "--attention-out is '" + dir.path().string() + "/': expected a file name, found an existing directory");
+  EXPECT_EQ(check("attention-out", dir.path()), "--attention-out is '" + dir.path().string() +
+                                                    "': expected a file name, found an existing directory");
+  EXPECT_EQ(
+      check("attention-out", dir.path().string() + "/"),
+      "--attention-out is '" + dir.path().string() + "/': expected a file name, found an existing directory");
 }
 
 TEST(OutputPath, ASpecialFileIsNotReplaced) {
@@ -82,9 +83,10 @@ TEST(OutputPath, ADirectoryWhereNoFileCanBeCreatedIsRefusedEvenForRoot) {
   // access(2) would say yes to root here; creating a file says no. sysfs refuses new files.
   if (!fs::is_directory("/sys/kernel")) GTEST_SKIP() << "no /sys/kernel on this system";
   const std::string message = check("save", "/sys/kernel/x.model");
-  EXPECT_NE(message.find("--save is '/sys/kernel/x.model': expected a writable directory, but files cannot be "
-                         "created in '/sys/kernel' ("),
-            std::string::npos)
+  EXPECT_NE(
+      message.find("--save is '/sys/kernel/x.model': expected a writable directory, but files cannot be "
+                   "created in '/sys/kernel' ("),
+      std::string::npos)
       << message;
 }
 
@@ -109,7 +111,8 @@ TEST(OutputPath, OnlyTheGivenOptionsAreChecked) {
     check_output_options(args, {"plot", "save"});
     FAIL() << "no UsageError";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--save is '/nonexistent/dir/x.model'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--save is '/nonexistent/dir/x.model'"), std::string::npos)
+        << e.what();
   }
   const std::vector<std::string> none;
   Args quiet("edgeattn test", "A test command.");

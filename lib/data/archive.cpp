@@ -86,7 +86,8 @@ void write_member(archive* a, const fs::path& archive_path, const std::string& m
       const std::string why = archive_error_string(a) != nullptr ? archive_error_string(a) : "unknown error";
       ::close(fd);
       fs::remove(tmp, ec);
-      raise<ParseError>(archive_path.string(), ": member ", member, ": ", why, " (corrupt or truncated archive)");
+      raise<ParseError>(archive_path.string(), ": member ", member, ": ", why,
+                        " (corrupt or truncated archive)");
     }
     // Sparse tar members give offsets with holes: pwrite keeps them.
     size_t done = 0;
@@ -115,8 +116,9 @@ std::vector<ExtractedFile> extract_archive(const fs::path& archive_path, const f
   if (!fs::is_regular_file(archive_path, ec)) raise<IoError>(archive_path.string(), ": no such archive file");
   Reader reader;
   if (archive_read_open_filename(reader.a, archive_path.c_str(), 1 << 16) != ARCHIVE_OK)
-    raise<ParseError>(archive_path.string(), ": not a readable zip or tar archive: ",
-                      archive_error_string(reader.a) != nullptr ? archive_error_string(reader.a) : "unknown error");
+    raise<ParseError>(
+        archive_path.string(), ": not a readable zip or tar archive: ",
+        archive_error_string(reader.a) != nullptr ? archive_error_string(reader.a) : "unknown error");
 
   std::map<std::string, std::string> wanted(options.members.begin(), options.members.end());
   std::vector<ExtractedFile> written;
@@ -125,9 +127,10 @@ std::vector<ExtractedFile> extract_archive(const fs::path& archive_path, const f
     const int r = archive_read_next_header(reader.a, &entry);
     if (r == ARCHIVE_EOF) break;
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-      raise<ParseError>(archive_path.string(), ": ",
-                        archive_error_string(reader.a) != nullptr ? archive_error_string(reader.a) : "unknown error",
-                        " after ", written.size(), " members (corrupt or truncated archive?)");
+      raise<ParseError>(
+          archive_path.string(), ": ",
+          archive_error_string(reader.a) != nullptr ? archive_error_string(reader.a) : "unknown error",
+          " after ", written.size(), " members (corrupt or truncated archive?)");
     const char* raw_name = archive_entry_pathname(entry);
     const std::string name = raw_name != nullptr ? raw_name : "";
     if (archive_entry_filetype(entry) != AE_IFREG) continue;  // directories, links, devices
@@ -135,7 +138,8 @@ std::vector<ExtractedFile> extract_archive(const fs::path& archive_path, const f
     if (rel.empty())
       raise<ParseError>(archive_path.string(), ": member '", name,
                         "' has an absolute path or climbs out with '..'; refusing to extract it");
-    if (!options.strip_prefix.empty() && rel.compare(0, options.strip_prefix.size(), options.strip_prefix) != 0)
+    if (!options.strip_prefix.empty() &&
+        rel.compare(0, options.strip_prefix.size(), options.strip_prefix) != 0)
       continue;
     const std::string inner = rel.substr(options.strip_prefix.size());
     if (inner.empty()) continue;
@@ -156,7 +160,8 @@ std::vector<ExtractedFile> extract_archive(const fs::path& archive_path, const f
   }
   if (!wanted.empty()) {
     std::string missing;
-    for (const auto& [member, to] : wanted) missing += (missing.empty() ? "" : ", ") + options.strip_prefix + member;
+    for (const auto& [member, to] : wanted)
+      missing += (missing.empty() ? "" : ", ") + options.strip_prefix + member;
     raise<IoError>(archive_path.string(), ": the archive does not hold ", missing);
   }
   return written;

@@ -108,7 +108,8 @@ void Dataset::validate() const {
   if (!node_names.empty() && static_cast<int64_t>(node_names.size()) != n)
     raise<InvalidArgument>(where, ": ", node_names.size(), " node names for ", n, " nodes");
   if (!graph_ptr.empty()) {
-    if (graph_ptr.front() != 0 || graph_ptr.back() != n || !std::is_sorted(graph_ptr.begin(), graph_ptr.end()))
+    if (graph_ptr.front() != 0 || graph_ptr.back() != n ||
+        !std::is_sorted(graph_ptr.begin(), graph_ptr.end()))
       raise<InvalidArgument>(where, ": graph_ptr must rise from 0 to num_nodes = ", n, "; found ",
                              graph_ptr.front(), " ... ", graph_ptr.back());
     // No edge may join two graphs: each destination's sources lie in its own range.
@@ -120,11 +121,12 @@ void Dataset::validate() const {
   }
   if (!graph_labels.classes.empty()) {
     if (static_cast<int64_t>(graph_labels.classes.size()) != num_graphs())
-      raise<InvalidArgument>(where, ": ", graph_labels.classes.size(), " graph labels for ", num_graphs(), " graphs");
+      raise<InvalidArgument>(where, ": ", graph_labels.classes.size(), " graph labels for ", num_graphs(),
+                             " graphs");
     for (size_t g = 0; g < graph_labels.classes.size(); ++g)
       if (graph_labels.classes[g] < -1 || graph_labels.classes[g] >= graph_labels.num_classes)
-        raise<InvalidArgument>(where, ": graph ", g, " has label ", graph_labels.classes[g], ", expected [0, ",
-                               graph_labels.num_classes, ")");
+        raise<InvalidArgument>(where, ": graph ", g, " has label ", graph_labels.classes[g],
+                               ", expected [0, ", graph_labels.num_classes, ")");
   }
   if (!default_split.empty() && !splits.contains(default_split))
     raise<InvalidArgument>(where, ": default split '", default_split, "' is not among the splits");

@@ -53,7 +53,8 @@ std::string apply_mirror(const std::string& url, const std::string& mirror) {
     if (rule.empty()) continue;
     const size_t eq = rule.find('=');
     if (eq == std::string::npos || eq == 0)
-      raise<InvalidArgument>("mirror rule '", rule, "': expected FROM=TO (EDGEATTN_MIRROR or DownloadOptions::mirror)");
+      raise<InvalidArgument>("mirror rule '", rule,
+                             "': expected FROM=TO (EDGEATTN_MIRROR or DownloadOptions::mirror)");
     const std::string from = rule.substr(0, eq);
     if (url.compare(0, from.size(), from) == 0) return rule.substr(eq + 1) + url.substr(from.size());
   }
@@ -64,8 +65,10 @@ bool downloads_available() { return EDGEATTN_HAVE_DOWNLOAD != 0; }
 
 fs::path default_cache_dir() {
   if (const char* v = std::getenv("EDGEATTN_DATA"); v != nullptr && *v != '\0') return fs::path(v);
-  if (const char* v = std::getenv("XDG_CACHE_HOME"); v != nullptr && *v != '\0') return fs::path(v) / "edgeattn";
-  if (const char* v = std::getenv("HOME"); v != nullptr && *v != '\0') return fs::path(v) / ".cache" / "edgeattn";
+  if (const char* v = std::getenv("XDG_CACHE_HOME"); v != nullptr && *v != '\0')
+    return fs::path(v) / "edgeattn";
+  if (const char* v = std::getenv("HOME"); v != nullptr && *v != '\0')
+    return fs::path(v) / ".cache" / "edgeattn";
   return fs::temp_directory_path() / "edgeattn-cache";
 }
 
@@ -76,8 +79,7 @@ namespace {
 void global_init() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-      raise<IoError>("libcurl: curl_global_init failed");
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) raise<IoError>("libcurl: curl_global_init failed");
   });
 }
 
@@ -132,8 +134,7 @@ struct Transfer {
 };
 
 void draw_bar(Transfer& t, bool final_line) {
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t.started).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t.started).count();
   const double rate = secs > 0 ? static_cast<double>(t.received - t.received_at_start) / secs : 0.0;
   if (t.expected > 0) {
     const double frac = std::min(1.0, static_cast<double>(t.received) / static_cast<double>(t.expected));
@@ -190,7 +191,8 @@ void hash_prefix(int fd, int64_t n, Sha256& hash, const fs::path& part) {
   std::string buf(1 << 20, '\0');
   int64_t off = 0;
   while (off < n) {
-    const ssize_t r = ::pread(fd, buf.data(), static_cast<size_t>(std::min<int64_t>(n - off, buf.size())), off);
+    const ssize_t r =
+        ::pread(fd, buf.data(), static_cast<size_t>(std::min<int64_t>(n - off, buf.size())), off);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) raise<IoError>(part.string(), ": cannot read the partial download: ", std::strerror(errno));
     hash.update(std::string_view(buf.data(), static_cast<size_t>(r)));
@@ -212,9 +214,9 @@ std::string file_sha256(const fs::path& p) {
 bool disk_full_errno(int e) { return e == ENOSPC || e == EDQUOT || e == EFBIG; }
 
 [[noreturn]] void raise_disk_full(const std::string& url, const fs::path& dest, const std::string& why) {
-  throw DownloadError(Kind::disk_full, detail::message("downloading ", url, " to ", dest.string(),
-                                                       ": disk full (", why, "); free space in ",
-                                                       dest.parent_path().string(), " and retry"));
+  throw DownloadError(Kind::disk_full,
+                      detail::message("downloading ", url, " to ", dest.string(), ": disk full (", why,
+                                      "); free space in ", dest.parent_path().string(), " and retry"));
 }
 
 void fsync_dir(const fs::path& dir) {
@@ -229,18 +231,30 @@ bool retryable_status(long status) { return status == 408 || status == 429 || st
 
 const char* status_reason(long status) {
   switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 410: return "Gone";
-    case 416: return "Range Not Satisfiable";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 504: return "Gateway Timeout";
-    default: return "";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 410:
+      return "Gone";
+    case 416:
+      return "Range Not Satisfiable";
+    case 429:
+      return "Too Many Requests";
+    case 500:
+      return "Internal Server Error";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "";
   }
 }
 
@@ -268,19 +282,23 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
 
   const std::string source = apply_mirror(url, options.mirror);
   if (options.offline)
-    throw DownloadError(Kind::offline,
-                        detail::message(dest.string(), " is not downloaded yet and downloads are off (offline mode: ",
-                                        "EDGEATTN_OFFLINE or --offline); it comes from ", source,
-                                        bytes >= 0 ? detail::message(" (", human_bytes(static_cast<double>(bytes)), ")") : ""));
+    throw DownloadError(
+        Kind::offline,
+        detail::message(
+            dest.string(), " is not downloaded yet and downloads are off (offline mode: ",
+            "EDGEATTN_OFFLINE or --offline); it comes from ", source,
+            bytes >= 0 ? detail::message(" (", human_bytes(static_cast<double>(bytes)), ")") : ""));
 
   std::error_code ec;
   fs::create_directories(dest.parent_path(), ec);
-  if (ec) raise<IoError>(dest.parent_path().string(), ": cannot create the download directory: ", ec.message());
+  if (ec)
+    raise<IoError>(dest.parent_path().string(), ": cannot create the download directory: ", ec.message());
 
   // One process at a time per destination; a second one waits and then finds the file.
   const fs::path lock_path = fs::path(dest.string() + ".lock");
   const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd < 0) raise<IoError>(lock_path.string(), ": cannot create the download lock: ", std::strerror(errno));
+  if (lock_fd < 0)
+    raise<IoError>(lock_path.string(), ": cannot create the download lock: ", std::strerror(errno));
   Fd lock_guard(lock_fd);
   while (::flock(lock_fd, LOCK_EX) != 0) {
     if (errno != EINTR) raise<IoError>(lock_path.string(), ": cannot lock: ", std::strerror(errno));
@@ -383,7 +401,8 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
       if (disk_full_errno(t.write_errno)) raise_disk_full(source, dest, std::strerror(t.write_errno));
       raise<IoError>(part.string(), ": cannot write the download: ", std::strerror(t.write_errno));
     }
-    const std::string detail_text = errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
+    const std::string detail_text =
+        errbuf[0] != '\0' ? std::string(errbuf) : std::string(curl_easy_strerror(rc));
     if (rc == CURLE_HTTP_RETURNED_ERROR || (rc == CURLE_OK && status >= 400)) {
       if (status == 416 && offset > 0) {
         // The part file already holds everything the server has (or is stale): verify it below
@@ -391,7 +410,8 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
         if (bytes >= 0 && offset == bytes) {
           t.received = offset;
         } else {
-          if (::ftruncate(fd, 0) != 0) raise<IoError>(part.string(), ": cannot truncate: ", std::strerror(errno));
+          if (::ftruncate(fd, 0) != 0)
+            raise<IoError>(part.string(), ": cannot truncate: ", std::strerror(errno));
           last_error = "HTTP 416 for a resumed range; starting over";
           last_kind = Kind::interrupted;
           continue;
@@ -401,11 +421,13 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
         last_kind = Kind::http_status;
         continue;
       } else {
-        throw DownloadError(Kind::http_status,
-                            detail::message("downloading ", source, ": the server answered HTTP ", status, " ",
-                                            status_reason(status), status == 404 ? " (the file is not there: check the URL or the mirror)" : "",
-                                            "; nothing was written to ", dest.string()),
-                            status);
+        throw DownloadError(
+            Kind::http_status,
+            detail::message("downloading ", source, ": the server answered HTTP ", status, " ",
+                            status_reason(status),
+                            status == 404 ? " (the file is not there: check the URL or the mirror)" : "",
+                            "; nothing was written to ", dest.string()),
+            status);
       }
     } else if (rc == CURLE_RANGE_ERROR) {
       // libcurl saw a 200 where it asked for a range and wrote nothing: start over at once.
@@ -459,8 +481,9 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
       std::error_code e;
       fs::remove(part, e);
       raise<ChecksumError>("downloading ", source, ": the content has sha256 ", digest, " and ", t.received,
-                           " bytes, expected ", sha256.empty() ? std::string("(no checksum)") : sha256, " and ",
-                           bytes, " bytes; the download was discarded and ", dest.string(), " not written");
+                           " bytes, expected ", sha256.empty() ? std::string("(no checksum)") : sha256,
+                           " and ", bytes, " bytes; the download was discarded and ", dest.string(),
+                           " not written");
     }
     if (::fsync(fd) != 0) {
       if (disk_full_errno(errno)) raise_disk_full(source, dest, std::strerror(errno));
@@ -476,17 +499,17 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
   }
 
   const char* hint = last_kind == Kind::unreachable ? " (no network, or the host is down?)"
-                     : last_kind == Kind::timeout  ? " (the server stalled or is too slow)"
-                                                   : "";
+                     : last_kind == Kind::timeout   ? " (the server stalled or is too slow)"
+                                                    : "";
   std::error_code e;
   const auto kept = fs::is_regular_file(part, e) ? fs::file_size(part, e) : 0;
-  throw DownloadError(last_kind,
-                      detail::message("downloading ", source, " to ", dest.string(), " failed after ",
-                                      attempts_made, attempts_made == 1 ? " try" : " tries", ": ",
-                                      last_error, hint,
-                                      kept > 0 ? detail::message("; ", kept, " bytes kept in ", part.string(),
-                                                                 " to resume next time")
-                                               : std::string()));
+  throw DownloadError(
+      last_kind,
+      detail::message(
+          "downloading ", source, " to ", dest.string(), " failed after ", attempts_made,
+          attempts_made == 1 ? " try" : " tries", ": ", last_error, hint,
+          kept > 0 ? detail::message("; ", kept, " bytes kept in ", part.string(), " to resume next time")
+                   : std::string()));
 }
 
 #else  // built without libcurl / libarchive
@@ -501,10 +524,11 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
     result.bytes = static_cast<int64_t>(fs::file_size(dest));
     if (sha256.empty() || result.sha256 == sha256) return result;
   }
-  throw DownloadError(options.offline ? Kind::offline : Kind::unreachable,
-                      detail::message(dest.string(), " is not downloaded yet, and this edgeattn was built without ",
-                                      "downloads (EDGEATTN_DOWNLOAD=OFF or libcurl/libarchive not found); fetch ",
-                                      apply_mirror(url, options.mirror), " by hand and place it there"));
+  throw DownloadError(
+      options.offline ? Kind::offline : Kind::unreachable,
+      detail::message(dest.string(), " is not downloaded yet, and this edgeattn was built without ",
+                      "downloads (EDGEATTN_DOWNLOAD=OFF or libcurl/libarchive not found); fetch ",
+                      apply_mirror(url, options.mirror), " by hand and place it there"));
 }
 
 #endif  // EDGEATTN_HAVE_DOWNLOAD

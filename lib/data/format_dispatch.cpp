@@ -6,7 +6,6 @@
 #include "edgeattn/core/file_io.hpp"
 #include "edgeattn/data/edge_list.hpp"
 #include "edgeattn/data/graphsage.hpp"
-#include "edgeattn/data/tu_dataset.hpp"
 #include "edgeattn/data/linqs.hpp"
 #include "edgeattn/data/matrix_market.hpp"
 #include "edgeattn/data/npz.hpp"
@@ -14,6 +13,7 @@
 #include "edgeattn/data/planetoid.hpp"
 #include "edgeattn/data/registry.hpp"
 #include "edgeattn/data/splits.hpp"
+#include "edgeattn/data/tu_dataset.hpp"
 
 namespace edgeattn::data {
 namespace fs = std::filesystem;
@@ -103,12 +103,15 @@ Dataset load_dataset_path(const fs::path& path) {
         add_default_random_split(ds);
         return ds;
       }
-      if (ends_with(file, "-G.json")) return load_graphsage(path, {.prefix = file.substr(0, file.size() - 7)});
-      if (ends_with(file, "_graph_indicator.txt")) return load_tu_dataset(path, {.prefix = file.substr(0, file.size() - 20)});
+      if (ends_with(file, "-G.json"))
+        return load_graphsage(path, {.prefix = file.substr(0, file.size() - 7)});
+      if (ends_with(file, "_graph_indicator.txt"))
+        return load_tu_dataset(path, {.prefix = file.substr(0, file.size() - 20)});
     }
-    raise<ParseError>(path.string(),
-                      ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz), "
-                      "LINQS (<name>.content), GraphSAGE (<prefix>-G.json) or TUDataset (<DS>_A.txt) dataset");
+    raise<ParseError>(
+        path.string(),
+        ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz), "
+        "LINQS (<name>.content), GraphSAGE (<prefix>-G.json) or TUDataset (<DS>_A.txt) dataset");
   }
   const std::string file = strip_gz(path.filename().string());
   if (ends_with(file, ".npz")) {

@@ -3,9 +3,8 @@
 // PPI's 31 MB G.json never becomes a document tree.
 #include "edgeattn/data/graphsage.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "data/edge_assembly.hpp"
@@ -139,7 +138,9 @@ struct IdMapHandler : SaxBase {
     return true;
   }
   bool null() override { raise<ParseError>(file, ": node '", key_now, "' has null instead of a row"); }
-  bool boolean(bool) override { raise<ParseError>(file, ": node '", key_now, "' has a boolean instead of a row"); }
+  bool boolean(bool) override {
+    raise<ParseError>(file, ": node '", key_now, "' has a boolean instead of a row");
+  }
   bool number_integer(number_integer_t v) override { return value(v); }
   bool number_unsigned(number_unsigned_t v) override { return value(static_cast<int64_t>(v)); }
   bool number_float(number_float_t, const string_t& s) override {
@@ -167,10 +168,12 @@ struct ClassMapHandler : SaxBase {
   bool value(int64_t v) {
     if (depth == 1) {
       single = true;
-      if (v < 0 || v > INT32_MAX) raise<ParseError>(file, ": node '", key_now, "' has class ", v, ", expected >= 0");
+      if (v < 0 || v > INT32_MAX)
+        raise<ParseError>(file, ": node '", key_now, "' has class ", v, ", expected >= 0");
     } else if (depth == 2) {
       multi = true;
-      if (v != 0 && v != 1) raise<ParseError>(file, ": node '", key_now, "' has ", v, " in its label list, expected 0 or 1");
+      if (v != 0 && v != 1)
+        raise<ParseError>(file, ": node '", key_now, "' has ", v, " in its label list, expected 0 or 1");
     } else {
       raise<ParseError>(file, ": expected {\"<node id>\": class or [0/1, ...]}, found a deeper value");
     }
@@ -186,7 +189,9 @@ struct ClassMapHandler : SaxBase {
       raise<ParseError>(file, ": node '", key_now, "' has label ", s, ", expected a whole number");
     return value(static_cast<int64_t>(v));
   }
-  bool string(string_t& s) override { raise<ParseError>(file, ": node '", key_now, "' has label '", s, "', expected a number"); }
+  bool string(string_t& s) override {
+    raise<ParseError>(file, ": node '", key_now, "' has label '", s, "', expected a number");
+  }
   bool start_object(std::size_t) override { return ++depth, true; }
   bool end_object() override { return --depth, true; }
   bool start_array(std::size_t) override {
@@ -213,7 +218,8 @@ std::string infer_prefix(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     for (const std::string suffix : {"-G.json", "-G.json.gz"}) {
-      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      if (name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
         const std::string p = name.substr(0, name.size() - suffix.size());
         if (!found.empty() && found != p)
           raise<InvalidArgument>(dir.string(), ": holds both ", found, "-G.json and ", p,
@@ -235,7 +241,8 @@ fs::path file_of(const fs::path& dir, const std::string& prefix, const std::stri
 }  // namespace
 
 Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
-  if (!fs::is_directory(dir)) raise<IoError>(dir.string(), ": not a directory (expected a GraphSAGE dataset)");
+  if (!fs::is_directory(dir))
+    raise<IoError>(dir.string(), ": not a directory (expected a GraphSAGE dataset)");
   const std::string prefix = options.prefix.empty() ? infer_prefix(dir) : options.prefix;
   Dataset ds;
   ds.name = options.name.empty() ? prefix : options.name;
@@ -257,10 +264,11 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
   for (int64_t p = 0; p < n; ++p) {
     const std::string& id = g.nodes[static_cast<size_t>(p)].id;
     const auto it = ids.rows.find(id);
-    if (it == ids.rows.end()) raise<ParseError>(id_path.string(), ": node '", id, "' of ", g_path.string(), " has no row");
+    if (it == ids.rows.end())
+      raise<ParseError>(id_path.string(), ": node '", id, "' of ", g_path.string(), " has no row");
     if (it->second >= n)
-      raise<ParseError>(id_path.string(), ": node '", id, "' has row ", it->second, ", but ", g_path.string(), " has ",
-                        n, " nodes");
+      raise<ParseError>(id_path.string(), ": node '", id, "' has row ", it->second, ", but ", g_path.string(),
+                        " has ", n, " nodes");
     if (taken[static_cast<size_t>(it->second)]++)
       raise<ParseError>(id_path.string(), ": row ", it->second, " is given to two nodes (one is '", id, "')");
     row_of[static_cast<size_t>(p)] = it->second;
@@ -270,22 +278,27 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
   for (size_t e = 0; e < g.src.size(); ++e) {
     for (int64_t* end : {&g.src[e], &g.dst[e]}) {
       if (*end >= n)
-        raise<ParseError>(g_path.string(), ": link ", e, " names node position ", *end, ", but there are ", n, " nodes");
+        raise<ParseError>(g_path.string(), ": link ", e, " names node position ", *end, ", but there are ", n,
+                          " nodes");
       *end = row_of[static_cast<size_t>(*end)];
     }
   }
   const int64_t stored = static_cast<int64_t>(g.src.size());
-  AssembledGraph assembled = assemble_graph(n, std::move(g.src), std::move(g.dst), {}, !g.directed, SelfLoops::keep);
+  AssembledGraph assembled =
+      assemble_graph(n, std::move(g.src), std::move(g.dst), {}, !g.directed, SelfLoops::keep);
   ds.graph = std::move(assembled.graph);
-  ds.notes.push_back(ds.name + ": " + std::to_string(stored) + " links -> " + std::to_string(ds.graph.num_edges()) +
-                     " edges" + (g.directed ? "" : " (both directions)"));
+  ds.notes.push_back(ds.name + ": " + std::to_string(stored) + " links -> " +
+                     std::to_string(ds.graph.num_edges()) + " edges" +
+                     (g.directed ? "" : " (both directions)"));
 
   // Labels.
   if (classes.multi && classes.single)
-    raise<ParseError>(class_path.string(), ": mixes class ids and label lists; expected one kind for every node");
+    raise<ParseError>(class_path.string(),
+                      ": mixes class ids and label lists; expected one kind for every node");
   int64_t num_classes = 0;
   for (const auto& [id, v] : classes.labels)
-    num_classes = std::max<int64_t>(num_classes, classes.multi ? static_cast<int64_t>(v.size()) : v.front() + 1);
+    num_classes =
+        std::max<int64_t>(num_classes, classes.multi ? static_cast<int64_t>(v.size()) : v.front() + 1);
   std::vector<float> multi_hot;
   if (classes.multi) multi_hot.assign(static_cast<size_t>(n * num_classes), 0.f);
   if (!classes.multi) ds.labels.classes.assign(static_cast<size_t>(n), -1);
@@ -296,8 +309,8 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
     const int64_t row = row_of[static_cast<size_t>(p)];
     if (classes.multi) {
       if (static_cast<int64_t>(it->second.size()) != num_classes)
-        raise<ParseError>(class_path.string(), ": node '", id, "' has ", it->second.size(), " labels, expected ",
-                          num_classes, " (as other nodes)");
+        raise<ParseError>(class_path.string(), ": node '", id, "' has ", it->second.size(),
+                          " labels, expected ", num_classes, " (as other nodes)");
       std::copy(it->second.begin(), it->second.end(), multi_hot.begin() + row * num_classes);
     } else {
       ds.labels.classes[static_cast<size_t>(row)] = it->second.front();
@@ -330,7 +343,11 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
       raise<ParseError>(g_path.string(), ": node '", node.id, "' is marked both \"val\" and \"test\"");
     part[static_cast<size_t>(row_of[static_cast<size_t>(p)])] = node.val ? 1 : node.test ? 2 : 0;
   }
-  for (int64_t v = 0; v < n; ++v) (part[static_cast<size_t>(v)] == 0 ? split.train : part[static_cast<size_t>(v)] == 1 ? split.val : split.test).push_back(v);
+  for (int64_t v = 0; v < n; ++v)
+    (part[static_cast<size_t>(v)] == 0   ? split.train
+     : part[static_cast<size_t>(v)] == 1 ? split.val
+                                         : split.test)
+        .push_back(v);
   ds.splits["graphsage"] = std::move(split);
   ds.default_split = "graphsage";
   ds.validate();

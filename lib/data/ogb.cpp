@@ -159,8 +159,8 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
 
   // --- optional edge features: one column = weights; several = node features (if asked) ----------
   std::vector<float> weight;
-  std::vector<double> edge_mean;      // [n, columns] when node features come from edge features
-  std::vector<int64_t> edge_count;    // [n]
+  std::vector<double> edge_mean;    // [n, columns] when node features come from edge features
+  std::vector<int64_t> edge_count;  // [n]
   if (const auto f = read_optional(dir, "raw/edge-feat.csv", ds)) {
     TextScanner s(f->text, f->path);
     size_t columns = 0;
@@ -180,11 +180,13 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
         if (e == src.size()) s.fail("more rows than the ", src.size(), " edges of edge.csv");
         for (size_t k = 0; k < columns; ++k) {
           row[k] = s.read_float("edge feature value");
-          if (k + 1 < columns && s.at_end_of_line()) s.fail("the row has ", k + 1, " values, expected ", columns);
+          if (k + 1 < columns && s.at_end_of_line())
+            s.fail("the row has ", k + 1, " values, expected ", columns);
         }
         s.expect_end_of_line("the edge feature row (expected " + std::to_string(columns) + " values)");
         auto add = [&](int64_t v) {
-          for (int64_t k = 0; k < d; ++k) edge_mean[static_cast<size_t>(v * d + k)] += row[static_cast<size_t>(k)];
+          for (int64_t k = 0; k < d; ++k)
+            edge_mean[static_cast<size_t>(v * d + k)] += row[static_cast<size_t>(k)];
           ++edge_count[static_cast<size_t>(v)];
         };
         add(dst[e]);
@@ -196,7 +198,8 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
       for (int64_t v = 0; v < n; ++v)
         for (int64_t k = 0; k < d; ++k)
           if (edge_count[static_cast<size_t>(v)] > 0)
-            edge_mean[static_cast<size_t>(v * d + k)] /= static_cast<double>(edge_count[static_cast<size_t>(v)]);
+            edge_mean[static_cast<size_t>(v * d + k)] /=
+                static_cast<double>(edge_count[static_cast<size_t>(v)]);
     } else if (columns > 1) {
       ds.notes.push_back(f->path + ": " + std::to_string(columns) +
                          " edge feature columns not loaded (only a single column is used, as edge weights; "

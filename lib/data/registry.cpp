@@ -132,7 +132,8 @@ std::string format_of(const std::string& name, const LoadOptions& options) {
   const std::vector<std::string> formats = dataset_formats(name);
   const std::string format = options.format.empty() ? formats.front() : options.format;
   if (std::find(formats.begin(), formats.end(), format) == formats.end())
-    raise<InvalidArgument>("dataset '", name, "' has no format '", format, "' (available: ", join(formats), ")");
+    raise<InvalidArgument>("dataset '", name, "' has no format '", format, "' (available: ", join(formats),
+                           ")");
   return format;
 }
 
@@ -142,7 +143,8 @@ std::vector<const ManifestEntry*> entries_of(const std::string& name, const std:
   std::vector<const ManifestEntry*> rows;
   for (const ManifestEntry& e : manifest_of(options))
     if (e.dataset == name && e.format == format && !is_readme(e)) rows.push_back(&e);
-  if (rows.empty()) raise<InvalidArgument>("the manifest lists no files for dataset '", name, "' (", format, ")");
+  if (rows.empty())
+    raise<InvalidArgument>("the manifest lists no files for dataset '", name, "' (", format, ")");
   return rows;
 }
 
@@ -171,10 +173,12 @@ std::vector<fs::path> search_roots(const LoadOptions& options) {
 }
 
 [[noreturn]] void raise_missing(const std::string& name, const std::string& format,
-                                const std::vector<fs::path>& roots, const ManifestEntry& e, const std::string& why) {
+                                const std::vector<fs::path>& roots, const ManifestEntry& e,
+                                const std::string& why) {
   std::ostringstream msg;
-  msg << "dataset '" << name << "' (" << format << "): missing " << (e.is_directory() ? "directory " : "file ")
-      << local_path(roots.back(), e).string() << (e.is_directory() ? "" : " (or .gz)");
+  msg << "dataset '" << name << "' (" << format << "): missing "
+      << (e.is_directory() ? "directory " : "file ") << local_path(roots.back(), e).string()
+      << (e.is_directory() ? "" : " (or .gz)");
   if (roots.size() > 1) {
     msg << " (also looked in";
     for (size_t i = 0; i + 1 < roots.size(); ++i) msg << " " << roots[i].string();
@@ -197,16 +201,17 @@ void tell(const LoadOptions& options, const std::string& line) {
 // Downloads one archive (unverified unless a directory row records its sha256), unpacks the
 // members `rows` need into a staging directory under `root`, verifies each member against the
 // manifest and moves it into place; directory rows appear by one rename of their staged tree.
-void fetch_from_archive(const fs::path& root, const std::string& url, const std::vector<const ManifestEntry*>& rows,
-                        const LoadOptions& options) {
+void fetch_from_archive(const fs::path& root, const std::string& url,
+                        const std::vector<const ManifestEntry*>& rows, const LoadOptions& options) {
   const std::string archive_name = fs::path(url.substr(0, url.find('?'))).filename().string();
   const fs::path downloads = root / ".downloads";
   const ManifestEntry* whole = nullptr;
   for (const ManifestEntry* e : rows)
     if (e->is_directory()) whole = e;
   tell(options, "downloading " + url + (whole != nullptr ? " (" + human_size(whole->bytes) + ")" : ""));
-  const DownloadResult got = download_file(url, downloads / archive_name, whole != nullptr ? whole->sha256 : "",
-                                           whole != nullptr ? whole->bytes : -1, options.download_options);
+  const DownloadResult got =
+      download_file(url, downloads / archive_name, whole != nullptr ? whole->sha256 : "",
+                    whole != nullptr ? whole->bytes : -1, options.download_options);
   const fs::path staging = downloads / (archive_name + ".unpacking");
   std::error_code ec;
   fs::remove_all(staging, ec);
@@ -229,7 +234,8 @@ void fetch_from_archive(const fs::path& root, const std::string& url, const std:
       const fs::path target = local_path(root, *e);
       fs::create_directories(target.parent_path());
       fs::rename(tree, target, ec);
-      if (ec) raise<IoError>("cannot move the unpacked ", e->member, " to ", target.string(), ": ", ec.message());
+      if (ec)
+        raise<IoError>("cannot move the unpacked ", e->member, " to ", target.string(), ": ", ec.message());
     } else {
       const fs::path target = local_path(root, *e);
       const std::string file = target.filename().string();
@@ -307,13 +313,14 @@ fs::path fetch_dataset(const std::string& name, const LoadOptions& options) {
       try {
         download_file(e->url, local_path(target, *e), e->sha256, e->bytes, options.download_options);
       } catch (const DownloadError& err) {
-        throw DownloadError(err.kind(),
-                            detail::message("dataset '", name, "' (", format, "): cannot download ",
-                                            local_path(target, *e).string(),
-                                            e->sha256.empty() ? "" : " (sha256 " + e->sha256 + ", " +
-                                                                         std::to_string(e->bytes) + " bytes)",
-                                            ": ", err.what()),
-                            err.http_status());
+        throw DownloadError(
+            err.kind(),
+            detail::message(
+                "dataset '", name, "' (", format, "): cannot download ", local_path(target, *e).string(),
+                e->sha256.empty() ? ""
+                                  : " (sha256 " + e->sha256 + ", " + std::to_string(e->bytes) + " bytes)",
+                ": ", err.what()),
+            err.http_status());
       }
     } else {
       by_archive[e->url].push_back(e);
@@ -323,10 +330,10 @@ fs::path fetch_dataset(const std::string& name, const LoadOptions& options) {
     try {
       fetch_from_archive(target, url, members, options);
     } catch (const DownloadError& err) {
-      throw DownloadError(err.kind(),
-                          detail::message("dataset '", name, "' (", format, "): cannot download ", url, ": ",
-                                          err.what()),
-                          err.http_status());
+      throw DownloadError(
+          err.kind(),
+          detail::message("dataset '", name, "' (", format, "): cannot download ", url, ": ", err.what()),
+          err.http_status());
     }
   }
   return target;
@@ -343,7 +350,8 @@ Dataset load_dataset(const std::string& name, const LoadOptions& options) {
       SourceFile src;
       src.path = local_path(root, *e).string();
       sources.push_back(std::move(src));
-      notes.push_back("unpacked from " + e->url + (e->sha256.empty() ? " (the manifest records no sha256 for it)" : ""));
+      notes.push_back("unpacked from " + e->url +
+                      (e->sha256.empty() ? " (the manifest records no sha256 for it)" : ""));
       continue;
     }
     const fs::path stored = *find_plain_or_gz(local_path(root, *e));
@@ -353,7 +361,8 @@ Dataset load_dataset(const std::string& name, const LoadOptions& options) {
     if (options.verify) {
       src.sha256 = verify_file(stored, *e);
       if (e->sha256.empty())
-        notes.push_back(stored.filename().string() + ": the manifest records no sha256; this copy has " + src.sha256);
+        notes.push_back(stored.filename().string() + ": the manifest records no sha256; this copy has " +
+                        src.sha256);
     }
     sources.push_back(std::move(src));
   }

@@ -38,7 +38,8 @@ std::vector<std::vector<int64_t>> ids_by_class(const Labels& labels, const char*
     const int32_t c = labels.classes[i];
     if (c == -1) continue;
     if (c < 0 || c >= labels.num_classes)
-      raise<InvalidArgument>(fn, ": item ", i, " has label ", c, ", expected -1 or [0, ", labels.num_classes, ")");
+      raise<InvalidArgument>(fn, ": item ", i, " has label ", c, ", expected -1 or [0, ", labels.num_classes,
+                             ")");
     by_class[static_cast<size_t>(c)].push_back(static_cast<int64_t>(i));
   }
   return by_class;
@@ -111,7 +112,8 @@ std::vector<Split> stratified_kfold(const Labels& labels, int k, double val_frac
   std::vector<std::vector<int64_t>> by_class = ids_by_class(labels, "stratified_kfold");
   int64_t labelled = 0;
   for (const auto& v : by_class) labelled += static_cast<int64_t>(v.size());
-  if (labelled < k) raise<InvalidArgument>("stratified_kfold: ", labelled, " labelled items, fewer than k = ", k);
+  if (labelled < k)
+    raise<InvalidArgument>("stratified_kfold: ", labelled, " labelled items, fewer than k = ", k);
   // Deal each class, shuffled, round-robin into the folds (continuing where the previous class
   // stopped), so every fold gets each class's share to within one item.
   std::mt19937_64 rng(seed);

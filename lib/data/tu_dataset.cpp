@@ -19,8 +19,8 @@ struct TextFile {
   std::string text;
 };
 
-std::optional<TextFile> read_optional(const fs::path& dir, const std::string& prefix, const std::string& suffix,
-                                      Dataset& ds) {
+std::optional<TextFile> read_optional(const fs::path& dir, const std::string& prefix,
+                                      const std::string& suffix, Dataset& ds) {
   const auto found = find_plain_or_gz(dir / (prefix + suffix));
   if (!found) return std::nullopt;
   TextFile f{found->string(), read_file(*found)};
@@ -28,7 +28,8 @@ std::optional<TextFile> read_optional(const fs::path& dir, const std::string& pr
   return f;
 }
 
-TextFile read_required(const fs::path& dir, const std::string& prefix, const std::string& suffix, Dataset& ds) {
+TextFile read_required(const fs::path& dir, const std::string& prefix, const std::string& suffix,
+                       Dataset& ds) {
   auto f = read_optional(dir, prefix, suffix, ds);
   if (!f) raise<IoError>((dir / (prefix + suffix)).string(), ": no such file (a TUDataset needs it)");
   return std::move(*f);
@@ -106,7 +107,8 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
       const int64_t i = s.read_int64("source node id");
       const int64_t j = s.read_int64("target node id");
       for (const int64_t id : {i, j})
-        if (id < 1 || id > n) s.fail("node id ", id, " is out of range [1, ", n, "] (", ind.path, " has ", n, " nodes)");
+        if (id < 1 || id > n)
+          s.fail("node id ", id, " is out of range [1, ", n, "] (", ind.path, " has ", n, " nodes)");
       if (graph_of[static_cast<size_t>(i - 1)] != graph_of[static_cast<size_t>(j - 1)])
         s.fail("edge ", i, " -> ", j, " joins graph ", graph_of[static_cast<size_t>(i - 1)], " to graph ",
                graph_of[static_cast<size_t>(j - 1)]);
@@ -117,15 +119,17 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
   }
   const int64_t stored = static_cast<int64_t>(src.size());
   ds.graph = build_graph(n, n, src, dst, {.self_loops = SelfLoops::keep, .duplicates = Duplicates::merge});
-  ds.notes.push_back(ds.name + ": " + std::to_string(num_graphs) + " graphs, " + std::to_string(n) + " nodes, " +
-                     std::to_string(stored) + " edges as stored -> " + std::to_string(ds.graph.num_edges()));
+  ds.notes.push_back(ds.name + ": " + std::to_string(num_graphs) + " graphs, " + std::to_string(n) +
+                     " nodes, " + std::to_string(stored) + " edges as stored -> " +
+                     std::to_string(ds.graph.num_edges()));
 
   // Graph labels -> 0..K-1 in sorted order of the values.
   {
     const TextFile f = read_required(dir, prefix, "_graph_labels.txt", ds);
     const std::vector<int64_t> raw = read_column(f, "graph label");
     if (static_cast<int64_t>(raw.size()) != num_graphs)
-      raise<ParseError>(f.path, ": ", raw.size(), " rows, expected one per graph (", num_graphs, " in ", ind.path, ")");
+      raise<ParseError>(f.path, ": ", raw.size(), " rows, expected one per graph (", num_graphs, " in ",
+                        ind.path, ")");
     std::map<int64_t, int32_t> code;
     for (const int64_t v : raw) code.emplace(v, 0);
     int32_t next = 0;
@@ -170,7 +174,8 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
     label_min = *lo;
     label_cols = *hi - *lo + 1;
     if (label_cols > 100000)
-      raise<ParseError>(f->path, ": node labels span ", *lo, " to ", *hi, "; too many classes to one-hot encode");
+      raise<ParseError>(f->path, ": node labels span ", *lo, " to ", *hi,
+                        "; too many classes to one-hot encode");
   }
   const int64_t f_cols = attr_cols + label_cols;
   if (f_cols > 0) {
@@ -186,8 +191,9 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
   }
   for (const char* skipped : {"_edge_labels.txt", "_edge_attributes.txt", "_graph_attributes.txt"})
     if (find_plain_or_gz(dir / (prefix + skipped)))
-      ds.notes.push_back(prefix + skipped + " is not loaded (edge features and graph regression targets are not "
-                                         "supported by this reader yet)");
+      ds.notes.push_back(prefix + skipped +
+                         " is not loaded (edge features and graph regression targets are not "
+                         "supported by this reader yet)");
   ds.validate();
   return ds;
 }

@@ -19,9 +19,12 @@ Pooling parse_pooling(const std::string& name) {
 
 const char* to_string(Pooling p) {
   switch (p) {
-    case Pooling::sum: return "sum";
-    case Pooling::mean: return "mean";
-    case Pooling::max: break;
+    case Pooling::sum:
+      return "sum";
+    case Pooling::mean:
+      return "mean";
+    case Pooling::max:
+      break;
   }
   return "max";
 }
@@ -40,7 +43,8 @@ int64_t graph_grain(int64_t num_graphs, int64_t num_nodes) {
 }  // namespace
 
 void check_graph_ptr(std::span<const int64_t> graph_ptr, int64_t num_nodes, const std::string& who) {
-  if (graph_ptr.empty()) raise<ShapeError>(who, ": graph_ptr is empty, expected [num_graphs + 1] >= 1 entries");
+  if (graph_ptr.empty())
+    raise<ShapeError>(who, ": graph_ptr is empty, expected [num_graphs + 1] >= 1 entries");
   if (graph_ptr.front() != 0 || graph_ptr.back() != num_nodes)
     raise<InvalidArgument>(who, ": graph_ptr runs from ", graph_ptr.front(), " to ", graph_ptr.back(),
                            ", expected from 0 to num_nodes = ", num_nodes);

@@ -12,14 +12,15 @@ using autograd::Var;
 void check_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
                        const NodeInput& x, int64_t in_channels, bool add_self_loops) {
   if (graph.num_dst() != graph.num_src())
-    raise<ShapeError>(who, ": graph has num_dst=", graph.num_dst(), ", num_src=", graph.num_src(),
-                      ", expected a square graph (node classification); pass (x_src, x_dst) for a bipartite one");
+    raise<ShapeError>(
+        who, ": graph has num_dst=", graph.num_dst(), ", num_src=", graph.num_src(),
+        ", expected a square graph (node classification); pass (x_src, x_dst) for a bipartite one");
   check_bipartite_layer_graph(tape, who, graph, x, x, in_channels, in_channels, add_self_loops);
 }
 
 void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
-                                 const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src, int64_t in_dst,
-                                 bool add_self_loops) {
+                                 const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src,
+                                 int64_t in_dst, bool add_self_loops) {
   x_src.check(tape, who + " (x_src)", graph.num_src(), in_src);
   x_dst.check(tape, who + " (x_dst)", graph.num_dst(), in_dst);
   const int64_t loops = std::min(graph.num_dst(), graph.num_src());
@@ -51,7 +52,8 @@ GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed
   if (o.in_channels_dst < 0)
     raise<InvalidArgument>("GATConv ", name, ": in_channels_dst is ", o.in_channels_dst, ", expected >= 0");
   if (o.in_channels_dst > 0)
-    lin_dst.emplace(join_name(name, "lin_dst"), o.in_channels_dst, h * c, /*bias=*/false, LinearInit::glorot, seed);
+    lin_dst.emplace(join_name(name, "lin_dst"), o.in_channels_dst, h * c, /*bias=*/false, LinearInit::glorot,
+                    seed);
   att_src.name = join_name(name, "att_src");
   att_src.value = glorot({1, h, c}, derive_seed(seed, att_src.name));
   att_dst.name = join_name(name, "att_dst");
@@ -64,7 +66,9 @@ GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed
     res.emplace(join_name(name, "res"), in_dst(), out_features(), /*bias=*/false, LinearInit::glorot, seed);
 }
 
-int64_t GATConv::in_dst() const { return options_.in_channels_dst > 0 ? options_.in_channels_dst : options_.in_channels; }
+int64_t GATConv::in_dst() const {
+  return options_.in_channels_dst > 0 ? options_.in_channels_dst : options_.in_channels;
+}
 
 AttentionConfig GATConv::attention_config(uint64_t dropout_seed, bool return_attention) const {
   return {.score = Score::additive,
@@ -94,8 +98,9 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
                      Tensor* attention, const EluDropout* then) {
   const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
   if (lin_dst)
-    raise<InvalidArgument>("GATConv ", lin.weight.name, ": built for bipartite input (in_channels_dst = ",
-                           options_.in_channels_dst, "); call forward(tape, graph, x_src, x_dst, ...)");
+    raise<InvalidArgument>("GATConv ", lin.weight.name,
+                           ": built for bipartite input (in_channels_dst = ", options_.in_channels_dst,
+                           "); call forward(tape, graph, x_src, x_dst, ...)");
   check_layer_graph(tape, "GATConv " + lin.weight.name, graph, x, options_.in_channels,
                     options_.add_self_loops);
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
@@ -139,12 +144,13 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
                      uint64_t dropout_seed, Tensor* attention) {
   const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
-  check_bipartite_layer_graph(tape, "GATConv " + lin.weight.name, graph, x_src, x_dst, options_.in_channels, in_dst(),
-                              options_.add_self_loops);
+  check_bipartite_layer_graph(tape, "GATConv " + lin.weight.name, graph, x_src, x_dst, options_.in_channels,
+                              in_dst(), options_.add_self_loops);
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const Var hs = autograd::reshape(tape, lin.forward(tape, x_src), {ns, h, c});
-  const Var hd = autograd::reshape(tape, lin_dst ? lin_dst->forward(tape, x_dst) : lin.forward(tape, x_dst), {nd, h, c});
+  const Var hd =
+      autograd::reshape(tape, lin_dst ? lin_dst->forward(tape, x_dst) : lin.forward(tape, x_dst), {nd, h, c});
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
   Var out = autograd::graph_attention(tape, graph,
                                       {.value = hs,

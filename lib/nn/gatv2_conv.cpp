@@ -66,15 +66,16 @@ Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput
   check_layer_graph(tape, "GATv2Conv " + lin_l.weight.name, graph, x, options_.in_channels,
                     options_.add_self_loops);
   if (in_dst() != options_.in_channels)
-    raise<InvalidArgument>("GATv2Conv ", lin_l.weight.name, ": built for bipartite input (in_channels_dst = ",
-                           options_.in_channels_dst, "); call forward(tape, graph, x_src, x_dst, ...)");
+    raise<InvalidArgument>("GATv2Conv ", lin_l.weight.name,
+                           ": built for bipartite input (in_channels_dst = ", options_.in_channels_dst,
+                           "); call forward(tape, graph, x_src, x_dst, ...)");
   return run(tape, graph, x, x, dropout_seed, attention);
 }
 
-Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
-                       uint64_t dropout_seed, Tensor* attention) {
-  check_bipartite_layer_graph(tape, "GATv2Conv " + lin_l.weight.name, graph, x_src, x_dst, options_.in_channels,
-                              in_dst(), options_.add_self_loops);
+Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                       const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention) {
+  check_bipartite_layer_graph(tape, "GATv2Conv " + lin_l.weight.name, graph, x_src, x_dst,
+                              options_.in_channels, in_dst(), options_.add_self_loops);
   return run(tape, graph, x_src, x_dst, dropout_seed, attention);
 }
 

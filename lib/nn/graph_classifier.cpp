@@ -15,17 +15,22 @@ Readout parse_readout(const std::string& name) {
 
 const char* to_string(Readout r) {
   switch (r) {
-    case Readout::sum: return "sum";
-    case Readout::mean: return "mean";
-    case Readout::max: return "max";
-    case Readout::attention: break;
+    case Readout::sum:
+      return "sum";
+    case Readout::mean:
+      return "mean";
+    case Readout::max:
+      return "max";
+    case Readout::attention:
+      break;
   }
   return "attention";
 }
 
 void GraphClassifierConfig::validate() const {
   encoder.validate();
-  if (num_classes < 2) raise<InvalidArgument>("GraphClassifierConfig: num_classes is ", num_classes, ", expected >= 2");
+  if (num_classes < 2)
+    raise<InvalidArgument>("GraphClassifierConfig: num_classes is ", num_classes, ", expected >= 2");
   if (!(dropout >= 0.f && dropout < 1.f))
     raise<InvalidArgument>("GraphClassifierConfig: dropout is ", dropout, ", expected in [0, 1)");
 }
@@ -43,7 +48,8 @@ GraphClassifier::GraphClassifier(const GraphClassifierConfig& config)
       classifier_("classifier", config.encoder.num_classes, config.num_classes, /*bias=*/true,
                   LinearInit::torch_default, config.seed) {
   if (config.readout == Readout::attention)
-    gate_.emplace("gate", config.encoder.num_classes, 1, /*bias=*/true, LinearInit::torch_default, config.seed);
+    gate_.emplace("gate", config.encoder.num_classes, 1, /*bias=*/true, LinearInit::torch_default,
+                  config.seed);
 }
 
 autograd::Var GraphClassifier::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x,
@@ -54,7 +60,7 @@ autograd::Var GraphClassifier::forward(autograd::Tape& tape, const Graph& graph,
   if (gate_) {
     pooled = global_attention_pool(tape, h, gate_->forward(tape, h), graph_ptr);
   } else {
-    const Pooling kind = config_.readout == Readout::sum ? Pooling::sum
+    const Pooling kind = config_.readout == Readout::sum   ? Pooling::sum
                          : config_.readout == Readout::max ? Pooling::max
                                                            : Pooling::mean;
     pooled = global_pool(tape, h, graph_ptr, kind);

@@ -19,7 +19,8 @@ Graph prepare_graph(const Graph& graph, bool add_self_loops) {
         dst[static_cast<size_t>(e)] = static_cast<int32_t>(i);
     if (graph.num_dst() == graph.num_src()) {
       out = build_graph(graph.num_dst(), graph.num_src(), std::span<const int32_t>(src),
-                        std::span<const int32_t>(dst), {.self_loops = SelfLoops::add, .duplicates = Duplicates::keep});
+                        std::span<const int32_t>(dst),
+                        {.self_loops = SelfLoops::add, .duplicates = Duplicates::keep});
     } else {
       // Bipartite (PyG): node i of the destinations is node i of the sources for i < min(N_dst, N_src),
       // as in a sampled block whose destinations come first among its sources.
@@ -35,7 +36,8 @@ Graph prepare_graph(const Graph& graph, bool add_self_loops) {
           keep_dst.push_back(dst[e]);
         }
       out = build_graph(graph.num_dst(), graph.num_src(), std::span<const int32_t>(keep_src),
-                        std::span<const int32_t>(keep_dst), {.self_loops = SelfLoops::keep, .duplicates = Duplicates::keep});
+                        std::span<const int32_t>(keep_dst),
+                        {.self_loops = SelfLoops::keep, .duplicates = Duplicates::keep});
     }
   }
   (void)out.transpose();

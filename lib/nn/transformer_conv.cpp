@@ -30,8 +30,8 @@ TransformerConv::TransformerConv(const TransformerConvOptions& o, const std::str
                 o.heads * o.out_channels, true, LinearInit::torch_default, seed),
       lin_value(join_name(name, "lin_value"), o.in_channels, o.heads * o.out_channels, true,
                 LinearInit::torch_default, seed),
-      lin_skip(join_name(name, "lin_skip"), o.in_channels_dst > 0 ? o.in_channels_dst : o.in_channels, width(o),
-               o.bias, LinearInit::torch_default, seed),
+      lin_skip(join_name(name, "lin_skip"), o.in_channels_dst > 0 ? o.in_channels_dst : o.in_channels,
+               width(o), o.bias, LinearInit::torch_default, seed),
       options_(o) {
   if (o.beta && o.root_weight)
     lin_beta.emplace(join_name(name, "lin_beta"), 3 * width(o), 1, /*bias=*/false, LinearInit::torch_default,
@@ -54,8 +54,9 @@ Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const Nod
                              uint64_t dropout_seed, Tensor* attention) {
   check_layer_graph(tape, "TransformerConv " + lin_key.weight.name, graph, x, options_.in_channels, false);
   if (options_.in_channels_dst > 0 && options_.in_channels_dst != options_.in_channels)
-    raise<InvalidArgument>("TransformerConv ", lin_key.weight.name, ": built for bipartite input (in_channels_dst = ",
-                           options_.in_channels_dst, "); call forward(tape, graph, x_src, x_dst, ...)");
+    raise<InvalidArgument>("TransformerConv ", lin_key.weight.name,
+                           ": built for bipartite input (in_channels_dst = ", options_.in_channels_dst,
+                           "); call forward(tape, graph, x_src, x_dst, ...)");
   return run(tape, graph, x, x, dropout_seed, attention);
 }
 
@@ -66,8 +67,8 @@ Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const Nod
   return run(tape, graph, x_src, x_dst, dropout_seed, attention);
 }
 
-Var TransformerConv::run(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
-                         uint64_t dropout_seed, Tensor* attention) {
+Var TransformerConv::run(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                         const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention) {
   const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
   const Var q = autograd::reshape(tape, lin_query.forward(tape, x_dst), {nd, h, c});
   const Var k = autograd::reshape(tape, lin_key.forward(tape, x_src), {ns, h, c});

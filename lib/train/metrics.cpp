@@ -1,9 +1,9 @@
 #include "edgeattn/train/metrics.hpp"
 
-#include "edgeattn/core/error.hpp"
-
 #include <algorithm>
 #include <utility>
+
+#include "edgeattn/core/error.hpp"
 
 namespace edgeattn::train {
 
@@ -98,14 +98,18 @@ double roc_auc(ConstView scores, ConstView targets, std::span<const int64_t> nod
   return sum / static_cast<double>(classes);
 }
 
-double score(const std::string& name, ConstView logits, const data::Labels& labels, std::span<const int64_t> nodes) {
+double score(const std::string& name, ConstView logits, const data::Labels& labels,
+             std::span<const int64_t> nodes) {
   if (name == "accuracy") {
-    if (labels.multi_label()) raise<InvalidArgument>("metric 'accuracy' needs single-label data; these labels are multi-label");
+    if (labels.multi_label())
+      raise<InvalidArgument>("metric 'accuracy' needs single-label data; these labels are multi-label");
     return accuracy(logits, labels.classes, nodes);
   }
   if (name == "micro_f1" || name == "rocauc") {
-    if (!labels.multi_label()) raise<InvalidArgument>("metric '", name, "' needs multi-label data; these labels are single-label");
-    return name == "micro_f1" ? micro_f1(logits, labels.multi_hot, nodes) : roc_auc(logits, labels.multi_hot, nodes);
+    if (!labels.multi_label())
+      raise<InvalidArgument>("metric '", name, "' needs multi-label data; these labels are single-label");
+    return name == "micro_f1" ? micro_f1(logits, labels.multi_hot, nodes)
+                              : roc_auc(logits, labels.multi_hot, nodes);
   }
   raise<InvalidArgument>("unknown metric '", name, "' (known: accuracy, micro_f1, rocauc)");
 }

@@ -24,11 +24,13 @@ const std::vector<int64_t> kPtr = {0, 4, 4, 7, 9};  // graphs of 4, 0, 3 and 2 n
 TEST(GlobalPool, GradientsOfSumMeanAndMaxMatchFiniteDifferences) {
   // Values well apart, so no finite-difference step changes which node is the maximum.
   Tensor values({9, 3});
-  for (int64_t i = 0; i < values.numel(); ++i) values.data()[i] = static_cast<float>((i * 7) % 27) * 0.1f - 1.3f;
+  for (int64_t i = 0; i < values.numel(); ++i)
+    values.data()[i] = static_cast<float>((i * 7) % 27) * 0.1f - 1.3f;
   Parameter x{"x", values, {}};
   for (const Pooling kind : {Pooling::sum, Pooling::mean, Pooling::max}) {
-    EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) { return weighted_sum(t, global_pool(t, t.parameter(x), kPtr, kind), 2); }))
-        << to_string(kind);
+    EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) {
+      return weighted_sum(t, global_pool(t, t.parameter(x), kPtr, kind), 2);
+    })) << to_string(kind);
   }
   Tape tape;
   const Var y = global_pool(tape, tape.constant(values), kPtr, Pooling::mean);
@@ -44,7 +46,8 @@ TEST(GlobalAttentionPool, IsASoftmaxOfTheGateOverEachGraphTimesItsRows) {
   ASSERT_EQ(out.shape(), Shape({4, 3}));
   for (int64_t g = 0; g + 1 < static_cast<int64_t>(kPtr.size()); ++g) {
     double z = 0;
-    for (int64_t v = kPtr[static_cast<size_t>(g)]; v < kPtr[static_cast<size_t>(g) + 1]; ++v) z += std::exp(gate.data()[v]);
+    for (int64_t v = kPtr[static_cast<size_t>(g)]; v < kPtr[static_cast<size_t>(g) + 1]; ++v)
+      z += std::exp(gate.data()[v]);
     for (int64_t f = 0; f < 3; ++f) {
       double want = 0;
       for (int64_t v = kPtr[static_cast<size_t>(g)]; v < kPtr[static_cast<size_t>(g) + 1]; ++v)
@@ -67,7 +70,10 @@ TEST(GlobalAttentionPool, ShapesAreChecked) {
   edgeattn::testing::expect_throw_naming<ShapeError>([&] { global_attention_pool(tape, x, bad_gate, kPtr); },
                                                      {"gate", "[9, 2]"});
   edgeattn::testing::expect_throw_naming<InvalidArgument>(
-      [&] { global_pool(tape, x, std::vector<int64_t>{0, 8}, Pooling::sum); }, {"graph_ptr", "num_nodes = 9"});
+      [&] {
+        global_pool(tape, x, std::vector<int64_t>{0, 8}, Pooling::sum);
+      },
+      {"graph_ptr", "num_nodes = 9"});
 }
 
 }  // namespace

@@ -36,9 +36,10 @@ class Archive : public ::testing::Test {
 
 TEST_F(Archive, AZipUnpacksUnderItsPrefixWithDeflatedAndStoredMembers) {
   const std::string big(100'000, 'x');
-  const fs::path zip = write("arxiv.zip", make_zip({{.name = "arxiv/raw/edge.csv.gz", .data = gzip("0,1\n")},
-                                                    {.name = "arxiv/split/time/train.csv", .data = big, .deflate = true},
-                                                    {.name = "other/ignored.txt", .data = "no"}}));
+  const fs::path zip =
+      write("arxiv.zip", make_zip({{.name = "arxiv/raw/edge.csv.gz", .data = gzip("0,1\n")},
+                                   {.name = "arxiv/split/time/train.csv", .data = big, .deflate = true},
+                                   {.name = "other/ignored.txt", .data = "no"}}));
   ExtractOptions opt;
   opt.strip_prefix = "arxiv/";
   const auto files = extract_archive(zip, dir_ / "out", opt);
@@ -52,9 +53,10 @@ TEST_F(Archive, AZipUnpacksUnderItsPrefixWithDeflatedAndStoredMembers) {
 }
 
 TEST_F(Archive, ATarGzGivesTheChosenMembersUnderTheirNewNamesAndSkipsLinks) {
-  const fs::path tgz = write("cora.tgz", gzip(make_tar({{.name = "cora/README", .data = "readme"},
-                                                         {.name = "cora/cora.cites", .data = "1 2\n"},
-                                                         {.name = "cora/link", .data = "/etc/passwd", .typeflag = '2'}})));
+  const fs::path tgz =
+      write("cora.tgz", gzip(make_tar({{.name = "cora/README", .data = "readme"},
+                                       {.name = "cora/cora.cites", .data = "1 2\n"},
+                                       {.name = "cora/link", .data = "/etc/passwd", .typeflag = '2'}})));
   ExtractOptions opt;
   opt.members = {{"cora/cora.cites", "linqs/cora.cites"}};
   const auto files = extract_archive(tgz, dir_ / "out", opt);
@@ -79,7 +81,8 @@ TEST_F(Archive, MembersTheArchiveLacksAreListed) {
 TEST_F(Archive, AMemberThatClimbsOutOfTheTargetIsRefused) {
   for (const std::string name : {"../evil.txt", "a/../../evil.txt", "/tmp/evil.txt"}) {
     const fs::path tar = write("evil.tar", make_tar({{.name = name, .data = "pwned"}}));
-    expect_throw_naming<ParseError>([&] { extract_archive(tar, dir_ / "out"); }, {"evil.tar", name, "refusing"});
+    expect_throw_naming<ParseError>([&] { extract_archive(tar, dir_ / "out"); },
+                                    {"evil.tar", name, "refusing"});
   }
   EXPECT_FALSE(fs::exists(dir_ / "evil.txt"));
   EXPECT_FALSE(fs::exists("/tmp/evil.txt") && read_file("/tmp/evil.txt") == "pwned");

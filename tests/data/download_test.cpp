@@ -23,8 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::Behaviour;
-using testing::HttpServer;
 using testing::expect_throw_naming;
+using testing::HttpServer;
 
 std::string random_bytes(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -55,7 +55,8 @@ class Download : public ::testing::Test {
 
 TEST_F(Download, FetchesVerifiesAndPlacesTheFileThenServesItFromTheCache) {
   server_.serve("/f", body_);
-  const DownloadResult r = download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
+  const DownloadResult r =
+      download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
   EXPECT_TRUE(r.downloaded);
   EXPECT_FALSE(r.resumed);
   EXPECT_EQ(r.attempts, 1);
@@ -81,7 +82,8 @@ TEST_F(Download, WithoutAChecksumTheContentIsAcceptedAndItsDigestReturned) {
 
 TEST_F(Download, ADroppedConnectionIsResumedWithARangeRequest) {
   server_.serve("/f", body_, {.drop_after = 100'000, .drop_times = 2});
-  const DownloadResult r = download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
+  const DownloadResult r =
+      download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
   EXPECT_TRUE(r.resumed);
   EXPECT_EQ(r.attempts, 3);
   EXPECT_EQ(server_.range_starts("/f"), (std::vector<int64_t>{0, 100'000, 200'000}));
@@ -97,7 +99,8 @@ TEST_F(Download, AnInterruptedDownloadLeavesNoFileAndTheNextCallResumesIt) {
   EXPECT_FALSE(fs::exists(dest()));
   EXPECT_EQ(fs::file_size(part()), 120'000u);
 
-  const DownloadResult r = download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
+  const DownloadResult r =
+      download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
   EXPECT_TRUE(r.resumed);
   EXPECT_EQ(server_.range_starts("/f").back(), 120'000);
   EXPECT_EQ(read_file(dest()), body_);
@@ -105,7 +108,8 @@ TEST_F(Download, AnInterruptedDownloadLeavesNoFileAndTheNextCallResumesIt) {
 
 TEST_F(Download, AServerThatIgnoresRangesIsReadFromTheStart) {
   server_.serve("/f", body_, {.drop_after = 50'000, .drop_times = 1, .ignore_range = true});
-  const DownloadResult r = download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
+  const DownloadResult r =
+      download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
   EXPECT_FALSE(r.resumed);
   // The range request is answered with the whole file; the download starts over from byte 0.
   EXPECT_EQ(server_.range_starts("/f"), (std::vector<int64_t>{0, 50'000, 0}));
@@ -116,7 +120,8 @@ TEST_F(Download, AStalePartFileFromAnotherVersionIsDiscardedOnceTheChecksumFails
   fs::create_directories(dest().parent_path());
   write_file_atomic(part(), random_bytes(1000, 99));  // not a prefix of body_
   server_.serve("/f", body_);
-  const DownloadResult r = download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
+  const DownloadResult r =
+      download_file(server_.url("/f"), dest(), sha_, static_cast<int64_t>(body_.size()), options_);
   EXPECT_FALSE(r.resumed);
   EXPECT_EQ(server_.range_starts("/f"), (std::vector<int64_t>{1000, 0}));
   EXPECT_EQ(read_file(dest()), body_);
@@ -259,15 +264,18 @@ TEST_F(Download, AFullDiskIsReportedAsSuch) {
 TEST_F(Download, TooLittleFreeSpaceForTheAnnouncedSizeFailsBeforeDownloading) {
   server_.serve("/f", body_);
   expect_throw_naming<DownloadError>(
-      [&] { download_file(server_.url("/f"), dest(), "", int64_t{1} << 62, options_); }, {"disk full", "free"});
+      [&] { download_file(server_.url("/f"), dest(), "", int64_t{1} << 62, options_); },
+      {"disk full", "free"});
   EXPECT_EQ(server_.requests("/f"), 0);
 }
 
 TEST_F(Download, AMirrorReplacesTheUrlPrefix) {
-  EXPECT_EQ(apply_mirror("https://snap.stanford.edu/ogb/x.zip", "https://a/=http://b/;https://snap.stanford.edu/=http://m/s/"),
+  EXPECT_EQ(apply_mirror("https://snap.stanford.edu/ogb/x.zip",
+                         "https://a/=http://b/;https://snap.stanford.edu/=http://m/s/"),
             "http://m/s/ogb/x.zip");
   EXPECT_EQ(apply_mirror("https://other/x", "https://a/=http://b/"), "https://other/x");
-  expect_throw_naming<InvalidArgument>([] { apply_mirror("https://a/x", "no-equals-sign"); }, {"no-equals-sign", "FROM=TO"});
+  expect_throw_naming<InvalidArgument>([] { apply_mirror("https://a/x", "no-equals-sign"); },
+                                       {"no-equals-sign", "FROM=TO"});
 
   server_.serve("/mirror/f", body_);
   options_.mirror = "https://example.org/=" + server_.url("/mirror/");

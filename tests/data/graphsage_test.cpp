@@ -30,8 +30,10 @@ std::string g_json(const std::string& extra_link = "") {
              ", \"test\": " + (k >= 6 ? "true" : "false") + ", \"feature\": null}";
     sep = ", ";
   }
-  return "{\"directed\": false, \"graph\": {\"name\": \"tiny\"}, \"multigraph\": false, \"nodes\": [" + nodes +
-         "], \"links\": [{\"source\": 0, \"target\": 1, \"train_removed\": false}, {\"source\": 1, \"target\": 2},"
+  return "{\"directed\": false, \"graph\": {\"name\": \"tiny\"}, \"multigraph\": false, \"nodes\": [" +
+         nodes +
+         "], \"links\": [{\"source\": 0, \"target\": 1, \"train_removed\": false}, {\"source\": 1, "
+         "\"target\": 2},"
          " {\"source\": 2, \"target\": 3}, {\"source\": 4, \"target\": 5, \"test_removed\": false},"
          " {\"source\": 6, \"target\": 7}" +
          extra_link + "]}";
@@ -89,8 +91,9 @@ TEST_F(GraphSage, LoadsGraphsLabelsFeaturesAndTheSplitInFeatureRowOrder) {
 }
 
 TEST_F(GraphSage, StringIdsAndSingleClassLabelsLoadAsInReddit) {
-  put("tiny-G.json", "{\"directed\": true, \"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\", \"test\": true}],"
-                     " \"links\": [{\"source\": 0, \"target\": 2}]}");
+  put("tiny-G.json",
+      "{\"directed\": true, \"nodes\": [{\"id\": \"a\"}, {\"id\": \"b\"}, {\"id\": \"c\", \"test\": true}],"
+      " \"links\": [{\"source\": 0, \"target\": 2}]}");
   put("tiny-id_map.json", "{\"a\": 0, \"b\": 1, \"c\": 2}");
   put("tiny-class_map.json", "{\"a\": 1, \"b\": 0, \"c\": 4}");
   fs::remove(dir_ / "tiny-feats.npy");
@@ -105,7 +108,8 @@ TEST_F(GraphSage, StringIdsAndSingleClassLabelsLoadAsInReddit) {
 TEST_F(GraphSage, EachFileSaysWhatIsWrongWithIt) {
   const std::string g = (dir_ / "tiny-G.json").string();
   put("tiny-G.json", g_json(", {\"source\": 6, \"target\": 9}"));
-  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {g, "link 5", "position 9", "8 nodes"});
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {g, "link 5", "position 9", "8 nodes"});
   put("tiny-G.json", g_json().substr(0, 200));
   expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {g, "malformed JSON"});
   put("tiny-G.json", g_json(", {\"source\": \"6\", \"target\": 7}"));
@@ -113,19 +117,25 @@ TEST_F(GraphSage, EachFileSaysWhatIsWrongWithIt) {
   put("tiny-G.json", g_json());
 
   put("tiny-id_map.json", "{\"0\": 0}");
-  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {"tiny-id_map.json", "node '1'", "has no row"});
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {"tiny-id_map.json", "node '1'", "has no row"});
   put("tiny-id_map.json", "{\"0\": 0, \"1\": 0}");
-  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {"tiny-id_map.json", "row 0 is given to two nodes"});
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {"tiny-id_map.json", "row 0 is given to two nodes"});
   put("tiny-id_map.json", "{\"0\": \"x\"}");
-  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {"tiny-id_map.json", "node '0'", "'x'"});
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {"tiny-id_map.json", "node '0'", "'x'"});
   std::string ids = "{";
-  for (int k = 0; k < 8; ++k) ids += (k ? ", \"" : "\"") + std::to_string(k) + "\": " + std::to_string(kRow[k]);
+  for (int k = 0; k < 8; ++k)
+    ids += (k ? ", \"" : "\"") + std::to_string(k) + "\": " + std::to_string(kRow[k]);
   put("tiny-id_map.json", ids + "}");
 
   put("tiny-class_map.json", "{\"0\": [1, 0, 1], \"1\": [1]}");
-  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {"tiny-class_map.json", "has 1 labels, expected 3"});
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {"tiny-class_map.json", "has 1 labels, expected 3"});
   put("tiny-class_map.json", "{\"0\": [2]}");
-  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {"tiny-class_map.json", "node '0'", "0 or 1"});
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {"tiny-class_map.json", "node '0'", "0 or 1"});
 
   fs::remove(dir_ / "tiny-class_map.json");
   expect_throw_naming<IoError>([&] { load_graphsage(dir_.path()); }, {"tiny-class_map.json", "no such file"});

@@ -225,8 +225,9 @@ TEST_F(OgbDir, EdgeFeaturesAverageIntoNodeFeaturesWhenThereAreNone) {
   // Without the option they are left out, and a note says how to get them.
   const Dataset plain = load_ogb_node_dataset(dir_);
   EXPECT_EQ(plain.features.cols(), 0);
-  EXPECT_NE(std::find_if(plain.notes.begin(), plain.notes.end(),
-                         [](const std::string& n) { return n.find("node_features_from_edges") != std::string::npos; }),
+  EXPECT_NE(std::find_if(
+                plain.notes.begin(), plain.notes.end(),
+                [](const std::string& n) { return n.find("node_features_from_edges") != std::string::npos; }),
             plain.notes.end());
   put("raw/edge-feat.csv.gz", "1,10\n3\n5,50\n7,70\n9,90\n");
   expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_, o); },

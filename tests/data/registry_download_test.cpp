@@ -43,7 +43,6 @@ std::string ogb_zip() {
                    {.name = "arxiv/mapping/README.md", .data = "mapping\n", .deflate = true}});
 }
 
-
 class RegistryDownload : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -63,7 +62,10 @@ class RegistryDownload : public ::testing::Test {
     return o;
   }
   ManifestEntry arxiv_row() const {
-    return {.dataset = "ogbn-arxiv", .format = "ogb", .path = "ogbn-arxiv/ogb/", .url = server_.url("/ogb/arxiv.zip"),
+    return {.dataset = "ogbn-arxiv",
+            .format = "ogb",
+            .path = "ogbn-arxiv/ogb/",
+            .url = server_.url("/ogb/arxiv.zip"),
             .member = "arxiv/"};
   }
   void serve_cora_tgz(const std::string& content) {
@@ -107,19 +109,22 @@ TEST_F(RegistryDownload, AnOgbArchiveIsDownloadedUnpackedAndLoadedWithItsOfficia
 TEST_F(RegistryDownload, OgbnProteinsGetsNodeFeaturesFromItsEdgesAndOgbsRocAucMetric) {
   if (!downloads_available()) GTEST_SKIP() << "built without downloads";
   // proteins.zip's layout: 112 binary tasks (3 here), 8 edge features (2 here), no node features.
-  server_.serve("/ogb/proteins.zip",
-                make_zip({{.name = "proteins/raw/num-node-list.csv.gz", .data = gzip("4\n")},
-                          {.name = "proteins/raw/num-edge-list.csv.gz", .data = gzip("3\n")},
-                          {.name = "proteins/raw/edge.csv.gz", .data = gzip("0,1\n1,2\n2,3\n")},
-                          {.name = "proteins/raw/edge-feat.csv.gz", .data = gzip("0.5,1\n0.25,0\n1,1\n")},
-                          {.name = "proteins/raw/node-label.csv.gz", .data = gzip("1,0,1\n0,0,1\n1,1,0\n0,1,0\n")},
-                          {.name = "proteins/raw/node_species.csv.gz", .data = gzip("3702\n3702\n4932\n4932\n")},
-                          {.name = "proteins/split/species/train.csv.gz", .data = gzip("0\n1\n")},
-                          {.name = "proteins/split/species/valid.csv.gz", .data = gzip("2\n")},
-                          {.name = "proteins/split/species/test.csv.gz", .data = gzip("3\n")}}));
-  const Dataset ds = load_dataset("ogbn-proteins",
-                                  with({{.dataset = "ogbn-proteins", .format = "ogb", .path = "ogbn-proteins/ogb/",
-                                         .url = server_.url("/ogb/proteins.zip"), .member = "proteins/"}}));
+  server_.serve(
+      "/ogb/proteins.zip",
+      make_zip({{.name = "proteins/raw/num-node-list.csv.gz", .data = gzip("4\n")},
+                {.name = "proteins/raw/num-edge-list.csv.gz", .data = gzip("3\n")},
+                {.name = "proteins/raw/edge.csv.gz", .data = gzip("0,1\n1,2\n2,3\n")},
+                {.name = "proteins/raw/edge-feat.csv.gz", .data = gzip("0.5,1\n0.25,0\n1,1\n")},
+                {.name = "proteins/raw/node-label.csv.gz", .data = gzip("1,0,1\n0,0,1\n1,1,0\n0,1,0\n")},
+                {.name = "proteins/raw/node_species.csv.gz", .data = gzip("3702\n3702\n4932\n4932\n")},
+                {.name = "proteins/split/species/train.csv.gz", .data = gzip("0\n1\n")},
+                {.name = "proteins/split/species/valid.csv.gz", .data = gzip("2\n")},
+                {.name = "proteins/split/species/test.csv.gz", .data = gzip("3\n")}}));
+  const Dataset ds = load_dataset("ogbn-proteins", with({{.dataset = "ogbn-proteins",
+                                                          .format = "ogb",
+                                                          .path = "ogbn-proteins/ogb/",
+                                                          .url = server_.url("/ogb/proteins.zip"),
+                                                          .member = "proteins/"}}));
   EXPECT_EQ(ds.num_edges(), 6);  // both directions, as OGB adds them
   EXPECT_TRUE(ds.labels.multi_label());
   EXPECT_EQ(ds.num_classes(), 3);
@@ -134,19 +139,24 @@ TEST_F(RegistryDownload, OgbnProteinsGetsNodeFeaturesFromItsEdgesAndOgbsRocAucMe
 TEST_F(RegistryDownload, PpiIsUnpackedFromGraphSagesZipAndLoadedWithItsSplit) {
   if (!downloads_available()) GTEST_SKIP() << "built without downloads";
   // ppi.zip's layout (GraphSAGE): ppi/ppi-{G,id_map,class_map}.json, ppi/ppi-feats.npy, walks.
-  server_.serve("/graphsage/ppi.zip",
-                make_zip({{.name = "ppi/ppi-G.json",
-                           .data = "{\"directed\": false, \"nodes\": [{\"id\": 0, \"val\": false, \"test\": false},"
-                                   " {\"id\": 1, \"val\": false, \"test\": false}, {\"id\": 2, \"val\": true,"
-                                   " \"test\": false}], \"links\": [{\"source\": 0, \"target\": 1}]}",
-                           .deflate = true},
-                          {.name = "ppi/ppi-id_map.json", .data = "{\"0\": 0, \"1\": 1, \"2\": 2}"},
-                          {.name = "ppi/ppi-class_map.json", .data = "{\"0\": [1, 0], \"1\": [0, 1], \"2\": [1, 1]}"},
-                          {.name = "ppi/ppi-feats.npy",
-                           .data = edgeattn::testing::npy_bytes("<f8", {3, 1}, edgeattn::testing::raw<double>({1, 2, 3}))},
-                          {.name = "ppi/ppi-walks.txt", .data = "0\t1\n"}}));
-  const Dataset ds = load_dataset("ppi", with({{.dataset = "ppi", .format = "graphsage", .path = "ppi/graphsage/",
-                                                .url = server_.url("/graphsage/ppi.zip"), .member = "ppi/"}}));
+  server_.serve(
+      "/graphsage/ppi.zip",
+      make_zip(
+          {{.name = "ppi/ppi-G.json",
+            .data = "{\"directed\": false, \"nodes\": [{\"id\": 0, \"val\": false, \"test\": false},"
+                    " {\"id\": 1, \"val\": false, \"test\": false}, {\"id\": 2, \"val\": true,"
+                    " \"test\": false}], \"links\": [{\"source\": 0, \"target\": 1}]}",
+            .deflate = true},
+           {.name = "ppi/ppi-id_map.json", .data = "{\"0\": 0, \"1\": 1, \"2\": 2}"},
+           {.name = "ppi/ppi-class_map.json", .data = "{\"0\": [1, 0], \"1\": [0, 1], \"2\": [1, 1]}"},
+           {.name = "ppi/ppi-feats.npy",
+            .data = edgeattn::testing::npy_bytes("<f8", {3, 1}, edgeattn::testing::raw<double>({1, 2, 3}))},
+           {.name = "ppi/ppi-walks.txt", .data = "0\t1\n"}}));
+  const Dataset ds = load_dataset("ppi", with({{.dataset = "ppi",
+                                                .format = "graphsage",
+                                                .path = "ppi/graphsage/",
+                                                .url = server_.url("/graphsage/ppi.zip"),
+                                                .member = "ppi/"}}));
   EXPECT_EQ(ds.num_nodes(), 3);
   EXPECT_EQ(ds.num_edges(), 2);
   EXPECT_TRUE(ds.labels.multi_label());
@@ -164,9 +174,11 @@ TEST_F(RegistryDownload, ATuDatasetIsUnpackedFromItsZipAsManyGraphs) {
                           {.name = "MUTAG/MUTAG_node_labels.txt", .data = "0\n1\n2\n0\n"},
                           {.name = "MUTAG/MUTAG_edge_labels.txt", .data = "0\n0\n1\n1\n"},
                           {.name = "MUTAG/README.txt", .data = "MUTAG\n"}}));
-  const Dataset ds =
-      load_dataset("mutag", with({{.dataset = "mutag", .format = "tu", .path = "mutag/tu/",
-                                   .url = server_.url("/graphkerneldatasets/MUTAG.zip"), .member = "MUTAG/"}}));
+  const Dataset ds = load_dataset("mutag", with({{.dataset = "mutag",
+                                                  .format = "tu",
+                                                  .path = "mutag/tu/",
+                                                  .url = server_.url("/graphkerneldatasets/MUTAG.zip"),
+                                                  .member = "MUTAG/"}}));
   EXPECT_EQ(ds.name, "mutag");
   EXPECT_EQ(ds.num_graphs(), 2);
   EXPECT_EQ(ds.graph_labels.classes, (std::vector<int32_t>{1, 0}));
@@ -209,8 +221,11 @@ TEST_F(RegistryDownload, ASingleFileIsDownloadedAgainstItsChecksum) {
   if (!downloads_available()) GTEST_SKIP() << "built without downloads";
   const std::string karate = shipped("karate/adjlist/karate.adjlist");
   server_.serve("/deepwalk/karate.adjlist", karate);
-  const ManifestEntry row{.dataset = "karate", .format = "adjlist", .path = "karate/adjlist/karate.adjlist",
-                          .sha256 = sha256_hex(karate), .bytes = static_cast<int64_t>(karate.size()),
+  const ManifestEntry row{.dataset = "karate",
+                          .format = "adjlist",
+                          .path = "karate/adjlist/karate.adjlist",
+                          .sha256 = sha256_hex(karate),
+                          .bytes = static_cast<int64_t>(karate.size()),
                           .url = server_.url("/deepwalk/karate.adjlist")};
   EXPECT_EQ(load_dataset("karate", with({row})).num_nodes(), 34);
   EXPECT_EQ(read_file(root_ / "karate/adjlist/karate.adjlist"), karate);
@@ -223,8 +238,12 @@ TEST_F(RegistryDownload, TheBundledPartOfADatasetIsCompletedInTheCache) {
   for (const ManifestEntry& e : manifest())
     if (e.dataset == "cora" && e.format == "planetoid") rows.push_back(e);
   server_.serve("/extra", "extra");
-  rows.push_back({.dataset = "cora", .format = "planetoid", .path = "cora/planetoid/extra.txt",
-                  .sha256 = sha256_hex("extra"), .bytes = 5, .url = server_.url("/extra")});
+  rows.push_back({.dataset = "cora",
+                  .format = "planetoid",
+                  .path = "cora/planetoid/extra.txt",
+                  .sha256 = sha256_hex("extra"),
+                  .bytes = 5,
+                  .url = server_.url("/extra")});
   LoadOptions o = with(rows);
   o.root.clear();
   const char* data_env = std::getenv("EDGEATTN_DATA");
@@ -240,8 +259,12 @@ TEST_F(RegistryDownload, TheBundledPartOfADatasetIsCompletedInTheCache) {
 
 TEST_F(RegistryDownload, OfflineAMissingFileNamesItsChecksumUrlAndTheWayOut) {
   const std::string karate = "0 1\n";
-  const ManifestEntry row{.dataset = "karate", .format = "adjlist", .path = "karate/adjlist/karate.adjlist",
-                          .sha256 = sha256_hex(karate), .bytes = 4, .url = server_.url("/k")};
+  const ManifestEntry row{.dataset = "karate",
+                          .format = "adjlist",
+                          .path = "karate/adjlist/karate.adjlist",
+                          .sha256 = sha256_hex(karate),
+                          .bytes = 4,
+                          .url = server_.url("/k")};
   LoadOptions o = with({row});
   o.download_options.offline = true;
   try {
@@ -281,8 +304,9 @@ TEST(RegistryManifest, EveryRowHasAKnownDatasetAndAnHttpsUrl) {
   }
   for (const std::string& name : dataset_names())
     for (const std::string& format : dataset_formats(name)) {
-      const auto rows = std::count_if(manifest().begin(), manifest().end(),
-                                      [&](const ManifestEntry& e) { return e.dataset == name && e.format == format; });
+      const auto rows = std::count_if(manifest().begin(), manifest().end(), [&](const ManifestEntry& e) {
+        return e.dataset == name && e.format == format;
+      });
       EXPECT_GT(rows, 0) << name << " " << format;
     }
 }

@@ -153,7 +153,8 @@ TEST(Registry, UnknownNamesAndFormatsListTheKnownOnes) {
   std::string known;
   for (const std::string& name : dataset_names()) known += (known.empty() ? "" : ", ") + name;
   expect_throw_naming<InvalidArgument>([] { load_dataset("corra"); }, {"'corra'", "(known: " + known + ";"});
-  EXPECT_THAT(known, ::testing::HasSubstr("citeseer, coauthor-cs, coauthor-physics, collab, cora, cora-full"));
+  EXPECT_THAT(known,
+              ::testing::HasSubstr("citeseer, coauthor-cs, coauthor-physics, collab, cora, cora-full"));
   expect_throw_naming<InvalidArgument>([] { load_dataset("karate", at({}, "npz")); },
                                        {"no format 'npz'", "adjlist"});
 }

@@ -185,12 +185,17 @@ TEST(Splits, StratifiedKFoldTestsEveryItemOnceWithEachClassSpreadEvenly) {
     EXPECT_TRUE(std::is_sorted(f.test.begin(), f.test.end()));
     // Each class's share of the test fold is within one item of its tenth.
     for (int c = 0; c < 3; ++c) {
-      const auto in_test = std::count_if(f.test.begin(), f.test.end(), [&](int64_t i) { return labels.classes[static_cast<size_t>(i)] == c; });
-      EXPECT_LE(std::abs(static_cast<double>(in_test) - per_class[static_cast<size_t>(c)] / 10.0), 1.0) << "class " << c;
+      const auto in_test = std::count_if(f.test.begin(), f.test.end(), [&](int64_t i) {
+        return labels.classes[static_cast<size_t>(i)] == c;
+      });
+      EXPECT_LE(std::abs(static_cast<double>(in_test) - per_class[static_cast<size_t>(c)] / 10.0), 1.0)
+          << "class " << c;
     }
-    EXPECT_NEAR(static_cast<double>(f.val.size()), 0.1 * static_cast<double>(f.val.size() + f.train.size()), 2.0);
+    EXPECT_NEAR(static_cast<double>(f.val.size()), 0.1 * static_cast<double>(f.val.size() + f.train.size()),
+                2.0);
   }
-  for (size_t i = 0; i < labels.classes.size(); ++i) EXPECT_EQ(tested[i], labels.classes[i] == -1 ? 0 : 1) << i;
+  for (size_t i = 0; i < labels.classes.size(); ++i)
+    EXPECT_EQ(tested[i], labels.classes[i] == -1 ? 0 : 1) << i;
   // Deterministic for a seed, different for another.
   EXPECT_EQ(stratified_kfold(labels, 10, 0.1, 4)[3].test, folds[3].test);
   EXPECT_NE(stratified_kfold(labels, 10, 0.1, 5)[3].test, folds[3].test);

@@ -27,7 +27,9 @@ class TuDataset : public ::testing::Test {
     put("_node_attributes.txt", "0.5, 1\n1.5, 2\n2.5, 3\n3.5, 4\n4.5, 5\n5.5, 6\n");
     put("_edge_labels.txt", "0\n0\n1\n1\n0\n0\n2\n2\n");
   }
-  void put(const std::string& suffix, const std::string& text) { write_file_atomic(dir_ / ("TOY" + suffix), text); }
+  void put(const std::string& suffix, const std::string& text) {
+    write_file_atomic(dir_ / ("TOY" + suffix), text);
+  }
   std::string path(const std::string& suffix) const { return (dir_ / ("TOY" + suffix)).string(); }
 
   TempDir dir_;
@@ -51,7 +53,9 @@ TEST_F(TuDataset, LoadsTheGraphsAsOneBlockDiagonalGraphWithPygsFeaturesAndLabels
   EXPECT_EQ(std::vector<float>(x.data() + 5, x.data() + 10), (std::vector<float>{1.5f, 2, 0, 0, 1}));
   EXPECT_TRUE(ds.labels.classes.empty());  // graph classification: no node labels
   EXPECT_NE(std::find_if(ds.notes.begin(), ds.notes.end(),
-                         [](const std::string& n) { return n.find("TOY_edge_labels.txt is not loaded") != std::string::npos; }),
+                         [](const std::string& n) {
+                           return n.find("TOY_edge_labels.txt is not loaded") != std::string::npos;
+                         }),
             ds.notes.end());
   EXPECT_EQ(load_dataset_path(dir_.path()).num_graphs(), 3);
 }
@@ -66,16 +70,19 @@ TEST_F(TuDataset, WithoutNodeFilesThereAreNoFeatures) {
 
 TEST_F(TuDataset, EachFileSaysWhatIsWrongWithIt) {
   put("_A.txt", "1, 2\n3, 4\n");
-  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); }, {path("_A.txt") + ":2", "joins graph 1 to graph 2"});
+  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
+                                  {path("_A.txt") + ":2", "joins graph 1 to graph 2"});
   put("_A.txt", "1, 7\n");
-  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); }, {path("_A.txt") + ":1", "node id 7", "[1, 6]"});
+  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
+                                  {path("_A.txt") + ":1", "node id 7", "[1, 6]"});
   put("_A.txt", "1 2 3\n");
   expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); }, {path("_A.txt") + ":1"});
   put("_A.txt", "1, 2\n");
 
   put("_graph_indicator.txt", "1\n2\n1\n3\n3\n3\n");
-  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
-                                  {path("_graph_indicator.txt") + ":3", "graph id 1 after graph 2", "grouped"});
+  expect_throw_naming<ParseError>(
+      [&] { load_tu_dataset(dir_.path()); },
+      {path("_graph_indicator.txt") + ":3", "graph id 1 after graph 2", "grouped"});
   put("_graph_indicator.txt", "1\n1\n1\n2\n2\n3\n");
   put("_graph_labels.txt", "1\n0\n");
   expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
@@ -88,7 +95,8 @@ TEST_F(TuDataset, EachFileSaysWhatIsWrongWithIt) {
   expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
                                   {path("_node_attributes.txt"), "2 rows, expected one per node (6"});
   fs::remove(dir_ / "TOY_graph_labels.txt");
-  expect_throw_naming<IoError>([&] { load_tu_dataset(dir_.path()); }, {path("_graph_labels.txt"), "no such file"});
+  expect_throw_naming<IoError>([&] { load_tu_dataset(dir_.path()); },
+                               {path("_graph_labels.txt"), "no such file"});
 }
 
 }  // namespace

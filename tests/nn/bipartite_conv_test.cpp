@@ -55,7 +55,8 @@ void expect_bipartite_equals_square(const Options& options, const char* what) {
 }
 
 TEST(Bipartite, TheSameNodesOnBothSidesGiveTheOneInputForward) {
-  expect_bipartite_equals_square<GATConv>(GATConvOptions{.in_channels = 6, .out_channels = 3, .heads = 2}, "GATConv");
+  expect_bipartite_equals_square<GATConv>(GATConvOptions{.in_channels = 6, .out_channels = 3, .heads = 2},
+                                          "GATConv");
   expect_bipartite_equals_square<GATv2Conv>(GATv2ConvOptions{.in_channels = 6, .out_channels = 3, .heads = 2},
                                             "GATv2Conv");
   expect_bipartite_equals_square<TransformerConv>(
@@ -66,7 +67,8 @@ template <class Conv, class Options>
 void expect_bipartite_gradients(const Options& options, bool self_loops, const char* what) {
   const Graph g = bipartite_graph(self_loops);
   Conv conv(options, "conv", 9);
-  Parameter xs{"x_src", random_tensor({kSrc, kInSrc}, 10), {}}, xd{"x_dst", random_tensor({kDst, kInDst}, 11), {}};
+  Parameter xs{"x_src", random_tensor({kSrc, kInSrc}, 10), {}},
+      xd{"x_dst", random_tensor({kDst, kInDst}, 11), {}};
   auto params = conv.parameters();
   params.push_back(&xs);
   params.push_back(&xd);
@@ -79,13 +81,16 @@ void expect_bipartite_gradients(const Options& options, bool self_loops, const c
 
 TEST(Bipartite, GradientsMatchFiniteDifferencesWithDifferentFeatureWidths) {
   expect_bipartite_gradients<GATConv>(
-      GATConvOptions{.in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2, .residual = true},
+      GATConvOptions{
+          .in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2, .residual = true},
       true, "GATConv");
   expect_bipartite_gradients<GATv2Conv>(
-      GATv2ConvOptions{.in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2, .concat = false},
+      GATv2ConvOptions{
+          .in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2, .concat = false},
       true, "GATv2Conv");
   expect_bipartite_gradients<TransformerConv>(
-      TransformerConvOptions{.in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2, .beta = true},
+      TransformerConvOptions{
+          .in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2, .beta = true},
       false, "TransformerConv");
 }
 
@@ -97,7 +102,8 @@ TEST(Bipartite, ParameterNamesFollowPyG) {
   EXPECT_FALSE(names.contains("conv.lin.weight"));
   GATv2Conv v2({.in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2}, "conv");
   EXPECT_EQ(edgeattn::testing::names_and_shapes(v2.parameters()).at("conv.lin_r.weight"), "[6, 4]");
-  TransformerConv tc({.in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2}, "conv");
+  TransformerConv tc({.in_channels = kInSrc, .in_channels_dst = kInDst, .out_channels = 3, .heads = 2},
+                     "conv");
   EXPECT_EQ(edgeattn::testing::names_and_shapes(tc.parameters()).at("conv.lin_query.weight"), "[6, 4]");
 }
 

@@ -125,7 +125,8 @@ TEST(GraphClassifier, LearnsATaskOnlyTheEdgesCanSolveUnderTenFoldCrossValidation
 TEST(GraphClassifier, ConfigurationErrorsNameTheField) {
   GraphClassifierConfig cfg = small_config(Readout::mean, 4, 4);
   cfg.num_classes = 1;
-  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { GraphClassifier m(cfg); }, {"num_classes is 1"});
+  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { GraphClassifier m(cfg); },
+                                                          {"num_classes is 1"});
   cfg.num_classes = 2;
   cfg.dropout = 1.f;
   edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { GraphClassifier m(cfg); }, {"dropout is 1"});

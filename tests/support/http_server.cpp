@@ -41,7 +41,8 @@ HttpServer::HttpServer() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // 127.0.0.1 only
   addr.sin_port = 0;
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 16) != 0) {
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listen_fd_, 16) != 0) {
     ::close(listen_fd_);
     throw std::runtime_error("HttpServer: cannot listen on 127.0.0.1");
   }
@@ -140,8 +141,8 @@ void HttpServer::handle(int fd) {
   const int64_t size = static_cast<int64_t>(body.size());
   const bool partial = start > 0 && !b.ignore_range;
   if (partial && start >= size) {
-    const std::string msg = "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */" + std::to_string(size) +
-                            "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    const std::string msg = "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */" +
+                            std::to_string(size) + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
     send_all(fd, msg.data(), msg.size());
     return;
   }

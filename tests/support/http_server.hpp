@@ -23,13 +23,13 @@
 namespace edgeattn::testing {
 
 struct Behaviour {
-  int status = 200;            ///< e.g. 404; the body is then a short error text
-  int fail_times = 0;          ///< answer 503 to the first `fail_times` requests
-  int64_t drop_after = -1;     ///< close the connection after this many body bytes ...
-  int drop_times = 0;          ///< ... for the first `drop_times` requests
+  int status = 200;              ///< e.g. 404; the body is then a short error text
+  int fail_times = 0;            ///< answer 503 to the first `fail_times` requests
+  int64_t drop_after = -1;       ///< close the connection after this many body bytes ...
+  int drop_times = 0;            ///< ... for the first `drop_times` requests
   int64_t bytes_per_second = 0;  ///< throttle the body (0 = as fast as possible)
-  int64_t stall_after = -1;    ///< send this many body bytes, then nothing until the client leaves
-  bool ignore_range = false;   ///< answer 200 with the whole body to range requests
+  int64_t stall_after = -1;      ///< send this many body bytes, then nothing until the client leaves
+  bool ignore_range = false;     ///< answer 200 with the whole body to range requests
 };
 
 class HttpServer {

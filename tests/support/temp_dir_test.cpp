@@ -23,7 +23,8 @@ TEST(TempDir, IsAFreshDirectoryNamedAfterTheTestAndRemovedWithItsContents) {
     where = dir.path();
     EXPECT_TRUE(fs::is_directory(where));
     EXPECT_TRUE(fs::is_empty(where));
-    EXPECT_NE(where.filename().string().find("edgeattn_TempDir_IsAFreshDirectory"), std::string::npos) << where;
+    EXPECT_NE(where.filename().string().find("edgeattn_TempDir_IsAFreshDirectory"), std::string::npos)
+        << where;
     fs::create_directories(dir / "a/b");
     write_file_atomic(dir / "a/b/file.txt", "x");
   }

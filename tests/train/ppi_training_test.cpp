@@ -35,11 +35,12 @@ void write_ppi_like(const std::filesystem::path& dir) {
     const int base = g * kNodesPerGraph;
     for (int k = 0; k < kNodesPerGraph; ++k) {
       const int v = base + k;
-      nodes += std::string(v ? ", " : "") + "{\"id\": " + std::to_string(v) + ", \"val\": " +
-               (g == 6 ? "true" : "false") + ", \"test\": " + (g == 7 ? "true" : "false") + "}";
+      nodes += std::string(v ? ", " : "") + "{\"id\": " + std::to_string(v) +
+               ", \"val\": " + (g == 6 ? "true" : "false") + ", \"test\": " + (g == 7 ? "true" : "false") +
+               "}";
       for (int e = 0; e < 2; ++e) {  // a ring plus a random chord: each node has 2 to ~6 neighbours
-        const int u = e == 0 ? base + (k + 1) % kNodesPerGraph
-                             : base + static_cast<int>(rng() % kNodesPerGraph);
+        const int u =
+            e == 0 ? base + (k + 1) % kNodesPerGraph : base + static_cast<int>(rng() % kNodesPerGraph);
         if (u == v) continue;
         links += std::string(links.empty() ? "" : ", ") + "{\"source\": " + std::to_string(v) +
                  ", \"target\": " + std::to_string(u) + "}";
@@ -55,7 +56,8 @@ void write_ppi_like(const std::filesystem::path& dir) {
     class_map += key + "[";
     for (int c = 0; c < kClasses; ++c) {
       double s = 0, m = 0;
-      for (int f = 0; f < kFeatures; ++f) s += x[static_cast<size_t>(v * kFeatures + f)] * w[static_cast<size_t>(c * kFeatures + f)];
+      for (int f = 0; f < kFeatures; ++f)
+        s += x[static_cast<size_t>(v * kFeatures + f)] * w[static_cast<size_t>(c * kFeatures + f)];
       for (const int u : nbrs[static_cast<size_t>(v)])
         for (int f = 0; f < kFeatures; ++f)
           m += x[static_cast<size_t>(u * kFeatures + f)] * w[static_cast<size_t>(c * kFeatures + f)];
@@ -64,10 +66,12 @@ void write_ppi_like(const std::filesystem::path& dir) {
     }
     class_map += "]";
   }
-  write_file_atomic(dir / "toy-G.json", "{\"directed\": false, \"nodes\": [" + nodes + "], \"links\": [" + links + "]}");
+  write_file_atomic(dir / "toy-G.json",
+                    "{\"directed\": false, \"nodes\": [" + nodes + "], \"links\": [" + links + "]}");
   write_file_atomic(dir / "toy-id_map.json", id_map + "}");
   write_file_atomic(dir / "toy-class_map.json", class_map + "}");
-  write_file_atomic(dir / "toy-feats.npy", edgeattn::testing::npy_bytes("<f8", {n, kFeatures}, edgeattn::testing::raw(x)));
+  write_file_atomic(dir / "toy-feats.npy",
+                    edgeattn::testing::npy_bytes("<f8", {n, kFeatures}, edgeattn::testing::raw(x)));
 }
 
 TEST(PpiTraining, AGatTrainedOnSomeGraphsPredictsTheLabelsOfAnUnseenGraph) {

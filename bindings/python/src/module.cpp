@@ -681,10 +681,10 @@ NB_MODULE(_edgeattn, m) {
                                             "A file's content does not follow its format.");
   static PyObject* py_checksum =
       new_exception(m, "ChecksumError", {py_io}, "A file's bytes do not match the checksum recorded for it.");
-  static PyObject* py_download =
-      new_exception(m, "DownloadError", {py_io},
-                    "A file could not be downloaded: offline, unreachable, an HTTP error such as 404, a stalled "
-                    "server, a full disk or an interrupted transfer (the message says which and names the URL).");
+  static PyObject* py_download = new_exception(
+      m, "DownloadError", {py_io},
+      "A file could not be downloaded: offline, unreachable, an HTTP error such as 404, a stalled "
+      "server, a full disk or an interrupted transfer (the message says which and names the URL).");
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -1013,8 +1013,9 @@ NB_MODULE(_edgeattn, m) {
             return nb::cast(readonly_view(std::span<const int32_t>(d.labels.classes), self));
           },
           "int32 [N] class ids (-1: unlabelled), or float32 [N, C] multi-hot")
-      .def_prop_ro("metric", [](const data::Dataset& d) { return d.labels.metric(); },
-                   "how predictions are scored: 'accuracy', 'micro_f1' or 'rocauc' (OGB's, for ogbn-proteins)")
+      .def_prop_ro(
+          "metric", [](const data::Dataset& d) { return d.labels.metric(); },
+          "how predictions are scored: 'accuracy', 'micro_f1' or 'rocauc' (OGB's, for ogbn-proteins)")
       .def_prop_ro("num_graphs", &data::Dataset::num_graphs)
       .def_prop_ro(
           "graph_ptr",
@@ -1023,7 +1024,8 @@ NB_MODULE(_edgeattn, m) {
             if (d.graph_ptr.empty()) return nb::none();
             return nb::cast(readonly_view(std::span<const int64_t>(d.graph_ptr), self));
           },
-          "int64 [num_graphs + 1]: graph g owns nodes graph_ptr[g]:graph_ptr[g+1] (TUDataset); None for one graph")
+          "int64 [num_graphs + 1]: graph g owns nodes graph_ptr[g]:graph_ptr[g+1] (TUDataset); None for one "
+          "graph")
       .def_prop_ro(
           "graph_labels",
           [](nb::handle self) -> nb::object {
@@ -1094,7 +1096,8 @@ NB_MODULE(_edgeattn, m) {
         nb::gil_scoped_release release;
         return data::load_dataset(name, o);
       },
-      "name"_a, "root"_a = "", "format"_a = "", "verify"_a = true, "download"_a = true, "offline"_a = nb::none(),
+      "name"_a, "root"_a = "", "format"_a = "", "verify"_a = true, "download"_a = true,
+      "offline"_a = nb::none(),
       "A named dataset (dataset_names()), checksummed against the compiled-in manifest. Files are looked "
       "for in root, else $EDGEATTN_DATA, else the bundled datasets/ and the download cache "
       "(~/.cache/edgeattn); missing ones are downloaded from their official URLs (resumed, retried, "

@@ -37,13 +37,14 @@ struct ExtractOptions {
 
 /// One file written by extract_archive.
 struct ExtractedFile {
-  std::string member;           ///< its path in the archive
-  std::filesystem::path path;   ///< where it was written
+  std::string member;          ///< its path in the archive
+  std::filesystem::path path;  ///< where it was written
   int64_t bytes = 0;
 };
 
 /// Extracts `archive` into `dir` (created when missing); see the header comment.
-std::vector<ExtractedFile> extract_archive(const std::filesystem::path& archive, const std::filesystem::path& dir,
+std::vector<ExtractedFile> extract_archive(const std::filesystem::path& archive,
+                                           const std::filesystem::path& dir,
                                            const ExtractOptions& options = {});
 
 }  // namespace edgeattn::data

@@ -72,7 +72,9 @@ struct Labels {
   std::string eval_metric;
 
   bool multi_label() const { return !multi_hot.absent(); }
-  std::string metric() const { return !eval_metric.empty() ? eval_metric : multi_label() ? "micro_f1" : "accuracy"; }
+  std::string metric() const {
+    return !eval_metric.empty() ? eval_metric : multi_label() ? "micro_f1" : "accuracy";
+  }
 };
 
 /// A train/validation/test division of the nodes: sorted, disjoint node ids.

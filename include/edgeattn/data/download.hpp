@@ -95,7 +95,7 @@ struct DownloadOptions {
 
 struct DownloadResult {
   std::filesystem::path path;
-  std::string sha256;       ///< of the content, computed while it arrived (or read from the cache)
+  std::string sha256;  ///< of the content, computed while it arrived (or read from the cache)
   int64_t bytes = 0;
   bool downloaded = false;  ///< false when a verified file was already at the destination
   bool resumed = false;     ///< a part file from an earlier, interrupted transfer was continued

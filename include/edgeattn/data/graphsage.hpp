@@ -2,7 +2,8 @@
 // Large Graphs", 2017), in which PPI is published and which the GAT paper's inductive task uses:
 //
 //   <dir>/<prefix>-G.json          networkx node-link graph (GraphSAGE wrote it with networkx 1.11):
-//                                  {"directed": false, "nodes": [{"id": 0, "val": false, "test": false}, ...],
+//                                  {"directed": false, "nodes": [{"id": 0, "val": false, "test": false},
+//                                  ...],
 //                                   "links": [{"source": 0, "target": 372}, ...], ...}
 //                                  a link's source/target are positions in "nodes" (networkx 1.x);
 //                                  PPI's ids equal their positions, so networkx 2.x files agree

@@ -49,7 +49,7 @@ namespace edgeattn::nn {
 struct GATConvOptions {
   int64_t in_channels = 0;      ///< source features (all features, for one node set)
   int64_t in_channels_dst = 0;  ///< bipartite: destination features with their own map lin_dst; 0 = none
-  int64_t out_channels = 0;  ///< per head
+  int64_t out_channels = 0;     ///< per head
   int64_t heads = 1;
   bool concat = true;
   float negative_slope = 0.2f;
@@ -87,8 +87,8 @@ class GATConv {
                         Tensor* attention = nullptr, const EluDropout* then = nullptr);
   /// Bipartite: x_src: [num_src, in_channels], x_dst: [num_dst, in_channels_dst or in_channels],
   /// graph: num_dst x num_src (prepared) -> [num_dst, H*C] (concat) or [num_dst, C].
-  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
-                        uint64_t dropout_seed, Tensor* attention = nullptr);
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                        const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention = nullptr);
 
   const GATConvOptions& options() const { return options_; }
   /// Output width: H*C (concat) or C.
@@ -97,12 +97,12 @@ class GATConv {
   int64_t in_dst() const;
   std::vector<autograd::Parameter*> parameters();
 
-  Linear lin;                   ///< lin.weight [H*C, in] (lin_src.weight when in_channels_dst is set)
+  Linear lin;                     ///< lin.weight [H*C, in] (lin_src.weight when in_channels_dst is set)
   std::optional<Linear> lin_dst;  ///< lin_dst.weight [H*C, in_channels_dst] when in_channels_dst is set
-  autograd::Parameter att_src;  ///< [1, H, C]
-  autograd::Parameter att_dst;  ///< [1, H, C]
-  autograd::Parameter bias;     ///< [H*C] or [C]; absent when !bias
-  std::optional<Linear> res;    ///< res.weight [out_features, in] when residual
+  autograd::Parameter att_src;    ///< [1, H, C]
+  autograd::Parameter att_dst;    ///< [1, H, C]
+  autograd::Parameter bias;       ///< [H*C] or [C]; absent when !bias
+  std::optional<Linear> res;      ///< res.weight [out_features, in] when residual
 
  private:
   AttentionConfig attention_config(uint64_t dropout_seed, bool return_attention) const;
@@ -116,7 +116,7 @@ void check_layer_graph(const autograd::Tape& tape, const std::string& who, const
 /// The same for bipartite input: x_src [num_src, in_src], x_dst [num_dst, in_dst], and the
 /// self-loops i -> i for i < min(num_dst, num_src) when add_self_loops.
 void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
-                                 const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src, int64_t in_dst,
-                                 bool add_self_loops);
+                                 const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src,
+                                 int64_t in_dst, bool add_self_loops);
 
 }  // namespace edgeattn::nn

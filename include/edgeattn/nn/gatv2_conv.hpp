@@ -40,7 +40,7 @@ namespace edgeattn::nn {
 struct GATv2ConvOptions {
   int64_t in_channels = 0;      ///< source features (lin_l)
   int64_t in_channels_dst = 0;  ///< bipartite: destination features (lin_r); 0 = in_channels
-  int64_t out_channels = 0;  ///< per head
+  int64_t out_channels = 0;     ///< per head
   int64_t heads = 1;
   bool concat = true;
   float negative_slope = 0.2f;
@@ -62,8 +62,8 @@ class GATv2Conv {
                         Tensor* attention = nullptr);
   /// Bipartite: x_src [num_src, in_channels] (lin_l), x_dst [num_dst, in_channels_dst or
   /// in_channels] (lin_r), graph num_dst x num_src (prepared) -> [num_dst, H*C] or [num_dst, C].
-  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
-                        uint64_t dropout_seed, Tensor* attention = nullptr);
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                        const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention = nullptr);
   /// Width of the destination features: in_channels_dst, or in_channels.
   int64_t in_dst() const;
 

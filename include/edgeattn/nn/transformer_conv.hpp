@@ -43,7 +43,7 @@ namespace edgeattn::nn {
 struct TransformerConvOptions {
   int64_t in_channels = 0;      ///< source features (lin_key, lin_value)
   int64_t in_channels_dst = 0;  ///< bipartite: destination features (lin_query, lin_skip); 0 = in_channels
-  int64_t out_channels = 0;  ///< per head
+  int64_t out_channels = 0;     ///< per head
   int64_t heads = 1;
   bool concat = true;
   bool beta = false;
@@ -64,8 +64,8 @@ class TransformerConv {
   /// Bipartite (cross-attention from one node set to another): x_src [num_src, in_channels] gives
   /// keys and values, x_dst [num_dst, in_channels_dst or in_channels] queries and the skip term,
   /// graph num_dst x num_src -> [num_dst, H*C] or [num_dst, C].
-  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
-                        uint64_t dropout_seed, Tensor* attention = nullptr);
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                        const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention = nullptr);
 
   const TransformerConvOptions& options() const { return options_; }
   int64_t out_features() const;

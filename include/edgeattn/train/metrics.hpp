@@ -39,6 +39,7 @@ double roc_auc(ConstView scores, ConstView targets, std::span<const int64_t> nod
 /// The metric `name` ("accuracy", "micro_f1", "rocauc": data::Labels::metric()) of the logits
 /// against the labels over `nodes`. InvalidArgument for another name or a kind of labels the
 /// metric does not apply to.
-double score(const std::string& name, ConstView logits, const data::Labels& labels, std::span<const int64_t> nodes);
+double score(const std::string& name, ConstView logits, const data::Labels& labels,
+             std::span<const int64_t> nodes);
 
 }  // namespace edgeattn::train

@@ -15,14 +15,17 @@ Var global_pool(Tape& tape, Var x, std::span<const int64_t> graph_ptr, Pooling k
   Tensor out = std::move(fwd.out);
   const int64_t n = xv.dim(0);
   std::vector<int64_t> ptr(graph_ptr.begin(), graph_ptr.end());
-  return tape.record(kind == Pooling::sum ? "global_add_pool" : kind == Pooling::mean ? "global_mean_pool" : "global_max_pool",
-                     std::move(out), {x},
-                     [x, kind, n, ptr = std::move(ptr), argmax = std::move(fwd.argmax)](BackwardContext& ctx) {
-                       if (!ctx.needs_grad(x)) return;
-                       const Tensor dx = kernels::segment_pool_backward(ptr, kind, ctx.grad_out(), argmax, n);
-                       Tensor& g = ctx.grad(x);
-                       for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] += dx.data()[i];
-                     });
+  return tape.record(
+      kind == Pooling::sum    ? "global_add_pool"
+      : kind == Pooling::mean ? "global_mean_pool"
+                              : "global_max_pool",
+      std::move(out), {x},
+      [x, kind, n, ptr = std::move(ptr), argmax = std::move(fwd.argmax)](BackwardContext& ctx) {
+        if (!ctx.needs_grad(x)) return;
+        const Tensor dx = kernels::segment_pool_backward(ptr, kind, ctx.grad_out(), argmax, n);
+        Tensor& g = ctx.grad(x);
+        for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] += dx.data()[i];
+      });
 }
 
 Var global_attention_pool(Tape& tape, Var x, Var gate, std::span<const int64_t> graph_ptr) {
@@ -44,9 +47,8 @@ Var global_attention_pool(Tape& tape, Var x, Var gate, std::span<const int64_t> 
   // softmax over each graph's nodes of gate_v.
   const Var zero = tape.constant(Tensor({g_count, 1}));
   AttentionConfig config{.score = Score::additive, .negative_slope = 1.f};
-  const Var out = graph_attention(tape, readout,
-                                  {.value = reshape(tape, x, {n, 1, f}), .score_dst = zero, .score_src = gate},
-                                  config);
+  const Var out = graph_attention(
+      tape, readout, {.value = reshape(tape, x, {n, 1, f}), .score_dst = zero, .score_src = gate}, config);
   return reshape(tape, out, {g_count, f});
 }
 

@@ -25,7 +25,8 @@ PoolResult segment_pool(ConstView x, std::span<const int64_t> graph_ptr, Pooling
         r.out(g, f) = best < 0 ? 0.f : x.data()[best * f_count + f];
         r.argmax[static_cast<size_t>(g * f_count + f)] = best;
       } else {
-        r.out(g, f) = static_cast<float>(kind == Pooling::mean && last > first ? acc / static_cast<double>(last - first) : acc);
+        r.out(g, f) = static_cast<float>(
+            kind == Pooling::mean && last > first ? acc / static_cast<double>(last - first) : acc);
       }
     }
   }
@@ -44,7 +45,9 @@ Tensor segment_pool_backward(std::span<const int64_t> graph_ptr, Pooling kind, C
         if (v >= 0) dx.data()[v * f_count + f] += grad_out.data()[g * f_count + f];
         continue;
       }
-      const float share = kind == Pooling::mean ? grad_out.data()[g * f_count + f] / static_cast<float>(last - first) : grad_out.data()[g * f_count + f];
+      const float share = kind == Pooling::mean
+                              ? grad_out.data()[g * f_count + f] / static_cast<float>(last - first)
+                              : grad_out.data()[g * f_count + f];
       for (int64_t v = first; v < last; ++v) dx.data()[v * f_count + f] = share;
     }
   }
