@@ -4,7 +4,11 @@
 #include "edgeattn/data/graphsage.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "data/edge_assembly.hpp"
@@ -41,8 +45,9 @@ struct IdScalar {
 struct GraphHandler : SaxBase {
   using SaxBase::SaxBase;
   int depth = 0;
-  std::string top_key;   // key at depth 1
-  std::string item_key;  // key inside a node or link object (depth 3)
+  std::vector<char> open;  // the containers around the cursor, outermost first: 'o' object, 'a' array
+  std::string top_key;     // key at depth 1
+  std::string item_key;    // key inside a node or link object
   bool directed = false;
   struct Node {
     std::string id;
@@ -52,10 +57,13 @@ struct GraphHandler : SaxBase {
   std::vector<int64_t> src, dst;
   int64_t link_source = -1, link_target = -1;
 
-  bool in_item() const { return depth == 3 && (top_key == "nodes" || top_key == "links"); }
+  // Inside one object of the top-level "nodes" or "links" list: {"nodes": [{...here...}]}.
+  bool in_item() const {
+    return open.size() == 3 && open[0] == 'o' && open[1] == 'a' && open[2] == 'o' &&
+           (top_key == "nodes" || top_key == "links");
+  }
   void scalar_id(const std::string& text) {
-    if (!in_item()) return;
-    if (top_key == "nodes" && item_key == "id") nodes.back().id = text;
+    if (in_item() && top_key == "nodes" && item_key == "id") nodes.back().id = text;
   }
   void position(int64_t v) {
     if (!in_item() || top_key != "links") return;
@@ -64,7 +72,7 @@ struct GraphHandler : SaxBase {
   }
   bool null() override { return true; }
   bool boolean(bool v) override {
-    if (depth == 1 && top_key == "directed") directed = v;
+    if (open.size() == 1 && top_key == "directed") directed = v;
     if (in_item() && top_key == "nodes") {
       if (item_key == "val") nodes.back().val = v;
       if (item_key == "test") nodes.back().test = v;
@@ -78,11 +86,14 @@ struct GraphHandler : SaxBase {
   }
   bool number_unsigned(number_unsigned_t v) override {
     scalar_id(std::to_string(v));
-    position(static_cast<int64_t>(v));
+    position(v > static_cast<number_unsigned_t>(INT64_MAX) ? -1 : static_cast<int64_t>(v));
     return true;
   }
   bool number_float(number_float_t, const string_t& s) override {
     scalar_id(s);
+    if (in_item() && top_key == "links" && (item_key == "source" || item_key == "target"))
+      raise<ParseError>(file, ": link ", src.size(), " has ", item_key, " ", s,
+                        "; expected the position of a node in \"nodes\" (a whole number)");
     return true;
   }
   bool string(string_t& s) override {
@@ -94,33 +105,40 @@ struct GraphHandler : SaxBase {
   }
   bool start_object(std::size_t) override {
     ++depth;
-    if (depth == 3 && top_key == "nodes") nodes.emplace_back();
-    if (depth == 3 && top_key == "links") link_source = link_target = -1;
+    open.push_back('o');
+    if (in_item()) {
+      item_key.clear();
+      if (top_key == "nodes") nodes.emplace_back();
+      if (top_key == "links") link_source = link_target = -1;
+    }
     return true;
   }
   bool end_object() override {
-    if (depth == 3 && top_key == "links") {
+    if (in_item() && top_key == "links") {
       if (link_source < 0 || link_target < 0)
         raise<ParseError>(file, ": link ", src.size(), " lacks a non-negative \"source\" or \"target\"");
       src.push_back(link_source);
       dst.push_back(link_target);
     }
-    if (depth == 3 && top_key == "nodes" && nodes.back().id.empty())
+    if (in_item() && top_key == "nodes" && nodes.back().id.empty())
       raise<ParseError>(file, ": node ", nodes.size() - 1, " has no \"id\"");
     --depth;
+    open.pop_back();
     return true;
   }
   bool start_array(std::size_t) override {
     ++depth;
+    open.push_back('a');
     return true;
   }
   bool end_array() override {
     --depth;
+    open.pop_back();
     return true;
   }
   bool key(string_t& k) override {
-    if (depth == 1) top_key = k;
-    if (depth == 3) item_key = k;
+    if (open.size() == 1) top_key = k;
+    if (in_item()) item_key = k;
     return true;
   }
 };
@@ -185,17 +203,26 @@ struct ClassMapHandler : SaxBase {
   bool number_integer(number_integer_t v) override { return value(v); }
   bool number_unsigned(number_unsigned_t v) override { return value(static_cast<int64_t>(v)); }
   bool number_float(number_float_t v, const string_t& s) override {
-    if (v != static_cast<double>(static_cast<int64_t>(v)))
-      raise<ParseError>(file, ": node '", key_now, "' has label ", s, ", expected a whole number");
+    // Range first: converting an out-of-range double to an integer is undefined.
+    if (!(v >= 0 && v <= INT32_MAX) || v != std::trunc(v))
+      raise<ParseError>(file, ": node '", key_now, "' has label ", s, ", expected a whole number >= 0");
     return value(static_cast<int64_t>(v));
   }
   bool string(string_t& s) override {
     raise<ParseError>(file, ": node '", key_now, "' has label '", s, "', expected a number");
   }
-  bool start_object(std::size_t) override { return ++depth, true; }
+  bool start_object(std::size_t) override {
+    if (depth > 0)
+      raise<ParseError>(file, ": node '", key_now, "' has an object, expected a class id or a list");
+    return ++depth, true;
+  }
   bool end_object() override { return --depth, true; }
   bool start_array(std::size_t) override {
+    if (depth != 1)
+      raise<ParseError>(file, ": expected {\"<node id>\": class or [0/1, ...]}, found a list ",
+                        depth == 0 ? "at the top" : "inside a label list");
     ++depth;
+    multi = true;
     labels[key_now];  // an empty list is a node with no positive class
     return true;
   }
@@ -204,13 +231,16 @@ struct ClassMapHandler : SaxBase {
 };
 
 template <class Handler>
-Handler parse_json_file(const fs::path& path) {
-  if (!fs::exists(path)) raise<IoError>(path.string(), ": no such file (a GraphSAGE dataset needs it)");
-  const std::string text = read_file(path);
-  Handler h(path.string());
+Handler parse_json_text(std::string_view text, const std::string& name) {
+  Handler h(name);
   json::sax_parse(text, &h);
-  if (h.depth != 0) raise<ParseError>(path.string(), ": the JSON ends inside an object or list");
+  if (h.depth != 0) raise<ParseError>(name, ": the JSON ends inside an object or list");
   return h;
+}
+
+std::string read_required(const fs::path& path) {
+  if (!fs::exists(path)) raise<IoError>(path.string(), ": no such file (a GraphSAGE dataset needs it)");
+  return read_file(path);
 }
 
 std::string infer_prefix(const fs::path& dir) {
@@ -238,24 +268,24 @@ fs::path file_of(const fs::path& dir, const std::string& prefix, const std::stri
   return plain;
 }
 
-}  // namespace
+// Everything after reading: the three JSON texts and the parsed features (if any), each named
+// as the messages should name it.
+struct NamedText {
+  std::string name;
+  std::string_view text;
+};
 
-Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
-  if (!fs::is_directory(dir))
-    raise<IoError>(dir.string(), ": not a directory (expected a GraphSAGE dataset)");
-  const std::string prefix = options.prefix.empty() ? infer_prefix(dir) : options.prefix;
+Dataset assemble(const NamedText& g_file, const NamedText& id_file, const NamedText& class_file,
+                 const std::optional<NpyArray>& feats, const std::string& prefix, const std::string& name) {
   Dataset ds;
-  ds.name = options.name.empty() ? prefix : options.name;
+  ds.name = name.empty() ? prefix : name;
   ds.format = "graphsage";
-
-  const fs::path g_path = file_of(dir, prefix, "-G.json");
-  const fs::path id_path = file_of(dir, prefix, "-id_map.json");
-  const fs::path class_path = file_of(dir, prefix, "-class_map.json");
-  GraphHandler g = parse_json_file<GraphHandler>(g_path);
-  const IdMapHandler ids = parse_json_file<IdMapHandler>(id_path);
-  const ClassMapHandler classes = parse_json_file<ClassMapHandler>(class_path);
-  for (const fs::path& p : {g_path, id_path, class_path})
-    ds.sources.push_back({p.string(), "", static_cast<int64_t>(fs::file_size(p))});
+  const std::string& g_path = g_file.name;
+  const std::string& id_path = id_file.name;
+  const std::string& class_path = class_file.name;
+  GraphHandler g = parse_json_text<GraphHandler>(g_file.text, g_path);
+  const IdMapHandler ids = parse_json_text<IdMapHandler>(id_file.text, id_path);
+  const ClassMapHandler classes = parse_json_text<ClassMapHandler>(class_file.text, class_path);
 
   // Node k of the Dataset is feats.npy row k: map every node of G.json to its row.
   const int64_t n = static_cast<int64_t>(g.nodes.size());
@@ -264,13 +294,12 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
   for (int64_t p = 0; p < n; ++p) {
     const std::string& id = g.nodes[static_cast<size_t>(p)].id;
     const auto it = ids.rows.find(id);
-    if (it == ids.rows.end())
-      raise<ParseError>(id_path.string(), ": node '", id, "' of ", g_path.string(), " has no row");
+    if (it == ids.rows.end()) raise<ParseError>(id_path, ": node '", id, "' of ", g_path, " has no row");
     if (it->second >= n)
-      raise<ParseError>(id_path.string(), ": node '", id, "' has row ", it->second, ", but ", g_path.string(),
-                        " has ", n, " nodes");
+      raise<ParseError>(id_path, ": node '", id, "' has row ", it->second, ", but ", g_path, " has ", n,
+                        " nodes");
     if (taken[static_cast<size_t>(it->second)]++)
-      raise<ParseError>(id_path.string(), ": row ", it->second, " is given to two nodes (one is '", id, "')");
+      raise<ParseError>(id_path, ": row ", it->second, " is given to two nodes (one is '", id, "')");
     row_of[static_cast<size_t>(p)] = it->second;
   }
 
@@ -278,7 +307,7 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
   for (size_t e = 0; e < g.src.size(); ++e) {
     for (int64_t* end : {&g.src[e], &g.dst[e]}) {
       if (*end >= n)
-        raise<ParseError>(g_path.string(), ": link ", e, " names node position ", *end, ", but there are ", n,
+        raise<ParseError>(g_path, ": link ", e, " names node position ", *end, ", but there are ", n,
                           " nodes");
       *end = row_of[static_cast<size_t>(*end)];
     }
@@ -293,8 +322,7 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
 
   // Labels.
   if (classes.multi && classes.single)
-    raise<ParseError>(class_path.string(),
-                      ": mixes class ids and label lists; expected one kind for every node");
+    raise<ParseError>(class_path, ": mixes class ids and label lists; expected one kind for every node");
   int64_t num_classes = 0;
   for (const auto& [id, v] : classes.labels)
     num_classes =
@@ -305,12 +333,12 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
   for (int64_t p = 0; p < n; ++p) {
     const std::string& id = g.nodes[static_cast<size_t>(p)].id;
     const auto it = classes.labels.find(id);
-    if (it == classes.labels.end()) raise<ParseError>(class_path.string(), ": node '", id, "' has no label");
+    if (it == classes.labels.end()) raise<ParseError>(class_path, ": node '", id, "' has no label");
     const int64_t row = row_of[static_cast<size_t>(p)];
     if (classes.multi) {
       if (static_cast<int64_t>(it->second.size()) != num_classes)
-        raise<ParseError>(class_path.string(), ": node '", id, "' has ", it->second.size(),
-                          " labels, expected ", num_classes, " (as other nodes)");
+        raise<ParseError>(class_path, ": node '", id, "' has ", it->second.size(), " labels, expected ",
+                          num_classes, " (as other nodes)");
       std::copy(it->second.begin(), it->second.end(), multi_hot.begin() + row * num_classes);
     } else {
       ds.labels.classes[static_cast<size_t>(row)] = it->second.front();
@@ -320,16 +348,15 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
   if (classes.multi) ds.labels.multi_hot = Tensor({n, num_classes}, multi_hot);
 
   // Features (optional).
-  if (const auto feats = find_plain_or_gz(dir / (prefix + "-feats.npy"))) {
-    const NpyArray a = read_npy(*feats);
+  if (feats) {
+    const NpyArray& a = *feats;
     if (a.rank() != 2 || a.shape[0] != n)
-      raise<ParseError>(feats->string(), ": shape [", a.rank() > 0 ? a.shape[0] : 0, a.rank() > 1 ? ", " : "",
+      raise<ParseError>(a.name, ": shape [", a.rank() > 0 ? a.shape[0] : 0, a.rank() > 1 ? ", " : "",
                         a.rank() > 1 ? std::to_string(a.shape[1]) : std::string(), "], expected [", n,
-                        ", num_features] (one row per node of ", g_path.string(), ")");
+                        ", num_features] (one row per node of ", g_path, ")");
     Tensor x({n, a.shape[1]});
     a.to_floats(x.span());
     ds.features = Features(std::move(x));
-    ds.sources.push_back({feats->string(), "", static_cast<int64_t>(fs::file_size(*feats))});
   } else {
     ds.notes.push_back("no " + prefix + "-feats.npy: the dataset has no node features");
   }
@@ -340,7 +367,7 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
   for (int64_t p = 0; p < n; ++p) {
     const auto& node = g.nodes[static_cast<size_t>(p)];
     if (node.val && node.test)
-      raise<ParseError>(g_path.string(), ": node '", node.id, "' is marked both \"val\" and \"test\"");
+      raise<ParseError>(g_path, ": node '", node.id, "' is marked both \"val\" and \"test\"");
     part[static_cast<size_t>(row_of[static_cast<size_t>(p)])] = node.val ? 1 : node.test ? 2 : 0;
   }
   for (int64_t v = 0; v < n; ++v)
@@ -352,6 +379,39 @@ Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
   ds.default_split = "graphsage";
   ds.validate();
   return ds;
+}
+
+}  // namespace
+
+Dataset load_graphsage(const fs::path& dir, const GraphSageOptions& options) {
+  if (!fs::is_directory(dir))
+    raise<IoError>(dir.string(), ": not a directory (expected a GraphSAGE dataset)");
+  const std::string prefix = options.prefix.empty() ? infer_prefix(dir) : options.prefix;
+  const fs::path g_path = file_of(dir, prefix, "-G.json");
+  const fs::path id_path = file_of(dir, prefix, "-id_map.json");
+  const fs::path class_path = file_of(dir, prefix, "-class_map.json");
+  const std::string g_text = read_required(g_path), id_text = read_required(id_path),
+                    class_text = read_required(class_path);
+  std::optional<NpyArray> feats;
+  const auto feats_path = find_plain_or_gz(dir / (prefix + "-feats.npy"));
+  if (feats_path) feats = read_npy(*feats_path);
+  Dataset ds = assemble({g_path.string(), g_text}, {id_path.string(), id_text},
+                        {class_path.string(), class_text}, feats, prefix, options.name);
+  for (const fs::path& p : {g_path, id_path, class_path})
+    ds.sources.push_back({p.string(), "", static_cast<int64_t>(fs::file_size(p))});
+  if (feats_path)
+    ds.sources.push_back({feats_path->string(), "", static_cast<int64_t>(fs::file_size(*feats_path))});
+  return ds;
+}
+
+Dataset parse_graphsage(std::string_view g_json, std::string_view id_map_json,
+                        std::string_view class_map_json, std::string_view feats_npy,
+                        const GraphSageOptions& options) {
+  const std::string prefix = options.prefix.empty() ? std::string("graphsage") : options.prefix;
+  std::optional<NpyArray> feats;
+  if (!feats_npy.empty()) feats = parse_npy(feats_npy, prefix + "-feats.npy");
+  return assemble({prefix + "-G.json", g_json}, {prefix + "-id_map.json", id_map_json},
+                  {prefix + "-class_map.json", class_map_json}, feats, prefix, options.name);
 }
 
 }  // namespace edgeattn::data

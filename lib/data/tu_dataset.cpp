@@ -1,8 +1,11 @@
 #include "edgeattn/data/tu_dataset.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include "data/text_scanner.hpp"
 #include "edgeattn/core/error.hpp"
@@ -19,21 +22,19 @@ struct TextFile {
   std::string text;
 };
 
-std::optional<TextFile> read_optional(const fs::path& dir, const std::string& prefix,
-                                      const std::string& suffix, Dataset& ds) {
-  const auto found = find_plain_or_gz(dir / (prefix + suffix));
-  if (!found) return std::nullopt;
-  TextFile f{found->string(), read_file(*found)};
-  ds.sources.push_back({f.path, "", static_cast<int64_t>(f.text.size())});
-  return f;
-}
+// Where the files come from: a directory (load_tu_dataset) or memory (parse_tu_dataset). `get`
+// returns the file of a suffix ("_A.txt") or nullopt; `where` names a missing one.
+struct Files {
+  std::function<std::optional<TextFile>(const std::string& suffix)> get;
+  std::function<std::string(const std::string& suffix)> where;
 
-TextFile read_required(const fs::path& dir, const std::string& prefix, const std::string& suffix,
-                       Dataset& ds) {
-  auto f = read_optional(dir, prefix, suffix, ds);
-  if (!f) raise<IoError>((dir / (prefix + suffix)).string(), ": no such file (a TUDataset needs it)");
-  return std::move(*f);
-}
+  std::optional<TextFile> optional(const std::string& suffix) const { return get(suffix); }
+  TextFile required(const std::string& suffix) const {
+    auto f = get(suffix);
+    if (!f) raise<IoError>(where(suffix), ": no such file (a TUDataset needs it)");
+    return std::move(*f);
+  }
+};
 
 // One integer per line (blank lines skipped).
 std::vector<int64_t> read_column(const TextFile& f, const char* what) {
@@ -69,17 +70,13 @@ std::string infer_prefix(const fs::path& dir) {
   return found;
 }
 
-}  // namespace
-
-Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
-  if (!fs::is_directory(dir)) raise<IoError>(dir.string(), ": not a directory (expected a TUDataset folder)");
-  const std::string prefix = options.prefix.empty() ? infer_prefix(dir) : options.prefix;
+Dataset assemble(const Files& files, const std::string& prefix, const TuOptions& options) {
   Dataset ds;
   ds.name = options.name.empty() ? prefix : options.name;
   ds.format = "tu";
 
   // Graph membership: nodes are grouped by graph, graphs numbered 1..N in order.
-  const TextFile ind = read_required(dir, prefix, "_graph_indicator.txt", ds);
+  const TextFile ind = files.required("_graph_indicator.txt");
   const std::vector<int64_t> graph_of = read_column(ind, "graph id");
   const int64_t n = static_cast<int64_t>(graph_of.size());
   if (n == 0) raise<ParseError>(ind.path, ": no nodes");
@@ -100,7 +97,7 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
   // Edges, 1-based.
   std::vector<int64_t> src, dst;
   {
-    const TextFile a = read_required(dir, prefix, "_A.txt", ds);
+    const TextFile a = files.required("_A.txt");
     TextScanner s(a.text, a.path);
     while (!s.at_end()) {
       if (s.skip_blank_or_comment("")) continue;
@@ -125,7 +122,7 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
 
   // Graph labels -> 0..K-1 in sorted order of the values.
   {
-    const TextFile f = read_required(dir, prefix, "_graph_labels.txt", ds);
+    const TextFile f = files.required("_graph_labels.txt");
     const std::vector<int64_t> raw = read_column(f, "graph label");
     if (static_cast<int64_t>(raw.size()) != num_graphs)
       raise<ParseError>(f.path, ": ", raw.size(), " rows, expected one per graph (", num_graphs, " in ",
@@ -144,7 +141,7 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
   // Node features: attributes, then one-hot node labels (PyG's order).
   int64_t attr_cols = 0, label_cols = 0;
   std::vector<float> attrs;
-  if (const auto f = read_optional(dir, prefix, "_node_attributes.txt", ds)) {
+  if (const auto f = files.optional("_node_attributes.txt")) {
     TextScanner s(f->text, f->path);
     int64_t rows = 0;
     while (!s.at_end()) {
@@ -165,17 +162,18 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
   }
   std::vector<int64_t> node_label;
   int64_t label_min = 0;
-  if (const auto f = read_optional(dir, prefix, "_node_labels.txt", ds)) {
+  if (const auto f = files.optional("_node_labels.txt")) {
     // Some datasets give several label columns per node; PyG one-hot encodes each. One column is
     // the common case and what is supported here.
     node_label = read_column(*f, "node label");
     check_rows(*f, node_label.size(), n, ind.path);
     const auto [lo, hi] = std::minmax_element(node_label.begin(), node_label.end());
-    label_min = *lo;
-    label_cols = *hi - *lo + 1;
-    if (label_cols > 100000)
+    // The span in unsigned arithmetic: *hi - *lo may not fit an int64.
+    if (static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo) >= 10000)
       raise<ParseError>(f->path, ": node labels span ", *lo, " to ", *hi,
                         "; too many classes to one-hot encode");
+    label_min = *lo;
+    label_cols = *hi - *lo + 1;
   }
   const int64_t f_cols = attr_cols + label_cols;
   if (f_cols > 0) {
@@ -190,12 +188,56 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
     ds.notes.push_back("no node attributes or labels: the graphs have no node features");
   }
   for (const char* skipped : {"_edge_labels.txt", "_edge_attributes.txt", "_graph_attributes.txt"})
-    if (find_plain_or_gz(dir / (prefix + skipped)))
+    if (files.optional(skipped))
       ds.notes.push_back(prefix + skipped +
                          " is not loaded (edge features and graph regression targets are not "
                          "supported by this reader yet)");
   ds.validate();
   return ds;
+}
+
+}  // namespace
+
+Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
+  if (!fs::is_directory(dir)) raise<IoError>(dir.string(), ": not a directory (expected a TUDataset folder)");
+  const std::string prefix = options.prefix.empty() ? infer_prefix(dir) : options.prefix;
+  std::vector<SourceFile> sources;
+  const std::vector<std::string> skipped = {"_edge_labels.txt", "_edge_attributes.txt",
+                                            "_graph_attributes.txt"};
+  Files files;
+  files.get = [&](const std::string& suffix) -> std::optional<TextFile> {
+    const auto found = find_plain_or_gz(dir / (prefix + suffix));
+    if (!found) return std::nullopt;
+    // Files this reader does not load are only noted: their existence is all it needs.
+    if (std::find(skipped.begin(), skipped.end(), suffix) != skipped.end())
+      return TextFile{found->string(), {}};
+    TextFile f{found->string(), read_file(*found)};
+    sources.push_back({f.path, "", static_cast<int64_t>(f.text.size())});
+    return f;
+  };
+  files.where = [&](const std::string& suffix) { return (dir / (prefix + suffix)).string(); };
+  Dataset ds = assemble(files, prefix, options);
+  ds.sources = std::move(sources);
+  return ds;
+}
+
+Dataset parse_tu_dataset(const TuTexts& texts, const TuOptions& options) {
+  const std::string prefix = options.prefix.empty() ? std::string("TU") : options.prefix;
+  const std::pair<const char*, std::string_view> given[] = {{"_A.txt", texts.a},
+                                                            {"_graph_indicator.txt", texts.graph_indicator},
+                                                            {"_graph_labels.txt", texts.graph_labels},
+                                                            {"_node_labels.txt", texts.node_labels},
+                                                            {"_node_attributes.txt", texts.node_attributes}};
+  Files files;
+  files.get = [&](const std::string& suffix) -> std::optional<TextFile> {
+    for (const auto& [s, text] : given)
+      if (suffix == s && (text.data() != nullptr || suffix == "_A.txt" || suffix == "_graph_indicator.txt" ||
+                          suffix == "_graph_labels.txt"))
+        return TextFile{prefix + suffix, std::string(text)};
+    return std::nullopt;
+  };
+  files.where = [&](const std::string& suffix) { return prefix + suffix; };
+  return assemble(files, prefix, options);
 }
 
 }  // namespace edgeattn::data

@@ -33,6 +33,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "edgeattn/data/dataset.hpp"
 
@@ -47,5 +48,12 @@ struct GraphSageOptions {
 
 /// Loads a GraphSAGE-layout directory (see above).
 Dataset load_graphsage(const std::filesystem::path& dir, const GraphSageOptions& options = {});
+
+/// The same from the files' contents in memory (tests, fuzzing, data from elsewhere); they are
+/// named "<prefix>-G.json" etc. in messages (prefix "graphsage" when empty). feats_npy may be
+/// empty: no features.
+Dataset parse_graphsage(std::string_view g_json, std::string_view id_map_json,
+                        std::string_view class_map_json, std::string_view feats_npy = {},
+                        const GraphSageOptions& options = {});
 
 }  // namespace edgeattn::data

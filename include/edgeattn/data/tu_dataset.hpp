@@ -30,6 +30,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include "edgeattn/data/dataset.hpp"
 
@@ -44,5 +45,16 @@ struct TuOptions {
 
 /// Loads a TUDataset directory (see above).
 Dataset load_tu_dataset(const std::filesystem::path& dir, const TuOptions& options = {});
+
+/// The contents of a TUDataset's files, in memory. The three first are required; an optional
+/// one that is absent is a default (null) string_view, an empty file a non-null empty one.
+struct TuTexts {
+  std::string_view a, graph_indicator, graph_labels;
+  std::string_view node_labels, node_attributes;
+};
+
+/// The same from memory (tests, fuzzing); files are named "<prefix>_A.txt" etc. in messages
+/// (prefix "TU" when empty).
+Dataset parse_tu_dataset(const TuTexts& texts, const TuOptions& options = {});
 
 }  // namespace edgeattn::data
