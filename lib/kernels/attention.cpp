@@ -116,6 +116,12 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
     check_shape(where(c, "edge_bias"), in.edge_bias, {r.num_edges, r.heads});
     a.bias = in.edge_bias.data();
   }
+  if (!in.score_edge.empty()) {
+    if (c.score != Score::additive)
+      raise<InvalidArgument>(where(c, "score_edge"), " was given but score '", to_string(c.score),
+                             "' does not use it (a per-edge term inside the additive score's LeakyReLU)");
+    check_shape(where(c, "score_edge"), in.score_edge, {r.num_edges, r.heads});
+  }
   r.path = resolve_path(p, c, r.num_edges);
   const bool reference = r.path == AttentionPath::reference;
   const float default_scale = r.dk > 0 ? 1.f / std::sqrt(static_cast<float>(r.dk)) : 1.f;
@@ -154,7 +160,8 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
       a.score = {.kind = EdgeScore::additive,
                  .slope = c.negative_slope,
                  .sd = in.score_dst.data(),
-                 .ss = in.score_src.data()};
+                 .ss = in.score_src.data(),
+                 .se = in.score_edge.empty() ? nullptr : in.score_edge.data()};
       break;
     case Score::gatv2:
       require_absent(c, in.weight, "weight");
@@ -330,12 +337,12 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
     direct = prep.path == AttentionPath::sparse &&
              kernels::parallel_backward_writes_each_dv_once(pattern, prep.args);
     if (!in_place && overlaps(target, n, inputs.value.data(), inputs.value.numel())) direct = false;
-    for (ConstView other :
-         {inputs.query, inputs.key, inputs.score_dst, inputs.score_src, inputs.weight, inputs.key_weight,
-          inputs.att, inputs.edge_bias, grad_out, ConstView(forward.row_stats), ConstView(forward.out)})
+    for (ConstView other : {inputs.query, inputs.key, inputs.score_dst, inputs.score_src, inputs.weight,
+                            inputs.key_weight, inputs.att, inputs.edge_bias, inputs.score_edge, grad_out,
+                            ConstView(forward.row_stats), ConstView(forward.out)})
       if (overlaps(target, n, other.data(), other.numel())) direct = false;
   }
-  // The per-edge backward writes every element of dv, dq, dk, dsd, dss and dbias once; the other
+  // The per-edge backward writes every element of dv, dq, dk, dsd, dss, dbias and dse once; the other
   // backends accumulate into zeroed buffers (d att always does).
   const bool writes_all = prep.path == AttentionPath::sparse &&
                           kernels::parallel_backward_writes_each_dv_once(pattern, prep.args);
@@ -365,6 +372,10 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
       g.score_src = grad(inputs.score_src.shape());
       b.dsd = g.score_dst.data();
       b.dss = g.score_src.data();
+      if (!inputs.score_edge.empty()) {
+        g.score_edge = grad(inputs.score_edge.shape());
+        b.dse = g.score_edge.data();
+      }
       break;
     case Score::bilinear:
       g.query = grad(inputs.query.shape());

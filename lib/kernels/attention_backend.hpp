@@ -6,7 +6,7 @@
 // The dispatch has already validated shapes and reduced every public score to one of four
 // per-edge forms (bilinear and perceptron are projected to these with GEMMs first):
 //   dot          s = scale * <q_i, k_j>                   q [Nd,H,Dk], k [Ns,H,Dk]
-//   additive     s = leaky(sd_i + ss_j)                   sd [Nd,H], ss [Ns,H]
+//   additive     s = leaky(sd_i + ss_j [+ se_e])          sd [Nd,H], ss [Ns,H], se [E,H] optional
 //   vector_leaky s = sum_c a_c * leaky(q_ic + k_jc)       q [Nd,H,Dk], k [Ns,H,Dk], a [H,Dk]
 //   vector_tanh  s = sum_c a_c * tanh(q_ic + k_jc)        same
 // then s += bias[e, h] if bias is given. Heads are always kept separate here: out [Nd,H,Dv].
@@ -31,6 +31,7 @@ struct ScoreArgs {
   const float* sd = nullptr;   // [Nd, H]
   const float* ss = nullptr;   // [Ns, H]
   const float* att = nullptr;  // [H, dk]
+  const float* se = nullptr;   // [E, H] or null: additive only, a per-edge term inside the activation
 };
 
 struct KernelArgs {
@@ -60,6 +61,7 @@ struct BackwardBuffers {
   float* dss = nullptr;    // [Ns, H]
   float* datt = nullptr;   // [H, dk]
   float* dbias = nullptr;  // [E, H]
+  float* dse = nullptr;    // [E, H]: additive with ScoreArgs::se, d(loss)/d se = ds * leaky'(z)
 };
 
 struct BackwardInputs {
@@ -80,7 +82,7 @@ void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInpu
                        const BackwardBuffers& grads);
 /// True when parallel_backward writes every element of grads.dv exactly once (no zero-fill
 /// needed), in the task that reads v_j for the last time, after every other read of v: then dv
-/// may overwrite v itself. Then it also writes every element of dq, dk, dsd, dss and dbias
+/// may overwrite v itself. Then it also writes every element of dq, dk, dsd, dss, dbias and dse
 /// exactly once, so those need no zero-fill either (datt is accumulated: zero it). False for the
 /// tiled form (it reads v by tiles across tasks and accumulates).
 bool parallel_backward_writes_each_dv_once(const Pattern& p, const KernelArgs& a);

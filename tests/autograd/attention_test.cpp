@@ -1,5 +1,6 @@
 // graph_attention and head_scores on the tape: gradient checks for the additive (GAT), gatv2 and
-// dot-product scores, with and without attention dropout (fixed seed), with edge bias and mean
+// dot-product scores, with and without attention dropout (fixed seed), with edge bias (and the
+// additive score's per-edge term) and mean
 // heads; only given operands get gradients; eval mode switches dropout off; attention weights
 // can be returned; shape errors name the operand.
 #include <gtest/gtest.h>
@@ -46,8 +47,9 @@ TEST_P(GraphAttentionGradient, MatchesFiniteDifferences) {
   Parameter ss{"score_src", random_tensor({kNodes, kHeads}, 5, -2.f, 2.f), {}};
   Parameter att{"att", random_tensor({kHeads, kDim}, 6), {}};
   Parameter bias{"edge_bias", random_tensor({num_edges(graph), kHeads}, 7, -0.5f, 0.5f), {}};
+  Parameter se{"score_edge", random_tensor({num_edges(graph), kHeads}, 8, -1.5f, 1.5f), {}};
   std::vector<Parameter*> params = {&value, &bias};
-  if (score == Score::additive) params.insert(params.end(), {&sd, &ss});
+  if (score == Score::additive) params.insert(params.end(), {&sd, &ss, &se});
   if (score != Score::additive) params.insert(params.end(), {&query, &key});
   if (score == Score::gatv2) params.push_back(&att);
   const AttentionConfig config{.score = score, .dropout = drop, .seed = 99, .path = path};
@@ -56,6 +58,7 @@ TEST_P(GraphAttentionGradient, MatchesFiniteDifferences) {
     if (score == Score::additive) {
       v.score_dst = t.parameter(sd);
       v.score_src = t.parameter(ss);
+      v.score_edge = t.parameter(se);  // GAT's edge-feature term, inside the LeakyReLU
     } else {
       v.query = t.parameter(query);
       v.key = t.parameter(key);

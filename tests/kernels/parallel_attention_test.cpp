@@ -23,9 +23,9 @@ using testing::random_tensor;
 
 // All operands for one configuration, sized from the pattern.
 struct Operands {
-  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, grad_out;
+  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge, grad_out;
   AttentionInputs inputs() const {
-    AttentionInputs in{.value = value, .edge_bias = edge_bias};
+    AttentionInputs in{.value = value, .edge_bias = edge_bias, .score_edge = score_edge};
     if (!query.absent()) in.query = query, in.key = key;
     if (!score_dst.absent()) in.score_dst = score_dst, in.score_src = score_src;
     if (!weight.absent()) in.weight = weight;
@@ -35,8 +35,10 @@ struct Operands {
   }
 };
 
+// `bias`: an edge bias, and for the additive score also its per-edge term inside the activation
+// (score_edge); `edge_term` adds score_edge alone (additive only).
 Operands make_operands(const Pattern& p, const AttentionConfig& c, int64_t heads, int64_t dk, int64_t dv,
-                       bool bias, uint64_t seed) {
+                       bool bias, uint64_t seed, bool edge_term = false) {
   const int64_t nd = num_dst(p), ns = num_src(p), hidden = 5;
   Operands o;
   o.value = random_tensor({ns, heads, dv}, seed + 1);
@@ -55,6 +57,8 @@ Operands make_operands(const Pattern& p, const AttentionConfig& c, int64_t heads
     o.att = random_tensor({heads, hidden}, seed + 7);
   }
   if (bias) o.edge_bias = random_tensor({num_edges(p), heads}, seed + 9, -0.5f, 0.5f);
+  if ((bias || edge_term) && c.score == Score::additive)
+    o.score_edge = random_tensor({num_edges(p), heads}, seed + 11, -1.5f, 1.5f);
   const int64_t out_heads = c.combine == HeadCombine::concat ? heads : 0;
   o.grad_out = out_heads ? random_tensor({nd, heads, dv}, seed + 10) : random_tensor({nd, dv}, seed + 10);
   return o;
@@ -85,6 +89,7 @@ void expect_same_grads(const AttentionGrads& a, const AttentionGrads& b, float t
   expect_close("d key_weight", a.key_weight, b.key_weight, tol);
   expect_close("d att", a.att, b.att, tol);
   expect_close("d edge_bias", a.edge_bias, b.edge_bias, tol);
+  expect_close("d score_edge", a.score_edge, b.score_edge, tol);
 }
 
 // Row log-sum-exps: -inf for empty rows must match exactly; elsewhere close.
@@ -102,8 +107,8 @@ void expect_same_row_stats(const Tensor& got, const Tensor& want, float tol = 1e
 
 // Runs forward + backward on `path` and on the reference, and compares everything.
 void check_against_reference(const Pattern& p, AttentionConfig c, AttentionPath path, bool bias,
-                             int64_t heads = 3, int64_t dk = 4, int64_t dv = 5) {
-  const Operands o = make_operands(p, c, heads, dk, dv, bias, 42);
+                             int64_t heads = 3, int64_t dk = 4, int64_t dv = 5, bool edge_term = false) {
+  const Operands o = make_operands(p, c, heads, dk, dv, bias, 42, edge_term);
   c.return_attention = true;
   c.path = AttentionPath::reference;
   const AttentionResult want = attention_forward(p, o.inputs(), c);
@@ -168,6 +173,42 @@ TEST(ParallelAttention, SpecialisedGatShapesMatchTheReference) {
             .score = Score::additive, .normalization = n, .combine = combine, .dropout = dropout, .seed = 11};
         check_against_reference(g, c, AttentionPath::sparse, bias, heads, /*dk=*/4, dv);
       }
+}
+
+// GAT with edge features: the additive score's per-edge term alone (no edge bias), which makes the
+// source pass walk edge ids, on an explicit graph (its transpose's edge map), every structured
+// pattern, and GAT's specialised shapes.
+TEST(ParallelAttention, AdditiveScoreWithAPerEdgeTermMatchesTheReference) {
+  for (Normalization n : {Normalization::softmax, Normalization::relu})
+    for (float dropout : {0.f, 0.3f}) {
+      SCOPED_TRACE(std::string(to_string(n)) + (dropout > 0 ? " dropout" : ""));
+      const AttentionConfig c{.score = Score::additive, .normalization = n, .dropout = dropout, .seed = 5};
+      check_against_reference(testing::power_law_graph(120, 900, 2), c, AttentionPath::sparse, false, 3, 4, 5,
+                              true);
+      check_against_reference(testing::uniform_graph(30, 70, 250, 3), c, AttentionPath::sparse, false, 8, 4,
+                              8, true);
+      check_against_reference(testing::uniform_graph(50, 50, 300, 4), c, AttentionPath::sparse, false, 1, 4,
+                              7, true);
+      for (const Pattern& p : {Pattern(CausalPattern(40)), Pattern(WindowPattern::sliding(50, 3, true, 2)),
+                               Pattern(BlockDiagonalPattern::padded_batch(9, {9, 0, 4, 7}))})
+        check_against_reference(p, c, AttentionPath::sparse, false, 2, 4, 3, true);
+    }
+}
+
+TEST(ParallelAttention, PerEdgeScoreTermIsRejectedForOtherScoresAndWrongShapes) {
+  const Graph g = testing::uniform_graph(10, 10, 30, 1);
+  const Tensor v = random_tensor({10, 2, 3}, 1), s = random_tensor({10, 2}, 2);
+  const Tensor q = random_tensor({10, 2, 3}, 3);
+  EXPECT_THROW(attention_forward(g, {.query = q, .key = q, .value = v, .score_edge = Tensor({30, 2})}),
+               InvalidArgument);
+  try {
+    attention_forward(
+        g, {.value = v, .score_dst = s, .score_src = s, .score_edge = Tensor({g.num_edges() + 1, 2})},
+        {.score = Score::additive});
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("score_edge"), std::string::npos) << e.what();
+  }
 }
 
 TEST_P(ParallelVsReference, MatchesOnUniformRandomGraph) {
@@ -364,6 +405,9 @@ TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
     EXPECT_EQ(max_abs_diff(r1.attention, r2.attention), 0.f);
     EXPECT_EQ(max_abs_diff(g1.value, g2.value), 0.f);
     EXPECT_EQ(max_abs_diff(g1.edge_bias, g2.edge_bias), 0.f);
+    if (!g1.score_edge.absent()) {
+      EXPECT_EQ(max_abs_diff(g1.score_edge, g2.score_edge), 0.f);
+    }
     if (!g1.query.absent()) {
       EXPECT_EQ(max_abs_diff(g1.query, g2.query), 0.f);
     }

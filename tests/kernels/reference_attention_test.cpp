@@ -219,7 +219,7 @@ TEST(ReferenceAttention, DefaultScaleIsInverseSqrtOfHeadDim) {
 // ------------------------------------------------------------------------------------------------
 
 struct Operands {
-  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias;
+  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge;
 
   AttentionInputs inputs() const {
     return {.query = query,
@@ -230,11 +230,13 @@ struct Operands {
             .weight = weight,
             .key_weight = key_weight,
             .att = att,
-            .edge_bias = edge_bias};
+            .edge_bias = edge_bias,
+            .score_edge = score_edge};
   }
 };
 
 /// Random operands for `score` on `g` with H heads, Dk = dk, Dv = dv, perceptron hidden size c.
+/// `bias`: an edge bias, and for the additive score also its per-edge term score_edge.
 Operands random_operands(const Graph& g, Score score, bool bias, uint64_t seed, int64_t heads = 2,
                          int64_t dk = 3, int64_t dv = 2, int64_t c = 4) {
   const int64_t nd = g.num_dst(), ns = g.num_src();
@@ -255,6 +257,7 @@ Operands random_operands(const Graph& g, Score score, bool bias, uint64_t seed, 
     o.att = random_tensor({heads, c}, seed + 9);
   }
   if (bias) o.edge_bias = random_tensor({g.num_edges(), heads}, seed + 10);
+  if (bias && score == Score::additive) o.score_edge = random_tensor({g.num_edges(), heads}, seed + 11);
   return o;
 }
 
@@ -281,8 +284,9 @@ NaiveScores naive_scores(const Graph& g, const Operands& o, const AttentionConfi
           case Score::dot_product:  // scale <q_i, k_j>
             for (int64_t a = 0; a < dk; ++a) s += scale * o.query(i, h, a) * o.key(j, h, a);
             break;
-          case Score::additive: {  // leaky(sd_i + ss_j)
-            const double z = double(o.score_dst(i, h)) + o.score_src(j, h);
+          case Score::additive: {  // leaky(sd_i + ss_j + se_e)
+            double z = double(o.score_dst(i, h)) + o.score_src(j, h);
+            if (o.score_edge.data()) z += o.score_edge(e, h);
             r.leaky_inputs.push_back(z);
             s = leaky(z, slope);
             break;
@@ -400,6 +404,7 @@ constexpr OperandField kOperandFields[] = {
     {"key_weight", &Operands::key_weight, &AttentionGrads::key_weight},
     {"att", &Operands::att, &AttentionGrads::att},
     {"edge_bias", &Operands::edge_bias, &AttentionGrads::edge_bias},
+    {"score_edge", &Operands::score_edge, &AttentionGrads::score_edge},
 };
 
 /// The values at which the loss has kinks: LeakyReLU inputs, and the scores under relu.

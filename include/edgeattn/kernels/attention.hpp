@@ -4,8 +4,10 @@
 //
 // Scores (`Score`):
 //   dot_product  scale * <q_i, k_j>                          (Vaswani et al. 2017)
-//   additive     LeakyReLU(score_dst_i + score_src_j)        (GAT, Velickovic et al. 2018; the two
-//                                                             per-node scalars are a_dst.Wh_i, a_src.Wh_j)
+//   additive     LeakyReLU(score_dst_i + score_src_j         (GAT, Velickovic et al. 2018; the two
+//                          [+ score_edge_e])                 per-node scalars are a_dst.Wh_i, a_src.Wh_j;
+//                                                            the optional per-edge one a_edge.W_e x_e,
+//                                                            PyG's edge_dim)
 //   gatv2        a . LeakyReLU(q_i + k_j)                    (GATv2, Brody et al. 2022; q = W_r h_i,
 //                                                             k = W_l h_j)
 //   bilinear     scale * q_i W k_j^T                         (Luong et al. 2015, "general")
@@ -91,6 +93,9 @@ struct AttentionInputs {
   ConstView key_weight{};  ///< perceptron U: [H, C, Dk] (applied to key)
   ConstView att{};         ///< gatv2 a: [H, Dk]; perceptron v: [H, C]
   ConstView edge_bias{};   ///< optional [E, H], added to the score, CSR edge order
+  /// optional [E, H], additive only: added inside the LeakyReLU with score_dst and score_src
+  /// (GAT with edge features: a_edge . W_edge x_e per edge and head), CSR edge order.
+  ConstView score_edge{};
 };
 
 struct AttentionResult {
@@ -102,7 +107,7 @@ struct AttentionResult {
 
 /// Gradients with the shapes of the corresponding inputs; empty where the input was empty.
 struct AttentionGrads {
-  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias;
+  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge;
 };
 
 /// Validates shapes and options (ShapeError / InvalidArgument naming the operand) and runs.

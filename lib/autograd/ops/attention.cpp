@@ -26,7 +26,8 @@ AttentionInputs inputs_of(const Source& tape, const AttentionVars& v) {
           .weight = view_of(tape, v.weight),
           .key_weight = view_of(tape, v.key_weight),
           .att = view_of(tape, v.att),
-          .edge_bias = view_of(tape, v.edge_bias)};
+          .edge_bias = view_of(tape, v.edge_bias),
+          .score_edge = view_of(tape, v.score_edge)};
 }
 
 // What backward needs from the forward, besides the output (which stays the node's value).
@@ -106,9 +107,9 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   config.return_attention = false;
   auto saved = std::make_shared<Saved>(Saved{pattern, vars, config, std::move(result), {}});
   saved->epilogue.apply(tape, "graph_attention", epilogue, out);
-  const std::initializer_list<Var> inputs = {vars.query,     vars.key,     vars.value,      vars.score_dst,
-                                             vars.score_src, vars.weight,  vars.key_weight, vars.att,
-                                             vars.edge_bias, epilogue.bias};
+  const std::initializer_list<Var> inputs = {vars.query,     vars.key,        vars.value,      vars.score_dst,
+                                             vars.score_src, vars.weight,     vars.key_weight, vars.att,
+                                             vars.edge_bias, vars.score_edge, epilogue.bias};
   return tape.record("graph_attention", std::move(out), inputs, [saved](BackwardContext& ctx) {
     const AttentionVars& v = saved->vars;
     AttentionGrads g;
@@ -131,6 +132,7 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
     ctx.add_grad(v.key_weight, std::move(g.key_weight));
     ctx.add_grad(v.att, std::move(g.att));
     ctx.add_grad(v.edge_bias, std::move(g.edge_bias));
+    ctx.add_grad(v.score_edge, std::move(g.score_edge));
   });
 }
 
@@ -167,6 +169,47 @@ Var head_scores(Tape& tape, Var h, Var a) {
           ctx.grad(a).data(), true);
     }
   });
+}
+
+Var fold_head_scores(Tape& tape, Var weight, Var a) {
+  const Tensor& wv = tape.value(weight);
+  const Tensor& av = tape.value(a);
+  detail::expect_rank("fold_head_scores", "a", av, 2, "[heads, dim]");
+  const int64_t heads = av.dim(0), d = av.dim(1);
+  detail::expect_rank("fold_head_scores", "weight", wv, 2, "[heads * dim, in]");
+  detail::expect_shape("fold_head_scores", "weight", wv, {heads * d, wv.dim(1)});
+  const int64_t in = wv.dim(1);
+  // u[k, f] = sum_c a[k, c] w[k*d + c, f], summed over c in index order.
+  Tensor u({heads, in});
+  for (int64_t k = 0; k < heads; ++k)
+    for (int64_t c = 0; c < d; ++c) {
+      const float ac = av.data()[k * d + c];
+      const float* wr = wv.data() + (k * d + c) * in;
+      float* ur = u.data() + k * in;
+      for (int64_t f = 0; f < in; ++f) ur[f] += ac * wr[f];
+    }
+  return tape.record("fold_head_scores", std::move(u), {weight, a},
+                     [weight, a, heads, d, in](BackwardContext& ctx) {
+                       const float* g = ctx.grad_out().data();  // [heads, in]
+                       if (ctx.needs_grad(weight)) {            // dw[k*d + c, f] += a[k, c] du[k, f]
+                         const float* ad = ctx.value(a).data();
+                         float* dw = ctx.grad(weight).data();
+                         for (int64_t k = 0; k < heads; ++k)
+                           for (int64_t c = 0; c < d; ++c)
+                             for (int64_t f = 0; f < in; ++f)
+                               dw[(k * d + c) * in + f] += ad[k * d + c] * g[k * in + f];
+                       }
+                       if (ctx.needs_grad(a)) {  // da[k, c] += sum_f w[k*d + c, f] du[k, f]
+                         const float* wd = ctx.value(weight).data();
+                         float* da = ctx.grad(a).data();
+                         for (int64_t k = 0; k < heads; ++k)
+                           for (int64_t c = 0; c < d; ++c) {
+                             float acc = 0.f;
+                             for (int64_t f = 0; f < in; ++f) acc += wd[(k * d + c) * in + f] * g[k * in + f];
+                             da[k * d + c] += acc;
+                           }
+                       }
+                     });
 }
 
 }  // namespace edgeattn::autograd

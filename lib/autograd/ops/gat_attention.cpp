@@ -60,8 +60,8 @@ Projected project(const detail::DroppedInput& dropped, const Tensor& w, const Te
   return p;
 }
 
-AttentionInputs attention_inputs(const Projected& p) {
-  return {.value = p.h, .score_dst = p.score_dst, .score_src = p.score_src};
+AttentionInputs attention_inputs(const Projected& p, ConstView score_edge) {
+  return {.value = p.h, .score_dst = p.score_dst, .score_src = p.score_src, .score_edge = score_edge};
 }
 
 // da[k, d] += sum_c z[k, c] w[k*D + d, c]: the score vector's gradient from z = ds^T x~ [H, in].
@@ -75,6 +75,12 @@ void score_vector_grad(const Tensor& z, const Tensor& w, int64_t heads, int64_t 
       for (int64_t c = 0; c < in; ++c) acc += zk[c] * wr[c];
       da[k * head_dim + d] += acc;
     }
+}
+
+// The optional per-edge score term, from the Tape (forward) or the BackwardContext.
+template <class Source>
+ConstView edge_term(const Source& tape, const GatVars& v) {
+  return v.score_edge ? ConstView(tape.value(v.score_edge)) : ConstView();
 }
 
 void check_operands(const Tape& tape, const Pattern& pattern, const GatVars& v,
@@ -117,7 +123,7 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
   {
     const Projected p = project({tape.value(vars.x), input_dropout, vars.input_seed}, tape.value(vars.weight),
                                 a_dst, tape.value(vars.att_src), heads, head_dim);
-    result = attention_forward(pattern, attention_inputs(p), config);
+    result = attention_forward(pattern, attention_inputs(p, edge_term(tape, vars)), config);
   }  // h and the score terms are freed here
   Tensor out = std::move(result.out);
   if (want_attention) *attention = std::move(result.attention);
@@ -127,13 +133,15 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
       Saved{pattern, vars, input_dropout, config, std::move(result), {}, heads, head_dim});
   saved->epilogue.apply(tape, "gat_attention", epilogue, out);
   return tape.record(
-      "gat_attention", std::move(out), {vars.x, vars.weight, vars.att_dst, vars.att_src, epilogue.bias},
+      "gat_attention", std::move(out),
+      {vars.x, vars.weight, vars.att_dst, vars.att_src, vars.score_edge, epilogue.bias},
       [saved](BackwardContext& ctx) {
         const GatVars& v = saved->vars;
         Tensor dout = saved->epilogue.take_grad(ctx);
         const bool want_x = ctx.needs_grad(v.x), want_w = ctx.needs_grad(v.weight);
         const bool want_dst = ctx.needs_grad(v.att_dst), want_src = ctx.needs_grad(v.att_src);
-        if (!want_x && !want_w && !want_dst && !want_src) return;
+        const bool want_edge = ctx.needs_grad(v.score_edge);
+        if (!want_x && !want_w && !want_dst && !want_src && !want_edge) return;
 
         const Tensor& x = ctx.value(v.x);
         const Tensor& w = ctx.value(v.weight);
@@ -142,9 +150,11 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
         const int64_t n = x.dim(0), heads = saved->heads, head_dim = saved->head_dim;
         const detail::DroppedInput dropped{x, saved->input_dropout, v.input_seed};
         Projected p = project(dropped, w, a_dst, a_src, heads, head_dim);
-        AttentionGrads g = attention_backward(saved->pattern, attention_inputs(p), saved->config,
-                                              saved->forward, dout, /*value_grad=*/p.h);
+        AttentionGrads g = attention_backward(saved->pattern, attention_inputs(p, edge_term(ctx, v)),
+                                              saved->config, saved->forward, dout, /*value_grad=*/p.h);
         dout = Tensor();
+        ctx.add_grad(v.score_edge, std::move(g.score_edge));
+        if (!want_x && !want_w && !want_dst && !want_src) return;
         p.score_dst = Tensor();
         p.score_src = Tensor();
         Tensor& dh = p.h;  // now the value gradient

@@ -1,11 +1,12 @@
 // The four canonical edge-score forms as small structs shared by the fused forward and backward
-// kernels. Each computes the scores of all heads of one edge (i <- j) at once, so loops over heads
-// vectorise, and knows how a score gradient ds[h] flows to its destination-side operand (query or
-// score_dst, width dst_width per head... flattened as [H * dst_width]) and its source-side operand.
+// kernels. Each computes the scores of all heads of one edge e = (i <- j) at once, so loops over
+// heads vectorise (e is read only by an additive score with a per-edge term se [E, H]), and knows how a score
+// gradient ds[h] flows to its destination-side operand (query or score_dst, width dst_width per head...
+// flattened as [H * dst_width]) and its source-side operand.
 //
 //   form          s[h]                              dst operand     src operand    shared
 //   DotScore      scale <q_ih, k_jh>                q  [H*dk]       k  [H*dk]
-//   AdditiveScore leaky(sd_ih + ss_jh)              sd [H]          ss [H]
+//   AdditiveScore leaky(sd_ih + ss_jh [+ se_eh])    sd [H]          ss [H]
 //   VectorScore   sum_c a_hc act(q_ihc + k_jhc)     q  [H*C]        k  [H*C]       a [H*C]
 #pragma once
 
@@ -26,14 +27,14 @@ struct DotScore {
   int64_t width() const { return heads * dk; }
   void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
   void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
-  void scores(int64_t i, int64_t j, float* __restrict s) const {
+  void scores(int64_t i, int64_t j, int64_t /*e*/, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) s[h] = scale * dot(qi + h * dk, kj + h * dk, dk);
   }
   // dq_i += scale * ds * k_j
-  void grad_dst(int64_t /*i*/, int64_t j, const float* __restrict ds, float* __restrict dst_acc,
-                float* /*datt*/) const {
+  void grad_dst(int64_t /*i*/, int64_t j, int64_t /*e*/, const float* __restrict ds,
+                float* __restrict dst_acc, float* /*datt*/) const {
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
       const float g = scale * ds[h];
@@ -41,7 +42,8 @@ struct DotScore {
     }
   }
   // dk_j += scale * ds * q_i
-  void grad_src(int64_t i, int64_t /*j*/, const float* __restrict ds, float* __restrict src_acc) const {
+  void grad_src(int64_t i, int64_t /*j*/, int64_t /*e*/, const float* __restrict ds,
+                float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
       const float g = scale * ds[h];
@@ -51,13 +53,15 @@ struct DotScore {
 };
 
 /// kH > 0 fixes the head count at compile time (the loops over heads become single vector ops);
-/// 0 reads it from `heads`.
+/// 0 reads it from `heads`. `se`, when given, is a per-edge term [E, H] added inside the
+/// activation (GAT with edge features: se_e = a_edge . W_edge x_e).
 template <int kH = 0>
 struct AdditiveScore {
   const float* sd;
   const float* ss;
   int64_t heads;
   float slope;
+  const float* se = nullptr;
 
   int64_t nh() const {
     if constexpr (kH > 0)
@@ -68,27 +72,53 @@ struct AdditiveScore {
   int64_t width() const { return nh(); }
   void prefetch_src(int64_t j) const { prefetch_row(ss + j * nh(), nh()); }
   void prefetch_dst(int64_t i) const { prefetch_row(sd + i * nh(), nh()); }
-  void scores(int64_t i, int64_t j, float* __restrict s) const {
+  /// z = sd_i + ss_j (+ se_e): the activation's input, all heads.
+  void pre_activation(int64_t i, int64_t j, int64_t e, float* __restrict z) const {
     const int64_t n = nh();
     const float* a = sd + i * n;
     const float* b = ss + j * n;
+    if (se) {
+      const float* c = se + e * n;
 #pragma omp simd
-    for (int64_t h = 0; h < n; ++h) s[h] = leaky_relu(a[h] + b[h], slope);
+      for (int64_t h = 0; h < n; ++h) z[h] = a[h] + b[h] + c[h];
+    } else {
+#pragma omp simd
+      for (int64_t h = 0; h < n; ++h) z[h] = a[h] + b[h];
+    }
   }
-  void grad_dst(int64_t i, int64_t j, const float* __restrict ds, float* __restrict dst_acc,
+  void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
+    const int64_t n = nh();
+    pre_activation(i, j, e, s);
+#pragma omp simd
+    for (int64_t h = 0; h < n; ++h) s[h] = leaky_relu(s[h], slope);
+  }
+  /// dz = ds * leaky'(z): the gradient of every additive term (sd_i, ss_j and se_e) of the edge.
+  void pre_activation_grad(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                           float* __restrict dz) const {
+    const int64_t n = nh();
+    pre_activation(i, j, e, dz);
+#pragma omp simd
+    for (int64_t h = 0; h < n; ++h) dz[h] = ds[h] * leaky_relu_grad(dz[h], slope);
+  }
+  void grad_dst(int64_t i, int64_t j, int64_t e, const float* __restrict ds, float* __restrict dst_acc,
                 float* /*datt*/) const {
     const int64_t n = nh();
+    if (se) {
+      const float* c = se + e * n;
+      const float* a = sd + i * n;
+      const float* b = ss + j * n;
+#pragma omp simd
+      for (int64_t h = 0; h < n; ++h) dst_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h] + c[h], slope);
+      return;
+    }
     const float* a = sd + i * n;
     const float* b = ss + j * n;
 #pragma omp simd
     for (int64_t h = 0; h < n; ++h) dst_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
   }
-  void grad_src(int64_t i, int64_t j, const float* __restrict ds, float* __restrict src_acc) const {
-    const int64_t n = nh();
-    const float* a = sd + i * n;
-    const float* b = ss + j * n;
-#pragma omp simd
-    for (int64_t h = 0; h < n; ++h) src_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
+  void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                float* __restrict src_acc) const {
+    grad_dst(i, j, e, ds, src_acc, nullptr);  // the same term: d/d ss_j = d/d sd_i
   }
 };
 
@@ -119,7 +149,7 @@ struct VectorScore {
   int64_t width() const { return heads * dk; }
   void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
   void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
-  void scores(int64_t i, int64_t j, float* __restrict s) const {
+  void scores(int64_t i, int64_t j, int64_t /*e*/, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
@@ -129,7 +159,7 @@ struct VectorScore {
     }
   }
   // dq_i += ds * a * act'(u);  datt += ds * act(u)
-  void grad_dst(int64_t i, int64_t j, const float* ds, float* dst_acc, float* datt) const {
+  void grad_dst(int64_t i, int64_t j, int64_t /*e*/, const float* ds, float* dst_acc, float* datt) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
@@ -139,7 +169,8 @@ struct VectorScore {
         if (datt) datt[h * dk + c] += ds[h] * act(u, slope);
       }
   }
-  void grad_src(int64_t i, int64_t j, const float* __restrict ds, float* __restrict src_acc) const {
+  void grad_src(int64_t i, int64_t j, int64_t /*e*/, const float* __restrict ds,
+                float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
@@ -156,7 +187,7 @@ decltype(auto) visit_score(const KernelArgs& a, F&& f) {
     case EdgeScore::dot:
       return f(DotScore{s.q, s.k, a.heads, s.dk, s.scale});
     case EdgeScore::additive:
-      return f(AdditiveScore<>{s.sd, s.ss, a.heads, s.slope});
+      return f(AdditiveScore<>{s.sd, s.ss, a.heads, s.slope, s.se});
     case EdgeScore::vector_leaky:
       return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
     case EdgeScore::vector_tanh:
@@ -181,8 +212,9 @@ template <class F>
 decltype(auto) visit_score_dims(const KernelArgs& a, F&& f) {
   const ScoreArgs& s = a.score;
   if (s.kind == EdgeScore::additive) {
-    if (a.heads == 8 && a.dv == 8) return f(AdditiveScore<8>{s.sd, s.ss, a.heads, s.slope}, Dims<8, 8>{});
-    if (a.heads == 1) return f(AdditiveScore<1>{s.sd, s.ss, a.heads, s.slope}, Dims<1, 0>{});
+    if (a.heads == 8 && a.dv == 8)
+      return f(AdditiveScore<8>{s.sd, s.ss, a.heads, s.slope, s.se}, Dims<8, 8>{});
+    if (a.heads == 1) return f(AdditiveScore<1>{s.sd, s.ss, a.heads, s.slope, s.se}, Dims<1, 0>{});
   }
   return visit_score(a, [&](const auto& score) -> decltype(auto) { return f(score, Dims<0, 0>{}); });
 }

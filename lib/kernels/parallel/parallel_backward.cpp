@@ -6,8 +6,9 @@
 //   (relu normalisation: alpha = relu(s), ds = dalpha [s > 0])
 //   dv_j = sum_i alpha_ij m_ij dO_i
 // Pass 1 (destination-parallel over row chunks) computes D_i, ds along each row and accumulates
-// the destination-side score gradients (dq or d score_dst), the per-edge bias gradient and, for
-// GATv2/perceptron, per-chunk partials of d att (summed in chunk order afterwards).
+// the destination-side score gradients (dq or d score_dst), the per-edge bias gradient, the
+// additive score's per-edge term's gradient and, for GATv2/perceptron, per-chunk partials of
+// d att (summed in chunk order afterwards).
 // Pass 2 (source-parallel over the transpose, `for_each_in_col`) recomputes alpha and ds for each
 // in-edge of source j and accumulates dk (or d score_src) and dv for j.
 // Every output element is written by exactly one task, and chunking depends only on the pattern,
@@ -17,7 +18,7 @@
 // O(max_degree * H) per task.
 // Both passes prefetch their gathered rows a distance set in cache lines (vector_math.hpp:
 // prefetch_distance), and a dv of 32 MiB or more is written with streaming stores. Every element
-// of dq, dk, dsd, dss, dv and dbias is written once (not accumulated), so attention_backward
+// of dq, dk, dsd, dss, dv, dbias and dse is written once (not accumulated), so attention_backward
 // hands this backend unzeroed buffers; d att is summed from per-chunk partials into zeros.
 #include <cmath>
 #include <numeric>
@@ -80,6 +81,12 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     for (int64_t h = 0; h < heads; ++h)
       alpha[h] = kSoftmax ? fast_exp(s[h] - in.lse[i * heads + h]) : std::max(s[h], 0.f);
   };
+  // The per-edge additive term's gradient dse_e = ds * leaky'(z), written once per edge.
+  auto edge_term_grad = [&](int64_t i, int64_t j, int64_t e, const float* ds) {
+    if constexpr (kIsAdditive<S>) {
+      if (g.dse) score.pre_activation_grad(i, j, e, ds, g.dse + e * heads);
+    }
+  };
   // dalpha_h = kf_h * <dO_i^h, v_j^h>
   auto dalpha = [&](int64_t i, int64_t j, const float* kf, float* da) {
     const float* dout_i = in.dout + i * heads * dv;
@@ -94,7 +101,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   const auto chunks = pattern.partition();
   const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
   std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
-  const bool need_pass1 = dst_grad || g.dbias || g.datt || kSoftmax;
+  const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || kSoftmax;
   if (need_pass1) {
     parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
       std::vector<float> scratch(static_cast<size_t>(5 * heads + width));
@@ -131,14 +138,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
             std::copy_n(drow, heads, row_sum_data + i * heads);
           }
-          if (!dst_grad && !g.dbias && !g.datt) continue;
+          if (!dst_grad && !g.dbias && !g.datt && !g.dse) continue;
           std::fill_n(acc, width, 0.f);
           edge_buf.resize(static_cast<size_t>(2 * heads));
           float* alpha = edge_buf.data();
           float* da = alpha + heads;
           pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
             prefetch(e);
-            score.scores(i, j, s);
+            score.scores(i, j, e, s);
             weights(i, e, s, alpha);
             keep_factors(i, j, kf);
             dalpha(i, j, kf, da);
@@ -146,7 +153,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             for (int64_t h = 0; h < heads; ++h)
               ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
             if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
-            score.grad_dst(i, j, ds, acc, datt);
+            edge_term_grad(i, j, e, ds);
+            score.grad_dst(i, j, e, ds, acc, datt);
           });
           if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
           continue;
@@ -159,7 +167,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           prefetch(e);
           float* alpha = edge_buf.data() + 2 * heads * (e - first);
           float* da = alpha + heads;
-          score.scores(i, j, s);
+          score.scores(i, j, e, s);
           weights(i, e, s, alpha);
           keep_factors(i, j, kf);
           dalpha(i, j, kf, da);
@@ -167,7 +175,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
         });
         if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum_data + i * heads);
-        if (!dst_grad && !g.dbias && !g.datt) continue;
+        if (!dst_grad && !g.dbias && !g.datt && !g.dse) continue;
         std::fill_n(acc, width, 0.f);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
           const float* alpha = edge_buf.data() + 2 * heads * (e - first);
@@ -176,7 +184,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t h = 0; h < heads; ++h)
             ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
           if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
-          score.grad_dst(i, j, ds, acc, datt);
+          edge_term_grad(i, j, e, ds);
+          score.grad_dst(i, j, e, ds, acc, datt);
         });
         if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
       }
@@ -204,12 +213,12 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     float* dv_acc = acc + width;   // [H * dv]
     const Transpose* t = nullptr;  // explicit graphs: prefetch the gathered destination rows
     if constexpr (std::is_same_v<P, CsrPattern>) t = &pattern.graph().transpose();
-    // Column j's in-edges, f(i, e). The edge id e is read only for an edge bias; without one, an
-    // explicit graph's transpose is walked directly, so its edge ids (8 bytes per edge,
-    // Graph::transpose_edges) are never built.
+    // Column j's in-edges, f(i, e). The edge id e is read only for an edge bias or a per-edge
+    // score term; without them, an explicit graph's transpose is walked directly, so its edge ids
+    // (8 bytes per edge, Graph::transpose_edges) are never built.
     auto for_each_in_col = [&](int64_t j, auto&& f) {
       if constexpr (std::is_same_v<P, CsrPattern>) {
-        if (!a.bias) {
+        if (!a.bias && !a.score.se) {
           const auto end = t->col_ptr[static_cast<size_t>(j) + 1];
           for (int64_t p = t->col_ptr[static_cast<size_t>(j)]; p < end; ++p)
             f(t->row_idx[static_cast<size_t>(p)], int64_t{-1});
@@ -238,7 +247,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           }
         }
         ++pos;
-        score.scores(i, j, s);
+        score.scores(i, j, e, s);
         weights(i, e, s, alpha);
         keep_factors(i, j, kf);
         const float* dout_i = in.dout + static_cast<int64_t>(i) * heads * dv;
@@ -253,7 +262,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         for (int64_t h = 0; h < heads; ++h)
           ds[h] =
               kSoftmax ? alpha[h] * (da[h] - row_sum_data[i * heads + h]) : (alpha[h] > 0.f ? da[h] : 0.f);
-        score.grad_src(i, j, ds, acc);
+        score.grad_src(i, j, e, ds, acc);
       });
       if (src_grad) std::copy_n(acc, width, src_grad + j * width);
       if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);

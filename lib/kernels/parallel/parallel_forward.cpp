@@ -94,7 +94,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
             prefetch_row(a.v + far * width, width);
           }
         }
-        score.scores(i, j, s);
+        score.scores(i, j, e, s);
         if (a.bias)
           for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
         if constexpr (kSoftmax) {
@@ -125,7 +125,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       if (out.alpha) {  // second pass over the row, only when weights are requested
         const float* lse = kSoftmax ? out.lse + i * heads : nullptr;
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
-          score.scores(i, j, s);
+          score.scores(i, j, e, s);
           float* alpha_e = out.alpha + e * heads;
           for (int64_t h = 0; h < heads; ++h) {
             const float sh = a.bias ? s[h] + a.bias[e * heads + h] : s[h];

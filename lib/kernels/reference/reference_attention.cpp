@@ -8,7 +8,9 @@
 //                  dot           s = scale * <q_i, k_j>                  (Vaswani et al. 2017;
 //                                                                         bilinear, Luong et al. 2015,
 //                                                                         is projected to this form)
-//                  additive      s = leaky(sd_i + ss_j)                  (GAT, Velickovic et al. 2018)
+//                  additive      s = leaky(sd_i + ss_j [+ se_e])         (GAT, Velickovic et al. 2018;
+//                                                                         se: per-edge term, PyG's
+//                                                                         edge_dim)
 //                  vector_leaky  s = sum_c a_c leaky(q_ic + k_jc)        (GATv2, Brody et al. 2022)
 //                  vector_tanh   s = sum_c a_c tanh(q_ic + k_jc)         (Bahdanau et al. 2015, with
 //                                                                         q = W q, k = U k projected)
@@ -27,7 +29,8 @@
 //               relu:    dalpha_e * [s_e > 0]          (derivative 0 at the kink s = 0)
 //   dbias_e   = ds_e
 //   dot           dq_i += ds_e scale k_j,  dk_j += ds_e scale q_i
-//   additive      dsd_i += ds_e leaky'(z),  dss_j += ds_e leaky'(z),   z = sd_i + ss_j
+//   additive      dsd_i += ds_e leaky'(z),  dss_j += ds_e leaky'(z),  dse_e = ds_e leaky'(z),
+//                 z = sd_i + ss_j [+ se_e]
 //   vector_leaky  da_c += ds_e leaky(z_c),  dq_ic += ds_e a_c leaky'(z_c),  dk_jc likewise
 //   vector_tanh   da_c += ds_e tanh(z_c),   dq_ic += ds_e a_c (1 - tanh^2(z_c)),  dk_jc likewise
 //   where leaky'(x) = x > 0 ? 1 : slope (we take the negative side's slope at the kink x = 0).
@@ -64,8 +67,15 @@ struct Layout {
   int64_t att(int64_t h) const { return h * dk; }                                 // a: [H, dk]
 };
 
+/// The additive score's activation input z = sd_i + ss_j (+ se_e) of edge e = (j -> i), head h.
+double additive_input(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int64_t e, int64_t h) {
+  double z = double(s.sd[L.scalar(i, h)]) + double(s.ss[L.scalar(j, h)]);
+  if (s.se) z += double(s.se[e * L.heads + h]);
+  return z;
+}
+
 /// The score s_e of edge e = (j -> i) in head h, before the optional bias.
-double edge_score(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int64_t h) {
+double edge_score(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int64_t e, int64_t h) {
   switch (s.kind) {
     case EdgeScore::dot: {
       double dot = 0;
@@ -73,7 +83,7 @@ double edge_score(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int
       return double(s.scale) * dot;
     }
     case EdgeScore::additive:
-      return leaky(double(s.sd[L.scalar(i, h)]) + double(s.ss[L.scalar(j, h)]), s.slope);
+      return leaky(additive_input(s, L, i, j, e, h), s.slope);
     case EdgeScore::vector_leaky:
     case EdgeScore::vector_tanh: {
       double sum = 0;
@@ -102,7 +112,7 @@ RowHead compute_row_head(const Graph& g, const KernelArgs& a, const Layout& L, i
   RowHead r;
   for (int64_t e = begin; e < end; ++e) {
     const int64_t j = cols[size_t(e)];
-    double s = edge_score(a.score, L, i, j, h);
+    double s = edge_score(a.score, L, i, j, e, h);
     if (a.bias) s += double(a.bias[e * a.heads + h]);
     r.score.push_back(s);
     const bool kept = dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout);
@@ -172,6 +182,7 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
   Accumulator dv(grads.dv, g.num_src() * H * a.dv);
   Accumulator dsd(grads.dsd, g.num_dst() * H), dss(grads.dss, g.num_src() * H);
   Accumulator datt(grads.datt, H * sc.dk), dbias(grads.dbias, g.num_edges() * H);
+  Accumulator dse(grads.dse, g.num_edges() * H);
 
   const auto cols = g.col_idx();
   for (int64_t i = 0; i < g.num_dst(); ++i) {
@@ -215,10 +226,11 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
             }
             break;
           case EdgeScore::additive: {
-            const double z = double(sc.sd[L.scalar(i, h)]) + double(sc.ss[L.scalar(j, h)]);
+            const double z = additive_input(sc, L, i, j, e, h);
             const double dz = ds[n] * leaky_derivative(z, sc.slope);
             dsd.add(L.scalar(i, h), dz);
             dss.add(L.scalar(j, h), dz);
+            dse.add(e * H + h, dz);
             break;
           }
           case EdgeScore::vector_leaky:
@@ -238,7 +250,7 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
       }
     }
   }
-  for (const Accumulator* acc : {&dq, &dk, &dv, &dsd, &dss, &datt, &dbias})
+  for (const Accumulator* acc : {&dq, &dk, &dv, &dsd, &dss, &datt, &dbias, &dse})
     if (acc->used()) acc->flush();
 }
 

@@ -34,6 +34,7 @@ struct AttentionVars {
   Var key_weight{};  ///< perceptron [H, C, Dk]
   Var att{};         ///< gatv2 [H, Dk]; perceptron [H, C]
   Var edge_bias{};   ///< [num_edges, H], CSR edge order
+  Var score_edge{};  ///< [num_edges, H], CSR edge order; additive: inside the LeakyReLU (edge features)
 };
 
 /// An element-wise tail graph_attention applies to its output in place before recording it:
@@ -73,6 +74,9 @@ struct GatVars {
   /// dropout_linear. 0 for none.
   float input_dropout = 0.f;
   uint64_t input_seed = 0;
+  /// Optional [num_edges, H] per-edge term inside the LeakyReLU (edge features), CSR edge order:
+  /// AttentionVars::score_edge. It receives its gradient like the other operands.
+  Var score_edge{};
 };
 
 /// One GAT attention step as a single op, over a square pattern on x's N rows:
@@ -100,5 +104,13 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
 /// Per-node, per-head score a_h . h_{n,h}: h: [N, H, D], a: [H, D] -> [N, H].
 /// (GAT's a^T [W h_i || W h_j] split into a_dst . W h_i and a_src . W h_j.)
 Var head_scores(Tape& tape, Var h, Var a);
+
+/// The head scores of a linear map folded into one small map: weight [H * D, in], a [H, D] ->
+/// u [H, in] with u[k, f] = sum_d a[k, d] weight[k*D + d, f], so that
+///   head_scores(reshape(linear(x, weight), {N, H, D}), a) == linear(x, u)      ([N, H])
+/// without the [N, H * D] projection. GAT's edge-feature score uses it: per edge,
+/// a_edge . W_edge x_e = linear(edge_attr, fold_head_scores(W_edge, a_edge)), [E, H] and nothing of
+/// size edges x H * D. Gradients flow to weight and a.
+Var fold_head_scores(Tape& tape, Var weight, Var a);
 
 }  // namespace edgeattn::autograd
