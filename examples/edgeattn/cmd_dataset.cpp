@@ -53,6 +53,7 @@ void print_human(const data::Dataset& ds, const data::DatasetStats& s) {
   std::printf("  edges           %lld directed as stored (%lld undirected pairs; %s)%s\n",
               static_cast<long long>(s.num_edges), static_cast<long long>(s.undirected_pairs),
               s.symmetric ? "symmetric" : "not symmetric", s.weighted ? ", weighted" : "");
+  if (s.edge_dim > 0) std::printf("  edge features   %lld per edge\n", static_cast<long long>(s.edge_dim));
   std::printf("  self-loops      %lld\n", static_cast<long long>(s.self_loops));
   std::printf("  isolated nodes  %lld\n", static_cast<long long>(s.isolated_nodes));
   if (s.num_features > 0)
@@ -98,7 +99,7 @@ std::string json_of(const data::Dataset& ds, const data::DatasetStats& s) {
   j.field("symmetric", s.symmetric)
       .field("self_loops", s.self_loops)
       .field("isolated_nodes", s.isolated_nodes);
-  j.field("weighted", s.weighted);
+  j.field("weighted", s.weighted).field("edge_dim", s.edge_dim);
   j.field("num_features", s.num_features).field("sparse_features", s.sparse_features);
   j.field("feature_density", s.feature_density);
   j.field("num_classes", s.num_classes).field("multi_label", s.multi_label);

@@ -105,6 +105,9 @@ void Dataset::validate() const {
   if (!edge_weight.empty() && static_cast<int64_t>(edge_weight.size()) != graph.num_edges())
     raise<InvalidArgument>(where, ": ", edge_weight.size(), " edge weights for ", graph.num_edges(),
                            " edges");
+  if (!edge_attr.absent() && (edge_attr.rank() != 2 || edge_attr.dim(0) != graph.num_edges()))
+    raise<InvalidArgument>(where, ": edge_attr has shape ", edge_attr.shape().str(), ", expected [",
+                           graph.num_edges(), ", edge_dim] (one row per edge)");
   if (!node_names.empty() && static_cast<int64_t>(node_names.size()) != n)
     raise<InvalidArgument>(where, ": ", node_names.size(), " node names for ", n, " nodes");
   if (!graph_ptr.empty()) {

@@ -2,10 +2,13 @@
 
 #include <span>
 
+#include "edgeattn/core/error.hpp"
+
 namespace edgeattn::data {
 
 AssembledGraph assemble_graph(int64_t num_nodes, std::vector<int64_t> src, std::vector<int64_t> dst,
-                              const std::vector<float>& weight, bool undirected, SelfLoops self_loops) {
+                              const std::vector<float>& weight, bool undirected, SelfLoops self_loops,
+                              std::span<const float> edge_attr, int64_t edge_attr_dim) {
   AssembledGraph out;
   const size_t stored = src.size();
   out.stored_entries = static_cast<int64_t>(stored);
@@ -20,6 +23,8 @@ AssembledGraph assemble_graph(int64_t num_nodes, std::vector<int64_t> src, std::
   }
   out.graph = build_graph(num_nodes, num_nodes, std::span<const int64_t>(src), std::span<const int64_t>(dst),
                           {.self_loops = self_loops, .duplicates = Duplicates::merge, .symmetrize = false});
+  if (edge_attr_dim > 0)
+    out.edge_attr = edge_rows_in_csr_order(out.graph, edge_attr, edge_attr_dim, static_cast<int64_t>(stored));
   if (weight.empty()) return out;
 
   const int64_t m = out.graph.num_edges();
@@ -45,6 +50,31 @@ AssembledGraph assemble_graph(int64_t num_nodes, std::vector<int64_t> src, std::
     all_one &= w[e] == 1.f;
   }
   if (!all_one) out.edge_weight = std::move(w);
+  return out;
+}
+
+Tensor edge_rows_in_csr_order(const Graph& graph, std::span<const float> attr, int64_t d, int64_t stored) {
+  if (d <= 0 || static_cast<int64_t>(attr.size()) != stored * d)
+    raise<ShapeError>("edge attributes: ", attr.size(), " values for ", stored, " stored edges of ", d,
+                      " attributes each");
+  const int64_t m = graph.num_edges();
+  Tensor out({m, d}, 0.f);
+  std::vector<uint8_t> has_stored(static_cast<size_t>(m), 0);
+  const auto csr_of = graph.csr_edge_of_input();
+  // Stored entries first, then mirrors where no stored entry landed; sums in input order.
+  for (const bool mirrors : {false, true}) {
+    for (size_t k = 0; k < csr_of.size(); ++k) {
+      const int64_t e = csr_of[k];
+      const bool is_mirror = static_cast<int64_t>(k) >= stored;
+      if (e < 0 || is_mirror != mirrors) continue;  // e < 0: a removed self-loop
+      if (mirrors && has_stored[static_cast<size_t>(e)]) continue;
+      if (!mirrors) has_stored[static_cast<size_t>(e)] = 1;
+      const float* a =
+          attr.data() + (is_mirror ? static_cast<int64_t>(k) - stored : static_cast<int64_t>(k)) * d;
+      float* o = out.data() + e * d;
+      for (int64_t c = 0; c < d; ++c) o[c] += a[c];
+    }
+  }
   return out;
 }
 

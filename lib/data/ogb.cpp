@@ -157,8 +157,11 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
     }
   }
 
-  // --- optional edge features: one column = weights; several = node features (if asked) ----------
+  // --- optional edge features: one column = weights; several = edge attributes and/or node
+  // features averaged from them ---------------------------------------------------------------------
   std::vector<float> weight;
+  std::vector<float> attr;  // [E, columns] when the edge features are kept as edge_attr
+  int64_t attr_dim = 0;
   std::vector<double> edge_mean;    // [n, columns] when node features come from edge features
   std::vector<int64_t> edge_count;  // [n]
   if (const auto f = read_optional(dir, "raw/edge-feat.csv", ds)) {
@@ -168,12 +171,18 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
       TextScanner probe(f->text, f->path);
       columns = split_commas(probe.read_line()).size();
     }
-    if (columns > 1 && options.node_features_from_edges) {
-      // Each node's feature is the mean of the features of its edges (both ends for an undirected
-      // graph, the target otherwise), accumulated row by row: nothing of size edges x columns is held.
+    if (columns > 1 && (options.node_features_from_edges || options.edge_attr)) {
       const int64_t d = static_cast<int64_t>(columns);
-      edge_mean.assign(static_cast<size_t>(n * d), 0.0);
-      edge_count.assign(static_cast<size_t>(n), 0);
+      if (options.edge_attr) {
+        attr_dim = d;
+        attr.reserve(src.size() * columns);
+      }
+      // node_features_from_edges: each node's feature is the mean of the features of its edges
+      // (both ends for an undirected graph, the target otherwise), accumulated row by row.
+      if (options.node_features_from_edges) {
+        edge_mean.assign(static_cast<size_t>(n * d), 0.0);
+        edge_count.assign(static_cast<size_t>(n), 0);
+      }
       std::vector<double> row(columns);
       size_t e = 0;
       while (!s.at_end()) {
@@ -184,26 +193,31 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
             s.fail("the row has ", k + 1, " values, expected ", columns);
         }
         s.expect_end_of_line("the edge feature row (expected " + std::to_string(columns) + " values)");
-        auto add = [&](int64_t v) {
-          for (int64_t k = 0; k < d; ++k)
-            edge_mean[static_cast<size_t>(v * d + k)] += row[static_cast<size_t>(k)];
-          ++edge_count[static_cast<size_t>(v)];
-        };
-        add(dst[e]);
-        if (options.undirected && src[e] != dst[e]) add(src[e]);
+        if (options.edge_attr)
+          for (const double v : row) attr.push_back(static_cast<float>(v));
+        if (options.node_features_from_edges) {
+          auto add = [&](int64_t v) {
+            for (int64_t k = 0; k < d; ++k)
+              edge_mean[static_cast<size_t>(v * d + k)] += row[static_cast<size_t>(k)];
+            ++edge_count[static_cast<size_t>(v)];
+          };
+          add(dst[e]);
+          if (options.undirected && src[e] != dst[e]) add(src[e]);
+        }
         ++e;
       }
       if (e != src.size())
         raise<ParseError>(f->path, ":", s.line(), ": ", e, " rows, expected one per edge (", src.size(), ")");
-      for (int64_t v = 0; v < n; ++v)
-        for (int64_t k = 0; k < d; ++k)
-          if (edge_count[static_cast<size_t>(v)] > 0)
-            edge_mean[static_cast<size_t>(v * d + k)] /=
-                static_cast<double>(edge_count[static_cast<size_t>(v)]);
+      if (options.node_features_from_edges)
+        for (int64_t v = 0; v < n; ++v)
+          for (int64_t k = 0; k < d; ++k)
+            if (edge_count[static_cast<size_t>(v)] > 0)
+              edge_mean[static_cast<size_t>(v * d + k)] /=
+                  static_cast<double>(edge_count[static_cast<size_t>(v)]);
     } else if (columns > 1) {
       ds.notes.push_back(f->path + ": " + std::to_string(columns) +
-                         " edge feature columns not loaded (only a single column is used, as edge weights; "
-                         "OgbOptions::node_features_from_edges averages them into node features)");
+                         " edge feature columns not loaded (OgbOptions::edge_attr is off and "
+                         "node_features_from_edges is not set)");
     } else {
       weight.reserve(src.size());
       while (!s.at_end()) {
@@ -217,10 +231,12 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
     }
   }
   {
-    AssembledGraph g =
-        assemble_graph(n, std::move(src), std::move(dst), weight, options.undirected, options.self_loops);
+    AssembledGraph g = assemble_graph(n, std::move(src), std::move(dst), weight, options.undirected,
+                                      options.self_loops, attr, attr_dim);
+    std::vector<float>().swap(attr);
     ds.graph = std::move(g.graph);
     ds.edge_weight = std::move(g.edge_weight);
+    ds.edge_attr = std::move(g.edge_attr);
     std::ostringstream note;
     note << ds.name << ": " << g.stored_entries << " stored edges";
     if (g.stored_self_loops > 0) note << " (" << g.stored_self_loops << " self-loops)";

@@ -30,6 +30,25 @@ std::vector<float> follow_weights(const std::vector<float>& old_weight, const st
   return w;
 }
 
+// Per-edge attribute rows of the new graph: old_edge >= 0 takes that row; otherwise the row of
+// `fallback(e)` (an old edge), or zeros when it is negative (an added self-loop).
+template <class Fallback>
+Tensor follow_rows(const Tensor& old_attr, const std::vector<int64_t>& old_edge, Fallback&& fallback) {
+  if (old_attr.absent()) return {};
+  const int64_t d = old_attr.dim(1);
+  Tensor out({static_cast<int64_t>(old_edge.size()), d}, 0.f);
+  parallel_for(0, static_cast<int64_t>(old_edge.size()), kRowGrain, [&](int64_t b, int64_t end) {
+    for (int64_t e = b; e < end; ++e) {
+      const int64_t from = old_edge[static_cast<size_t>(e)] >= 0 ? old_edge[static_cast<size_t>(e)]
+                                                                 : fallback(static_cast<size_t>(e));
+      if (from >= 0) std::copy_n(old_attr.data() + from * d, d, out.data() + e * d);
+    }
+  });
+  return out;
+}
+
+constexpr auto kNoRow = [](size_t) { return int64_t{-1}; };
+
 Features select_feature_rows(const Features& f, std::span<const int64_t> old_of_new) {
   if (f.rows() == 0 && f.cols() == 0) return f;  // a dataset without features
   if (f.is_sparse()) return Features(f.sparse().select_rows(old_of_new));
@@ -61,6 +80,7 @@ Dataset select_nodes(const Dataset& ds, TransformedGraph t, std::span<const int6
   out.notes = ds.notes;
   out.default_split = ds.default_split;
   out.edge_weight = follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; });
+  out.edge_attr = follow_rows(ds.edge_attr, t.old_edge, kNoRow);
   out.graph = std::move(t.graph);
   out.features = select_feature_rows(ds.features, old_of_new);
 
@@ -93,10 +113,11 @@ Dataset select_nodes(const Dataset& ds, TransformedGraph t, std::span<const int6
 }
 
 // A copy of the dataset with a new edge set on the same nodes.
-Dataset with_graph(const Dataset& ds, Graph graph, std::vector<float> edge_weight) {
+Dataset with_graph(const Dataset& ds, Graph graph, std::vector<float> edge_weight, Tensor edge_attr) {
   Dataset out = ds;
   out.graph = std::move(graph);
   out.edge_weight = std::move(edge_weight);
+  out.edge_attr = std::move(edge_attr);
   return out;
 }
 
@@ -159,9 +180,11 @@ Dataset with_self_loops(const Dataset& ds) {
   TransformedGraph t = add_self_loops(ds.graph);
   const int64_t added = t.graph.num_edges() - ds.num_edges();
   Dataset out = with_graph(ds, std::move(t.graph),
-                           follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; }));
+                           follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; }),
+                           follow_rows(ds.edge_attr, t.old_edge, kNoRow));
   out.notes.push_back("preprocess: added " + std::to_string(added) + " self-loops (one per node" +
-                      std::string(ds.edge_weight.empty() ? "" : ", weight 1") + ")");
+                      std::string(ds.edge_weight.empty() ? "" : ", weight 1") +
+                      std::string(ds.edge_attr.absent() ? "" : ", edge attributes 0") + ")");
   return out;
 }
 
@@ -170,7 +193,8 @@ Dataset without_self_loops(const Dataset& ds) {
   TransformedGraph t = remove_self_loops(ds.graph);
   const int64_t removed = ds.num_edges() - t.graph.num_edges();
   Dataset out = with_graph(ds, std::move(t.graph),
-                           follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; }));
+                           follow_weights(ds.edge_weight, t.old_edge, [](size_t) { return 1.f; }),
+                           follow_rows(ds.edge_attr, t.old_edge, kNoRow));
   out.notes.push_back("preprocess: removed " + std::to_string(removed) + " self-loops");
   return out;
 }
@@ -181,8 +205,9 @@ Dataset to_undirected(const Dataset& ds) {
   std::vector<float> w = follow_weights(ds.edge_weight, u.old_edge, [&](size_t e) {
     return ds.edge_weight[static_cast<size_t>(u.old_reverse_edge[e])];
   });
+  Tensor attr = follow_rows(ds.edge_attr, u.old_edge, [&](size_t e) { return u.old_reverse_edge[e]; });
   const int64_t before = ds.num_edges(), after = u.graph.num_edges();
-  Dataset out = with_graph(ds, std::move(u.graph), std::move(w));
+  Dataset out = with_graph(ds, std::move(u.graph), std::move(w), std::move(attr));
   out.notes.push_back("preprocess: made undirected: " + std::to_string(before) + " -> " +
                       std::to_string(after) + " edges (reverse edges added, duplicates merged)");
   return out;

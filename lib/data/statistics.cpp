@@ -13,6 +13,7 @@ DatasetStats describe(const Dataset& ds) {
   s.num_nodes = n;
   s.num_edges = g.num_edges();
   s.weighted = !ds.edge_weight.empty();
+  s.edge_dim = ds.edge_attr.absent() ? 0 : ds.edge_attr.dim(1);
 
   // Rows are sorted, so "v -> u exists" is a binary search in row u... of the transpose: edge
   // j -> i is stored in row i; its reverse i -> j is stored in row j.

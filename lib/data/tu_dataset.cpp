@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "data/edge_assembly.hpp"
 #include "data/text_scanner.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
@@ -46,6 +47,40 @@ std::vector<int64_t> read_column(const TextFile& f, const char* what) {
     s.expect_end_of_line();
   }
   return out;
+}
+
+// Rows of comma-separated reals, all of one length, row-major.
+struct Rows {
+  std::vector<float> values;
+  int64_t rows = 0, cols = 0;
+};
+
+Rows read_rows(const TextFile& f, const char* what) {
+  Rows r;
+  std::vector<float>& values = r.values;
+  int64_t& rows = r.rows;
+  int64_t& cols = r.cols;
+  TextScanner s(f.text, f.path);
+  while (!s.at_end()) {
+    if (s.skip_blank_or_comment("")) continue;
+    int64_t c = 0;
+    do {
+      values.push_back(s.read_float(what));
+      ++c;
+    } while (!s.at_end_of_line());
+    if (rows == 0)
+      cols = c;
+    else if (c != cols)
+      s.fail("the row has ", c, " values, expected ", cols, " (as on line 1)");
+    s.skip_rest_of_line();
+    ++rows;
+  }
+  return r;
+}
+
+void check_edge_rows(const TextFile& f, size_t rows, int64_t edges, const std::string& a_file) {
+  if (static_cast<int64_t>(rows) != edges)
+    raise<ParseError>(f.path, ": ", rows, " rows, expected one per edge (", edges, " in ", a_file, ")");
 }
 
 void check_rows(const TextFile& f, size_t rows, int64_t n, const std::string& indicator) {
@@ -142,23 +177,10 @@ Dataset assemble(const Files& files, const std::string& prefix, const TuOptions&
   int64_t attr_cols = 0, label_cols = 0;
   std::vector<float> attrs;
   if (const auto f = files.optional("_node_attributes.txt")) {
-    TextScanner s(f->text, f->path);
-    int64_t rows = 0;
-    while (!s.at_end()) {
-      if (s.skip_blank_or_comment("")) continue;
-      int64_t c = 0;
-      do {
-        attrs.push_back(s.read_float("node attribute"));
-        ++c;
-      } while (!s.at_end_of_line());
-      if (rows == 0)
-        attr_cols = c;
-      else if (c != attr_cols)
-        s.fail("the row has ", c, " values, expected ", attr_cols, " (as on line 1)");
-      s.skip_rest_of_line();
-      ++rows;
-    }
-    check_rows(*f, static_cast<size_t>(rows), n, ind.path);
+    Rows r = read_rows(*f, "node attribute");
+    check_rows(*f, static_cast<size_t>(r.rows), n, ind.path);
+    attrs = std::move(r.values);
+    attr_cols = r.cols;
   }
   std::vector<int64_t> node_label;
   int64_t label_min = 0;
@@ -187,11 +209,45 @@ Dataset assemble(const Files& files, const std::string& prefix, const TuOptions&
   } else {
     ds.notes.push_back("no node attributes or labels: the graphs have no node features");
   }
-  for (const char* skipped : {"_edge_labels.txt", "_edge_attributes.txt", "_graph_attributes.txt"})
-    if (files.optional(skipped))
-      ds.notes.push_back(prefix + skipped +
-                         " is not loaded (edge features and graph regression targets are not "
-                         "supported by this reader yet)");
+  // Edge features: attributes, then one-hot edge labels (PyG's order), one row per line of _A.txt,
+  // carried into the graph's CSR order (merged repeated edges sum their rows, as PyG's coalesce).
+  {
+    int64_t e_attr_cols = 0, e_label_cols = 0, e_label_min = 0;
+    std::vector<float> e_attrs;
+    std::vector<int64_t> e_label;
+    if (const auto f = files.optional("_edge_attributes.txt")) {
+      Rows r = read_rows(*f, "edge attribute");
+      check_edge_rows(*f, static_cast<size_t>(r.rows), stored, files.where("_A.txt"));
+      e_attrs = std::move(r.values);
+      e_attr_cols = r.cols;
+    }
+    if (const auto f = files.optional("_edge_labels.txt")) {
+      e_label = read_column(*f, "edge label");
+      check_edge_rows(*f, e_label.size(), stored, files.where("_A.txt"));
+      if (!e_label.empty()) {
+        const auto [lo, hi] = std::minmax_element(e_label.begin(), e_label.end());
+        if (static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo) >= 10000)
+          raise<ParseError>(f->path, ": edge labels span ", *lo, " to ", *hi,
+                            "; too many classes to one-hot encode");
+        e_label_min = *lo;
+        e_label_cols = *hi - *lo + 1;
+      }
+    }
+    const int64_t d = e_attr_cols + e_label_cols;
+    if (d > 0 && stored > 0) {
+      std::vector<float> rows(static_cast<size_t>(stored * d), 0.f);
+      for (int64_t k = 0; k < stored; ++k) {
+        float* row = rows.data() + k * d;
+        for (int64_t c = 0; c < e_attr_cols; ++c) row[c] = e_attrs[static_cast<size_t>(k * e_attr_cols + c)];
+        if (e_label_cols > 0) row[e_attr_cols + e_label[static_cast<size_t>(k)] - e_label_min] = 1.f;
+      }
+      ds.edge_attr = edge_rows_in_csr_order(ds.graph, rows, d, stored);
+    }
+  }
+  if (files.optional("_graph_attributes.txt"))
+    ds.notes.push_back(prefix +
+                       "_graph_attributes.txt is not loaded (graph regression targets are not "
+                       "supported by this reader yet)");
   ds.validate();
   return ds;
 }
@@ -202,8 +258,7 @@ Dataset load_tu_dataset(const fs::path& dir, const TuOptions& options) {
   if (!fs::is_directory(dir)) raise<IoError>(dir.string(), ": not a directory (expected a TUDataset folder)");
   const std::string prefix = options.prefix.empty() ? infer_prefix(dir) : options.prefix;
   std::vector<SourceFile> sources;
-  const std::vector<std::string> skipped = {"_edge_labels.txt", "_edge_attributes.txt",
-                                            "_graph_attributes.txt"};
+  const std::vector<std::string> skipped = {"_graph_attributes.txt"};
   Files files;
   files.get = [&](const std::string& suffix) -> std::optional<TextFile> {
     const auto found = find_plain_or_gz(dir / (prefix + suffix));
@@ -227,7 +282,9 @@ Dataset parse_tu_dataset(const TuTexts& texts, const TuOptions& options) {
                                                             {"_graph_indicator.txt", texts.graph_indicator},
                                                             {"_graph_labels.txt", texts.graph_labels},
                                                             {"_node_labels.txt", texts.node_labels},
-                                                            {"_node_attributes.txt", texts.node_attributes}};
+                                                            {"_node_attributes.txt", texts.node_attributes},
+                                                            {"_edge_labels.txt", texts.edge_labels},
+                                                            {"_edge_attributes.txt", texts.edge_attributes}};
   Files files;
   files.get = [&](const std::string& suffix) -> std::optional<TextFile> {
     for (const auto& [s, text] : given)

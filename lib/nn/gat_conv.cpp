@@ -64,6 +64,14 @@ GATConv::GATConv(const GATConvOptions& o, const std::string& name, uint64_t seed
   }
   if (o.residual)
     res.emplace(join_name(name, "res"), in_dst(), out_features(), /*bias=*/false, LinearInit::glorot, seed);
+  if (o.edge_dim < 0)
+    raise<InvalidArgument>("GATConv ", name, ": edge_dim is ", o.edge_dim, ", expected >= 0");
+  if (o.edge_dim > 0) {
+    lin_edge.emplace(join_name(name, "lin_edge"), o.edge_dim, h * c, /*bias=*/false, LinearInit::glorot,
+                     seed);
+    att_edge.name = join_name(name, "att_edge");
+    att_edge.value = glorot({1, h, c}, derive_seed(seed, att_edge.name));
+  }
 }
 
 int64_t GATConv::in_dst() const {
@@ -91,18 +99,60 @@ std::vector<autograd::Parameter*> GATConv::parameters() {
   out.push_back(&att_dst);
   if (options_.bias) out.push_back(&bias);
   if (res) res->collect(out);
+  if (lin_edge) {
+    lin_edge->collect(out);
+    out.push_back(&att_edge);
+  }
   return out;
 }
 
-Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
-                     Tensor* attention, const EluDropout* then) {
-  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
+Var GATConv::edge_scores(autograd::Tape& tape, const Graph& graph, const EdgeFeatures& edges) {
+  if (!edges.attr) return {};
+  const std::string who = "GATConv " + lin.weight.name;
+  if (!lin_edge)
+    raise<InvalidArgument>(who,
+                           ": edge attributes were given but the layer has no edge_dim (build it with "
+                           "GATConvOptions::edge_dim = the attributes' width)");
+  const Tensor& attr = tape.value(edges.attr);
+  if (attr.rank() != 2 || attr.dim(0) != graph.num_edges() || attr.dim(1) != options_.edge_dim)
+    raise<ShapeError>(
+        who, ": edge attributes have shape ", attr.shape().str(), ", expected [num_edges=", graph.num_edges(),
+        ", edge_dim=", options_.edge_dim,
+        "] in the prepared graph's CSR order (nn::prepare_graph(graph, add_self_loops, edge_attr))");
+  const int64_t h = options_.heads, c = options_.out_channels;
+  const Var a_edge = autograd::reshape(tape, tape.parameter(att_edge), {h, c});
+  // [E, H] = edge_attr u^T with u = sum_c att_edge[h, c] lin_edge.weight[h*C + c, :]  ([H, edge_dim])
+  return autograd::linear(tape, edges.attr,
+                          autograd::fold_head_scores(tape, tape.parameter(lin_edge->weight), a_edge));
+}
+
+Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, const EdgeFeatures& edges,
+                     uint64_t dropout_seed, Tensor* attention, const EluDropout* then) {
   if (lin_dst)
     raise<InvalidArgument>("GATConv ", lin.weight.name,
                            ": built for bipartite input (in_channels_dst = ", options_.in_channels_dst,
                            "); call forward(tape, graph, x_src, x_dst, ...)");
   check_layer_graph(tape, "GATConv " + lin.weight.name, graph, x, options_.in_channels,
                     options_.add_self_loops);
+  return forward_square(tape, graph, x, edge_scores(tape, graph, edges), dropout_seed, attention, then);
+}
+
+Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
+                     const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention) {
+  check_bipartite_layer_graph(tape, "GATConv " + lin.weight.name, graph, x_src, x_dst, options_.in_channels,
+                              in_dst(), options_.add_self_loops);
+  return forward_bipartite(tape, graph, x_src, x_dst, edge_scores(tape, graph, edges), dropout_seed,
+                           attention);
+}
+
+Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
+                     Tensor* attention, const EluDropout* then) {
+  return forward(tape, graph, x, EdgeFeatures{}, dropout_seed, attention, then);
+}
+
+Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x, Var score_edge,
+                            uint64_t dropout_seed, Tensor* attention, const EluDropout* then) {
+  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
@@ -122,14 +172,16 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
                                    .att_dst = a_dst,
                                    .att_src = a_src,
                                    .input_dropout = x.dropout_p(),
-                                   .input_seed = x.dropout_seed()},
+                                   .input_seed = x.dropout_seed(),
+                                   .score_edge = score_edge},
                                   config, attention, epilogue);
   } else {
     const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
     out = autograd::graph_attention(tape, graph,
                                     {.value = h3,
                                      .score_dst = autograd::head_scores(tape, h3, a_dst),
-                                     .score_src = autograd::head_scores(tape, h3, a_src)},
+                                     .score_src = autograd::head_scores(tape, h3, a_src),
+                                     .score_edge = score_edge},
                                     config, attention, epilogue);
   }
   if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
@@ -143,9 +195,13 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
 
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
                      uint64_t dropout_seed, Tensor* attention) {
+  return forward(tape, graph, x_src, x_dst, EdgeFeatures{}, dropout_seed, attention);
+}
+
+Var GATConv::forward_bipartite(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                               const NodeInput& x_dst, Var score_edge, uint64_t dropout_seed,
+                               Tensor* attention) {
   const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
-  check_bipartite_layer_graph(tape, "GATConv " + lin.weight.name, graph, x_src, x_dst, options_.in_channels,
-                              in_dst(), options_.add_self_loops);
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const Var hs = autograd::reshape(tape, lin.forward(tape, x_src), {ns, h, c});
@@ -155,7 +211,8 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
   Var out = autograd::graph_attention(tape, graph,
                                       {.value = hs,
                                        .score_dst = autograd::head_scores(tape, hd, a_dst),
-                                       .score_src = autograd::head_scores(tape, hs, a_src)},
+                                       .score_src = autograd::head_scores(tape, hs, a_src),
+                                       .score_edge = score_edge},
                                       config, attention);
   if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
   if (res) out = autograd::add(tape, out, res->forward(tape, x_dst));

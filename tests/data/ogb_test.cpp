@@ -117,13 +117,34 @@ TEST_F(OgbDir, MultiColumnLabelsAreMultiLabelAndOneColumnEdgeFeaturesAreWeights)
   EXPECT_EQ(ds.edge_weight, (std::vector<float>{1, 1, 0.5f, 2, 1}));
 }
 
-TEST_F(OgbDir, SeveralEdgeFeatureColumnsAreNotedNotLoaded) {
+TEST_F(OgbDir, SeveralEdgeFeatureColumnsAreEdgeAttributesInCsrOrder) {
   put("raw/edge-feat.csv.gz", "1,2\n3,4\n5,6\n7,8\n9,10\n");
+  const auto rows = [](const Tensor& t) { return std::vector<float>(t.span().begin(), t.span().end()); };
   const Dataset ds = load_ogb_node_dataset(dir_);
   EXPECT_TRUE(ds.edge_weight.empty());
-  EXPECT_TRUE(std::any_of(ds.notes.begin(), ds.notes.end(), [](const std::string& n) {
+  ASSERT_EQ(ds.edge_attr.shape(), Shape({5, 2}));
+  // CSR order (by destination): 2->0, 0->1, 1->2, 3->4, 4->4
+  EXPECT_EQ(rows(ds.edge_attr), (std::vector<float>{5, 6, 1, 2, 3, 4, 7, 8, 9, 10}));
+  // Undirected, self-loops removed: each reverse edge copies its edge's row; the loop's row goes.
+  const Dataset u = load_ogb_node_dataset(dir_, opts(true, SelfLoops::remove));
+  EXPECT_EQ(col_idx(u.graph), (std::vector<int32_t>{1, 2, 0, 2, 0, 1, 4, 3}));
+  EXPECT_EQ(rows(u.edge_attr), (std::vector<float>{1, 2, 5, 6, 1, 2, 3, 4, 5, 6, 3, 4, 7, 8, 7, 8}));
+  // An added self-loop has no attributes of its own: zeros.
+  const Dataset added = load_ogb_node_dataset(dir_, opts(false, SelfLoops::add));
+  ASSERT_EQ(added.edge_attr.shape(), Shape({9, 2}));
+  EXPECT_EQ(added.edge_attr(0, 0), 0.f);  // 0->0, added
+  EXPECT_EQ(added.edge_attr(1, 1), 6.f);  // 2->0
+  // Turned off, they are left out and a note says so.
+  OgbOptions off;
+  off.edge_attr = false;
+  const Dataset plain = load_ogb_node_dataset(dir_, off);
+  EXPECT_TRUE(plain.edge_attr.absent());
+  EXPECT_TRUE(std::any_of(plain.notes.begin(), plain.notes.end(), [](const std::string& n) {
     return n.find("2 edge feature columns not loaded") != std::string::npos;
   }));
+  put("raw/edge-feat.csv.gz", "1,2\n3,4\n5,6\n7,8\n");
+  expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_); },
+                                  {path("raw/edge-feat.csv.gz"), "4 rows", "one per edge (5)"});
 }
 
 TEST_F(OgbDir, UncompressedFilesLoadToo) {
@@ -222,13 +243,10 @@ TEST_F(OgbDir, EdgeFeaturesAverageIntoNodeFeaturesWhenThereAreNone) {
   const Tensor y = load_ogb_node_dataset(dir_, o).features.dense();
   EXPECT_EQ(std::vector<float>(y.span().begin(), y.span().end()),
             (std::vector<float>{5, 50, 1, 10, 3, 30, 0, 0, 8, 80}));
-  // Without the option they are left out, and a note says how to get them.
+  // Without the option there are no node features (the edge features stay edge attributes).
   const Dataset plain = load_ogb_node_dataset(dir_);
   EXPECT_EQ(plain.features.cols(), 0);
-  EXPECT_NE(std::find_if(
-                plain.notes.begin(), plain.notes.end(),
-                [](const std::string& n) { return n.find("node_features_from_edges") != std::string::npos; }),
-            plain.notes.end());
+  EXPECT_EQ(plain.edge_attr.shape(), Shape({5, 2}));
   put("raw/edge-feat.csv.gz", "1,10\n3\n5,50\n7,70\n9,90\n");
   expect_throw_naming<ParseError>([&] { (void)load_ogb_node_dataset(dir_, o); },
                                   {path("raw/edge-feat.csv.gz") + ":2", "expected 2"});

@@ -18,7 +18,8 @@ using I64 = std::vector<int64_t>;
 
 // Six nodes: edges 0->1, 1->0, 1->2, 2->3, 3->3 (a loop) and 4->5, so two components {0..3} and
 // {4, 5}. Every part encodes the node (or edge) it belongs to, so a test can tell where it went:
-// features row v = [v, 100 + v], name "n<v>", weight of edge i <- j = 10 i + j.
+// features row v = [v, 100 + v], name "n<v>", weight of edge i <- j = 10 i + j, its attributes
+// [10 i + j, -(10 i + j)].
 Dataset six_nodes() {
   Dataset ds;
   ds.name = "six";
@@ -26,6 +27,11 @@ Dataset six_nodes() {
   ds.graph = build_graph(6, 6, src, dst);
   for (int64_t i = 0; i < 6; ++i)
     for (int32_t j : ds.graph.row(i)) ds.edge_weight.push_back(static_cast<float>(10 * i + j));
+  ds.edge_attr = Tensor({ds.num_edges(), 2});
+  for (int64_t e = 0; e < ds.num_edges(); ++e) {
+    ds.edge_attr(e, 0) = ds.edge_weight[static_cast<size_t>(e)];
+    ds.edge_attr(e, 1) = -ds.edge_weight[static_cast<size_t>(e)];
+  }
   Tensor x({6, 2});
   for (int64_t v = 0; v < 6; ++v) {
     x(v, 0) = static_cast<float>(v);
@@ -45,8 +51,9 @@ int64_t old_id(const Dataset& ds, int64_t v) {
   return std::stoi(ds.node_names[static_cast<size_t>(v)].substr(1));
 }
 
-// Every node's features and label followed its name; every edge's weight followed the edge.
-// `reversed_ok`: an edge whose reverse was an original edge may carry the reverse's weight.
+// Every node's features and label followed its name; every edge's weight and attributes followed
+// the edge (an added edge weighs 1 with attributes 0). `reversed_ok`: an edge whose reverse was
+// an original edge may carry the reverse's weight and attributes.
 void expect_aligned(const Dataset& ds, bool reversed_ok = false) {
   ASSERT_NO_THROW(ds.validate());
   const Dataset orig = six_nodes();
@@ -65,12 +72,20 @@ void expect_aligned(const Dataset& ds, bool reversed_ok = false) {
          p < ds.graph.row_ptr()[static_cast<size_t>(i) + 1]; ++p) {
       const int64_t oi = old_id(ds, i), oj = old_id(ds, ds.graph.col_idx()[static_cast<size_t>(p)]);
       const float w = ds.edge_weight[static_cast<size_t>(p)];
-      if (orig_edges.contains({oi, oj}))
+      const float a0 = ds.edge_attr(p, 0), a1 = ds.edge_attr(p, 1);
+      if (orig_edges.contains({oi, oj})) {
         EXPECT_EQ(w, static_cast<float>(10 * oi + oj)) << "edge " << oi << " <- " << oj;
-      else if (reversed_ok && orig_edges.contains({oj, oi}))
+        EXPECT_EQ(a0, w);
+        EXPECT_EQ(a1, -w);
+      } else if (reversed_ok && orig_edges.contains({oj, oi})) {
         EXPECT_EQ(w, static_cast<float>(10 * oj + oi)) << "reverse edge " << oi << " <- " << oj;
-      else
+        EXPECT_EQ(a0, w);
+        EXPECT_EQ(a1, -w);
+      } else {
         EXPECT_EQ(w, 1.f) << "added edge " << oi << " <- " << oj;
+        EXPECT_EQ(a0, 0.f);
+        EXPECT_EQ(a1, 0.f);
+      }
     }
 }
 
@@ -184,6 +199,10 @@ TEST(Preprocess, RejectsAnInconsistentDataset) {
   Dataset ds = six_nodes();
   ds.edge_weight.pop_back();
   testing::expect_throw_naming<InvalidArgument>([&] { with_self_loops(ds); }, {"edge weights", "6 edges"});
+  ds = six_nodes();
+  ds.edge_attr = Tensor({5, 2});
+  testing::expect_throw_naming<InvalidArgument>([&] { to_undirected(ds); },
+                                                {"edge_attr", "[5, 2]", "[6, edge_dim]"});
 }
 
 TEST(NormalizeFeatures, MakesRowsSumToOneAndLeavesZeroRows) {

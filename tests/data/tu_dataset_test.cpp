@@ -52,12 +52,41 @@ TEST_F(TuDataset, LoadsTheGraphsAsOneBlockDiagonalGraphWithPygsFeaturesAndLabels
   const Tensor& x = ds.features.dense();
   EXPECT_EQ(std::vector<float>(x.data() + 5, x.data() + 10), (std::vector<float>{1.5f, 2, 0, 0, 1}));
   EXPECT_TRUE(ds.labels.classes.empty());  // graph classification: no node labels
-  EXPECT_NE(std::find_if(ds.notes.begin(), ds.notes.end(),
-                         [](const std::string& n) {
-                           return n.find("TOY_edge_labels.txt is not loaded") != std::string::npos;
-                         }),
-            ds.notes.end());
   EXPECT_EQ(load_dataset_path(dir_.path()).num_graphs(), 3);
+}
+
+TEST_F(TuDataset, EdgeAttributesThenOneHotEdgeLabelsAreEdgeFeaturesInCsrOrder) {
+  const auto rows = [](const Tensor& t) { return std::vector<float>(t.span().begin(), t.span().end()); };
+  // Edge labels 0..2 one-hot; CSR order by destination then source:
+  // 2->1 (0), 3->1 (0), 1->2 (0), 3->2 (1), 1->3 (0), 2->3 (1), 5->4 (2), 4->5 (2)
+  const Dataset labels_only = load_tu_dataset(dir_.path());
+  ASSERT_EQ(labels_only.edge_attr.shape(), Shape({8, 3}));
+  EXPECT_EQ(rows(labels_only.edge_attr), (std::vector<float>{1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0,  //
+                                                             1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1}));
+  // Attributes come first (PyG's order); a repeated edge sums its rows (PyG's coalesce).
+  put("_A.txt", "1, 2\n2, 1\n2, 3\n3, 2\n1, 3\n3, 1\n4, 5\n5, 4\n4, 5\n");
+  put("_edge_labels.txt", "0\n0\n1\n1\n0\n0\n2\n2\n2\n");
+  put("_edge_attributes.txt", "1\n2\n3\n4\n5\n6\n7\n8\n0.5\n");
+  const Dataset ds = load_tu_dataset(dir_.path());
+  ASSERT_EQ(ds.edge_attr.shape(), Shape({8, 4}));
+  EXPECT_EQ(rows(ds.edge_attr), (std::vector<float>{2, 1, 0, 0, 6, 1, 0, 0, 1, 1, 0, 0, 4,    0, 1, 0,  //
+                                                    5, 1, 0, 0, 3, 0, 1, 0, 8, 0, 0, 1, 7.5f, 0, 0, 2}));
+  EXPECT_NO_THROW(ds.validate());
+  // Row counts must match _A.txt.
+  put("_edge_attributes.txt", "1\n2\n");
+  expect_throw_naming<ParseError>(
+      [&] { load_tu_dataset(dir_.path()); },
+      {path("_edge_attributes.txt"), "2 rows", "one per edge (9 in " + path("_A.txt")});
+  put("_edge_attributes.txt", "1\n2\n3\n4, 4\n5\n6\n7\n8\n0.5\n");
+  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
+                                  {path("_edge_attributes.txt") + ":4", "2 values, expected 1"});
+  fs::remove(dir_ / "TOY_edge_attributes.txt");
+  put("_edge_labels.txt", "0\n");
+  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
+                                  {path("_edge_labels.txt"), "1 rows", "one per edge (9"});
+  // Without edge files there are no edge features.
+  fs::remove(dir_ / "TOY_edge_labels.txt");
+  EXPECT_TRUE(load_tu_dataset(dir_.path()).edge_attr.absent());
 }
 
 TEST_F(TuDataset, WithoutNodeFilesThereAreNoFeatures) {

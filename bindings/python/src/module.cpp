@@ -300,7 +300,8 @@ nb::object to_input_order(const Graph& g, const AnyArray& per_edge) {
 // ---------------------------------------------------------------------------------------------
 
 struct Operands {
-  std::optional<AnyArray> query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias;
+  std::optional<AnyArray> query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias,
+      score_edge;
 
   AttentionInputs views(const std::string& who) const {
     AttentionInputs in;
@@ -313,6 +314,7 @@ struct Operands {
     in.key_weight = optional_view(key_weight, who + ": key_weight");
     in.att = optional_view(att, who + ": att");
     in.edge_bias = optional_view(edge_bias, who + ": edge_bias");
+    in.score_edge = optional_view(score_edge, who + ": score_edge");
     return in;
   }
 };
@@ -382,7 +384,7 @@ nb::dict py_attention_backward(const Pattern& pattern, const Operands& ops, cons
       {"value", &g.value},           {"score_dst", &g.score_dst},
       {"score_src", &g.score_src},   {"weight", &g.weight},
       {"key_weight", &g.key_weight}, {"att", &g.att},
-      {"edge_bias", &g.edge_bias}};
+      {"edge_bias", &g.edge_bias},   {"score_edge", &g.score_edge}};
   for (const auto& [name, t] : fields)
     if (!t->absent()) d[name] = to_numpy(std::move(*t));
   return d;
@@ -920,38 +922,41 @@ NB_MODULE(_edgeattn, m) {
           "path", [](const PyAttentionResult& r) { return std::string(to_string(r.result.path)); },
           "the path that ran: sparse, dense or reference");
 
-  auto operands =
-      [](std::optional<AnyArray> query, std::optional<AnyArray> key, std::optional<AnyArray> value,
-         std::optional<AnyArray> score_dst, std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
-         std::optional<AnyArray> key_weight, std::optional<AnyArray> att, std::optional<AnyArray> edge_bias) {
-        return Operands{query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias};
-      };
+  auto operands = [](std::optional<AnyArray> query, std::optional<AnyArray> key,
+                     std::optional<AnyArray> value, std::optional<AnyArray> score_dst,
+                     std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
+                     std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
+                     std::optional<AnyArray> edge_bias, std::optional<AnyArray> score_edge) {
+    return Operands{query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge};
+  };
   m.def(
       "attention_forward",
       [operands](const Pattern& pattern, std::optional<AnyArray> query, std::optional<AnyArray> key,
                  std::optional<AnyArray> value, std::optional<AnyArray> score_dst,
                  std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
                  std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
-                 std::optional<AnyArray> edge_bias, const std::string& score,
-                 const std::string& normalization, const std::string& combine, double scale,
-                 double negative_slope, double dropout, uint64_t seed, bool return_attention,
+                 std::optional<AnyArray> edge_bias, std::optional<AnyArray> score_edge,
+                 const std::string& score, const std::string& normalization, const std::string& combine,
+                 double scale, double negative_slope, double dropout, uint64_t seed, bool return_attention,
                  const std::string& attention_order, const std::string& path, double dense_threshold) {
         const AttentionConfig c = make_config(score, normalization, combine, scale, negative_slope, dropout,
                                               seed, return_attention, path, dense_threshold);
         return py_attention_forward(
-            pattern, operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias), c,
-            attention_order);
+            pattern,
+            operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge),
+            c, attention_order);
       },
       "pattern"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(), "value"_a = nb::none(),
       "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
       "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
-      "score"_a = "dot_product", "normalization"_a = "softmax", "combine"_a = "concat", "scale"_a = 0.0,
-      "negative_slope"_a = 0.2, "dropout"_a = 0.0, "seed"_a = 0, "return_attention"_a = false,
-      "attention_order"_a = "csr", "path"_a = "automatic", "dense_threshold"_a = kDefaultDenseThreshold,
+      "score_edge"_a = nb::none(), "score"_a = "dot_product", "normalization"_a = "softmax",
+      "combine"_a = "concat", "scale"_a = 0.0, "negative_slope"_a = 0.2, "dropout"_a = 0.0, "seed"_a = 0,
+      "return_attention"_a = false, "attention_order"_a = "csr", "path"_a = "automatic",
+      "dense_threshold"_a = kDefaultDenseThreshold,
       "Graph-masked multi-head attention (kernels/attention.hpp). Operands are float32 C-contiguous CPU "
       "arrays, used without copying: query [num_dst, H, Dk], key [num_src, H, Dk], value [num_src, H, Dv], "
       "score_dst [num_dst, H], score_src [num_src, H], weight, key_weight, att, edge_bias [E, H] (CSR "
-      "order). "
+      "order), score_edge [E, H] (CSR order; additive: inside the LeakyReLU, GAT's edge features). "
       "score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; "
       "combine: "
       "concat | mean; path: automatic | sparse | dense | reference. attention_order='input' returns the "
@@ -962,14 +967,17 @@ NB_MODULE(_edgeattn, m) {
                  std::optional<AnyArray> query, std::optional<AnyArray> key, std::optional<AnyArray> value,
                  std::optional<AnyArray> score_dst, std::optional<AnyArray> score_src,
                  std::optional<AnyArray> weight, std::optional<AnyArray> key_weight,
-                 std::optional<AnyArray> att, std::optional<AnyArray> edge_bias) {
+                 std::optional<AnyArray> att, std::optional<AnyArray> edge_bias,
+                 std::optional<AnyArray> score_edge) {
         return py_attention_backward(
-            pattern, operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias),
+            pattern,
+            operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge),
             forward, grad_out);
       },
       "pattern"_a, "forward"_a, "grad_out"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(),
       "value"_a = nb::none(), "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
       "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
+      "score_edge"_a = nb::none(),
       "Gradients of attention_forward's output: pass the same pattern and operands and the forward result. "
       "Returns a dict name -> float32 array with the shape of each given operand.");
 
@@ -1016,6 +1024,15 @@ NB_MODULE(_edgeattn, m) {
       .def_prop_ro(
           "metric", [](const data::Dataset& d) { return d.labels.metric(); },
           "how predictions are scored: 'accuracy', 'micro_f1' or 'rocauc' (OGB's, for ogbn-proteins)")
+      .def_prop_ro(
+          "edge_attr",
+          [](nb::handle self) -> nb::object {
+            const auto& d = nb::cast<const data::Dataset&>(self);
+            if (d.edge_attr.absent()) return nb::none();
+            return readonly_tensor_view(d.edge_attr, self);
+          },
+          "float32 [E, edge_dim] edge features in the graph's CSR order (graph.edge_index() order; OGB "
+          "edge-feat, TUDataset edge attributes + one-hot edge labels); None when the dataset has none")
       .def_prop_ro("num_graphs", &data::Dataset::num_graphs)
       .def_prop_ro(
           "graph_ptr",

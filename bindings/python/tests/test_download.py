@@ -81,3 +81,27 @@ def test_a_tu_dataset_loads_by_path_with_its_graphs(tmp_path):
     assert ds.graph_labels.tolist() == [1, 0]
     assert ds.dense_features.shape == (4, 2)
     assert edgeattn.load_dataset("cora").graph_ptr is None and edgeattn.load_dataset("cora").metric == "accuracy"
+
+
+def test_edge_features_of_a_dataset_follow_its_edge_index_into_gatconv(tmp_path):
+    torch = pytest.importorskip("torch")
+    import edgeattn.torch as et
+
+    d = tmp_path / "TOY"
+    d.mkdir()
+    (d / "TOY_A.txt").write_text("1, 2\n2, 1\n3, 4\n4, 3\n")
+    (d / "TOY_graph_indicator.txt").write_text("1\n1\n2\n2\n")
+    (d / "TOY_graph_labels.txt").write_text("1\n-1\n")
+    (d / "TOY_node_labels.txt").write_text("0\n1\n1\n0\n")
+    (d / "TOY_edge_attributes.txt").write_text("0.5\n1.5\n2.5\n3.5\n")
+    (d / "TOY_edge_labels.txt").write_text("1\n0\n0\n1\n")
+    ds = edgeattn.load_dataset_path(str(d))
+    ei = ds.graph.edge_index()
+    # CSR order: 2->1, 1->2, 4->3, 3->4 (1-based): each row is [attribute, one-hot label].
+    assert ei.tolist() == [[1, 0, 3, 2], [0, 1, 2, 3]]
+    assert ds.edge_attr.tolist() == [[1.5, 1, 0], [0.5, 0, 1], [3.5, 0, 1], [2.5, 1, 0]]
+    assert edgeattn.load_dataset("cora").edge_attr is None
+    conv = et.GATConv(2, 3, heads=2, edge_dim=3)
+    out = conv(torch.from_numpy(ds.dense_features.copy()), torch.from_numpy(ei.copy()),
+               torch.from_numpy(ds.edge_attr.copy()))
+    assert out.shape == (4, 6) and torch.isfinite(out).all()

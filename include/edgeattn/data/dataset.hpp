@@ -7,6 +7,7 @@
 //   labels    single-label: class id per node, -1 where the node has no label;
 //             multi-label:  [num_nodes, num_classes] 0/1
 //   splits    named train/val/test node sets ("public", "full", "random", OGB's own names)
+//   edge_weight, edge_attr    optional per-edge data in the graph's CSR order
 //   graph_ptr, graph_labels   for datasets of many graphs (TUDataset): node ranges and graph classes
 //
 // Example:
@@ -101,6 +102,11 @@ struct Dataset {
   std::string default_split;  ///< key into `splits`; empty when there are none
   /// Optional per-edge weights in the graph's CSR order ([num_edges]); empty when unweighted.
   std::vector<float> edge_weight;
+  /// Optional edge attributes (features) in the graph's CSR order, [num_edges, edge_dim] (OGB's
+  /// edge-feat of ogbn-proteins, TUDataset's edge attributes and one-hot edge labels); absent
+  /// when the source has none. The input of attention layers with edge_dim
+  /// (nn/prepare_graph.hpp carries it through added self-loops).
+  Tensor edge_attr;
   /// Optional original node identifiers (paper ids, PMIDs, names), [num_nodes] when present.
   std::vector<std::string> node_names;
   /// A dataset of many graphs (TUDataset) holds them as one block-diagonal graph: graph g owns the
@@ -126,7 +132,8 @@ struct Dataset {
   const Split& split(const std::string& name = {}) const;
 
   /// Checks that every part agrees on num_nodes, labels are in range, splits are sorted, disjoint
-  /// and in range, and edge weights match the edge count. Throws InvalidArgument naming the field.
+  /// and in range, and edge weights and attributes match the edge count. Throws InvalidArgument naming the
+  /// field.
   void validate() const;
 };
 

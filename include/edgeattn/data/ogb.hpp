@@ -9,10 +9,12 @@
 //                                      1 column:  class id; empty or NaN = unlabelled (-1)
 //                                      C columns: 0/1 per class (multi-label, like ogbn-proteins)
 //   <dir>/raw/edge-feat.csv.gz       optional; 1 column -> Dataset::edge_weight (when not all 1);
-//                                    several columns (ogbn-proteins): with node_features_from_edges
+//                                    several columns (ogbn-proteins: 8) -> Dataset::edge_attr
+//                                    [num_edges, columns] in CSR order (OgbOptions::edge_attr; a
+//                                    reverse edge added by `undirected` copies its edge's row, an
+//                                    added self-loop gets 0), and, with node_features_from_edges
 //                                    and no node-feat.csv, each node's features are the mean of
-//                                    its edges' (as OGB's ogbn-proteins examples build them);
-//                                    otherwise not loaded (a note says so)
+//                                    its edges' (as OGB's ogbn-proteins examples build them)
 //   <dir>/split/<name>/{train,valid,test}.csv.gz   one node id per line, any order
 //
 // Every file may also be present uncompressed (edge.csv instead of edge.csv.gz). Edges are kept as
@@ -51,6 +53,8 @@ struct OgbOptions {
   std::string name;
   /// Without node-feat.csv, average multi-column edge features into node features.
   bool node_features_from_edges = false;
+  /// Keep multi-column edge features as Dataset::edge_attr (ogbn-proteins: 4 bytes x 8 per edge).
+  bool edge_attr = true;
 };
 
 /// Loads an OGB node-property-prediction dataset directory (the one holding raw/ and split/).

@@ -1,11 +1,14 @@
 // Preprocessing of a Dataset that keeps every part aligned with the graph: features, labels,
-// splits, node names and per-edge weights move (or are dropped) together with their nodes and
-// edges. Each operation appends one line to Dataset::notes saying what it did.
+// splits, node names and per-edge weights and attributes (Dataset::edge_attr) move (or are
+// dropped) together with their nodes and edges. Each operation appends one line to Dataset::notes saying what
+// it did.
 //
 //   normalize_features   row-normalise (GCN/GAT preprocessing of bag-of-words features)
-//   with_self_loops      one self-loop per node (GATConv's add_self_loops); new loops weigh 1
+//   with_self_loops      one self-loop per node (GATConv's add_self_loops); new loops weigh 1 and
+//                        have attributes 0 (nn/prepare_graph.hpp fills them as PyG's fill_value)
 //   without_self_loops   drop self-loops
-//   to_undirected        add missing reverse edges (a reverse edge copies its mirror's weight)
+//   to_undirected        add missing reverse edges (a reverse edge copies its mirror's weight and
+//                        attributes)
 //   largest_component    keep the largest weakly connected component (gnn-benchmark's
 //                        "standardize"); splits lose the dropped nodes, ids are renumbered
 //   reorder              relabel nodes by new_of_old, e.g. an ordering from graph/ordering.hpp
@@ -36,15 +39,17 @@ void normalize_features(Features& features);
 /// being copied: for the features of a large graph a copy is the size of the whole input.
 Features sparsify_features(const Features& features, double max_density = 0.1);
 
-/// The dataset with exactly one self-loop per node. Existing edges keep their weights; added
-/// loops get weight 1. Throws InvalidArgument when the dataset is inconsistent (validate()).
+/// The dataset with exactly one self-loop per node. Existing edges keep their weights and
+/// attributes; added loops get weight 1 and attributes 0. Throws InvalidArgument when the dataset is
+/// inconsistent (validate()).
 Dataset with_self_loops(const Dataset& dataset);
 
 /// The dataset without self-loops (weights of the remaining edges follow them).
 Dataset without_self_loops(const Dataset& dataset);
 
 /// The dataset with the reverse of every edge (duplicates merged). Weights: an edge that was in
-/// the input keeps its (first) weight; an added reverse edge j <- i takes the weight of i <- j.
+/// the input keeps its (first) weight and attributes; an added reverse edge j <- i takes those of
+/// i <- j.
 Dataset to_undirected(const Dataset& dataset);
 
 /// The dataset restricted to its largest weakly connected component (graph/components.hpp).

@@ -39,6 +39,7 @@ struct DatasetStats {
   int64_t train = 0, val = 0, test = 0;
   DegreeSummary in_degree;
   bool weighted = false;
+  int64_t edge_dim = 0;  ///< columns of Dataset::edge_attr; 0 without edge features
 };
 
 DatasetStats describe(const Dataset& dataset);

@@ -7,25 +7,30 @@
 //   <dir>/<DS>_graph_labels.txt       N lines: the class of graph g (any integers, e.g. -1/1)
 //   <dir>/<DS>_node_labels.txt        optional, n lines: a categorical label per node
 //   <dir>/<DS>_node_attributes.txt    optional, n lines of comma-separated reals
-//   <dir>/<DS>_edge_labels.txt, _edge_attributes.txt, _graph_attributes.txt   optional (see below)
+//   <dir>/<DS>_edge_attributes.txt    optional, m lines of comma-separated reals (one per line of _A)
+//   <dir>/<DS>_edge_labels.txt        optional, m lines: a categorical label per edge
+//   <dir>/<DS>_graph_attributes.txt   optional, not loaded (see below)
 //
 // The Dataset holds the graphs as one block-diagonal graph (Dataset::graph_ptr gives each graph's
 // node range), with PyTorch Geometric's TUDataset conventions: node features are the node
 // attributes followed by the one-hot node labels (labels shifted to start at 0); graph labels are
 // mapped to 0..K-1 in sorted order (Dataset::graph_labels; class_names keep the original values).
-// Repeated edges are merged and self-loops kept. Edge labels and attributes, and graph attributes
-// (regression targets), are not loaded: a note says so. Node-level labels and splits stay empty:
+// Edge features (Dataset::edge_attr, in the graph's CSR order) are the edge attributes followed by
+// the one-hot edge labels, as PyG's edge_attr. Repeated edges are merged (their edge features
+// summed, as PyG's coalesce) and self-loops kept. Graph attributes (regression targets) are not
+// loaded: a note says so. Node-level labels and splits stay empty:
 // graph classification uses graph_labels with a k-fold split (data/splits.hpp).
 //
 // Errors: IoError naming a missing required file; ParseError "<file>:<line>: ..." for a malformed
 // line, a node id outside [1, n], a graph id out of order or range, a row count that disagrees
-// with the graph indicator, or an edge between two graphs.
+// with the graph indicator (or, for edge files, with _A.txt), or an edge between two graphs.
 //
 // Example:
 //   edgeattn::data::Dataset mutag = edgeattn::data::load_tu_dataset("data/MUTAG");   // prefix MUTAG
 //   mutag.num_graphs();                       // 188
 //   mutag.graph_labels.num_classes;           // 2
 //   mutag.num_features();                     // 7 (one-hot atom types)
+//   mutag.edge_attr.dim(1);                   // 4 (one-hot bond types)
 #pragma once
 
 #include <filesystem>
@@ -51,6 +56,7 @@ Dataset load_tu_dataset(const std::filesystem::path& dir, const TuOptions& optio
 struct TuTexts {
   std::string_view a, graph_indicator, graph_labels;
   std::string_view node_labels, node_attributes;
+  std::string_view edge_labels, edge_attributes;
 };
 
 /// The same from memory (tests, fuzzing); files are named "<prefix>_A.txt" etc. in messages

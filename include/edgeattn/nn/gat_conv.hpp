@@ -3,14 +3,14 @@
 // move across (torch_geometric.nn.GATConv, PyG >= 2.3 single `lin`).
 //
 //   h = lin(x) viewed [N, H, C]
-//   e_ij = LeakyReLU(att_dst . h_i + att_src . h_j)         for each edge j -> i, per head
+//   e_ij = LeakyReLU(att_dst . h_i + att_src . h_j [+ att_edge . lin_edge(x_ij)])   per edge j -> i, head
 //   alpha_ij = softmax_j(e_ij), dropped out with p = dropout while training
 //   out_i = sum_j alpha_ij h_j  -> concat heads [N, H*C], or mean over heads [N, C]
 //   out += res(x) (residual), out += bias
 //
 // Hyper-parameters (GATConvOptions; PyG names and defaults):
 //   in_channels, out_channels (C, per head), heads=1 (H), concat=true, negative_slope=0.2,
-//   dropout=0.0 (attention dropout), add_self_loops=true, bias=true, residual=false
+//   dropout=0.0 (attention dropout), add_self_loops=true, edge_dim (0 = None), bias=true, residual=false
 // Parameters (names relative to the layer's name; shapes as in PyG):
 //   lin.weight  [H*C, in]     glorot                 (no lin.bias, as in PyG)
 //   att_src     [1, H, C]     glorot (fan H + C)
@@ -18,6 +18,7 @@
 //   bias        [H*C] (concat) or [C] (!concat), zeros          (when bias)
 //   res.weight  [H*C] or [C] x [in], glorot, no bias            (when residual)
 //   lin_src.weight, lin_dst.weight  instead of lin.weight when in_channels_dst is set
+//   lin_edge.weight [H*C, edge_dim], att_edge [1, H, C], glorot    (when edge_dim)
 //
 // add_self_loops: the graph passed to forward must already be prepared by
 // nn::prepare_graph(graph, true) (once per graph; nn/prepare_graph.hpp). forward checks the
@@ -26,12 +27,21 @@
 // over a num_dst x num_src graph; with in_channels_dst set the maps are lin_src [H*C, in_src] and
 // lin_dst [H*C, in_dst] (PyG's names), otherwise lin projects both sides. A prepared bipartite
 // graph has the self-loops i -> i for i < min(num_dst, num_src) (prepare_graph), as PyG adds them.
-// Not supported yet: edge_dim/edge features and fill_value.
+// Edge features (edge_dim > 0): forward takes EdgeFeatures, the attributes [E, edge_dim] in the
+// prepared graph's CSR order; prepare_graph(graph, true, edge_attr, fill) gives them with the
+// self-loops' attributes filled (PyG's fill_value, default "mean"). The per-edge term is
+// computed as edge_attr u^T with u = fold_head_scores(lin_edge.weight, att_edge) [H, edge_dim]:
+// [E, H] floats, never the [E, H*C] projection PyG forms.
 //
 // Example (the first layer of the GAT paper's Cora model):
 //   GATConv conv1({.in_channels = 1433, .out_channels = 8, .heads = 8, .dropout = 0.6f}, "conv1", seed);
 //   Graph g = prepare_graph(dataset.graph, true);
 //   Var h = conv1.forward(tape, g, dropped_features /*CsrMatrix [N, 1433]*/, step_seed);  // [N, 64]
+// With edge features:
+//   GATConv conv({.in_channels = 16, .out_channels = 8, .heads = 4, .edge_dim = 3}, "conv", seed);
+//   PreparedGraph p = prepare_graph(graph, true, edge_attr /*[E, 3], CSR order*/);
+//   Var h = conv.forward(tape, p.graph, x, EdgeFeatures{tape.constant_ref(p.edge_attr)}, step_seed);  // [N,
+//   32]
 #pragma once
 
 #include <cstdint>
@@ -55,8 +65,15 @@ struct GATConvOptions {
   float negative_slope = 0.2f;
   float dropout = 0.f;  ///< attention dropout
   bool add_self_loops = true;
+  int64_t edge_dim = 0;  ///< edge attributes per edge (lin_edge, att_edge); 0 = none
   bool bias = true;
   bool residual = false;
+};
+
+/// Edge attributes for a layer built with edge_dim: [num_edges, edge_dim] in the CSR order of
+/// the (prepared) graph passed with them. A Var, so a learned edge embedding gets gradients.
+struct EdgeFeatures {
+  autograd::Var attr{};
 };
 
 /// An ELU and a dropout that follow a layer (GAT's hidden activation and the next layer's input
@@ -89,6 +106,14 @@ class GATConv {
   /// graph: num_dst x num_src (prepared) -> [num_dst, H*C] (concat) or [num_dst, C].
   autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
                         const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention = nullptr);
+  /// With edge features (edge_dim set; ShapeError unless edges.attr is [num_edges, edge_dim],
+  /// InvalidArgument when the layer has no edge_dim); otherwise as the overloads above.
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
+                        const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention = nullptr,
+                        const EluDropout* then = nullptr);
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                        const NodeInput& x_dst, const EdgeFeatures& edges, uint64_t dropout_seed,
+                        Tensor* attention = nullptr);
 
   const GATConvOptions& options() const { return options_; }
   /// Output width: H*C (concat) or C.
@@ -97,15 +122,25 @@ class GATConv {
   int64_t in_dst() const;
   std::vector<autograd::Parameter*> parameters();
 
-  Linear lin;                     ///< lin.weight [H*C, in] (lin_src.weight when in_channels_dst is set)
-  std::optional<Linear> lin_dst;  ///< lin_dst.weight [H*C, in_channels_dst] when in_channels_dst is set
-  autograd::Parameter att_src;    ///< [1, H, C]
-  autograd::Parameter att_dst;    ///< [1, H, C]
-  autograd::Parameter bias;       ///< [H*C] or [C]; absent when !bias
-  std::optional<Linear> res;      ///< res.weight [out_features, in] when residual
+  Linear lin;                      ///< lin.weight [H*C, in] (lin_src.weight when in_channels_dst is set)
+  std::optional<Linear> lin_dst;   ///< lin_dst.weight [H*C, in_channels_dst] when in_channels_dst is set
+  autograd::Parameter att_src;     ///< [1, H, C]
+  autograd::Parameter att_dst;     ///< [1, H, C]
+  autograd::Parameter bias;        ///< [H*C] or [C]; absent when !bias
+  std::optional<Linear> res;       ///< res.weight [out_features, in] when residual
+  std::optional<Linear> lin_edge;  ///< lin_edge.weight [H*C, edge_dim] when edge_dim
+  autograd::Parameter att_edge;    ///< [1, H, C] when edge_dim
 
  private:
   AttentionConfig attention_config(uint64_t dropout_seed, bool return_attention) const;
+  /// The per-edge score term [E, H] (undefined without edges.attr).
+  autograd::Var edge_scores(autograd::Tape& tape, const Graph& graph, const EdgeFeatures& edges);
+  autograd::Var forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
+                               autograd::Var score_edge, uint64_t dropout_seed, Tensor* attention,
+                               const EluDropout* then);
+  autograd::Var forward_bipartite(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                                  const NodeInput& x_dst, autograd::Var score_edge, uint64_t dropout_seed,
+                                  Tensor* attention);
   GATConvOptions options_;
 };
 

@@ -19,7 +19,9 @@
 //   bias         [H*C] or [C], zeros (when bias)
 //   res.weight   [H*C] or [C] x [in], glorot (when residual)
 // The graph must be prepared by nn::prepare_graph(graph, add_self_loops) once (see gat_conv.hpp).
-// Not supported: edge_dim, bipartite input.
+// Bipartite input: in_channels_dst and forward(tape, graph, x_src, x_dst, ...).
+// Not supported yet: edge_dim (its edge term is a vector per edge inside the score, which the
+// fused kernel does not take yet; GATConv's edge_dim is supported).
 //
 // Example:
 //   GATv2Conv conv({.in_channels = 16, .out_channels = 8, .heads = 4, .share_weights = true}, "conv1", seed);

@@ -16,15 +16,53 @@
 //   for (...) model.forward(tape, g, dataset.features, step);                        // every step
 #pragma once
 
+#include <string>
+#include <vector>
+
+#include "edgeattn/core/tensor.hpp"
 #include "edgeattn/graph/graph.hpp"
 
 namespace edgeattn::nn {
+
+/// The edge attributes a self-loop added by prepare_graph gets (PyG's `fill_value` of GATConv,
+/// GATv2Conv and torch_geometric.utils.add_self_loops): a reduction of the attributes of the
+/// node's other in-edges (given self-loops excluded; a node without any gets 0, or 1 for mul),
+/// or a constant.
+struct FillValue {
+  enum class Kind { mean, sum, max, min, mul, constant };
+  Kind kind = Kind::mean;  ///< PyG's default for GATConv / GATv2Conv
+  /// constant: one value for every attribute, or one per attribute [edge_dim].
+  std::vector<float> value;
+
+  /// "mean", "add" or "sum", "max", "min", "mul", or a number ("0.5"). InvalidArgument otherwise.
+  static FillValue parse(const std::string& text);
+  static FillValue constant(float v) { return {Kind::constant, {v}}; }
+};
+
+/// A prepared graph with edge attributes in its CSR order.
+struct PreparedGraph {
+  Graph graph;
+  Tensor edge_attr;  ///< [graph.num_edges(), edge_dim]
+};
 
 /// add_self_loops: the graph with existing self-loops removed and exactly one added per node
 /// (other edges, duplicates included, kept in order: PyG semantics); for a bipartite graph
 /// (num_dst != num_src) one loop i -> i for each i < min(num_dst, num_src), as PyG does for
 /// (x_src, x_dst) input. Otherwise the graph as is.
 Graph prepare_graph(const Graph& graph, bool add_self_loops);
+
+/// As above, carrying per-edge attributes along: `edge_attr` [graph.num_edges(), edge_dim] in
+/// the CSR order of `graph` (Dataset::edge_attr is) becomes [prepared.num_edges(), edge_dim] in
+/// the prepared graph's CSR order; with add_self_loops the given self-loops' rows are dropped
+/// and each added loop i -> i gets `fill` of node i's remaining in-edges. ShapeError when
+/// edge_attr's rows differ from graph.num_edges(); InvalidArgument for a constant fill whose
+/// length is neither 1 nor edge_dim.
+///
+/// Example (GAT with edge features; conv built with .edge_dim = ds.edge_attr.dim(1)):
+///   PreparedGraph p = prepare_graph(ds.graph, true, ds.edge_attr);           // fill: mean
+///   Var out = conv.forward(tape, p.graph, x, EdgeFeatures{tape.constant_ref(p.edge_attr)}, seed);
+PreparedGraph prepare_graph(const Graph& graph, bool add_self_loops, ConstView edge_attr,
+                            const FillValue& fill = {});
 
 /// True when every node has exactly one self-loop (what prepare_graph(g, true) produces).
 bool has_one_self_loop_per_node(const Graph& graph);

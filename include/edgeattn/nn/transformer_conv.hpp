@@ -22,7 +22,9 @@
 //                    so state dicts match.
 //   lin_beta.weight  [1, 3*H*C] (concat) or [1, 3*C], no bias (when beta and root_weight)
 // No self-loops are added (PyG's TransformerConv adds none): a node without in-edges gets 0 from
-// attention, plus its root weight term. Not supported: edge_dim, bipartite input.
+// attention, plus its root weight term. Bipartite input: in_channels_dst and the (x_src, x_dst)
+// forward. Not supported yet: edge_dim (a vector per edge added to keys and values, which the
+// fused kernel does not take yet; GATConv's edge_dim is supported).
 //
 // Example:
 //   TransformerConv conv({.in_channels = 16, .out_channels = 8, .heads = 2, .beta = true}, "conv1", seed);

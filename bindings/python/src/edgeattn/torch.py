@@ -34,7 +34,8 @@ from . import _edgeattn
 
 __all__ = ["EdgeAttentionFunction", "GATConv", "GATv2Conv", "TransformerConv", "attention"]
 
-OPERANDS = ("query", "key", "value", "score_dst", "score_src", "weight", "key_weight", "att", "edge_bias")
+OPERANDS = ("query", "key", "value", "score_dst", "score_src", "weight", "key_weight", "att", "edge_bias",
+            "score_edge")
 
 
 def _to_kernel(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -104,6 +105,7 @@ def attention(
     key_weight: Optional[torch.Tensor] = None,
     att: Optional[torch.Tensor] = None,
     edge_bias: Optional[torch.Tensor] = None,
+    score_edge: Optional[torch.Tensor] = None,
     score: str = "dot_product",
     normalization: str = "softmax",
     combine: str = "concat",
@@ -116,12 +118,13 @@ def attention(
     path: str = "automatic",
 ):
     """Differentiable graph-masked attention (see ``edgeattn.attention_forward`` for the
-    operands and options). Returns ``out`` ([num_dst, H, Dv] or [num_dst, Dv] for combine='mean'),
+    operands and options; ``score_edge`` [E, H] in the graph's CSR order is the additive score's
+    per-edge term inside the LeakyReLU, GAT's edge features). Returns ``out`` ([num_dst, H, Dv] or [num_dst, Dv] for combine='mean'),
     or ``(out, attention)`` with ``return_attention=True``."""
     options = dict(score=score, normalization=normalization, combine=combine, scale=scale,
                    negative_slope=negative_slope, dropout=dropout, seed=seed,
                    return_attention=return_attention, attention_order=attention_order, path=path)
-    operands = (query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias)
+    operands = (query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge)
     return EdgeAttentionFunction.apply(pattern, options, *operands)
 
 

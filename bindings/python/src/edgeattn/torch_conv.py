@@ -15,8 +15,15 @@ and adds one per node (for bipartite input ``(x_src, x_dst)``, nodes ``i < min(N
 in the order of that ``edge_index`` (the self-loops appended last, as PyG does). The graph built
 from an ``edge_index`` is cached until another tensor (or an in-place edit of it) comes in.
 
-Not supported (a clear error, not a silent difference): ``edge_dim`` / ``edge_attr`` (edge
-features: the kernel has no edge-feature score term yet), CUDA tensors, sparse-tensor adjacency.
+Edge features: ``GATConv(..., edge_dim=F, fill_value=...)`` with ``forward(x, edge_index,
+edge_attr)`` as in PyG (``lin_edge.weight``, ``att_edge``; self-loops get ``fill_value`` of each
+node's in-edges, default ``"mean"``). The per-edge term enters the kernel as [E, H] scalars,
+``edge_attr @ u.T`` with ``u`` [H, F] the attention vector folded into ``lin_edge``: PyG's
+[E, H*C] projection is never formed.
+
+Not supported (a clear error, not a silent difference): ``edge_dim`` of ``GATv2Conv`` and
+``TransformerConv`` (their edge term is a vector per edge inside the kernel's score, not yet
+fused), CUDA tensors, sparse-tensor adjacency.
 
 Example::
 
@@ -68,8 +75,12 @@ class _GraphCache:
         self.key = None
         self.graph = None
         self.edge_index = None
+        self.kept = None
+        self.perm = None
 
     def get(self, edge_index: torch.Tensor, num_src: int, num_dst: int, add_self_loops: bool):
+        """-> (graph, the edge_index it was built from, the mask of given edges kept (None when all
+        are), the CSR permutation: graph edge e is input edge perm[e])."""
         if not isinstance(edge_index, torch.Tensor) or edge_index.dim() != 2 or edge_index.size(0) != 2:
             raise _edgeattn.ShapeError(
                 f"edge_index: expected a [2, num_edges] integer tensor, found "
@@ -80,15 +91,18 @@ class _GraphCache:
                add_self_loops)
         if key != self.key:
             ei = edge_index.to(torch.int64)
+            self.kept = None
             if add_self_loops:
-                ei = ei[:, ei[0] != ei[1]]
+                self.kept = ei[0] != ei[1]
+                ei = ei[:, self.kept]
                 loops = torch.arange(min(num_src, num_dst), dtype=torch.int64)
                 ei = torch.cat([ei, torch.stack([loops, loops])], dim=1)
             self.graph = _edgeattn.Graph.from_edge_index(ei.contiguous().numpy(), num_nodes=num_dst,
                                                          num_src=num_src, duplicates="keep")
             self.edge_index = ei
+            self.perm = torch.from_numpy(self.graph.input_edge_of_csr.copy())
             self.key = key
-        return self.graph, self.edge_index
+        return self.graph, self.edge_index, self.kept, self.perm
 
 
 def _split_input(x) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
@@ -102,19 +116,56 @@ def _split_input(x) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
 def _reject_edge_attr(layer: str, edge_attr) -> None:
     if edge_attr is not None:
         raise NotImplementedError(
-            f"{layer}: edge_attr is not supported yet (edgeattn's kernel has no edge-feature score term); "
-            "use torch_geometric for edge features")
+            f"{layer}: edge_attr is not supported yet (its edge term is a vector per edge inside the score, "
+            "not yet fused into edgeattn's kernel; GATConv supports edge_dim); use torch_geometric for it")
+
+
+def _loop_attr(edge_attr: torch.Tensor, dst: torch.Tensor, num_loops: int, fill_value) -> torch.Tensor:
+    """The self-loops' attributes [num_loops, F], as torch_geometric.utils.add_self_loops computes
+    them: a constant (float or tensor), ones for None, or a reduction ("mean", "add"/"sum", "max",
+    "min", "mul") of each node's in-edges (the given self-loops already removed); a node without
+    in-edges gets 0 (1 for "mul")."""
+    size = (num_loops,) + tuple(edge_attr.shape[1:])
+    if fill_value is None:
+        return edge_attr.new_ones(size)
+    if isinstance(fill_value, (int, float)) and not isinstance(fill_value, bool):
+        return edge_attr.new_full(size, float(fill_value))
+    if isinstance(fill_value, torch.Tensor):
+        loop = fill_value.to(edge_attr.dtype)
+        if loop.dim() != edge_attr.dim():
+            loop = loop.unsqueeze(0)
+        return loop.expand(size).contiguous()
+    if not isinstance(fill_value, str):
+        raise _edgeattn.InvalidArgument(f"fill_value: expected a float, a tensor or a reduction name, "
+                                        f"found {type(fill_value).__name__}")
+    keep = dst < num_loops  # edges into nodes that get a loop
+    src, index = edge_attr[keep], dst[keep]
+    idx = index.view(-1, *([1] * (edge_attr.dim() - 1))).expand_as(src)
+    if fill_value == "mean":
+        total = edge_attr.new_zeros(size).scatter_add(0, idx, src)
+        count = torch.zeros(num_loops, dtype=edge_attr.dtype).index_add(0, index, torch.ones_like(index, dtype=edge_attr.dtype))
+        return total / count.clamp(min=1).view(-1, *([1] * (edge_attr.dim() - 1)))
+    if fill_value in ("add", "sum"):
+        return edge_attr.new_zeros(size).scatter_add(0, idx, src)
+    if fill_value in ("max", "min"):
+        return edge_attr.new_zeros(size).scatter_reduce(0, idx, src, reduce="a" + fill_value, include_self=False)
+    if fill_value == "mul":
+        return edge_attr.new_ones(size).scatter_reduce(0, idx, src, reduce="prod", include_self=True)
+    raise _edgeattn.InvalidArgument(f"fill_value is '{fill_value}', expected mean, add, sum, max, min, mul, "
+                                    "a float or a tensor")
 
 
 class _AttentionConv(nn.Module):
     """What the three layers share: the graph cache, dropout seeds and the attention call."""
 
-    def __init__(self, heads: int, concat: bool, dropout: float, add_self_loops: bool, edge_dim) -> None:
+    def __init__(self, heads: int, concat: bool, dropout: float, add_self_loops: bool, edge_dim,
+                 edge_features: bool = False) -> None:
         super().__init__()
-        if edge_dim is not None:
+        if edge_dim is not None and not edge_features:
             raise NotImplementedError(
-                f"{type(self).__name__}(edge_dim={edge_dim}): edge features are not supported yet "
-                "(edgeattn's kernel has no edge-feature score term)")
+                f"{type(self).__name__}(edge_dim={edge_dim}): edge features are not supported yet for this layer "
+                "(its edge term is a vector per edge inside the score, not yet fused into edgeattn's kernel; "
+                "GATConv supports edge_dim)")
         if heads < 1:
             raise _edgeattn.InvalidArgument(f"{type(self).__name__}: heads is {heads}, expected >= 1")
         if not 0.0 <= dropout < 1.0:
@@ -127,10 +178,17 @@ class _AttentionConv(nn.Module):
         # makes runs repeatable).
         return int(torch.randint(0, 2**62, (), dtype=torch.int64)) if self.training and self.dropout > 0 else 0
 
-    def _attend(self, edge_index, num_src: int, num_dst: int, return_attention_weights, **operands):
+    def _attend(self, edge_index, num_src: int, num_dst: int, return_attention_weights, edge_scores=None,
+                **operands):
+        """edge_scores: a function (edge_index it attends over, kept mask) -> [E', H] per-edge score
+        terms in that edge_index's order, or None."""
         from .torch import attention
 
-        graph, ei = self._cache.get(edge_index, num_src, num_dst, self.add_self_loops)
+        graph, ei, kept, perm = self._cache.get(edge_index, num_src, num_dst, self.add_self_loops)
+        if edge_scores is not None:
+            if bool((perm < 0).any()):  # from_edge_index keeps every edge (duplicates="keep")
+                raise _edgeattn.GraphError("edge_attr: the graph dropped some of edge_index's edges")
+            operands["score_edge"] = edge_scores(ei, kept)[perm]  # into the graph's CSR order
         want = bool(return_attention_weights)
         result = attention(graph, **operands, combine="concat" if self.concat else "mean",
                            dropout=self.dropout if self.training else 0.0, seed=self._seed(),
@@ -157,14 +215,16 @@ class GATConv(_GatFamilyConv):
 
     Parameters (PyG names and shapes): ``lin.weight`` [H*C, in] (or ``lin_src`` / ``lin_dst`` for
     bipartite ``in_channels=(in_src, in_dst)``), ``att_src``, ``att_dst`` [1, H, C], ``bias``
-    [H*C] or [C], ``res.weight`` when ``residual``."""
+    [H*C] or [C], ``res.weight`` when ``residual``, ``lin_edge.weight`` [H*C, edge_dim] and
+    ``att_edge`` [1, H, C] when ``edge_dim``."""
 
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
                  add_self_loops: bool = True, edge_dim: Optional[int] = None, fill_value="mean",
                  bias: bool = True, residual: bool = False) -> None:
-        super().__init__(heads, concat, dropout, add_self_loops, edge_dim)
+        super().__init__(heads, concat, dropout, add_self_loops, edge_dim, edge_features=True)
         self.in_channels, self.out_channels, self.negative_slope = in_channels, out_channels, negative_slope
+        self.edge_dim, self.fill_value = edge_dim, fill_value
         in_src, in_dst = _pair(in_channels)
         if isinstance(in_channels, int):
             self.lin = _linear(in_channels, heads * out_channels, False, True)
@@ -177,12 +237,52 @@ class GATConv(_GatFamilyConv):
         self.att_dst = nn.Parameter(torch.empty(1, heads, out_channels))
         _glorot(self.att_src)
         _glorot(self.att_dst)
+        if edge_dim is not None:
+            if edge_dim < 1:
+                raise _edgeattn.InvalidArgument(f"GATConv: edge_dim is {edge_dim}, expected >= 1 (or None)")
+            self.lin_edge = _linear(edge_dim, heads * out_channels, False, True)
+            self.att_edge = nn.Parameter(torch.empty(1, heads, out_channels))
+            _glorot(self.att_edge)
+        else:
+            self.lin_edge = None
+            self.register_parameter("att_edge", None)
         width = heads * out_channels if concat else out_channels
         self.res = _linear(in_dst, width, False, True) if residual else None
         self.bias = nn.Parameter(torch.zeros(width)) if bias else None
 
+    def _edge_scores(self, edge_attr):
+        """(edge_index attended over, kept mask) -> [E', H]: att_edge . lin_edge(edge_attr) per edge,
+        the self-loops' attributes filled as PyG does, computed as edge_attr @ u.T with u [H, F]."""
+        if edge_attr is None:
+            return None
+        if self.lin_edge is None:
+            raise _edgeattn.InvalidArgument(
+                "GATConv: edge_attr was given but the layer has no edge_dim (build it with edge_dim=F)")
+        if not isinstance(edge_attr, torch.Tensor):
+            raise TypeError(f"GATConv: edge_attr must be a torch.Tensor, found {type(edge_attr).__name__}")
+        attr = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
+        if attr.dim() != 2 or attr.size(1) != self.edge_dim:
+            raise _edgeattn.ShapeError(f"GATConv: edge_attr has shape {tuple(edge_attr.shape)}, expected "
+                                       f"[num_edges, edge_dim={self.edge_dim}]")
+        h, c = self.heads, self.out_channels
+        u = (self.lin_edge.weight.view(h, c, -1) * self.att_edge.view(h, c, 1)).sum(1)  # [H, F]
+
+        def scores(ei, kept):
+            a = attr
+            if kept is not None:
+                if a.size(0) != kept.numel():
+                    raise _edgeattn.ShapeError(f"GATConv: edge_attr has {a.size(0)} rows, edge_index "
+                                               f"{kept.numel()} edges")
+                a = a[kept]
+                num_loops = ei.size(1) - a.size(0)
+                a = torch.cat([a, _loop_attr(a, ei[1, :a.size(0)], num_loops, self.fill_value)], dim=0)
+            elif a.size(0) != ei.size(1):
+                raise _edgeattn.ShapeError(f"GATConv: edge_attr has {a.size(0)} rows, edge_index {ei.size(1)} edges")
+            return a.to(u.dtype) @ u.T
+
+        return scores
+
     def forward(self, x, edge_index, edge_attr=None, size=None, return_attention_weights=None):
-        _reject_edge_attr("GATConv", edge_attr)
         x_src, x_dst = _split_input(x)
         h, c = self.heads, self.out_channels
         if self.lin is not None:
@@ -195,7 +295,8 @@ class GATConv(_GatFamilyConv):
             hd = self.lin_dst(x_dst).view(-1, h, c)
         n_src = hs.size(0)
         n_dst = hd.size(0) if size is None else size[1]
-        out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights, value=hs,
+        out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights,
+                                      edge_scores=self._edge_scores(edge_attr), value=hs,
                                       score_dst=(hd * self.att_dst).sum(-1), score_src=(hs * self.att_src).sum(-1),
                                       score="additive", negative_slope=self.negative_slope)
         return self._finish(out, x_src if x_dst is None else x_dst, ei, alpha, return_attention_weights)
