@@ -1,0 +1,137 @@
+// Neighbour sampling for mini-batch training: the seeds' sampled multi-hop neighbourhood as one
+// bipartite block per layer (Hamilton et al., "Inductive Representation Learning on Large Graphs",
+// NeurIPS 2017; PyG's NeighborLoader, DGL's MultiLayerNeighborSampler / NeighborSampler).
+//
+// Hop h (h = 0 at the seeds) takes the hop's destination nodes (the seeds for h = 0, else every
+// node hop h - 1 reached) and, for each destination v with in-degree d and fanout k = fanouts[h]:
+//   k == -1, or !replace and d <= k   all d in-edges of v;
+//   !replace and d > k                k distinct in-edges, uniform over the k-subsets (Floyd's
+//                                     algorithm);
+//   replace                           k in-edges drawn uniformly and independently (repeats are
+//                                     kept as parallel edges, as PyG does; none when d == 0).
+// The draws for v at hop h are a pure function of (seed, h, v) (neighbor_draw below), so a
+// node's sample does not depend on the thread count, on the other seeds of the batch, or on their
+// order. Use a different `seed` per mini-batch or epoch, or each node gets the same neighbours
+// every time it is sampled.
+//
+// Blocks come in the order the model consumes them, as DGL's `blocks`: blocks.front() is the
+// outermost hop (its sources are the input nodes whose features are read), blocks.back() ends at
+// the seeds. Each block is a Graph [num_dst x num_src] in local ids, CSR by destination as always
+// (columns ascending within a row), so the existing kernels and layers run on it unchanged:
+//   x_src = gather_rows(features, block.src_nodes)       // [block.num_src(), F]
+//   x_dst = first block.num_dst() rows of x_src           // destinations lead the sources
+// Node numbering (the DGL/PyG convention): for a square input graph the first num_dst sources
+// are the destinations in their given order, then each new source in order of first appearance,
+// destination row by destination row, in the input's CSR order within a row. For a bipartite
+// input graph (num_dst != num_src) destination and source ids are different id spaces: sources
+// are numbered by first appearance alone, and only one hop can be sampled.
+//
+// fanouts[h] is the fanout of hop h + 1 from the seeds, as PyG's num_neighbors: [15, 10, 5] takes
+// 15 neighbours of each seed (the last block), 10 of each of those, 5 at the outermost hop (the
+// first block). DGL's NeighborSampler lists fanouts by model layer instead, i.e. in the reverse
+// order: DGL's [5, 10, 15] is this [15, 10, 5].
+//
+// Layer-wise full-neighbourhood inference (PyG's and DGL's evaluation path) uses fanout -1, one
+// layer at a time over batches of destination nodes: full_neighborhood_block.
+//
+// Example (2-layer GAT, a mini-batch of seeds):
+//   edgeattn::NeighborSamplerOptions opt{.fanouts = {10, 5}, .replace = false, .seed = epoch};
+//   auto sub = edgeattn::sample_neighbors(graph, batch_seeds, opt);
+//   Tensor x = edgeattn::gather_rows(features, sub.input_nodes);   // [input_nodes, F]
+//   // layer l runs on sub.blocks[l].graph: x_src = x (num_src rows), x_dst = its first num_dst
+//   // rows; its output has sub.blocks[l].num_dst() rows, which are the next block's sources.
+//   // The last block's output rows are the seeds, in the order given.
+//
+// Cost: O(sampled edges + seeds) work, row-parallel (core/parallel.hpp), plus a scratch array of
+// graph.num_src() entries per call (filled in parallel) for the relabelling.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "edgeattn/core/rng.hpp"
+#include "edgeattn/core/tensor.hpp"
+#include "edgeattn/graph/graph.hpp"
+
+namespace edgeattn {
+
+/// Hyper-parameters of sample_neighbors, named as in PyG's NeighborLoader.
+struct NeighborSamplerOptions {
+  /// [num_layers] fanout of hop 1 (at the seeds), hop 2, ...; -1 takes all in-edges; 0 none.
+  std::vector<int64_t> fanouts;
+  /// Sample with replacement: exactly `fanout` edges per node with in-edges.
+  bool replace = false;
+  /// Keys every draw (see neighbor_draw); vary it per mini-batch.
+  uint64_t seed = 0;
+};
+
+/// One layer's bipartite message-passing graph, in local ids (DGL's block).
+struct Block {
+  Graph graph;  ///< [num_dst x num_src], CSR by destination; edge (i <- j) is dst_nodes[i] <- src_nodes[j]
+  /// [num_dst] global ids of the destinations (rows), in the order given.
+  std::vector<int64_t> dst_nodes;
+  /// [num_src] global ids of the sources (columns). For a square input graph it starts with
+  /// dst_nodes, so x_dst = x_src[:num_dst].
+  std::vector<int64_t> src_nodes;
+  /// [num_edges] CSR position in the input graph of each block edge (PyG's e_id, DGL's EID), for
+  /// per-edge data: block_attr[e] = attr[edge_ids[e]].
+  std::vector<int64_t> edge_ids;
+
+  int64_t num_dst() const { return graph.num_dst(); }
+  int64_t num_src() const { return graph.num_src(); }
+  int64_t num_edges() const { return graph.num_edges(); }
+};
+
+/// A mini-batch: the seeds' sampled neighbourhood, one block per layer.
+struct SampledSubgraph {
+  /// [num_layers], outermost hop first; blocks[l].dst_nodes == blocks[l + 1].src_nodes (square
+  /// graphs: the next block's sources are exactly this block's destinations).
+  std::vector<Block> blocks;
+  /// Global ids whose features the first layer reads: blocks.front().src_nodes.
+  std::vector<int64_t> input_nodes;
+  /// The seeds, in the order given: blocks.back().dst_nodes (the last layer's output rows).
+  std::vector<int64_t> seeds;
+};
+
+/// Samples `options.fanouts.size()` hops around `seeds` (see the file comment).
+/// Throws GraphError when a seed is out of [0, graph.num_dst()) or repeated (naming the index and
+/// the value), or when the graph is not square and more than one hop is asked for;
+/// InvalidArgument when fanouts is empty or holds a value below -1.
+SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
+                                 const NeighborSamplerOptions& options);
+
+/// One hop: samples the in-edges of each of `dst_nodes` (distinct, in [0, graph.num_dst())) with
+/// `fanout`, the draws keyed by (seed, hop, node). sample_neighbors' hop h is
+/// sample_block(graph, its destinations, fanouts[h], replace, seed, h). Errors as sample_neighbors.
+Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
+                   uint64_t seed, int64_t hop = 0);
+
+/// Every in-edge of each of `dst_nodes`: a layer of full-neighbourhood inference (fanout -1).
+/// With dst_nodes = [0, n) of a square graph it is the graph itself, src_nodes = [0, n).
+Block full_neighborhood_block(const Graph& graph, std::span<const int64_t> dst_nodes);
+
+/// out [ids.size(), ...] = features [N, ...] rows ids[0], ids[1], ... (any rank >= 1), copied in
+/// parallel. Throws ShapeError for a rank-0 input and InvalidArgument when an id is outside
+/// [0, N), naming it. (Sparse features: CsrMatrix::select_rows.)
+Tensor gather_rows(ConstView features, std::span<const int64_t> ids);
+
+/// The `draw`-th random index in [0, n) of node `node` at hop `hop` under `seed` (n >= 1): 64 bits
+/// of philox4x32 keyed by the seed, counter (node, hop, draw / 2), scaled to [0, n) by a
+/// multiply-high (bias below n / 2^64). With replacement, draw t is the t-th sampled in-edge;
+/// without, Floyd's algorithm takes draw t in [0, d - k + t] for t = 0 .. k-1.
+constexpr uint64_t neighbor_draw(uint64_t seed, int64_t hop, int64_t node, uint64_t draw, uint64_t n) {
+  const auto v = static_cast<uint64_t>(node);
+  const auto r = philox4x32(seed, {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32),
+                                   static_cast<uint32_t>(hop), static_cast<uint32_t>(draw >> 1)});
+  const uint64_t bits =
+      (draw & 1) ? (static_cast<uint64_t>(r[3]) << 32 | r[2]) : (static_cast<uint64_t>(r[1]) << 32 | r[0]);
+  // High 64 bits of bits * n.
+  const uint64_t b_lo = bits & 0xffffffffu, b_hi = bits >> 32;
+  const uint64_t n_lo = n & 0xffffffffu, n_hi = n >> 32;
+  const uint64_t lo_lo = b_lo * n_lo, hi_lo = b_hi * n_lo, lo_hi = b_lo * n_hi, hi_hi = b_hi * n_hi;
+  const uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi;
+  return (hi_lo >> 32) + (cross >> 32) + hi_hi;
+}
+
+}  // namespace edgeattn

@@ -1,0 +1,328 @@
+// Neighbour sampling, one hop at a time, each hop a row rebuild (as lib/graph/transforms.cpp):
+//   1. count each destination row's sampled edges in parallel, prefix-sum them into row_ptr;
+//   2. fill each row in parallel with the input CSR positions of its sampled edges, ascending
+//      (Floyd's algorithm without replacement, independent draws with; every draw is
+//      neighbor_draw(seed, hop, node, t), so a row depends on nothing but its node);
+//   3. relabel the sources in order of first appearance, in parallel and without a hash table:
+//      every node has a "position" (destination i: i; sampled edge e: num_dst + e). An atomic
+//      min over a scratch array indexed by global id finds each source's first position; the
+//      edges holding one are counted per fixed piece, and a prefix sum over pieces gives each new
+//      source its local id, which replaces the position in the scratch array (as -(id + 1), so it
+//      can never equal a position). Atomic min is order-independent, so the numbering is the
+//      serial one for any thread count;
+//   4. map each edge to its local source, sort each row by (local source, input position) as
+//      Graph requires, and reset the touched scratch entries for the next hop.
+// The oracle is lib/graph/reference/reference_neighbor_sampler.cpp; tests/graph compares the two
+// bit for bit.
+#include "edgeattn/graph/neighbor_sampler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <utility>
+
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/parallel.hpp"
+#include "trusted_csr.hpp"
+
+namespace edgeattn {
+namespace {
+
+constexpr int64_t kRowGrain = 512;     // destination rows per parallel piece
+constexpr int64_t kEdgeGrain = 16384;  // sampled edges per parallel piece (fixes the relabel pieces)
+constexpr int64_t kUnseen = std::numeric_limits<int64_t>::max();
+// Up to this fanout Floyd's membership test scans the picks so far; beyond it, a per-thread byte
+// mask over the row (both give the same picks: they only answer "was r picked?").
+constexpr int64_t kScanFanout = 64;
+
+// The scratch array of the relabelling: one entry per source node of the input graph, kUnseen
+// between hops. Filled in parallel once per call.
+class Scratch {
+ public:
+  explicit Scratch(int64_t n)
+      : n_(n), data_(std::make_unique_for_overwrite<int64_t[]>(static_cast<size_t>(n))) {
+    int64_t* d = data_.get();
+    parallel_for(0, n, 1 << 16, [&](int64_t b, int64_t e) { std::fill(d + b, d + e, kUnseen); });
+  }
+  int64_t* data() const { return data_.get(); }
+  int64_t size() const { return n_; }
+
+ private:
+  int64_t n_;
+  std::unique_ptr<int64_t[]> data_;
+};
+
+int64_t sample_count(int64_t degree, int64_t fanout, bool replace) {
+  if (fanout == -1 || (!replace && degree <= fanout)) return degree;
+  if (replace) return degree == 0 ? 0 : fanout;
+  return fanout;
+}
+
+// Writes the within-row positions of the sampled in-edges of `node` into `out`
+// (out.size() == sample_count(degree, fanout, replace)), ascending.
+void sample_row(int64_t degree, int64_t fanout, bool replace, uint64_t seed, int64_t hop, int64_t node,
+                std::span<int64_t> out) {
+  const auto k = static_cast<int64_t>(out.size());
+  if (fanout == -1 || (!replace && degree <= fanout)) {
+    std::iota(out.begin(), out.end(), int64_t{0});
+    return;
+  }
+  if (replace) {
+    for (int64_t t = 0; t < k; ++t)
+      out[static_cast<size_t>(t)] = static_cast<int64_t>(
+          neighbor_draw(seed, hop, node, static_cast<uint64_t>(t), static_cast<uint64_t>(degree)));
+  } else if (k <= kScanFanout) {
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t j = degree - k + t;
+      const auto r = static_cast<int64_t>(
+          neighbor_draw(seed, hop, node, static_cast<uint64_t>(t), static_cast<uint64_t>(j + 1)));
+      const bool seen = std::find(out.begin(), out.begin() + t, r) != out.begin() + t;
+      out[static_cast<size_t>(t)] = seen ? j : r;
+    }
+  } else {
+    thread_local std::vector<uint8_t> picked;
+    if (static_cast<int64_t>(picked.size()) < degree) picked.resize(static_cast<size_t>(degree), 0);
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t j = degree - k + t;
+      const auto r = static_cast<int64_t>(
+          neighbor_draw(seed, hop, node, static_cast<uint64_t>(t), static_cast<uint64_t>(j + 1)));
+      const int64_t p = picked[static_cast<size_t>(r)] ? j : r;
+      picked[static_cast<size_t>(p)] = 1;
+      out[static_cast<size_t>(t)] = p;
+    }
+    for (int64_t p : out) picked[static_cast<size_t>(p)] = 0;
+  }
+  std::sort(out.begin(), out.end());
+}
+
+void atomic_min(int64_t& slot, int64_t value) {
+  std::atomic_ref<int64_t> ref(slot);
+  int64_t seen = ref.load(std::memory_order_relaxed);
+  while (value < seen && !ref.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
+int64_t load(int64_t& slot) { return std::atomic_ref<int64_t>(slot).load(std::memory_order_relaxed); }
+
+void check_fanout(const char* what, int64_t fanout) {
+  if (fanout < -1) raise<InvalidArgument>(what, " is ", fanout, ", expected -1 (all neighbours) or >= 0");
+}
+
+// Throws GraphError unless `nodes` are distinct and in [0, graph.num_dst()). `scratch` (square
+// graphs) must be all kUnseen and is left so.
+void check_destinations(const char* fn, const char* what, const Graph& graph, std::span<const int64_t> nodes,
+                        Scratch* scratch) {
+  const int64_t n = graph.num_dst();
+  const auto m = static_cast<int64_t>(nodes.size());
+  const int64_t bad = parallel_find_first(0, m, 1 << 16, [&](int64_t k) {
+    const int64_t v = nodes[static_cast<size_t>(k)];
+    return (v < 0) | (v >= n);
+  });
+  if (bad < m)
+    raise<GraphError>(fn, ": ", what, "[", bad, "] is ", nodes[static_cast<size_t>(bad)],
+                      ", expected in [0, ", n, ")");
+  std::vector<int64_t> own;
+  int64_t* first = nullptr;
+  if (scratch != nullptr) {
+    first = scratch->data();
+  } else {
+    own.assign(static_cast<size_t>(n), kUnseen);
+    first = own.data();
+  }
+  int64_t repeated = -1;
+  for (int64_t k = 0; k < m && repeated < 0; ++k) {
+    int64_t& slot = first[nodes[static_cast<size_t>(k)]];
+    if (slot != kUnseen)
+      repeated = k;
+    else
+      slot = k;
+  }
+  const int64_t checked = repeated < 0 ? m : repeated;
+  int64_t earlier = -1;
+  if (repeated >= 0) earlier = first[nodes[static_cast<size_t>(repeated)]];
+  if (scratch != nullptr)
+    for (int64_t k = 0; k < checked; ++k) first[nodes[static_cast<size_t>(k)]] = kUnseen;
+  if (repeated >= 0)
+    raise<GraphError>(fn, ": ", what, "[", repeated, "] is ", nodes[static_cast<size_t>(repeated)],
+                      ", which appears earlier at ", what, "[", earlier, "]: expected distinct nodes");
+}
+
+// One hop over validated destinations; `first` is the scratch (all kUnseen in and out).
+Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanout, bool replace,
+                 uint64_t seed, int64_t hop, int64_t* first) {
+  const auto m = static_cast<int64_t>(dst.size());
+  const bool square = graph.num_dst() == graph.num_src();
+  const int64_t num_lead = square ? m : 0;  // sources that are the destinations themselves
+  const auto in_ptr = graph.row_ptr();
+  const int32_t* in_col = graph.col_idx().data();
+
+  Block block;
+  block.dst_nodes.assign(dst.begin(), dst.end());
+
+  // 1. Row counts.
+  std::vector<int64_t> row_ptr(static_cast<size_t>(m) + 1, 0);
+  parallel_for(0, m, kRowGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      row_ptr[static_cast<size_t>(i) + 1] = sample_count(graph.degree(dst[i]), fanout, replace);
+  });
+  std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
+  const int64_t num_edges = row_ptr.back();
+
+  // 2. Sampled input CSR positions, ascending within each row.
+  std::vector<int64_t> edge_ids(static_cast<size_t>(num_edges));
+  parallel_for(0, m, kRowGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const int64_t v = dst[static_cast<size_t>(i)];
+      const int64_t begin = row_ptr[static_cast<size_t>(i)];
+      const auto out = std::span<int64_t>(edge_ids).subspan(
+          static_cast<size_t>(begin), static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1] - begin));
+      sample_row(graph.degree(v), fanout, replace, seed, hop, v, out);
+      const int64_t base = in_ptr[static_cast<size_t>(v)];
+      for (int64_t& p : out) p += base;
+    }
+  });
+
+  // 3. First appearance of each source: destinations take positions [0, num_lead), edge e takes
+  // num_lead + e.
+  auto source = [&](int64_t e) -> int64_t { return in_col[edge_ids[static_cast<size_t>(e)]]; };
+  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) first[dst[static_cast<size_t>(i)]] = i;
+  });
+  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) atomic_min(first[source(k)], num_lead + k);
+  });
+  const int64_t pieces = (num_edges + kEdgeGrain - 1) / kEdgeGrain;
+  std::vector<int64_t> piece_start(static_cast<size_t>(pieces) + 1, 0);
+  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
+    int64_t fresh = 0;
+    for (int64_t k = b; k < e; ++k) fresh += load(first[source(k)]) == num_lead + k;
+    piece_start[static_cast<size_t>(b / kEdgeGrain) + 1] = fresh;
+  });
+  std::partial_sum(piece_start.begin(), piece_start.end(), piece_start.begin());
+  const int64_t num_src = num_lead + piece_start.back();
+
+  // Local ids, stored in the scratch as -(id + 1): no position is negative, so the test "is edge
+  // k the first?" stays exact while other pieces overwrite their own first entries.
+  block.src_nodes.resize(static_cast<size_t>(num_src));
+  std::copy(dst.begin(), dst.begin() + num_lead, block.src_nodes.begin());
+  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
+    int64_t next = num_lead + piece_start[static_cast<size_t>(b / kEdgeGrain)];
+    for (int64_t k = b; k < e; ++k) {
+      const int64_t g = source(k);
+      if (load(first[g]) != num_lead + k) continue;
+      block.src_nodes[static_cast<size_t>(next)] = g;
+      std::atomic_ref<int64_t>(first[g]).store(-(next + 1), std::memory_order_relaxed);
+      ++next;
+    }
+  });
+  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) first[dst[static_cast<size_t>(i)]] = -(i + 1);
+  });
+
+  // 4. Local columns, rows sorted by (local source, input position).
+  std::vector<int32_t> col_idx(static_cast<size_t>(num_edges));
+  parallel_for(0, m, kRowGrain, [&](int64_t b, int64_t e) {
+    thread_local std::vector<std::pair<int32_t, int64_t>> row;
+    for (int64_t i = b; i < e; ++i) {
+      const auto begin = static_cast<size_t>(row_ptr[static_cast<size_t>(i)]);
+      const auto end = static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1]);
+      row.clear();
+      for (size_t k = begin; k < end; ++k)
+        row.emplace_back(static_cast<int32_t>(-first[in_col[edge_ids[k]]] - 1), edge_ids[k]);
+      if (!std::is_sorted(row.begin(), row.end())) std::sort(row.begin(), row.end());
+      for (size_t k = begin; k < end; ++k) {
+        col_idx[k] = row[k - begin].first;
+        edge_ids[k] = row[k - begin].second;
+      }
+    }
+  });
+  parallel_for(0, num_src, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) first[block.src_nodes[static_cast<size_t>(j)]] = kUnseen;
+  });
+
+  block.graph = detail::TrustedCsr::make(m, num_src, std::move(row_ptr), std::move(col_idx), {}, {});
+  block.edge_ids = std::move(edge_ids);
+  return block;
+}
+
+}  // namespace
+
+Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
+                   uint64_t seed, int64_t hop) {
+  check_fanout("sample_block: fanout", fanout);
+  Scratch scratch(graph.num_src());
+  const bool square = graph.num_dst() == graph.num_src();
+  check_destinations("sample_block", "dst_nodes", graph, dst_nodes, square ? &scratch : nullptr);
+  return sample_hop(graph, dst_nodes, fanout, replace, seed, hop, scratch.data());
+}
+
+SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
+                                 const NeighborSamplerOptions& options) {
+  const auto& fanouts = options.fanouts;
+  if (fanouts.empty())
+    raise<InvalidArgument>("sample_neighbors: options.fanouts is empty, expected one fanout per layer");
+  for (size_t h = 0; h < fanouts.size(); ++h)
+    if (fanouts[h] < -1)
+      raise<InvalidArgument>("sample_neighbors: options.fanouts[", h, "] is ", fanouts[h],
+                             ", expected -1 (all neighbours) or >= 0");
+  const bool square = graph.num_dst() == graph.num_src();
+  if (!square && fanouts.size() > 1)
+    raise<GraphError>("sample_neighbors: a bipartite graph (num_dst=", graph.num_dst(),
+                      ", num_src=", graph.num_src(),
+                      ") has sources that are not destinations, so it can be sampled for 1 hop, got ",
+                      fanouts.size(), " fanouts");
+  Scratch scratch(graph.num_src());
+  check_destinations("sample_neighbors", "seeds", graph, seeds, square ? &scratch : nullptr);
+
+  SampledSubgraph out;
+  out.seeds.assign(seeds.begin(), seeds.end());
+  const auto layers = fanouts.size();
+  out.blocks.resize(layers);
+  for (size_t h = 0; h < layers; ++h) {
+    // Hop h is the (layers - 1 - h)-th block; its destinations are hop h - 1's sources.
+    const std::span<const int64_t> dst =
+        h == 0 ? seeds : std::span<const int64_t>(out.blocks[layers - h].src_nodes);
+    out.blocks[layers - 1 - h] = sample_hop(graph, dst, fanouts[h], options.replace, options.seed,
+                                            static_cast<int64_t>(h), scratch.data());
+  }
+  out.input_nodes = out.blocks.front().src_nodes;
+  return out;
+}
+
+Block full_neighborhood_block(const Graph& graph, std::span<const int64_t> dst_nodes) {
+  return sample_block(graph, dst_nodes, /*fanout=*/-1, /*replace=*/false, /*seed=*/0, /*hop=*/0);
+}
+
+Tensor gather_rows(ConstView features, std::span<const int64_t> ids) {
+  if (features.rank() < 1)
+    raise<ShapeError>("gather_rows: features has shape ", features.shape().str(),
+                      ", expected rank >= 1 [N, ...]");
+  const int64_t n = features.dim(0);
+  const auto m = static_cast<int64_t>(ids.size());
+  const int64_t bad = parallel_find_first(0, m, 1 << 16, [&](int64_t k) {
+    const int64_t v = ids[static_cast<size_t>(k)];
+    return (v < 0) | (v >= n);
+  });
+  if (bad < m)
+    raise<InvalidArgument>("gather_rows: ids[", bad, "] is ", ids[static_cast<size_t>(bad)],
+                           ", expected in [0, N=", n, ")");
+  std::vector<int64_t> dims(features.shape().dims().begin(), features.shape().dims().end());
+  dims[0] = m;
+  Tensor out = Tensor::uninitialized(Shape(std::span<const int64_t>(dims)));
+  const int64_t width = n > 0 ? features.numel() / n : 0;
+  if (width == 0 || m == 0) return out;
+  const float* src = features.data();
+  float* dst = out.data();
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / width);  // ~128 KiB per piece
+  parallel_for(0, m, grain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k)
+      std::memcpy(dst + k * width, src + ids[static_cast<size_t>(k)] * width,
+                  static_cast<size_t>(width) * sizeof(float));
+  });
+  return out;
+}
+
+}  // namespace edgeattn

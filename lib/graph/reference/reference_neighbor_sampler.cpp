@@ -1,0 +1,87 @@
+// The serial neighbour-sampling oracle: each step exactly as graph/neighbor_sampler.hpp words it.
+#include "reference_neighbor_sampler.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace edgeattn::reference {
+
+std::vector<int64_t> sample_row(int64_t degree, int64_t fanout, bool replace, uint64_t seed, int64_t hop,
+                                int64_t node) {
+  std::vector<int64_t> picked;
+  if (fanout == -1 || (!replace && degree <= fanout)) {
+    for (int64_t p = 0; p < degree; ++p) picked.push_back(p);
+  } else if (replace) {
+    if (degree == 0) return picked;
+    for (int64_t t = 0; t < fanout; ++t)
+      picked.push_back(static_cast<int64_t>(
+          neighbor_draw(seed, hop, node, static_cast<uint64_t>(t), static_cast<uint64_t>(degree))));
+    std::sort(picked.begin(), picked.end());
+  } else {
+    // Floyd's algorithm (Bentley & Floyd, CACM 1987): a uniform k-subset of [0, d) in k draws.
+    std::set<int64_t> chosen;
+    for (int64_t t = 0; t < fanout; ++t) {
+      const int64_t j = degree - fanout + t;
+      const auto r = static_cast<int64_t>(
+          neighbor_draw(seed, hop, node, static_cast<uint64_t>(t), static_cast<uint64_t>(j + 1)));
+      chosen.insert(chosen.contains(r) ? j : r);
+    }
+    picked.assign(chosen.begin(), chosen.end());
+  }
+  return picked;
+}
+
+Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
+                   uint64_t seed, int64_t hop) {
+  const bool square = graph.num_dst() == graph.num_src();
+  Block block;
+  block.dst_nodes.assign(dst_nodes.begin(), dst_nodes.end());
+  std::map<int64_t, int32_t> local_of;
+  auto local = [&](int64_t global) {
+    auto [it, inserted] = local_of.try_emplace(global, static_cast<int32_t>(block.src_nodes.size()));
+    if (inserted) block.src_nodes.push_back(global);
+    return it->second;
+  };
+  if (square)
+    for (int64_t v : dst_nodes) local(v);
+
+  std::vector<int64_t> row_ptr{0};
+  std::vector<int32_t> col_idx;
+  for (int64_t v : dst_nodes) {
+    const int64_t base = graph.row_ptr()[static_cast<size_t>(v)];
+    const auto row = graph.row(v);
+    std::vector<std::pair<int32_t, int64_t>> edges;  // (local source, input CSR position)
+    for (int64_t p : reference::sample_row(graph.degree(v), fanout, replace, seed, hop, v))
+      edges.emplace_back(local(row[static_cast<size_t>(p)]), base + p);
+    std::sort(edges.begin(), edges.end());
+    for (const auto& [j, e] : edges) {
+      col_idx.push_back(j);
+      block.edge_ids.push_back(e);
+    }
+    row_ptr.push_back(static_cast<int64_t>(col_idx.size()));
+  }
+  block.graph =
+      Graph::from_csr(static_cast<int64_t>(dst_nodes.size()), static_cast<int64_t>(block.src_nodes.size()),
+                      std::move(row_ptr), std::move(col_idx), CsrCheck::sort);
+  return block;
+}
+
+SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
+                                 const NeighborSamplerOptions& options) {
+  SampledSubgraph out;
+  out.seeds.assign(seeds.begin(), seeds.end());
+  std::vector<int64_t> dst = out.seeds;
+  for (size_t h = 0; h < options.fanouts.size(); ++h) {
+    Block block = reference::sample_block(graph, dst, options.fanouts[h], options.replace, options.seed,
+                                          static_cast<int64_t>(h));
+    dst = block.src_nodes;
+    out.blocks.insert(out.blocks.begin(), std::move(block));
+  }
+  if (!out.blocks.empty()) out.input_nodes = out.blocks.front().src_nodes;
+  return out;
+}
+
+}  // namespace edgeattn::reference
