@@ -4,6 +4,7 @@
 //   edgeattn train --dataset cora --model gat [--heads 8 --hidden 8 --dropout 0.6 --lr 0.005
 //                  --weight-decay 5e-4 --epochs 1000 --patience 100 --seed 0 --threads T]
 //                  [--runs R] [--json] [--save FILE] [--attention-out FILE] [--plot FILE]
+//                  [--batch-size B --fanout 15,10,5 [--replace]]   (mini-batch, neighbour sampling)
 //   edgeattn train --task graph --dataset mutag [--readout mean|sum|max|attention] [--folds 10]
 //   edgeattn eval    --model-file FILE --dataset cora [--json]
 //   edgeattn predict --model-file FILE --dataset cora [--out FILE]
@@ -14,10 +15,13 @@
 // file stores the model configuration and the preprocessing next to the weights, so eval and
 // predict rebuild exactly the trained model. --task graph trains nn::GraphClassifier (the encoder
 // the model options describe, a readout, a linear classifier) on each fold of data::stratified_kfold
-// and reports each fold's test accuracy and their mean and standard deviation.
+// and reports each fold's test accuracy and their mean and standard deviation. --batch-size trains on
+// mini-batches of B training nodes with their sampled neighbourhoods (graph/neighbor_sampler.hpp,
+// train::fit_minibatch); evaluation stays exact on the whole graph.
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -268,6 +272,29 @@ int train_graph_classifier(const Args& args, const data::Dataset& ds, nn::ModelC
 
 }  // namespace
 
+namespace {
+
+// "15,10,5" -> {15, 10, 5}; each an integer >= -1.
+std::vector<int64_t> parse_fanouts(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || v < -1)
+      throw UsageError("--fanout is '" + text +
+                       "': expected integers >= -1 separated by commas (e.g. 15,10,5)");
+    out.push_back(v);
+  }
+  if (out.empty() || (!text.empty() && text.back() == ','))
+    throw UsageError("--fanout is '" + text +
+                     "': expected integers >= -1 separated by commas (e.g. 15,10,5)");
+  return out;
+}
+
+}  // namespace
+
 int run_train(std::span<const std::string> argv) {
   Args args("edgeattn train",
             "Train a graph attention network for node classification (full batch, Adam, "
@@ -301,7 +328,14 @@ int run_train(std::span<const std::string> argv) {
               "node (node classification) or graph (graph classification on a dataset of many graphs, "
               "e.g. mutag: encoder, readout, linear classifier, k-fold cross-validation)")
       .option("readout", "R", "mean", "--task graph: sum, mean, max or attention")
-      .option("folds", "K", "10", "--task graph: folds of the stratified k-fold protocol");
+      .option("folds", "K", "10", "--task graph: folds of the stratified k-fold protocol")
+      .option("batch-size", "B", "0",
+              "mini-batch training: B training nodes per optimiser step with sampled neighbourhoods "
+              "(0: full batch)")
+      .option("fanout", "K1,K2,..", "",
+              "with --batch-size: neighbours sampled per node at hop 1 (the seeds), 2, ... as PyG's "
+              "num_neighbors, one per layer; -1 takes all (default: 10 per layer)")
+      .flag("replace", "with --batch-size: sample neighbours with replacement");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
@@ -357,6 +391,19 @@ int run_train(std::span<const std::string> argv) {
 
   check_labels(ds);
   const data::Split& split = ds.split(args.str("split"));
+  const int64_t batch_size = args.integer("batch-size", 0, int64_t{1} << 40);
+  NeighborSamplerOptions sampling{.fanouts = {}, .replace = args.flag_set("replace"), .seed = 0};
+  if (batch_size == 0 && (args.given("fanout") || args.flag_set("replace")))
+    throw UsageError("--fanout and --replace apply to mini-batch training: give --batch-size too");
+  if (batch_size > 0) {
+    if (cfg.kind == nn::ModelKind::graph_transformer)
+      throw UsageError("--batch-size needs a conv model (gat, gatv2, transformer), not graph_transformer");
+    sampling.fanouts = args.given("fanout") ? parse_fanouts(args.str("fanout"))
+                                            : std::vector<int64_t>(static_cast<size_t>(cfg.layers), 10);
+    if (static_cast<int64_t>(sampling.fanouts.size()) != cfg.layers)
+      throw UsageError("--fanout gives " + std::to_string(sampling.fanouts.size()) + " values for --layers " +
+                       std::to_string(cfg.layers) + ": one per layer");
+  }
 
   std::vector<double> test_acc, val_acc, sec_per_epoch, epochs;
   train::TrainResult last;
@@ -368,7 +415,8 @@ int run_train(std::span<const std::string> argv) {
     nn::Model model(cfg);
     const Graph g = model.prepare_graph(ds.graph);
     data::Features x = model.prepare_features(ds.graph, ds.features);  // shares dense features
-    if (run + 1 == runs) ds.graph = Graph();  // the last run needs only the prepared graph
+    // The last full-batch run needs only the prepared graph; mini-batches sample the raw one.
+    if (run + 1 == runs && batch_size == 0) ds.graph = Graph();
     tc.seed = cfg.seed;
     double ms_sum = 0;
     Progress progress(ds.name, show_progress, ds.labels.metric() == "accuracy" ? "acc" : ds.labels.metric());
@@ -378,7 +426,16 @@ int run_train(std::span<const std::string> argv) {
       return true;
     };
     auto forward = [&](autograd::Tape& tape, uint64_t seed) { return model.forward(tape, g, x, seed); };
-    last = train::fit(forward, model.parameters(), ds.labels, split, tc);
+    if (batch_size > 0) {
+      auto batch = [&](autograd::Tape& tape, std::span<const int64_t> seeds, uint64_t seed) {
+        NeighborSamplerOptions o = sampling;
+        o.seed = seed;
+        return model.forward(tape, sample_neighbors(ds.graph, seeds, o), x, seed);
+      };
+      last = train::fit_minibatch(batch, forward, model.parameters(), ds.labels, split, batch_size, tc);
+    } else {
+      last = train::fit(forward, model.parameters(), ds.labels, split, tc);
+    }
     progress.finish();
     test_acc.push_back(last.test_accuracy);
     val_acc.push_back(last.val_accuracy);
@@ -435,6 +492,12 @@ int run_train(std::span<const std::string> argv) {
     j.field("dataset", ds.name).field("format", ds.format).field("model", args.str("model"));
     j.field("split", args.str("split").empty() ? ds.default_split : args.str("split"));
     j.field("runs", runs).field("threads", max_threads());
+    j.field("batch_size", batch_size);  // 0: full batch
+    if (batch_size > 0) {
+      std::string fanout;
+      for (const int64_t k : sampling.fanouts) fanout += (fanout.empty() ? "" : ",") + std::to_string(k);
+      j.field("fanout", fanout).field("replace", sampling.replace);
+    }
     j.field("metric", ds.labels.metric());  // what the *_accuracy fields hold
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
     j.field("val_accuracy", mean(val_acc));

@@ -392,7 +392,82 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0,
   return h;
 }
 
+// The conv stack on sampled blocks: layer l reads graphs[l] (prepared, bipartite) with x_src =
+// the previous output (or x0) and x_dst = its first num_dst rows. x0_dst: layer 0's x_dst.
+template <class Conv>
+Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs, const NodeInput& x0,
+                const NodeInput& x0_dst, std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c,
+                uint64_t step_seed) {
+  Var h;
+  for (size_t l = 0; l < convs.size(); ++l) {
+    const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
+    const NodeInput x_src = l == 0 ? x0 : NodeInput(h);
+    const NodeInput x_dst = l == 0 ? x0_dst : NodeInput(autograd::leading_rows(tape, h, graphs[l].num_dst()));
+    h = convs[l]->forward(tape, graphs[l], x_src, x_dst, att_seed, nullptr);
+    if (l + 1 < convs.size())
+      h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1));
+  }
+  return h;
+}
+
 }  // namespace
+
+Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
+                   uint64_t step_seed) {
+  const ModelConfig& c = config_;
+  if (c.kind == ModelKind::graph_transformer)
+    raise<InvalidArgument>(
+        "Model::forward: mini-batch (sampled blocks) needs a conv kind (gat, gatv2, "
+        "transformer), not graph_transformer");
+  if (static_cast<int64_t>(batch.blocks.size()) != c.layers)
+    raise<InvalidArgument>("Model::forward: the batch has ", batch.blocks.size(),
+                           " blocks, expected one per layer (", c.layers, "): sample with ", c.layers,
+                           " fanouts");
+  const int64_t in = c.in_channels + c.pe_dim;
+  if (x.cols() != in)
+    raise<ShapeError>("Model::forward: x has ", x.cols(), " columns, expected in_channels + pe_dim = ", in);
+  std::vector<Graph> graphs;
+  graphs.reserve(batch.blocks.size());
+  for (size_t l = 0; l < batch.blocks.size(); ++l) {
+    const Block& b = batch.blocks[l];
+    if (l > 0 && b.num_src() != batch.blocks[l - 1].num_dst())
+      raise<InvalidArgument>("Model::forward: block ", l, " has ", b.num_src(), " sources, but block ", l - 1,
+                             " has ", batch.blocks[l - 1].num_dst(),
+                             " destinations (not one sampled batch?)");
+    graphs.push_back(nn::prepare_graph(b.graph, c.add_self_loops));
+  }
+  if (static_cast<int64_t>(batch.input_nodes.size()) != graphs.front().num_src())
+    raise<InvalidArgument>("Model::forward: ", batch.input_nodes.size(),
+                           " input nodes for a first block with ", graphs.front().num_src(), " sources");
+  const int64_t nd0 = graphs.front().num_dst();
+  const uint64_t input_seed = site_seed(step_seed, kInputDropout);
+  // Input dropout keyed by element index: x_dst's rows are x_src's first rows, so both see the
+  // same mask.
+  Impl& m = *impl_;
+  auto run = [&](const NodeInput& x0, const NodeInput& x0_dst) -> Var {
+    switch (c.kind) {
+      case ModelKind::gat:
+        return block_stack(tape, graphs, x0, x0_dst, m.gat, c, step_seed);
+      case ModelKind::gatv2:
+        return block_stack(tape, graphs, x0, x0_dst, m.gatv2, c, step_seed);
+      case ModelKind::transformer:
+      case ModelKind::graph_transformer:
+        break;
+    }
+    return block_stack(tape, graphs, x0, x0_dst, m.transformer, c, step_seed);
+  };
+  if (x.is_sparse()) {
+    const CsrMatrix x_src =
+        autograd::dropout(tape, x.sparse().select_rows(batch.input_nodes), c.dropout, input_seed);
+    std::vector<int64_t> first(static_cast<size_t>(nd0));
+    for (int64_t i = 0; i < nd0; ++i) first[static_cast<size_t>(i)] = i;
+    const CsrMatrix x_dst = x_src.select_rows(first);
+    return run(NodeInput(x_src), NodeInput(x_dst));
+  }
+  const Var x_src = tape.constant(gather_rows(x.dense().view(), batch.input_nodes));
+  return run(NodeInput::with_dropout(x_src, c.dropout, input_seed),
+             NodeInput::with_dropout(autograd::leading_rows(tape, x_src, nd0), c.dropout, input_seed));
+}
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,
                    std::vector<Tensor>* attention) {

@@ -1,5 +1,6 @@
 #include "edgeattn/train/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -43,11 +44,21 @@ Evaluation evaluate(const autograd::Tape& tape, autograd::Var logits, const data
   return e;
 }
 
-TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> parameters,
-                const data::Labels& labels, const data::Split& split, const TrainConfig& config) {
-  if (config.epochs < 1) raise<InvalidArgument>("fit: epochs is ", config.epochs, ", expected >= 1");
-  if (config.patience < 0) raise<InvalidArgument>("fit: patience is ", config.patience, ", expected >= 0");
-  if (split.train.empty()) raise<InvalidArgument>("fit: the split has no training nodes");
+namespace {
+
+// What one epoch's training does: records, backpropagates and applies the updates on `tape`
+// (cleared and in training mode on entry) and returns the epoch's training loss.
+using EpochStepFn =
+    std::function<double(autograd::Tape& tape, int64_t epoch, Adam& optimizer, TrainResult& result)>;
+
+// The loop fit() and fit_minibatch() share: training step(s), evaluation with `forward` in eval
+// mode, early stopping, the kept weights' metrics.
+TrainResult run_fit(const char* who, const EpochStepFn& train_epoch, const ForwardFn& forward,
+                    std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
+                    const data::Split& split, const TrainConfig& config) {
+  if (config.epochs < 1) raise<InvalidArgument>(who, ": epochs is ", config.epochs, ", expected >= 1");
+  if (config.patience < 0) raise<InvalidArgument>(who, ": patience is ", config.patience, ", expected >= 0");
+  if (split.train.empty()) raise<InvalidArgument>(who, ": the split has no training nodes");
   const auto start = Clock::now();
   Adam optimizer(parameters, config.optimizer);
   EarlyStopping stopper(parameters,
@@ -64,18 +75,7 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
     tape.clear();
     tape.training = true;
     tape.profiling = config.profile;
-    optimizer.zero_grad();
-    const autograd::Var logits = forward(tape, step_seed(config.seed, epoch));
-    const autograd::Var loss = loss_of(tape, logits, labels, split.train);
-    s.train_loss = static_cast<double>(tape.value(loss).data()[0]);
-    tape.backward(loss);
-    const auto t_step = Clock::now();
-    optimizer.step();
-    if (config.profile) {
-      autograd::OpTime& adam = result.op_times["adam_step"];
-      adam.forward_seconds += seconds_since(t_step);
-      ++adam.forward_calls;
-    }
+    s.train_loss = train_epoch(tape, epoch, optimizer, result);
     tape.profiling = false;
     s.train_seconds = seconds_since(t0);
     train_seconds += s.train_seconds;
@@ -93,12 +93,12 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
     s.test_loss = te.loss;
     s.test_accuracy = te.accuracy;
     s.eval_seconds = seconds_since(t0);
+
     if (!std::isfinite(s.train_loss))
-      raise<InvalidArgument>("fit: the training loss became ", s.train_loss, " at epoch ", epoch,
+      raise<InvalidArgument>(who, ": the training loss became ", s.train_loss, " at epoch ", epoch,
                              " (learning rate too high?)");
     result.history.push_back(s);
     result.epochs_run = epoch + 1;
-
     const bool stop = config.patience > 0 ? stopper.update(epoch, s.val_loss, s.val_accuracy) : false;
     if (config.on_epoch && !config.on_epoch(s)) break;
     if (stop) break;
@@ -123,6 +123,95 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
   result.seconds_per_epoch = train_seconds / static_cast<double>(result.epochs_run);
   result.total_seconds = seconds_since(start);
   return result;
+}
+
+// One optimiser step on `tape` for `loss`; times the update when profiling.
+void backward_and_step(autograd::Tape& tape, autograd::Var loss, Adam& optimizer, TrainResult& result,
+                       bool profile) {
+  tape.backward(loss);
+  const auto t_step = Clock::now();
+  optimizer.step();
+  if (profile) {
+    autograd::OpTime& adam = result.op_times["adam_step"];
+    adam.forward_seconds += seconds_since(t_step);
+    ++adam.forward_calls;
+  }
+}
+
+// The labels of `nodes`, in that order (row k of a batch's logits is nodes[k]).
+data::Labels labels_of(const data::Labels& labels, std::span<const int64_t> nodes) {
+  data::Labels out;
+  out.num_classes = labels.num_classes;
+  out.eval_metric = labels.eval_metric;
+  if (labels.multi_label()) {
+    const int64_t c = labels.multi_hot.dim(1);
+    out.multi_hot = Tensor({static_cast<int64_t>(nodes.size()), c});
+    for (size_t k = 0; k < nodes.size(); ++k)
+      std::copy_n(labels.multi_hot.data() + nodes[k] * c, c,
+                  out.multi_hot.data() + static_cast<int64_t>(k) * c);
+  } else {
+    out.classes.resize(nodes.size());
+    for (size_t k = 0; k < nodes.size(); ++k) out.classes[k] = labels.classes[static_cast<size_t>(nodes[k])];
+  }
+  return out;
+}
+
+}  // namespace
+
+TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> parameters,
+                const data::Labels& labels, const data::Split& split, const TrainConfig& config) {
+  const auto step = [&](autograd::Tape& tape, int64_t epoch, Adam& optimizer, TrainResult& result) {
+    optimizer.zero_grad();
+    const autograd::Var logits = forward(tape, step_seed(config.seed, epoch));
+    const autograd::Var loss = loss_of(tape, logits, labels, split.train);
+    const double value = static_cast<double>(tape.value(loss).data()[0]);
+    backward_and_step(tape, loss, optimizer, result, config.profile);
+    return value;
+  };
+  return run_fit("fit", step, forward, std::move(parameters), labels, split, config);
+}
+
+std::vector<int64_t> shuffled(std::span<const int64_t> nodes, uint64_t seed) {
+  std::vector<int64_t> out(nodes.begin(), nodes.end());
+  // Fisher-Yates with counter-based draws: the order is a pure function of (nodes, seed).
+  for (size_t i = out.size(); i > 1; --i) {
+    const auto r =
+        philox4x32(seed, {static_cast<uint32_t>(i), static_cast<uint32_t>(uint64_t{i} >> 32), 0x5b1f, 0});
+    const uint64_t bits = (uint64_t{r[0]} << 32) | r[1];
+    const auto j = static_cast<size_t>(static_cast<unsigned __int128>(bits) * i >> 64);
+    std::swap(out[i - 1], out[j]);
+  }
+  return out;
+}
+
+TrainResult fit_minibatch(const BatchForwardFn& batch_forward, const ForwardFn& forward,
+                          std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
+                          const data::Split& split, int64_t batch_size, const TrainConfig& config) {
+  if (batch_size < 1) raise<InvalidArgument>("fit_minibatch: batch_size is ", batch_size, ", expected >= 1");
+  const auto step = [&](autograd::Tape& tape, int64_t epoch, Adam& optimizer, TrainResult& result) {
+    const uint64_t epoch_seed = step_seed(config.seed, epoch);
+    const std::vector<int64_t> order = shuffled(split.train, epoch_seed);
+    const auto n = static_cast<int64_t>(order.size());
+    double loss_sum = 0;
+    for (int64_t b = 0, batch = 0; b < n; b += batch_size, ++batch) {
+      const std::span<const int64_t> seeds(order.data() + b,
+                                           static_cast<size_t>(std::min(batch_size, n - b)));
+      tape.clear();
+      optimizer.zero_grad();
+      const autograd::Var logits = batch_forward(tape, seeds, step_seed(epoch_seed, batch));
+      if (tape.value(logits).rank() != 2 || tape.value(logits).dim(0) != static_cast<int64_t>(seeds.size()))
+        raise<ShapeError>("fit_minibatch: the batch's logits have shape ", tape.value(logits).shape().str(),
+                          ", expected [", seeds.size(), ", num_classes] (one row per seed)");
+      const data::Labels batch_labels = labels_of(labels, seeds);
+      std::vector<int64_t> rows(seeds.size());
+      for (size_t k = 0; k < rows.size(); ++k) rows[k] = static_cast<int64_t>(k);
+      const autograd::Var loss = loss_of(tape, logits, batch_labels, rows);
+      loss_sum += static_cast<double>(tape.value(loss).data()[0]) * static_cast<double>(seeds.size());
+      backward_and_step(tape, loss, optimizer, result, config.profile);
+    }
+    return loss_sum / static_cast<double>(n);
+  };
+  return run_fit("fit_minibatch", step, forward, std::move(parameters), labels, split, config);
 }
 
 }  // namespace edgeattn::train

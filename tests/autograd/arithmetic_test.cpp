@@ -1,5 +1,5 @@
-// add, sub, mul, scale_rows, add_bias, scale and the shape ops (reshape, mean_heads, concat): values,
-// gradient checks and shape errors.
+// add, sub, mul, scale_rows, add_bias, scale and the shape ops (reshape, mean_heads, concat, leading_rows):
+// values, gradient checks and shape errors.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -64,6 +64,21 @@ TEST(Shape, GradientsMatchFiniteDifferences) {
   EXPECT_TRUE(check_gradients({&x, &y}, [&](Tape& t) {
     return weighted_sum(t, concat(t, {t.parameter(x), t.parameter(y), t.parameter(x)}), 11);
   }));
+  // x used whole and through its leading rows: both gradients add up.
+  EXPECT_TRUE(check_gradients({&x}, [&](Tape& t) {
+    const Var p = t.parameter(x);
+    return add(t, weighted_sum(t, leading_rows(t, p, 2), 12), weighted_sum(t, p, 13));
+  }));
+}
+
+TEST(Shape, LeadingRowsTakesTheFirstRows) {
+  Tape tape;
+  const Var x = tape.constant(Tensor({3, 2}, std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(tape.value(leading_rows(tape, x, 2)).shape(), (Shape{2, 2}));
+  EXPECT_EQ(values(tape.value(leading_rows(tape, x, 2))), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(tape.value(leading_rows(tape, x, 0)).numel(), 0);
+  expect_throw_naming<ShapeError>([&] { (void)leading_rows(tape, x, 4); },
+                                  {"leading_rows", "[3, 2]", "4 rows"});
 }
 
 TEST(Shape, ReshapeKeepsValuesAndRejectsAnotherElementCount) {

@@ -21,10 +21,11 @@
 //   Graph g = model.prepare_graph(dataset.graph);            // self-loops per add_self_loops
 //                                                            // (no input-order maps: CSR order)
 //   data::Features x = model.prepare_features(dataset.graph, dataset.features);  // + positional encoding
-// then every step: forward(tape, g, x, step_seed) -> logits [N, num_classes]. forward checks that
-// x has in_channels + pe_dim columns and (GAT kinds with add_self_loops) that g has one
-// self-loop per node. Dropout sites are keyed by step_seed and a per-site constant; with
-// tape.training = false (evaluation) every dropout is the identity.
+// then every step: forward(tape, g, x, step_seed) -> logits [N, num_classes]; or, for mini-batch
+// training, forward(tape, sample_neighbors(graph, seeds, {...}), x, step_seed) -> [seeds, C]. forward checks
+// that x has in_channels + pe_dim columns and (GAT kinds with add_self_loops) that g has one self-loop per
+// node. Dropout sites are keyed by step_seed and a per-site constant; with tape.training = false (evaluation)
+// every dropout is the identity.
 //
 // Example (the GAT paper's Cora model, one training step; the optimiser is train/'s):
 //   nn::ModelConfig cfg{.kind = nn::ModelKind::gat, .in_channels = 1433, .num_classes = 7};
@@ -47,6 +48,7 @@
 #include "edgeattn/core/sparse_matrix.hpp"
 #include "edgeattn/data/dataset.hpp"
 #include "edgeattn/graph/graph.hpp"
+#include "edgeattn/graph/neighbor_sampler.hpp"
 
 namespace edgeattn::nn {
 
@@ -118,6 +120,17 @@ class Model {
   autograd::Var forward(autograd::Tape& tape, const Graph& graph, const Tensor& x, uint64_t step_seed,
                         std::vector<Tensor>* attention = nullptr);
 
+  /// Mini-batch forward over a sampled neighbourhood (graph/neighbor_sampler.hpp; conv kinds):
+  /// layer l runs on batch.blocks[l] (raw as sampled: self-loops are added here as
+  /// prepare_graph does, one per destination i <- i, destinations leading the sources) with
+  /// x_src = its sources' rows and x_dst = the first num_dst of them. `x` holds the prepared
+  /// features of ALL nodes [N, in_channels + pe_dim] (prepare_features on the whole graph, once);
+  /// the rows of batch.input_nodes are gathered here. -> logits [batch.seeds.size(), num_classes],
+  /// row k for seed k. With every fanout -1 (whole neighbourhoods) and tape.training = false the
+  /// seeds' rows equal forward() on the whole graph. InvalidArgument for the graph_transformer
+  /// kind or when the batch has another number of blocks than config.layers.
+  autograd::Var forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
+                        uint64_t step_seed);
   /// Every trainable parameter, in a fixed order, with PyG-style dotted names.
   std::vector<autograd::Parameter*> parameters();
   int64_t num_parameters();

@@ -1,4 +1,5 @@
-// Full-batch transductive node classification: the training loop.
+// Transductive node classification: the training loops, full-batch (fit) and mini-batch over
+// sampled neighbourhoods (fit_minibatch).
 //
 // Each epoch runs one training step (forward on a fresh tape in training mode, loss over the
 // train nodes, backward, optimiser step) and one evaluation (forward in eval mode: no dropout),
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,31 @@ struct TrainResult {
 /// Trains `parameters` (they must be what `forward` reads) on the split's train nodes.
 TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> parameters,
                 const data::Labels& labels, const data::Split& split, const TrainConfig& config);
+
+/// Mini-batch training: the logits [seeds.size(), C] of a batch of training nodes (row k for
+/// seeds[k]) on `tape` (in training mode), e.g. nn::Model::forward on sample_neighbors(graph,
+/// seeds, {.fanouts, .seed = step_seed}); `step_seed` differs per batch and epoch.
+using BatchForwardFn =
+    std::function<autograd::Var(autograd::Tape& tape, std::span<const int64_t> seeds, uint64_t step_seed)>;
+
+/// Mini-batch training (neighbour sampling; PyG's NeighborLoader loop): every epoch shuffles the
+/// split's train nodes (a pure function of config.seed and the epoch) and takes one optimiser
+/// step per batch of `batch_size` seeds (the last batch may be smaller) with `batch_forward`.
+/// EpochStats::train_loss is the mean over the epoch's seeds. Evaluation, early stopping and the
+/// result are as fit()'s, with `forward` the whole-graph forward in eval mode, i.e. exact
+/// full-neighbourhood inference. InvalidArgument when batch_size < 1 (and as fit).
+///
+/// Example (GraphSAGE-style fan-outs 10, 5 for a 2-layer model):
+///   auto batch = [&](autograd::Tape& t, std::span<const int64_t> seeds, uint64_t s) {
+///     return model.forward(t, sample_neighbors(ds.graph, seeds, {.fanouts = {10, 5}, .seed = s}), x, s);
+///   };
+///   TrainResult r = fit_minibatch(batch, forward, model.parameters(), ds.labels, ds.split(), 512, {});
+TrainResult fit_minibatch(const BatchForwardFn& batch_forward, const ForwardFn& forward,
+                          std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
+                          const data::Split& split, int64_t batch_size, const TrainConfig& config);
+
+/// `nodes` in an order that is a pure function of (nodes, seed) (Fisher-Yates, counter-based).
+std::vector<int64_t> shuffled(std::span<const int64_t> nodes, uint64_t seed);
 
 struct Evaluation {
   double loss = 0, accuracy = 0;

@@ -99,4 +99,23 @@ Var concat(Tape& tape, std::initializer_list<Var> xs) {
   return out;
 }
 
+Var leading_rows(Tape& tape, Var x, int64_t rows) {
+  const Tensor& xv = tape.value(x);
+  if (xv.rank() < 1 || rows < 0 || rows > xv.dim(0))
+    raise<ShapeError>("leading_rows: x has shape ", xv.shape().str(), ", cannot take its first ", rows,
+                      " rows");
+  std::vector<int64_t> dims(xv.shape().dims().begin(), xv.shape().dims().end());
+  dims[0] = rows;
+  const Shape shape{std::span<const int64_t>(dims)};
+  Tensor y = Tensor::uninitialized(shape);
+  if (shape.numel() > 0) std::memcpy(y.data(), xv.data(), sizeof(float) * static_cast<size_t>(shape.numel()));
+  return tape.record("leading_rows", std::move(y), {x}, [x](BackwardContext& ctx) {
+    if (!ctx.needs_grad(x)) return;
+    const Tensor& g = ctx.grad_out();
+    float* dx = ctx.grad(x).data();
+    const float* gd = g.data();
+    for (int64_t i = 0, n = g.numel(); i < n; ++i) dx[i] += gd[i];
+  });
+}
+
 }  // namespace edgeattn::autograd
