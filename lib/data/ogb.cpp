@@ -250,26 +250,13 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
   // --- node features: dense [N, F] ----------------------------------------------------------------
   if (const auto f = read_optional(dir, "raw/node-feat.csv", ds)) {
     TextScanner s(f->text, f->path);
-    std::vector<float> values;
-    int64_t rows = 0, cols = 0;
-    while (!s.at_end()) {
-      if (rows == n) s.fail("more rows than the ", n, " nodes of ", n_source);
-      int64_t c = 0;
-      do {
-        values.push_back(s.read_float("feature value"));
-        ++c;
-      } while (!s.at_end_of_line());
-      if (rows == 0)
-        cols = c;
-      else if (c != cols)
-        s.fail("the row has ", c, " values, expected ", cols, " (as on line 1)");
-      s.skip_rest_of_line();
-      ++rows;
-    }
+    const FloatRows r = read_float_rows(s, "feature value", /*skip_blank=*/false, n,
+                                        "more rows than the " + std::to_string(n) + " nodes of " + n_source);
+    const int64_t rows = r.rows, cols = r.cols;
     if (rows != n)
       raise<ParseError>(f->path, ":", s.line(), ": ", rows, " rows, expected one per node (", n, " in ",
                         n_source, ")");
-    ds.features = Features(Tensor({n, cols}, values));
+    ds.features = Features(Tensor({n, cols}, r.values));
   } else if (!edge_mean.empty()) {
     const int64_t d = static_cast<int64_t>(edge_mean.size()) / std::max<int64_t>(n, 1);
     Tensor x({n, d});

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "edgeattn/core/error.hpp"
 
@@ -281,5 +282,34 @@ class TextScanner {
   size_t pos_ = 0;
   int64_t line_ = 1;
 };
+
+/// Rows of comma- or space-separated reals (node or edge attributes), all as long as the first:
+/// `values` row-major [rows, cols]. skip_blank: blank lines are skipped; max_rows >= 0: a row
+/// beyond it fails with "<file>:<line>: " + too_many (before it is read: the text may be huge).
+struct FloatRows {
+  std::vector<float> values;
+  int64_t rows = 0, cols = 0;
+};
+
+inline FloatRows read_float_rows(TextScanner& s, std::string_view what, bool skip_blank,
+                                 int64_t max_rows = -1, std::string_view too_many = {}) {
+  FloatRows r;
+  while (!s.at_end()) {
+    if (skip_blank && s.skip_blank_or_comment("")) continue;
+    if (max_rows >= 0 && r.rows == max_rows) s.fail(too_many);
+    int64_t c = 0;
+    do {
+      r.values.push_back(s.read_float(what));
+      ++c;
+    } while (!s.at_end_of_line());
+    if (r.rows == 0)
+      r.cols = c;
+    else if (c != r.cols)
+      s.fail("the row has ", c, " values, expected ", r.cols, " (as on line 1)");
+    s.skip_rest_of_line();
+    ++r.rows;
+  }
+  return r;
+}
 
 }  // namespace edgeattn::data

@@ -49,33 +49,9 @@ std::vector<int64_t> read_column(const TextFile& f, const char* what) {
   return out;
 }
 
-// Rows of comma-separated reals, all of one length, row-major.
-struct Rows {
-  std::vector<float> values;
-  int64_t rows = 0, cols = 0;
-};
-
-Rows read_rows(const TextFile& f, const char* what) {
-  Rows r;
-  std::vector<float>& values = r.values;
-  int64_t& rows = r.rows;
-  int64_t& cols = r.cols;
+FloatRows read_rows(const TextFile& f, std::string_view what) {
   TextScanner s(f.text, f.path);
-  while (!s.at_end()) {
-    if (s.skip_blank_or_comment("")) continue;
-    int64_t c = 0;
-    do {
-      values.push_back(s.read_float(what));
-      ++c;
-    } while (!s.at_end_of_line());
-    if (rows == 0)
-      cols = c;
-    else if (c != cols)
-      s.fail("the row has ", c, " values, expected ", cols, " (as on line 1)");
-    s.skip_rest_of_line();
-    ++rows;
-  }
-  return r;
+  return read_float_rows(s, what, /*skip_blank=*/true);
 }
 
 void check_edge_rows(const TextFile& f, size_t rows, int64_t edges, const std::string& a_file) {
@@ -177,7 +153,7 @@ Dataset assemble(const Files& files, const std::string& prefix, const TuOptions&
   int64_t attr_cols = 0, label_cols = 0;
   std::vector<float> attrs;
   if (const auto f = files.optional("_node_attributes.txt")) {
-    Rows r = read_rows(*f, "node attribute");
+    FloatRows r = read_rows(*f, "node attribute");
     check_rows(*f, static_cast<size_t>(r.rows), n, ind.path);
     attrs = std::move(r.values);
     attr_cols = r.cols;
@@ -216,7 +192,7 @@ Dataset assemble(const Files& files, const std::string& prefix, const TuOptions&
     std::vector<float> e_attrs;
     std::vector<int64_t> e_label;
     if (const auto f = files.optional("_edge_attributes.txt")) {
-      Rows r = read_rows(*f, "edge attribute");
+      FloatRows r = read_rows(*f, "edge attribute");
       check_edge_rows(*f, static_cast<size_t>(r.rows), stored, files.where("_A.txt"));
       e_attrs = std::move(r.values);
       e_attr_cols = r.cols;

@@ -377,19 +377,29 @@ TEST(SampleNeighbors, ANodesSampleDoesNotDependOnTheRestOfTheBatch) {
 // Statistics: bounds far outside chance at these sizes (so fixed seeds cannot fail by luck), yet
 // a sampler biased toward some positions by more than a few percent fails them.
 
-TEST(SampleNeighbors, WithoutReplacementEveryNeighbourAndEveryPairIsEquallyLikely) {
-  // 6000 destinations with the same 12 in-neighbours, 4 sampled each: every source is expected
-  // 2000 times (sd ~37), every pair of sources 6000 * C(10,2) / C(12,4) = 545.5 times (sd ~23).
-  const int64_t m = 6000, d = 12, k = 4;
+// m destinations whose in-neighbours are the same d sources 0..d-1.
+Graph same_neighbours(int64_t m, int64_t d) {
   std::vector<int64_t> row_ptr(static_cast<size_t>(m) + 1);
   std::vector<int32_t> col;
   for (int64_t i = 0; i < m; ++i) {
     row_ptr[static_cast<size_t>(i) + 1] = (i + 1) * d;
-    for (int32_t j = 0; j < d; ++j) col.push_back(j);
+    for (int32_t j = 0; j < static_cast<int32_t>(d); ++j) col.push_back(j);
   }
-  const Graph g = Graph::from_csr(m, d, row_ptr, col);
+  return Graph::from_csr(m, d, row_ptr, col);
+}
+
+I64 iota_ids(int64_t m) {
   I64 all(static_cast<size_t>(m));
   std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
+TEST(SampleNeighbors, WithoutReplacementEveryNeighbourAndEveryPairIsEquallyLikely) {
+  // 6000 destinations with the same 12 in-neighbours, 4 sampled each: every source is expected
+  // 2000 times (sd ~37), every pair of sources 6000 * C(10,2) / C(12,4) = 545.5 times (sd ~23).
+  const int64_t m = 6000, d = 12, k = 4;
+  const Graph g = same_neighbours(m, d);
+  const I64 all = iota_ids(m);
   const Block b = sample_block(g, all, k, false, 2024, 0);
   std::vector<double> single(static_cast<size_t>(d), 0.0), pair(static_cast<size_t>(d * d), 0.0);
   for (int64_t i = 0; i < m; ++i) {
@@ -417,15 +427,8 @@ TEST(SampleNeighbors, WithReplacementDrawsAreUniformEvenBeyondTheDegree) {
   // 5000 destinations with the same 3 in-neighbours, 8 draws each: 40000 draws, 13333 per
   // source expected (sd ~94).
   const int64_t m = 5000, d = 3, k = 8;
-  std::vector<int64_t> row_ptr(static_cast<size_t>(m) + 1);
-  std::vector<int32_t> col;
-  for (int64_t i = 0; i < m; ++i) {
-    row_ptr[static_cast<size_t>(i) + 1] = (i + 1) * d;
-    for (int32_t j = 0; j < d; ++j) col.push_back(j);
-  }
-  const Graph g = Graph::from_csr(m, d, row_ptr, col);
-  I64 all(static_cast<size_t>(m));
-  std::iota(all.begin(), all.end(), 0);
+  const Graph g = same_neighbours(m, d);
+  const I64 all = iota_ids(m);
   const Block b = sample_block(g, all, k, true, 31, 0);
   ASSERT_EQ(b.num_edges(), m * k);
   std::vector<double> count(static_cast<size_t>(d), 0.0);
