@@ -9,6 +9,7 @@
 // cache (or --root) and verifies them; `list` shows every named dataset, its formats, where each
 // is on disk (or that it would be downloaded) and its source. `--json` prints one object whose keys include
 // num_nodes, num_edges, num_features, num_classes, train, val and test.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "commands.hpp"
 #include "dataset_arg.hpp"
 #include "edgeattn/core/file_io.hpp"
+#include "edgeattn/data/ogb_binary.hpp"
 #include "edgeattn/data/registry.hpp"
 #include "edgeattn/data/statistics.hpp"
 #include "json.hpp"
@@ -120,6 +122,62 @@ std::string json_of(const data::Dataset& ds, const data::DatasetStats& s) {
   return j.str();
 }
 
+// The directory of an OGB binary dataset (raw/data.npz) named or given by `what`; nullopt for
+// anything else. A named one is fetched first, as loading would.
+std::optional<std::filesystem::path> ogb_binary_dir(const std::string& what, const Args& args, bool verify) {
+  namespace fs = std::filesystem;
+  if (fs::exists(what)) {
+    if (fs::is_directory(what) && fs::exists(fs::path(what) / "raw" / "data.npz")) return fs::path(what);
+    return std::nullopt;
+  }
+  const auto names = data::dataset_names();
+  if (std::find(names.begin(), names.end(), what) == names.end()) return std::nullopt;
+  const data::LoadOptions options = load_options_from(args, verify);
+  const std::string format = options.format.empty() ? data::dataset_formats(what).front() : options.format;
+  if (format != "ogb") return std::nullopt;
+  const fs::path dir = data::fetch_dataset(what, options) / what / "ogb";
+  if (fs::exists(dir / "raw" / "data.npz")) return dir;
+  return std::nullopt;
+}
+
+void print_ogb_binary_info(const data::OgbBinaryInfo& info, bool json) {
+  if (json) {
+    JsonObject j;
+    j.field("path", info.path).field("format", "ogb-binary");
+    j.field("num_nodes", info.num_nodes).field("num_edges", info.num_edges);
+    j.field("num_features", info.num_features).field("feature_dtype", info.feature_dtype);
+    j.field("labelled", info.labelled).field("num_classes", info.num_classes);
+    j.field("compressed_bytes", static_cast<int64_t>(info.compressed_bytes));
+    j.field("bytes_to_load", static_cast<int64_t>(info.bytes_to_load(false)));
+    for (const auto& [name, sizes] : info.splits)
+      j.raw_field("split_" + name, "[" + std::to_string(sizes[0]) + ", " + std::to_string(sizes[1]) + ", " +
+                                       std::to_string(sizes[2]) + "]");
+    std::cout << j.str() << "\n";
+    return;
+  }
+  const auto human = [](uint64_t b) {
+    char buf[32];
+    if (b < 1'000'000)
+      std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(b));
+    else
+      std::snprintf(buf, sizeof buf, "%.1f GB", static_cast<double>(b) / 1e9);
+    return std::string(buf);
+  };
+  std::printf("%s (OGB binary layout; too large to load here: about %s in memory, %s allowed)\n",
+              info.path.c_str(), human(info.bytes_to_load(false)).c_str(),
+              human(data::default_load_limit()).c_str());
+  std::printf("  nodes           %lld\n", static_cast<long long>(info.num_nodes));
+  std::printf("  edges           %lld directed as stored\n", static_cast<long long>(info.num_edges));
+  std::printf("  features        %lld (%s)\n", static_cast<long long>(info.num_features),
+              info.feature_dtype.c_str());
+  std::printf("  labels          %lld nodes labelled, %lld classes\n", static_cast<long long>(info.labelled),
+              static_cast<long long>(info.num_classes));
+  for (const auto& [name, sizes] : info.splits)
+    std::printf("  split %-9s train %lld / val %lld / test %lld\n", name.c_str(),
+                static_cast<long long>(sizes[0]), static_cast<long long>(sizes[1]),
+                static_cast<long long>(sizes[2]));
+}
+
 }  // namespace
 
 int run_dataset_info(std::span<const std::string> argv) {
@@ -134,6 +192,15 @@ int run_dataset_info(std::span<const std::string> argv) {
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
+  }
+  // OGB's binary layout (ogbn-papers100M) may be far larger than memory: then its metadata,
+  // streamed, stands in for the statistics of a loaded dataset.
+  if (const auto dir = ogb_binary_dir(args.positional_value(), args, !args.flag_set("no-verify"))) {
+    const data::OgbBinaryInfo info = data::ogb_binary_info(*dir);
+    if (info.bytes_to_load(false) > data::default_load_limit()) {
+      print_ogb_binary_info(info, args.flag_set("json"));
+      return 0;
+    }
   }
   const data::Dataset ds = load_dataset_arg(args.positional_value(), args, !args.flag_set("no-verify"));
   const data::DatasetStats stats = data::describe(ds);

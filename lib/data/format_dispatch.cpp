@@ -53,14 +53,16 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
     add_default_random_split(ds);
   } else if (format == "ogb") {
     // OGB's own loaders add the reverse edges of the undirected graphs (master.csv's
-    // add_inverse_edge: products and proteins) and keep arxiv's citations directed.
+    // add_inverse_edge: products and proteins) and keep the citations of arxiv and papers100M
+    // directed. papers100M (binary layout) loads only where memory allows; ogb_binary.hpp streams it.
     OgbOptions options;
-    options.undirected = name != "ogbn-arxiv";
+    const bool citations = name == "ogbn-arxiv" || name == "ogbn-papers100M";
+    options.undirected = !citations;
     options.name = name;
     options.node_features_from_edges = name == "ogbn-proteins";
     ds = load_ogb_node_dataset(dir, options);
     if (name == "ogbn-proteins") ds.labels.eval_metric = "rocauc";  // OGB's Evaluator for it
-    if (name == "ogbn-arxiv") ds.notes.push_back("edges are citations, directed as OGB stores them");
+    if (citations) ds.notes.push_back("edges are citations, directed as OGB stores them");
   } else if (format == "tu") {
     ds = load_tu_dataset(dir, {.name = name});
   } else if (format == "graphsage") {
@@ -79,14 +81,16 @@ Dataset load_dataset_path(const fs::path& path) {
   if (!fs::exists(path)) raise<IoError>(path.string(), ": no such file or directory");
   Dataset ds;
   if (fs::is_directory(path)) {
-    // Planetoid: ind.<name>.x (or .gz) inside; OGB: raw/edge.csv(.gz); LINQS: <name>.content.
+    // Planetoid: ind.<name>.x (or .gz) inside; OGB: raw/edge.csv(.gz) or raw/data.npz (binary);
+    // LINQS: <name>.content.
     for (const auto& entry : fs::directory_iterator(path)) {
       const std::string file = strip_gz(entry.path().filename().string());
       if (file.rfind("ind.", 0) == 0 && ends_with(file, ".x")) {
         return load_planetoid(path, file.substr(4, file.size() - 6));
       }
     }
-    if (fs::exists(path / "raw" / "edge.csv.gz") || fs::exists(path / "raw" / "edge.csv")) {
+    if (fs::exists(path / "raw" / "edge.csv.gz") || fs::exists(path / "raw" / "edge.csv") ||
+        fs::exists(path / "raw" / "data.npz")) {
       ds = load_ogb_node_dataset(path);
       ds.validate();
       return ds;
@@ -110,7 +114,7 @@ Dataset load_dataset_path(const fs::path& path) {
     }
     raise<ParseError>(
         path.string(),
-        ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz), "
+        ": a directory, but not a Planetoid (ind.<name>.x), OGB (raw/edge.csv.gz or raw/data.npz), "
         "LINQS (<name>.content), GraphSAGE (<prefix>-G.json) or TUDataset (<DS>_A.txt) dataset");
   }
   const std::string file = strip_gz(path.filename().string());

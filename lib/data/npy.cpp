@@ -148,7 +148,8 @@ NpyDtype parse_descr(std::string_view d, const HeaderParser& h, bool& big_endian
   t.kind = kind;
   switch (kind) {
     case 'f':
-      if (n != 4 && n != 8) h.fail("descr '", d, "': only float32 ('<f4') and float64 ('<f8') are supported");
+      if (n != 2 && n != 4 && n != 8)
+        h.fail("descr '", d, "': only float16 ('<f2'), float32 ('<f4') and float64 ('<f8') are supported");
       t.itemsize = n;
       break;
     case 'i':
@@ -171,7 +172,7 @@ NpyDtype parse_descr(std::string_view d, const HeaderParser& h, bool& big_endian
       break;
     default:
       h.fail("descr '", d,
-             "' is not a supported dtype (supported: <f4 <f8 <i1..<i8 <u1..<u8 |b1 <U<n> |S<n>)");
+             "' is not a supported dtype (supported: <f2 <f4 <f8 <i1..<i8 <u1..<u8 |b1 <U<n> |S<n>)");
   }
   const bool multi_byte = (kind == 'U') || (kind != 'S' && t.itemsize > 1);
   if (order == '|' && multi_byte)
@@ -258,7 +259,9 @@ double element_as_double(const NpyArray& a, int64_t i) {
   const int64_t w = a.dtype.itemsize;
   switch (a.dtype.kind) {
     case 'f':
-      return w == 4 ? static_cast<double>(load<float>(bytes, i)) : load<double>(bytes, i);
+      return w == 4   ? static_cast<double>(load<float>(bytes, i))
+             : w == 2 ? static_cast<double>(half_to_float(load<uint16_t>(bytes, i)))
+                      : load<double>(bytes, i);
     case 'i':
       return w == 1   ? load<int8_t>(bytes, i)
              : w == 2 ? load<int16_t>(bytes, i)
@@ -385,9 +388,8 @@ std::vector<std::string> NpyArray::to_strings() const {
 
 namespace {
 
-// `owned`, when given, holds `bytes` and is consumed: its buffer becomes the array's (the header
-// is erased in place) instead of being copied.
-NpyArray parse_npy_impl(std::string_view bytes, const std::string& what, std::string* owned) {
+// The header of an NPY file at the start of `bytes` (which may end anywhere after it).
+NpyHeader parse_header(std::string_view bytes, const std::string& what) {
   if (bytes.size() < 10 || bytes.substr(0, 6) != kMagic)
     raise<ParseError>(
         what, ": not an NPY file: expected the magic \\x93NUMPY at byte offset 0",
@@ -411,9 +413,10 @@ NpyArray parse_npy_impl(std::string_view bytes, const std::string& what, std::st
   const std::string_view header = bytes.substr(header_start, header_len);
   HeaderParser h(header, what, header_start);
 
-  NpyArray a;
+  NpyHeader out;
+  NpyArray& a = out.array;
   a.name = what;
-  bool have_descr = false, have_fortran = false, have_shape = false, fortran = false, big_endian = false;
+  bool have_descr = false, have_fortran = false, have_shape = false;
   h.expect('{', "to open the header dict");
   while (!h.peek('}')) {
     const std::string_view key = h.read_string("a header key");
@@ -421,11 +424,11 @@ NpyArray parse_npy_impl(std::string_view bytes, const std::string& what, std::st
     if (key == "descr") {
       if (have_descr) h.fail("'descr' appears twice");
       if (h.peek('[')) h.fail("structured dtypes (a list of fields in 'descr') are not supported");
-      a.dtype = parse_descr(h.read_string("'descr'"), h, big_endian);
+      a.dtype = parse_descr(h.read_string("'descr'"), h, out.big_endian);
       have_descr = true;
     } else if (key == "fortran_order") {
       if (have_fortran) h.fail("'fortran_order' appears twice");
-      fortran = h.read_bool("'fortran_order'");
+      out.fortran_order = h.read_bool("'fortran_order'");
       have_fortran = true;
     } else if (key == "shape") {
       if (have_shape) h.fail("'shape' appears twice");
@@ -444,10 +447,7 @@ NpyArray parse_npy_impl(std::string_view bytes, const std::string& what, std::st
   if (!h.at_end()) h.fail("unexpected text after the header dict: ", h.here());
   if (!have_descr || !have_fortran || !have_shape)
     h.fail("missing key '", !have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape", "'");
-
-  // Data length: exactly numel * itemsize bytes.
-  const uint64_t data_start = header_start + header_len;
-  const uint64_t available = bytes.size() - data_start;
+  out.data_offset = header_start + header_len;
   uint64_t expected = static_cast<uint64_t>(a.dtype.itemsize);
   for (const int64_t e : a.shape) {
     if (e != 0 && expected > UINT64_MAX / 2 / static_cast<uint64_t>(e)) {
@@ -456,9 +456,23 @@ NpyArray parse_npy_impl(std::string_view bytes, const std::string& what, std::st
     }
     expected *= static_cast<uint64_t>(e);
   }
-  bool has_zero = false;
-  for (const int64_t e : a.shape) has_zero |= e == 0;
-  if (has_zero) expected = 0;
+  for (const int64_t e : a.shape)
+    if (e == 0) expected = 0;
+  out.data_bytes = expected;
+  return out;
+}
+
+// `owned`, when given, holds `bytes` and is consumed: its buffer becomes the array's (the header
+// is erased in place) instead of being copied.
+NpyArray parse_npy_impl(std::string_view bytes, const std::string& what, std::string* owned) {
+  NpyHeader parsed = parse_header(bytes, what);
+  NpyArray a = std::move(parsed.array);
+  const bool fortran = parsed.fortran_order, big_endian = parsed.big_endian;
+  const uint64_t expected = parsed.data_bytes;
+
+  // Data length: exactly numel * itemsize bytes.
+  const uint64_t data_start = parsed.data_offset;
+  const uint64_t available = bytes.size() - data_start;
   if (expected != available) {
     std::string shape_str = "(";
     for (size_t i = 0; i < a.shape.size(); ++i) shape_str += (i ? ", " : "") + std::to_string(a.shape[i]);
@@ -479,6 +493,28 @@ NpyArray parse_npy_impl(std::string_view bytes, const std::string& what, std::st
 }
 
 }  // namespace
+
+NpyHeader parse_npy_header(std::string_view prefix, const std::string& what) {
+  return parse_header(prefix, what);
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  uint32_t bits = 0;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);  // inf or NaN (payload kept)
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);  // normal: rebias 15 -> 127
+  } else if (mant != 0) {
+    // subnormal half: mant * 2^-24, exact in float32
+    const float v = static_cast<float>(mant) * 0x1p-24f;
+    return sign ? -v : v;
+  } else {
+    bits = sign;  // +-0
+  }
+  return std::bit_cast<float>(bits);
+}
 
 NpyArray parse_npy(std::string_view bytes, const std::string& what) {
   return parse_npy_impl(bytes, what, nullptr);

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "data/edge_assembly.hpp"
+#include "data/ogb_binary_raw.hpp"
 #include "data/text_scanner.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
@@ -117,20 +118,8 @@ SplitPart read_split_part(const fs::path& dir, const std::string& rel, int64_t n
   return part;
 }
 
-}  // namespace
-
-Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options) {
-  const fs::path dir = dir_in.lexically_normal();
-  Dataset ds;
-  ds.format = "ogb";
-  ds.name = options.name;
-  if (ds.name.empty()) {
-    ds.name = dir.filename().string();
-    if (ds.name.empty()) ds.name = dir.parent_path().filename().string();
-  }
-  if (!fs::is_directory(dir))
-    raise<IoError>(dir.string(), ": not a directory (expected an OGB dataset folder with raw/ and split/)");
-
+// The raw CSV files (see ogb.hpp): graph, edge and node features, labels into `ds`; returns N.
+int64_t read_csv_raw(const fs::path& dir, const OgbOptions& options, Dataset& ds) {
   // --- sizes --------------------------------------------------------------------------------------
   const CsvFile nodes_file = read_required(dir, "raw/num-node-list.csv", ds, "it gives the number of nodes");
   const int64_t n = read_single_count(nodes_file, "number of nodes");
@@ -312,6 +301,26 @@ Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options)
       ds.labels.num_classes = cols;
     }
   }
+
+  return n;
+}
+
+}  // namespace
+
+Dataset load_ogb_node_dataset(const fs::path& dir_in, const OgbOptions& options) {
+  const fs::path dir = dir_in.lexically_normal();
+  Dataset ds;
+  ds.format = "ogb";
+  ds.name = options.name;
+  if (ds.name.empty()) {
+    ds.name = dir.filename().string();
+    if (ds.name.empty()) ds.name = dir.parent_path().filename().string();
+  }
+  if (!fs::is_directory(dir))
+    raise<IoError>(dir.string(), ": not a directory (expected an OGB dataset folder with raw/ and split/)");
+
+  const bool binary = fs::exists(dir / "raw" / "data.npz");
+  const int64_t n = binary ? detail::read_ogb_binary_raw(dir, options, ds) : read_csv_raw(dir, options, ds);
 
   // --- splits -------------------------------------------------------------------------------------
   const fs::path split_root = dir / "split";

@@ -57,6 +57,7 @@ const std::map<std::string, std::vector<std::string>>& formats_by_dataset() {
       {"karate", {"adjlist"}},
       {"ogbn-arxiv", {"ogb"}},
       {"ogbn-products", {"ogb"}},
+      {"ogbn-papers100M", {"ogb"}},
       {"ogbn-proteins", {"ogb"}},
       {"amazon-computers", {"npz"}},
       {"amazon-photo", {"npz"}},

@@ -179,9 +179,9 @@ TEST(Npy, RejectsMalformedHeadersNamingTheProblem) {
       {"h.npy", "structured"});
   expect_throw_naming<ParseError>(
       [&] {
-        (void)parse_npy(with_header("{'descr': '<f2', 'fortran_order': False, 'shape': (0,)}"), "h.npy");
+        (void)parse_npy(with_header("{'descr': '<f16', 'fortran_order': False, 'shape': (0,)}"), "h.npy");
       },
-      {"h.npy", "'<f2'", "float32"});
+      {"h.npy", "'<f16'", "float16 ('<f2'), float32"});
   expect_throw_naming<ParseError>(
       [&] {
         (void)parse_npy(with_header("{'descr': '<c8', 'fortran_order': False, 'shape': (0,)}"), "h.npy");

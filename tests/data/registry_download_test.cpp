@@ -134,6 +134,35 @@ TEST_F(RegistryDownload, OgbnProteinsGetsNodeFeaturesFromItsEdgesAndOgbsRocAucMe
   const Tensor& x = ds.features.dense();
   EXPECT_FLOAT_EQ(x(1, 0), 0.375f);  // node 1: edges 0-1 (0.5) and 1-2 (0.25)
   EXPECT_FLOAT_EQ(x(3, 1), 1.0f);
+  // The edge features stay edge attributes too (for GATConv's edge_dim), both directions.
+  ASSERT_EQ(ds.edge_attr.shape(), Shape({6, 2}));
+  EXPECT_FLOAT_EQ(ds.edge_attr(0, 0), 0.5f);  // 1 -> 0, the reverse of 0 -> 1
+}
+
+TEST_F(RegistryDownload, OgbnPapers100MIsReadFromOgbsBinaryLayout) {
+  if (!downloads_available()) GTEST_SKIP() << "built without downloads";
+  // papers100M-bin.zip's layout, with the six-node instance numpy wrote in OGB's format.
+  const fs::path fixture = fs::path(EDGEATTN_SOURCE_DIR) / "examples/edgeattn/testdata/ogb_bin";
+  std::vector<edgeattn::testing::ZipEntry> entries;
+  for (const char* rel : {"raw/data.npz", "raw/node-label.npz", "split/time/train.csv.gz",
+                          "split/time/valid.csv.gz", "split/time/test.csv.gz"})
+    entries.push_back({.name = std::string("papers100M-bin/") + rel,
+                       .data = fs::path(rel).extension() == ".gz"
+                                   ? gzip(read_file(fixture / rel))  // as shipped
+                                   : read_file(fixture / rel)});
+  server_.serve("/ogb/papers100M-bin.zip", make_zip(entries));
+  const LoadOptions o = with({{.dataset = "ogbn-papers100M",
+                               .format = "ogb",
+                               .path = "ogbn-papers100M/ogb/",
+                               .url = server_.url("/ogb/papers100M-bin.zip"),
+                               .member = "papers100M-bin/"}});
+  const Dataset ds = load_dataset("ogbn-papers100M", o);
+  EXPECT_EQ(ds.num_nodes(), 6);
+  EXPECT_EQ(ds.num_edges(), 8);  // citations stay directed
+  EXPECT_EQ(ds.num_features(), 2);
+  EXPECT_EQ(ds.labels.classes, (std::vector<int32_t>{0, 1, -1, 0, 2, -1}));
+  EXPECT_EQ(ds.default_split, "time");
+  EXPECT_TRUE(fs::exists(root_ / "ogbn-papers100M/ogb/raw/data.npz"));
 }
 
 TEST_F(RegistryDownload, PpiIsUnpackedFromGraphSagesZipAndLoadedWithItsSplit) {

@@ -35,6 +35,7 @@
 #include "edgeattn/core/sparse_matrix.hpp"
 #include "edgeattn/core/tensor.hpp"
 #include "edgeattn/data/dataset.hpp"
+#include "edgeattn/data/ogb_binary.hpp"
 #include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/data/registry.hpp"
 #include "edgeattn/data/synthetic.hpp"
@@ -1137,6 +1138,36 @@ NB_MODULE(_edgeattn, m) {
         return data::load_dataset_path(path);
       },
       "path"_a, "A dataset file or directory in any supported format.");
+  m.def(
+      "ogb_binary_info",
+      [](const std::string& path) {
+        data::OgbBinaryInfo info;
+        {
+          nb::gil_scoped_release release;
+          info = data::ogb_binary_info(path);
+        }
+        nb::dict d;
+        d["path"] = info.path;
+        d["num_nodes"] = info.num_nodes;
+        d["num_edges"] = info.num_edges;
+        d["num_features"] = info.num_features;
+        d["feature_dtype"] = info.feature_dtype;
+        d["node_arrays"] = info.node_arrays;
+        d["labelled"] = info.labelled;
+        d["num_classes"] = info.num_classes;
+        d["compressed_bytes"] = info.compressed_bytes;
+        d["bytes_to_load"] = info.bytes_to_load(false);
+        nb::dict splits;
+        for (const auto& [name, sizes] : info.splits)
+          splits[name.c_str()] = nb::make_tuple(sizes[0], sizes[1], sizes[2]);
+        d["splits"] = splits;
+        return d;
+      },
+      "path"_a,
+      "Metadata of a dataset in OGB's binary layout (raw/data.npz; ogbn-papers100M) without loading it: "
+      "num_nodes, num_edges, num_features, feature_dtype, labelled, num_classes, splits {name: (train, "
+      "valid, "
+      "test)}, bytes_to_load (what load_dataset_path would need).");
   m.def("dataset_names", &data::dataset_names);
   m.def("default_data_root", []() { return data::default_data_root().string(); });
   m.def(

@@ -105,3 +105,25 @@ def test_edge_features_of_a_dataset_follow_its_edge_index_into_gatconv(tmp_path)
     out = conv(torch.from_numpy(ds.dense_features.copy()), torch.from_numpy(ei.copy()),
                torch.from_numpy(ds.edge_attr.copy()))
     assert out.shape == (4, 6) and torch.isfinite(out).all()
+
+
+def test_an_ogb_binary_dataset_gives_its_metadata_and_loads(tmp_path):
+    np = pytest.importorskip("numpy")
+    d = tmp_path / "ogbn-bin"
+    (d / "raw").mkdir(parents=True)
+    (d / "split" / "time").mkdir(parents=True)
+    np.savez_compressed(d / "raw" / "data.npz",
+                        edge_index=np.array([[0, 1, 2], [1, 2, 0]], dtype=np.int64),
+                        node_feat=np.arange(6, dtype=np.float16).reshape(3, 2),
+                        num_nodes_list=np.array([3]), num_edges_list=np.array([3]))
+    np.savez_compressed(d / "raw" / "node-label.npz", node_label=np.array([[1.0], [np.nan], [0.0]]))
+    for name, ids in (("train", "0\n"), ("valid", "1\n"), ("test", "2\n")):
+        (d / "split" / "time" / f"{name}.csv").write_text(ids)
+    info = edgeattn.ogb_binary_info(str(d))
+    assert (info["num_nodes"], info["num_edges"], info["num_features"]) == (3, 3, 2)
+    assert info["feature_dtype"] == "<f2" and info["labelled"] == 2 and info["num_classes"] == 2
+    assert info["splits"] == {"time": (1, 1, 1)}
+    ds = edgeattn.load_dataset_path(str(d))
+    assert ds.num_edges == 3
+    assert ds.dense_features.tolist() == [[0, 1], [2, 3], [4, 5]]
+    assert ds.labels.tolist() == [1, -1, 0]

@@ -7,11 +7,12 @@
 // literal (never evaluated): exactly the three keys, a dtype string, True/False, a tuple of
 // non-negative integers (Python 2's `10L` accepted).
 //
-// Supported dtypes: <f4 <f8, <i1 <i2 <i4 <i8 (|i1), <u1 <u2 <u4 <u8 (|u1), |b1, fixed-width
+// Supported dtypes: <f2 <f4 <f8, <i1 <i2 <i4 <i8 (|i1), <u1 <u2 <u4 <u8 (|u1), |b1, fixed-width
 // unicode <U<n> (UTF-32LE, NUL-padded) and byte strings |S<n>. Big-endian ('>') arrays are
 // byte-swapped on load; fortran_order arrays are transposed to C order on load, so an NpyArray
 // always holds little-endian, C-order (row-major) bytes. Pickled objects ('|O') are rejected:
-// edgeattn never unpickles. Structured dtypes, float16 and complex are rejected clearly.
+// edgeattn never unpickles. Structured dtypes and complex are rejected clearly. float16 (OGB's
+// ogbn-papers100M features) converts exactly to float32.
 //
 // Errors: ParseError naming the file (and, inside an .npz, the member) and the byte offset or the
 // header field, with what was expected and what was found; IoError for a missing file.
@@ -72,6 +73,21 @@ struct NpyArray {
   /// ParseError for numeric dtypes and for 'U' values that are not Unicode code points.
   std::vector<std::string> to_strings() const;
 };
+
+/// What an .npy header says, parsed from the file's first bytes alone (streaming readers:
+/// data/npz_stream.hpp). `array` has name, dtype and shape but no bytes.
+struct NpyHeader {
+  NpyArray array;
+  bool fortran_order = false;
+  bool big_endian = false;   ///< the elements are stored big-endian
+  uint64_t data_offset = 0;  ///< where the elements start
+  uint64_t data_bytes = 0;   ///< numel * itemsize (UINT64_MAX if that overflows)
+};
+/// ParseError naming `what` when `prefix` is not an NPY header or ends inside it.
+NpyHeader parse_npy_header(std::string_view prefix, const std::string& what);
+
+/// IEEE half precision bits -> float32 (exact; inf and NaN kept).
+float half_to_float(uint16_t bits);
 
 /// Parses one .npy file's bytes; `what` names it in errors.
 NpyArray parse_npy(std::string_view bytes, const std::string& what);

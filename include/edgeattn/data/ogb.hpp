@@ -17,13 +17,20 @@
 //                                    its edges' (as OGB's ogbn-proteins examples build them)
 //   <dir>/split/<name>/{train,valid,test}.csv.gz   one node id per line, any order
 //
+// OGB's binary layout (the "-bin" archives: ogbn-papers100M) is read as well, when
+// <dir>/raw/data.npz exists: edge_index [2, E], node_feat [N, F] (float16 is widened to float32),
+// num_nodes_list, num_edges_list, optional node_year; <dir>/raw/node-label.npz: node_label
+// [N, 1] (NaN = unlabelled); splits as above. Before anything large is read, the memory the
+// Dataset would need is estimated (data/ogb_binary.hpp: OgbBinaryInfo::bytes_to_load) and
+// compared with OgbOptions::max_bytes: beyond it an InvalidArgument gives both figures and
+// points to the streaming readers (for_each_ogb_edge_block, ...), which need no such memory.
+//
 // Every file may also be present uncompressed (edge.csv instead of edge.csv.gz). Edges are kept as
 // stored (OGB stores directed edges; ogbn-arxiv's are citations) unless `undirected` is set.
 // Every split folder becomes a named split ("valid" is stored as Split::val, ids sorted). The
 // default split is `options.split` when given, otherwise the first of "time", "sales_ranking",
 // "species", "scaffold" that exists (the names OGB uses), otherwise the first folder in sorted
-// order. Heterogeneous datasets (ogbn-mag) and the npz-packed raw files of ogbn-papers100M are not
-// supported.
+// order. Heterogeneous datasets (ogbn-mag) are not supported.
 //
 // Errors: IoError naming the missing file; ParseError "<file>:<line>: ..." for a malformed line,
 // an id out of range, a repeated split id, a node in two parts of one split, or counts that
@@ -55,6 +62,9 @@ struct OgbOptions {
   bool node_features_from_edges = false;
   /// Keep multi-column edge features as Dataset::edge_attr (ogbn-proteins: 4 bytes x 8 per edge).
   bool edge_attr = true;
+  /// Binary layout only: the most memory (bytes) loading may take; 0 = 3/4 of the machine's
+  /// physical memory.
+  uint64_t max_bytes = 0;
 };
 
 /// Loads an OGB node-property-prediction dataset directory (the one holding raw/ and split/).

@@ -406,6 +406,11 @@ def fetch_dataset(name: str, root: str = '', format: str = '', offline: bool | N
 def load_dataset_path(path: str) -> Dataset:
     """A dataset file or directory in any supported format."""
 
+def ogb_binary_info(path: str) -> dict:
+    """
+    Metadata of a dataset in OGB's binary layout (raw/data.npz; ogbn-papers100M) without loading it: num_nodes, num_edges, num_features, feature_dtype, labelled, num_classes, splits {name: (train, valid, test)}, bytes_to_load (what load_dataset_path would need).
+    """
+
 def dataset_names() -> list[str]: ...
 
 def default_data_root() -> str: ...
