@@ -198,6 +198,24 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
       break;
     }
   }
+  if (!in.edge_attr.empty() || !in.edge_proj.empty()) {
+    if (c.score != Score::gatv2 && c.score != Score::perceptron)
+      raise<InvalidArgument>(
+          where(c, in.edge_attr.empty() ? "edge_proj" : "edge_attr"), " was given but score '",
+          to_string(c.score),
+          "' does not use it (edge attributes go inside the gatv2 or perceptron activation)");
+    if (in.edge_attr.empty() || in.edge_proj.empty())
+      raise<InvalidArgument>(where(c, in.edge_attr.empty() ? "edge_attr" : "edge_proj"),
+                             " is missing: edge_attr [E, F_e] and edge_proj [H, Dk, F_e] go together");
+    if (in.edge_attr.rank() != 2 || in.edge_attr.dim(0) != r.num_edges)
+      raise<ShapeError>(where(c, "edge_attr"), " has shape ", in.edge_attr.shape().str(),
+                        ", expected [num_edges=", r.num_edges, ", F_e]");
+    const int64_t fe = in.edge_attr.dim(1);
+    check_shape(where(c, "edge_proj"), in.edge_proj, {r.heads, a.score.dk, fe});
+    a.score.ea = in.edge_attr.data();
+    a.score.we = in.edge_proj.data();
+    a.score.fe = fe;
+  }
   return r;
 }
 
@@ -337,9 +355,10 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
     direct = prep.path == AttentionPath::sparse &&
              kernels::parallel_backward_writes_each_dv_once(pattern, prep.args);
     if (!in_place && overlaps(target, n, inputs.value.data(), inputs.value.numel())) direct = false;
-    for (ConstView other : {inputs.query, inputs.key, inputs.score_dst, inputs.score_src, inputs.weight,
-                            inputs.key_weight, inputs.att, inputs.edge_bias, inputs.score_edge, grad_out,
-                            ConstView(forward.row_stats), ConstView(forward.out)})
+    for (ConstView other :
+         {inputs.query, inputs.key, inputs.score_dst, inputs.score_src, inputs.weight, inputs.key_weight,
+          inputs.att, inputs.edge_bias, inputs.score_edge, inputs.edge_attr, inputs.edge_proj, grad_out,
+          ConstView(forward.row_stats), ConstView(forward.out)})
       if (overlaps(target, n, other.data(), other.numel())) direct = false;
   }
   // The per-edge backward writes every element of dv, dq, dk, dsd, dss, dbias and dse once; the other
@@ -350,9 +369,15 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
   AttentionGrads g;
   if (!direct) g.value = grad(inputs.value.shape());
   if (!inputs.edge_bias.empty()) g.edge_bias = grad(inputs.edge_bias.shape());
+  if (!inputs.edge_attr.empty()) {
+    g.edge_attr = grad(inputs.edge_attr.shape());    // written once per edge by the per-edge backward
+    g.edge_proj = Tensor(inputs.edge_proj.shape());  // accumulated, as d att
+  }
   kernels::BackwardBuffers b;
   b.dv = direct ? value_grad.data() : g.value.data();
   b.dbias = g.edge_bias.data();
+  b.dea = g.edge_attr.data();
+  b.dwe = g.edge_proj.data();
   // Gradients w.r.t. the canonical (possibly projected) q and k.
   Tensor dq_canon, dk_canon;
   switch (config.score) {

@@ -32,6 +32,11 @@ struct ScoreArgs {
   const float* ss = nullptr;   // [Ns, H]
   const float* att = nullptr;  // [H, dk]
   const float* se = nullptr;   // [E, H] or null: additive only, a per-edge term inside the activation
+  // vector_* only: a per-edge vector term inside the activation, ve_e = we . ea_e computed on the
+  // fly (GATv2's lin_edge(edge_attr)): ea [E, fe] edge attributes, we [H, dk, fe]. Null: none.
+  const float* ea = nullptr;
+  const float* we = nullptr;
+  int64_t fe = 0;
 };
 
 struct KernelArgs {
@@ -62,6 +67,8 @@ struct BackwardBuffers {
   float* datt = nullptr;   // [H, dk]
   float* dbias = nullptr;  // [E, H]
   float* dse = nullptr;    // [E, H]: additive with ScoreArgs::se, d(loss)/d se = ds * leaky'(z)
+  float* dea = nullptr;    // [E, fe]: vector scores with ScoreArgs::ea, d(loss)/d ea
+  float* dwe = nullptr;    // [H, dk, fe]: d(loss)/d we (accumulated, like datt)
 };
 
 struct BackwardInputs {

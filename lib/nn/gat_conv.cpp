@@ -108,17 +108,8 @@ std::vector<autograd::Parameter*> GATConv::parameters() {
 
 Var GATConv::edge_scores(autograd::Tape& tape, const Graph& graph, const EdgeFeatures& edges) {
   if (!edges.attr) return {};
-  const std::string who = "GATConv " + lin.weight.name;
-  if (!lin_edge)
-    raise<InvalidArgument>(who,
-                           ": edge attributes were given but the layer has no edge_dim (build it with "
-                           "GATConvOptions::edge_dim = the attributes' width)");
-  const Tensor& attr = tape.value(edges.attr);
-  if (attr.rank() != 2 || attr.dim(0) != graph.num_edges() || attr.dim(1) != options_.edge_dim)
-    raise<ShapeError>(
-        who, ": edge attributes have shape ", attr.shape().str(), ", expected [num_edges=", graph.num_edges(),
-        ", edge_dim=", options_.edge_dim,
-        "] in the prepared graph's CSR order (nn::prepare_graph(graph, add_self_loops, edge_attr))");
+  (void)check_edge_features(tape, "GATConv " + lin.weight.name, graph, edges,
+                            lin_edge ? options_.edge_dim : 0, "GATConvOptions::edge_dim");
   const int64_t h = options_.heads, c = options_.out_channels;
   const Var a_edge = autograd::reshape(tape, tape.parameter(att_edge), {h, c});
   // [E, H] = edge_attr u^T with u = sum_c att_edge[h, c] lin_edge.weight[h*C + c, :]  ([H, edge_dim])

@@ -178,4 +178,18 @@ bool has_one_self_loop_per_node(const Graph& graph) {
   return true;
 }
 
+const Tensor& check_edge_features(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                                  const EdgeFeatures& edges, int64_t edge_dim, const char* option) {
+  if (edge_dim <= 0)
+    raise<InvalidArgument>(who, ": edge attributes were given but the layer has no edge_dim (build it with ",
+                           option, " = the attributes' width)");
+  const Tensor& attr = tape.value(edges.attr);
+  if (attr.rank() != 2 || attr.dim(0) != graph.num_edges() || attr.dim(1) != edge_dim)
+    raise<ShapeError>(
+        who, ": edge attributes have shape ", attr.shape().str(), ", expected [num_edges=", graph.num_edges(),
+        ", edge_dim=", edge_dim,
+        "] in the prepared graph's CSR order (nn::prepare_graph(graph, add_self_loops, edge_attr))");
+  return attr;
+}
+
 }  // namespace edgeattn::nn

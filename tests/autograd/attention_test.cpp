@@ -48,10 +48,12 @@ TEST_P(GraphAttentionGradient, MatchesFiniteDifferences) {
   Parameter att{"att", random_tensor({kHeads, kDim}, 6), {}};
   Parameter bias{"edge_bias", random_tensor({num_edges(graph), kHeads}, 7, -0.5f, 0.5f), {}};
   Parameter se{"score_edge", random_tensor({num_edges(graph), kHeads}, 8, -1.5f, 1.5f), {}};
+  Parameter ea{"edge_attr", random_tensor({num_edges(graph), 2}, 9), {}};
+  Parameter we{"edge_proj", random_tensor({kHeads, kDim, 2}, 10, -0.5f, 0.5f), {}};
   std::vector<Parameter*> params = {&value, &bias};
   if (score == Score::additive) params.insert(params.end(), {&sd, &ss, &se});
   if (score != Score::additive) params.insert(params.end(), {&query, &key});
-  if (score == Score::gatv2) params.push_back(&att);
+  if (score == Score::gatv2) params.insert(params.end(), {&att, &ea, &we});
   const AttentionConfig config{.score = score, .dropout = drop, .seed = 99, .path = path};
   EXPECT_TRUE(check_gradients(params, [&](Tape& t) {
     AttentionVars v{.value = t.parameter(value), .edge_bias = t.parameter(bias)};
@@ -63,7 +65,11 @@ TEST_P(GraphAttentionGradient, MatchesFiniteDifferences) {
       v.query = t.parameter(query);
       v.key = t.parameter(key);
     }
-    if (score == Score::gatv2) v.att = t.parameter(att);
+    if (score == Score::gatv2) {
+      v.att = t.parameter(att);
+      v.edge_attr = t.parameter(ea);  // GATv2's edge features, projected inside the LeakyReLU
+      v.edge_proj = t.parameter(we);
+    }
     return weighted_sum(t, graph_attention(t, graph, v, config), 8);
   }));
 }

@@ -23,9 +23,14 @@ using testing::random_tensor;
 
 // All operands for one configuration, sized from the pattern.
 struct Operands {
-  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge, grad_out;
+  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge, edge_attr,
+      edge_proj, grad_out;
   AttentionInputs inputs() const {
-    AttentionInputs in{.value = value, .edge_bias = edge_bias, .score_edge = score_edge};
+    AttentionInputs in{.value = value,
+                       .edge_bias = edge_bias,
+                       .score_edge = score_edge,
+                       .edge_attr = edge_attr,
+                       .edge_proj = edge_proj};
     if (!query.absent()) in.query = query, in.key = key;
     if (!score_dst.absent()) in.score_dst = score_dst, in.score_src = score_src;
     if (!weight.absent()) in.weight = weight;
@@ -36,7 +41,8 @@ struct Operands {
 };
 
 // `bias`: an edge bias, and for the additive score also its per-edge term inside the activation
-// (score_edge); `edge_term` adds score_edge alone (additive only).
+// (score_edge); `edge_term` adds score_edge alone (additive), or edge attributes with their
+// projection (gatv2, perceptron).
 Operands make_operands(const Pattern& p, const AttentionConfig& c, int64_t heads, int64_t dk, int64_t dv,
                        bool bias, uint64_t seed, bool edge_term = false) {
   const int64_t nd = num_dst(p), ns = num_src(p), hidden = 5;
@@ -59,6 +65,11 @@ Operands make_operands(const Pattern& p, const AttentionConfig& c, int64_t heads
   if (bias) o.edge_bias = random_tensor({num_edges(p), heads}, seed + 9, -0.5f, 0.5f);
   if ((bias || edge_term) && c.score == Score::additive)
     o.score_edge = random_tensor({num_edges(p), heads}, seed + 11, -1.5f, 1.5f);
+  if (edge_term && (c.score == Score::gatv2 || c.score == Score::perceptron)) {
+    const int64_t fe = 3;
+    o.edge_attr = random_tensor({num_edges(p), fe}, seed + 12);
+    o.edge_proj = random_tensor({heads, c.score == Score::gatv2 ? dk : hidden, fe}, seed + 13, -0.7f, 0.7f);
+  }
   const int64_t out_heads = c.combine == HeadCombine::concat ? heads : 0;
   o.grad_out = out_heads ? random_tensor({nd, heads, dv}, seed + 10) : random_tensor({nd, dv}, seed + 10);
   return o;
@@ -90,6 +101,8 @@ void expect_same_grads(const AttentionGrads& a, const AttentionGrads& b, float t
   expect_close("d att", a.att, b.att, tol);
   expect_close("d edge_bias", a.edge_bias, b.edge_bias, tol);
   expect_close("d score_edge", a.score_edge, b.score_edge, tol);
+  expect_close("d edge_attr", a.edge_attr, b.edge_attr, tol);
+  expect_close("d edge_proj", a.edge_proj, b.edge_proj, tol);
 }
 
 // Row log-sum-exps: -inf for empty rows must match exactly; elsewhere close.
@@ -193,6 +206,62 @@ TEST(ParallelAttention, AdditiveScoreWithAPerEdgeTermMatchesTheReference) {
                                Pattern(BlockDiagonalPattern::padded_batch(9, {9, 0, 4, 7}))})
         check_against_reference(p, c, AttentionPath::sparse, false, 2, 4, 3, true);
     }
+}
+
+// GATv2 (and the perceptron score) with edge features: projected edge attributes inside the
+// activation, on explicit graphs (bipartite too) and structured patterns, including d edge_attr
+// and d edge_proj.
+TEST(ParallelAttention, VectorScoresWithEdgeAttributesMatchTheReference) {
+  for (Score score : {Score::gatv2, Score::perceptron})
+    for (Normalization n : {Normalization::softmax, Normalization::relu})
+      for (float dropout : {0.f, 0.3f}) {
+        SCOPED_TRACE(std::string(to_string(score)) + " " + to_string(n) + (dropout > 0 ? " dropout" : ""));
+        const AttentionConfig c{.score = score, .normalization = n, .dropout = dropout, .seed = 5};
+        check_against_reference(testing::power_law_graph(120, 900, 2), c, AttentionPath::sparse, false, 3, 4,
+                                5, true);
+        check_against_reference(testing::uniform_graph(30, 70, 250, 3), c, AttentionPath::sparse, true, 2, 4,
+                                3, true);
+        for (const Pattern& p : {Pattern(CausalPattern(40)), Pattern(WindowPattern::sliding(50, 3, true, 2))})
+          check_against_reference(p, c, AttentionPath::sparse, false, 2, 4, 3, true);
+      }
+}
+
+TEST(ParallelAttention, EdgeAttributesAreRejectedForOtherScoresAndWrongShapes) {
+  const Graph g = testing::uniform_graph(10, 10, 30, 1);
+  const Tensor v = random_tensor({10, 2, 3}, 1), q = random_tensor({10, 2, 4}, 3),
+               att = random_tensor({2, 4}, 4);
+  const int64_t e = g.num_edges();
+  const Tensor ea = random_tensor({e, 5}, 5), we = random_tensor({2, 4, 5}, 6);
+  const auto message = [&](const AttentionInputs& in, Score score) {
+    try {
+      attention_forward(g, in, {.score = score});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(
+      message({.query = q, .key = q, .value = v, .edge_attr = ea, .edge_proj = we}, Score::dot_product),
+      ::testing::HasSubstr("edge_attr was given but score 'dot_product' does not use it"));
+  EXPECT_THAT(message({.query = q, .key = q, .value = v, .att = att, .edge_attr = ea}, Score::gatv2),
+              ::testing::HasSubstr("edge_proj is missing"));
+  EXPECT_THAT(message({.query = q,
+                       .key = q,
+                       .value = v,
+                       .att = att,
+                       .edge_attr = random_tensor({e - 1, 5}, 7),
+                       .edge_proj = we},
+                      Score::gatv2),
+              ::testing::HasSubstr("edge_attr has shape [" + std::to_string(e - 1) +
+                                   ", 5], expected [num_edges=" + std::to_string(e) + ", F_e]"));
+  EXPECT_THAT(message({.query = q,
+                       .key = q,
+                       .value = v,
+                       .att = att,
+                       .edge_attr = ea,
+                       .edge_proj = random_tensor({2, 4, 4}, 8)},
+                      Score::gatv2),
+              ::testing::HasSubstr("edge_proj"));
 }
 
 TEST(ParallelAttention, PerEdgeScoreTermIsRejectedForOtherScoresAndWrongShapes) {

@@ -219,7 +219,8 @@ TEST(ReferenceAttention, DefaultScaleIsInverseSqrtOfHeadDim) {
 // ------------------------------------------------------------------------------------------------
 
 struct Operands {
-  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge;
+  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge, edge_attr,
+      edge_proj;
 
   AttentionInputs inputs() const {
     return {.query = query,
@@ -231,12 +232,15 @@ struct Operands {
             .key_weight = key_weight,
             .att = att,
             .edge_bias = edge_bias,
-            .score_edge = score_edge};
+            .score_edge = score_edge,
+            .edge_attr = edge_attr,
+            .edge_proj = edge_proj};
   }
 };
 
 /// Random operands for `score` on `g` with H heads, Dk = dk, Dv = dv, perceptron hidden size c.
-/// `bias`: an edge bias, and for the additive score also its per-edge term score_edge.
+/// `bias`: an edge bias, and for the additive score also its per-edge term score_edge; for gatv2
+/// and perceptron edge attributes with their projection.
 Operands random_operands(const Graph& g, Score score, bool bias, uint64_t seed, int64_t heads = 2,
                          int64_t dk = 3, int64_t dv = 2, int64_t c = 4) {
   const int64_t nd = g.num_dst(), ns = g.num_src();
@@ -258,6 +262,10 @@ Operands random_operands(const Graph& g, Score score, bool bias, uint64_t seed, 
   }
   if (bias) o.edge_bias = random_tensor({g.num_edges(), heads}, seed + 10);
   if (bias && score == Score::additive) o.score_edge = random_tensor({g.num_edges(), heads}, seed + 11);
+  if (bias && (score == Score::gatv2 || score == Score::perceptron)) {
+    o.edge_attr = random_tensor({g.num_edges(), 2}, seed + 12);
+    o.edge_proj = random_tensor({heads, score == Score::gatv2 ? dk : c, 2}, seed + 13, -0.5f, 0.5f);
+  }
   return o;
 }
 
@@ -291,9 +299,12 @@ NaiveScores naive_scores(const Graph& g, const Operands& o, const AttentionConfi
             s = leaky(z, slope);
             break;
           }
-          case Score::gatv2:  // a . leaky(q_i + k_j)
+          case Score::gatv2:  // a . leaky(q_i + k_j [+ W_e x_e])
             for (int64_t a = 0; a < dk; ++a) {
-              const double z = double(o.query(i, h, a)) + o.key(j, h, a);
+              double z = double(o.query(i, h, a)) + o.key(j, h, a);
+              if (o.edge_attr.data())
+                for (int64_t f = 0; f < o.edge_attr.dim(1); ++f)
+                  z += double(o.edge_proj(h, a, f)) * o.edge_attr(e, f);
               r.leaky_inputs.push_back(z);
               s += o.att(h, a) * leaky(z, slope);
             }
@@ -303,12 +314,15 @@ NaiveScores naive_scores(const Graph& g, const Operands& o, const AttentionConfi
               for (int64_t b = 0; b < dk; ++b)
                 s += scale * o.query(i, h, a) * o.weight(h, a, b) * o.key(j, h, b);
             break;
-          case Score::perceptron:  // v . tanh(W q_i + U k_j)
+          case Score::perceptron:  // v . tanh(W q_i + U k_j [+ W_e x_e])
             for (int64_t c = 0; c < o.att.dim(1); ++c) {
               double pre = 0;
               for (int64_t a = 0; a < dk; ++a)
                 pre += double(o.weight(h, c, a)) * o.query(i, h, a) +
                        double(o.key_weight(h, c, a)) * o.key(j, h, a);
+              if (o.edge_attr.data())
+                for (int64_t f = 0; f < o.edge_attr.dim(1); ++f)
+                  pre += double(o.edge_proj(h, c, f)) * o.edge_attr(e, f);
               s += o.att(h, c) * std::tanh(pre);
             }
             break;
@@ -405,6 +419,8 @@ constexpr OperandField kOperandFields[] = {
     {"att", &Operands::att, &AttentionGrads::att},
     {"edge_bias", &Operands::edge_bias, &AttentionGrads::edge_bias},
     {"score_edge", &Operands::score_edge, &AttentionGrads::score_edge},
+    {"edge_attr", &Operands::edge_attr, &AttentionGrads::edge_attr},
+    {"edge_proj", &Operands::edge_proj, &AttentionGrads::edge_proj},
 };
 
 /// The values at which the loss has kinks: LeakyReLU inputs, and the scores under relu.

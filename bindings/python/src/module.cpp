@@ -302,7 +302,7 @@ nb::object to_input_order(const Graph& g, const AnyArray& per_edge) {
 
 struct Operands {
   std::optional<AnyArray> query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias,
-      score_edge;
+      score_edge, edge_attr, edge_proj;
 
   AttentionInputs views(const std::string& who) const {
     AttentionInputs in;
@@ -316,6 +316,8 @@ struct Operands {
     in.att = optional_view(att, who + ": att");
     in.edge_bias = optional_view(edge_bias, who + ": edge_bias");
     in.score_edge = optional_view(score_edge, who + ": score_edge");
+    in.edge_attr = optional_view(edge_attr, who + ": edge_attr");
+    in.edge_proj = optional_view(edge_proj, who + ": edge_proj");
     return in;
   }
 };
@@ -385,7 +387,8 @@ nb::dict py_attention_backward(const Pattern& pattern, const Operands& ops, cons
       {"value", &g.value},           {"score_dst", &g.score_dst},
       {"score_src", &g.score_src},   {"weight", &g.weight},
       {"key_weight", &g.key_weight}, {"att", &g.att},
-      {"edge_bias", &g.edge_bias},   {"score_edge", &g.score_edge}};
+      {"edge_bias", &g.edge_bias},   {"score_edge", &g.score_edge},
+      {"edge_attr", &g.edge_attr},   {"edge_proj", &g.edge_proj}};
   for (const auto& [name, t] : fields)
     if (!t->absent()) d[name] = to_numpy(std::move(*t));
   return d;
@@ -927,8 +930,10 @@ NB_MODULE(_edgeattn, m) {
                      std::optional<AnyArray> value, std::optional<AnyArray> score_dst,
                      std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
                      std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
-                     std::optional<AnyArray> edge_bias, std::optional<AnyArray> score_edge) {
-    return Operands{query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge};
+                     std::optional<AnyArray> edge_bias, std::optional<AnyArray> score_edge,
+                     std::optional<AnyArray> edge_attr, std::optional<AnyArray> edge_proj) {
+    return Operands{query,      key, value,     score_dst,  score_src, weight,
+                    key_weight, att, edge_bias, score_edge, edge_attr, edge_proj};
   };
   m.def(
       "attention_forward",
@@ -937,27 +942,30 @@ NB_MODULE(_edgeattn, m) {
                  std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
                  std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
                  std::optional<AnyArray> edge_bias, std::optional<AnyArray> score_edge,
+                 std::optional<AnyArray> edge_attr, std::optional<AnyArray> edge_proj,
                  const std::string& score, const std::string& normalization, const std::string& combine,
                  double scale, double negative_slope, double dropout, uint64_t seed, bool return_attention,
                  const std::string& attention_order, const std::string& path, double dense_threshold) {
         const AttentionConfig c = make_config(score, normalization, combine, scale, negative_slope, dropout,
                                               seed, return_attention, path, dense_threshold);
-        return py_attention_forward(
-            pattern,
-            operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge),
-            c, attention_order);
+        return py_attention_forward(pattern,
+                                    operands(query, key, value, score_dst, score_src, weight, key_weight, att,
+                                             edge_bias, score_edge, edge_attr, edge_proj),
+                                    c, attention_order);
       },
       "pattern"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(), "value"_a = nb::none(),
       "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
       "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
-      "score_edge"_a = nb::none(), "score"_a = "dot_product", "normalization"_a = "softmax",
-      "combine"_a = "concat", "scale"_a = 0.0, "negative_slope"_a = 0.2, "dropout"_a = 0.0, "seed"_a = 0,
-      "return_attention"_a = false, "attention_order"_a = "csr", "path"_a = "automatic",
-      "dense_threshold"_a = kDefaultDenseThreshold,
+      "score_edge"_a = nb::none(), "edge_attr"_a = nb::none(), "edge_proj"_a = nb::none(),
+      "score"_a = "dot_product", "normalization"_a = "softmax", "combine"_a = "concat", "scale"_a = 0.0,
+      "negative_slope"_a = 0.2, "dropout"_a = 0.0, "seed"_a = 0, "return_attention"_a = false,
+      "attention_order"_a = "csr", "path"_a = "automatic", "dense_threshold"_a = kDefaultDenseThreshold,
       "Graph-masked multi-head attention (kernels/attention.hpp). Operands are float32 C-contiguous CPU "
       "arrays, used without copying: query [num_dst, H, Dk], key [num_src, H, Dk], value [num_src, H, Dv], "
       "score_dst [num_dst, H], score_src [num_src, H], weight, key_weight, att, edge_bias [E, H] (CSR "
-      "order), score_edge [E, H] (CSR order; additive: inside the LeakyReLU, GAT's edge features). "
+      "order), score_edge [E, H] (CSR order; additive: inside the LeakyReLU, GAT's edge features), "
+      "edge_attr [E, F_e] (CSR order) with edge_proj [H, Dk, F_e] (gatv2, perceptron: the projected edge "
+      "attributes inside the activation, GATv2's edge features). "
       "score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; "
       "combine: "
       "concat | mean; path: automatic | sparse | dense | reference. attention_order='input' returns the "
@@ -969,16 +977,17 @@ NB_MODULE(_edgeattn, m) {
                  std::optional<AnyArray> score_dst, std::optional<AnyArray> score_src,
                  std::optional<AnyArray> weight, std::optional<AnyArray> key_weight,
                  std::optional<AnyArray> att, std::optional<AnyArray> edge_bias,
-                 std::optional<AnyArray> score_edge) {
-        return py_attention_backward(
-            pattern,
-            operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge),
-            forward, grad_out);
+                 std::optional<AnyArray> score_edge, std::optional<AnyArray> edge_attr,
+                 std::optional<AnyArray> edge_proj) {
+        return py_attention_backward(pattern,
+                                     operands(query, key, value, score_dst, score_src, weight, key_weight,
+                                              att, edge_bias, score_edge, edge_attr, edge_proj),
+                                     forward, grad_out);
       },
       "pattern"_a, "forward"_a, "grad_out"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(),
       "value"_a = nb::none(), "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
       "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
-      "score_edge"_a = nb::none(),
+      "score_edge"_a = nb::none(), "edge_attr"_a = nb::none(), "edge_proj"_a = nb::none(),
       "Gradients of attention_forward's output: pass the same pattern and operands and the forward result. "
       "Returns a dict name -> float32 array with the shape of each given operand.");
 

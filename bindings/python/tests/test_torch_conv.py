@@ -152,24 +152,27 @@ def test_dropout_is_random_in_training_and_off_in_eval():
 
 
 def test_unsupported_options_say_so():
-    for layer in (et.GATv2Conv, et.TransformerConv):
-        with pytest.raises(NotImplementedError, match="edge features"):
-            layer(5, 3, edge_dim=4)
-        with pytest.raises(NotImplementedError, match="edge_attr"):
-            layer(5, 3)(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 4))
-    conv = et.GATConv(5, 3)
-    with pytest.raises(ea.InvalidArgument, match="no edge_dim"):
-        conv(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 4))
-    with pytest.raises(ea.ShapeError, match=r"edge_index: expected a \[2, num_edges\]"):
-        conv(torch.randn(7, 5), torch.zeros(3, 4, dtype=torch.int64))
-    with_edges = et.GATConv(5, 3, edge_dim=4)
-    with pytest.raises(ea.ShapeError, match="edge_dim=4"):
-        with_edges(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 2))
-    with pytest.raises(ea.ShapeError, match="33 edges"):
-        with_edges(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(30, 4))
-    with pytest.raises(ea.InvalidArgument, match="fill_value is 'median'"):
-        et.GATConv(5, 3, edge_dim=4, fill_value="median")(torch.randn(7, 5), edge_list(),
-                                                          edge_attr=torch.randn(33, 4))
+    with pytest.raises(NotImplementedError, match="edge features"):
+        et.TransformerConv(5, 3, edge_dim=4)
+    with pytest.raises(NotImplementedError, match="edge_attr"):
+        et.TransformerConv(5, 3)(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 4))
+    for layer in (et.GATConv, et.GATv2Conv):
+        name = layer.__name__
+        conv = layer(5, 3)
+        with pytest.raises(ea.InvalidArgument, match=f"{name}: edge_attr was given but the layer has no edge_dim"):
+            conv(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 4))
+        with pytest.raises(ea.ShapeError, match=r"edge_index: expected a \[2, num_edges\]"):
+            conv(torch.randn(7, 5), torch.zeros(3, 4, dtype=torch.int64))
+        with_edges = layer(5, 3, edge_dim=4)
+        with pytest.raises(ea.ShapeError, match="edge_dim=4"):
+            with_edges(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 2))
+        with pytest.raises(ea.ShapeError, match="33 edges"):
+            with_edges(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(30, 4))
+        with pytest.raises(ea.InvalidArgument, match="fill_value is 'median'"):
+            layer(5, 3, edge_dim=4, fill_value="median")(torch.randn(7, 5), edge_list(),
+                                                         edge_attr=torch.randn(33, 4))
+        with pytest.raises(ea.InvalidArgument, match="edge_dim is 0"):
+            layer(5, 3, edge_dim=0)
 
 
 def test_a_two_layer_gat_trains_with_torch_optim():
@@ -269,12 +272,13 @@ def pyg_nn(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("fill_value", ["mean", "add", "max", "min", "mul", 0.5, "tensor"])
 @pytest.mark.parametrize("bipartite", [False, True])
-def test_edge_features_give_pygs_outputs_and_gradients_for_every_fill_value(fill_value, bipartite, pyg_nn):
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
+def test_edge_features_give_pygs_outputs_and_gradients_for_every_fill_value(layer, fill_value, bipartite, pyg_nn):
     torch.manual_seed(11)
     fill = torch.tensor([0.1, -0.2, 0.3]) if fill_value == "tensor" else fill_value
     kwargs = dict(in_channels=(5, 4) if bipartite else 5, out_channels=3, heads=2, edge_dim=3, fill_value=fill)
-    theirs = pyg_nn.GATConv(**kwargs).eval()
-    mine = et.GATConv(**kwargs).eval()
+    theirs = getattr(pyg_nn, layer)(**kwargs).eval()
+    mine = getattr(et, layer)(**kwargs).eval()
     mine.load_state_dict(theirs.state_dict())
     if bipartite:
         x = (torch.randn(9, 5), torch.randn(6, 4))

@@ -96,6 +96,12 @@ struct AttentionInputs {
   /// optional [E, H], additive only: added inside the LeakyReLU with score_dst and score_src
   /// (GAT with edge features: a_edge . W_edge x_e per edge and head), CSR edge order.
   ConstView score_edge{};
+  /// optional, gatv2 and perceptron only: edge attributes [E, F_e] (CSR edge order) and their
+  /// projection [H, Dk, F_e] (perceptron: [H, C, F_e]); edge e's projected attributes are added
+  /// inside the activation with the query and key terms (GATv2 with edge features: PyG's
+  /// lin_edge(edge_attr)), computed on the fly: nothing of size E x H x Dk is stored.
+  ConstView edge_attr{};
+  ConstView edge_proj{};
 };
 
 struct AttentionResult {
@@ -107,7 +113,8 @@ struct AttentionResult {
 
 /// Gradients with the shapes of the corresponding inputs; empty where the input was empty.
 struct AttentionGrads {
-  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge;
+  Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge, edge_attr,
+      edge_proj;
 };
 
 /// Validates shapes and options (ShapeError / InvalidArgument naming the operand) and runs.

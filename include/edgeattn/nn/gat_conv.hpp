@@ -53,6 +53,7 @@
 #include "edgeattn/graph/graph.hpp"
 #include "edgeattn/kernels/attention.hpp"
 #include "edgeattn/nn/linear.hpp"
+#include "edgeattn/nn/prepare_graph.hpp"
 
 namespace edgeattn::nn {
 
@@ -68,12 +69,6 @@ struct GATConvOptions {
   int64_t edge_dim = 0;  ///< edge attributes per edge (lin_edge, att_edge); 0 = none
   bool bias = true;
   bool residual = false;
-};
-
-/// Edge attributes for a layer built with edge_dim: [num_edges, edge_dim] in the CSR order of
-/// the (prepared) graph passed with them. A Var, so a learned edge embedding gets gradients.
-struct EdgeFeatures {
-  autograd::Var attr{};
 };
 
 /// An ELU and a dropout that follow a layer (GAT's hidden activation and the next layer's input

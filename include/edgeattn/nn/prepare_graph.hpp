@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/core/tensor.hpp"
 #include "edgeattn/graph/graph.hpp"
 
@@ -63,6 +64,19 @@ Graph prepare_graph(const Graph& graph, bool add_self_loops);
 ///   Var out = conv.forward(tape, p.graph, x, EdgeFeatures{tape.constant_ref(p.edge_attr)}, seed);
 PreparedGraph prepare_graph(const Graph& graph, bool add_self_loops, ConstView edge_attr,
                             const FillValue& fill = {});
+
+/// Edge attributes for a layer built with edge_dim (GATConv, GATv2Conv): [num_edges, edge_dim] in
+/// the CSR order of the (prepared) graph passed with them. A Var, so a learned edge embedding
+/// gets gradients.
+struct EdgeFeatures {
+  autograd::Var attr{};
+};
+
+/// The attributes' value after checking them for a layer `who` built with `edge_dim` (0: none):
+/// InvalidArgument when the layer has no edge_dim (naming `option`, e.g. "GATConvOptions::edge_dim"),
+/// ShapeError unless they are [graph.num_edges(), edge_dim].
+const Tensor& check_edge_features(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                                  const EdgeFeatures& edges, int64_t edge_dim, const char* option);
 
 /// True when every node has exactly one self-loop (what prepare_graph(g, true) produces).
 bool has_one_self_loop_per_node(const Graph& graph);

@@ -27,7 +27,9 @@ AttentionInputs inputs_of(const Source& tape, const AttentionVars& v) {
           .key_weight = view_of(tape, v.key_weight),
           .att = view_of(tape, v.att),
           .edge_bias = view_of(tape, v.edge_bias),
-          .score_edge = view_of(tape, v.score_edge)};
+          .score_edge = view_of(tape, v.score_edge),
+          .edge_attr = view_of(tape, v.edge_attr),
+          .edge_proj = view_of(tape, v.edge_proj)};
 }
 
 // What backward needs from the forward, besides the output (which stays the node's value).
@@ -109,7 +111,8 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   saved->epilogue.apply(tape, "graph_attention", epilogue, out);
   const std::initializer_list<Var> inputs = {vars.query,     vars.key,        vars.value,      vars.score_dst,
                                              vars.score_src, vars.weight,     vars.key_weight, vars.att,
-                                             vars.edge_bias, vars.score_edge, epilogue.bias};
+                                             vars.edge_bias, vars.score_edge, vars.edge_attr,  vars.edge_proj,
+                                             epilogue.bias};
   return tape.record("graph_attention", std::move(out), inputs, [saved](BackwardContext& ctx) {
     const AttentionVars& v = saved->vars;
     AttentionGrads g;
@@ -133,6 +136,8 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
     ctx.add_grad(v.att, std::move(g.att));
     ctx.add_grad(v.edge_bias, std::move(g.edge_bias));
     ctx.add_grad(v.score_edge, std::move(g.score_edge));
+    ctx.add_grad(v.edge_attr, std::move(g.edge_attr));
+    ctx.add_grad(v.edge_proj, std::move(g.edge_proj));
   });
 }
 

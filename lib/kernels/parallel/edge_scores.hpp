@@ -1,15 +1,18 @@
 // The four canonical edge-score forms as small structs shared by the fused forward and backward
 // kernels. Each computes the scores of all heads of one edge e = (i <- j) at once, so loops over
-// heads vectorise (e is read only by an additive score with a per-edge term se [E, H]), and knows how a score
+// heads vectorise (e is read only by a score with a per-edge term: additive se [E, H], vector
+// ea [E, fe] projected by we), and knows how a score
 // gradient ds[h] flows to its destination-side operand (query or score_dst, width dst_width per head...
 // flattened as [H * dst_width]) and its source-side operand.
 //
 //   form          s[h]                              dst operand     src operand    shared
 //   DotScore      scale <q_ih, k_jh>                q  [H*dk]       k  [H*dk]
 //   AdditiveScore leaky(sd_ih + ss_jh [+ se_eh])    sd [H]          ss [H]
-//   VectorScore   sum_c a_hc act(q_ihc + k_jhc)     q  [H*C]        k  [H*C]       a [H*C]
+//   VectorScore   sum_c a_hc act(q_ihc + k_jhc       q  [H*C]        k  [H*C]       a [H*C]
+//                   [+ we_hc . ea_e])
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -127,7 +130,9 @@ inline constexpr bool kIsAdditive = false;
 template <int kH>
 inline constexpr bool kIsAdditive<AdditiveScore<kH>> = true;
 
-/// GATv2 (act = LeakyReLU) and the perceptron score (act = tanh).
+/// GATv2 (act = LeakyReLU) and the perceptron score (act = tanh). With edge attributes (ea, we:
+/// GATv2's edge_dim) the activation input gains ve_hc = we_hc . ea_e, computed on the fly: nothing
+/// of size edges x features is stored.
 template <bool kTanh>
 struct VectorScore {
   const float* q;
@@ -135,6 +140,9 @@ struct VectorScore {
   const float* att;
   int64_t heads, dk;
   float slope;
+  const float* ea = nullptr;  // [E, fe] or null
+  const float* we = nullptr;  // [H * dk, fe]
+  int64_t fe = 0;
 
   static float act(float u, float slope) { return kTanh ? fast_tanh(u) : leaky_relu(u, slope); }
   static float act_grad(float u, float slope) {
@@ -149,9 +157,20 @@ struct VectorScore {
   int64_t width() const { return heads * dk; }
   void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
   void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
-  void scores(int64_t i, int64_t j, int64_t /*e*/, float* __restrict s) const {
+  // The edge term of feature hc of edge e (0 without edge attributes).
+  float edge_term(int64_t e, int64_t hc) const { return ea ? dot(we + hc * fe, ea + e * fe, fe) : 0.f; }
+  void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
+    if (ea) {
+      for (int64_t h = 0; h < heads; ++h) {
+        float t = 0.f;
+        for (int64_t c = 0; c < dk; ++c)
+          t += att[h * dk + c] * act(qi[h * dk + c] + kj[h * dk + c] + edge_term(e, h * dk + c), slope);
+        s[h] = t;
+      }
+      return;
+    }
     for (int64_t h = 0; h < heads; ++h) {
       float t = 0.f;
       for (int64_t c = 0; c < dk; ++c) t += att[h * dk + c] * act(qi[h * dk + c] + kj[h * dk + c], slope);
@@ -159,25 +178,49 @@ struct VectorScore {
     }
   }
   // dq_i += ds * a * act'(u);  datt += ds * act(u)
-  void grad_dst(int64_t i, int64_t j, int64_t /*e*/, const float* ds, float* dst_acc, float* datt) const {
+  void grad_dst(int64_t i, int64_t j, int64_t e, const float* ds, float* dst_acc, float* datt) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < dk; ++c) {
-        const float u = qi[h * dk + c] + kj[h * dk + c];
+        const float u = qi[h * dk + c] + kj[h * dk + c] + edge_term(e, h * dk + c);
         dst_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(u, slope);
         if (datt) datt[h * dk + c] += ds[h] * act(u, slope);
       }
   }
-  void grad_src(int64_t i, int64_t j, int64_t /*e*/, const float* __restrict ds,
+  void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
                 float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < dk; ++c)
-        src_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(qi[h * dk + c] + kj[h * dk + c], slope);
+        src_acc[h * dk + c] += ds[h] * att[h * dk + c] *
+                               act_grad(qi[h * dk + c] + kj[h * dk + c] + edge_term(e, h * dk + c), slope);
+  }
+  // With edge attributes: dea_e = sum_hc dz_hc we_hc (written whole, when dea_e is given) and
+  // dwe_hc += dz_hc ea_e, where dz_hc = ds_h a_hc act'(u_hc).
+  void grad_edge(int64_t i, int64_t j, int64_t e, const float* ds, float* dea_e, float* dwe) const {
+    const float* qi = q + i * heads * dk;
+    const float* kj = k + j * heads * dk;
+    const float* a_e = ea + e * fe;
+    if (dea_e) std::fill_n(dea_e, fe, 0.f);
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t c = 0; c < dk; ++c) {
+        const int64_t hc = h * dk + c;
+        const float dz = ds[h] * att[hc] * act_grad(qi[hc] + kj[hc] + edge_term(e, hc), slope);
+        const float* w = we + hc * fe;
+        if (dea_e)
+          for (int64_t f = 0; f < fe; ++f) dea_e[f] += dz * w[f];
+        if (dwe)
+          for (int64_t f = 0; f < fe; ++f) dwe[hc * fe + f] += dz * a_e[f];
+      }
   }
 };
+
+template <class S>
+inline constexpr bool kIsVector = false;
+template <bool kTanh>
+inline constexpr bool kIsVector<VectorScore<kTanh>> = true;
 
 /// Calls f(score) with the concrete score struct for a.score.kind.
 template <class F>
@@ -189,11 +232,11 @@ decltype(auto) visit_score(const KernelArgs& a, F&& f) {
     case EdgeScore::additive:
       return f(AdditiveScore<>{s.sd, s.ss, a.heads, s.slope, s.se});
     case EdgeScore::vector_leaky:
-      return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
+      return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope, s.ea, s.we, s.fe});
     case EdgeScore::vector_tanh:
       break;
   }
-  return f(VectorScore<true>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
+  return f(VectorScore<true>{s.q, s.k, s.att, a.heads, s.dk, s.slope, s.ea, s.we, s.fe});
 }
 
 /// Compile-time extents for the row kernels: kH heads and kD value features per head (0: read

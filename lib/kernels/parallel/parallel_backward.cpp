@@ -8,7 +8,8 @@
 // Pass 1 (destination-parallel over row chunks) computes D_i, ds along each row and accumulates
 // the destination-side score gradients (dq or d score_dst), the per-edge bias gradient, the
 // additive score's per-edge term's gradient and, for GATv2/perceptron, per-chunk partials of
-// d att (summed in chunk order afterwards).
+// d att and of the edge-attribute projection's d we (summed in chunk order afterwards) and the
+// edge attributes' own gradient.
 // Pass 2 (source-parallel over the transpose, `for_each_in_col`) recomputes alpha and ds for each
 // in-edge of source j and accumulates dk (or d score_src) and dv for j.
 // Every output element is written by exactly one task, and chunking depends only on the pattern,
@@ -81,10 +82,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     for (int64_t h = 0; h < heads; ++h)
       alpha[h] = kSoftmax ? fast_exp(s[h] - in.lse[i * heads + h]) : std::max(s[h], 0.f);
   };
-  // The per-edge additive term's gradient dse_e = ds * leaky'(z), written once per edge.
-  auto edge_term_grad = [&](int64_t i, int64_t j, int64_t e, const float* ds) {
+  // The per-edge additive term's gradient dse_e = ds * leaky'(z), written once per edge; a vector
+  // score's edge attributes: dea_e written once per edge, dwe into the chunk's partial.
+  auto edge_term_grad = [&](int64_t i, int64_t j, int64_t e, const float* ds, float* dwe) {
     if constexpr (kIsAdditive<S>) {
       if (g.dse) score.pre_activation_grad(i, j, e, ds, g.dse + e * heads);
+    } else if constexpr (kIsVector<S>) {
+      if (score.ea && (g.dea || dwe))
+        score.grad_edge(i, j, e, ds, g.dea ? g.dea + e * score.fe : nullptr, dwe);
     }
   };
   // dalpha_h = kf_h * <dO_i^h, v_j^h>
@@ -101,7 +106,10 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   const auto chunks = pattern.partition();
   const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
   std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
-  const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || kSoftmax;
+  const int64_t we_size = g.dwe ? width * a.score.fe : 0;
+  std::vector<float> dwe_partial(num_chunks * static_cast<size_t>(we_size));
+  const bool edge_attr_grads = g.dea || g.dwe;
+  const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || edge_attr_grads || kSoftmax;
   if (need_pass1) {
     parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
       std::vector<float> scratch(static_cast<size_t>(5 * heads + width));
@@ -111,6 +119,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       float* drow = ds + heads;
       float* acc = drow + heads;  // [width]
       float* datt = g.datt ? datt_partial.data() + chunk * static_cast<size_t>(width) : nullptr;
+      float* dwe = g.dwe ? dwe_partial.data() + chunk * static_cast<size_t>(we_size) : nullptr;
       std::vector<float> edge_buf;    // per edge of the row: alpha [H], dalpha [H]
       const int32_t* cols = nullptr;  // explicit graphs: prefetch the gathered source rows
       int64_t edge_end = 0;
@@ -138,7 +147,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
             std::copy_n(drow, heads, row_sum_data + i * heads);
           }
-          if (!dst_grad && !g.dbias && !g.datt && !g.dse) continue;
+          if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads) continue;
           std::fill_n(acc, width, 0.f);
           edge_buf.resize(static_cast<size_t>(2 * heads));
           float* alpha = edge_buf.data();
@@ -153,7 +162,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             for (int64_t h = 0; h < heads; ++h)
               ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
             if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
-            edge_term_grad(i, j, e, ds);
+            edge_term_grad(i, j, e, ds, dwe);
             score.grad_dst(i, j, e, ds, acc, datt);
           });
           if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
@@ -175,7 +184,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
         });
         if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum_data + i * heads);
-        if (!dst_grad && !g.dbias && !g.datt && !g.dse) continue;
+        if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads) continue;
         std::fill_n(acc, width, 0.f);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
           const float* alpha = edge_buf.data() + 2 * heads * (e - first);
@@ -184,7 +193,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t h = 0; h < heads; ++h)
             ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
           if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
-          edge_term_grad(i, j, e, ds);
+          edge_term_grad(i, j, e, ds, dwe);
           score.grad_dst(i, j, e, ds, acc, datt);
         });
         if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
@@ -195,6 +204,10 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     for (size_t c = 0; c < num_chunks; ++c)
       for (int64_t k = 0; k < width; ++k)
         g.datt[k] += datt_partial[c * static_cast<size_t>(width) + static_cast<size_t>(k)];
+  if (g.dwe)
+    for (size_t c = 0; c < num_chunks; ++c)
+      for (int64_t k = 0; k < we_size; ++k)
+        g.dwe[k] += dwe_partial[c * static_cast<size_t>(we_size) + static_cast<size_t>(k)];
 
   // ---- Pass 2: source columns over the transpose ----------------------------------------------
   if (!src_grad && !g.dv) return;
@@ -218,7 +231,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     // (8 bytes per edge, Graph::transpose_edges) are never built.
     auto for_each_in_col = [&](int64_t j, auto&& f) {
       if constexpr (std::is_same_v<P, CsrPattern>) {
-        if (!a.bias && !a.score.se) {
+        if (!a.bias && !a.score.se && !a.score.ea) {
           const auto end = t->col_ptr[static_cast<size_t>(j) + 1];
           for (int64_t p = t->col_ptr[static_cast<size_t>(j)]; p < end; ++p)
             f(t->row_idx[static_cast<size_t>(p)], int64_t{-1});

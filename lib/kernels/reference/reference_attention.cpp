@@ -11,9 +11,11 @@
 //                  additive      s = leaky(sd_i + ss_j [+ se_e])         (GAT, Velickovic et al. 2018;
 //                                                                         se: per-edge term, PyG's
 //                                                                         edge_dim)
-//                  vector_leaky  s = sum_c a_c leaky(q_ic + k_jc)        (GATv2, Brody et al. 2022)
-//                  vector_tanh   s = sum_c a_c tanh(q_ic + k_jc)         (Bahdanau et al. 2015, with
-//                                                                         q = W q, k = U k projected)
+//                  vector_leaky  s = sum_c a_c leaky(q_ic + k_jc [+ ve_ec])   (GATv2, Brody et al.
+//                                                                         2022; ve: per-edge term)
+//                  vector_tanh   s = sum_c a_c tanh(q_ic + k_jc [+ ve_ec])    (Bahdanau et al. 2015,
+//                                                                         with q = W q, k = U k projected)
+//                where ve_ec = sum_f we_hcf ea_ef (edge attributes ea projected by we: GATv2's lin_edge)
 //                where leaky(x) = x > 0 ? x : slope * x.
 //   2. normalise softmax  alpha_e = exp(s_e - m) / sum_f exp(s_f - m),  m = max_f s_f (two passes);
 //                         lse_i = m + log(sum_f exp(s_f - m))   (-inf for a row without edges)
@@ -33,6 +35,7 @@
 //                 z = sd_i + ss_j [+ se_e]
 //   vector_leaky  da_c += ds_e leaky(z_c),  dq_ic += ds_e a_c leaky'(z_c),  dk_jc likewise
 //   vector_tanh   da_c += ds_e tanh(z_c),   dq_ic += ds_e a_c (1 - tanh^2(z_c)),  dk_jc likewise
+//                 with edge attributes: dea_ef += dz_c we_hcf,  dwe_hcf += dz_c ea_ef  (dz_c: dq_ic's term)
 //   where leaky'(x) = x > 0 ? 1 : slope (we take the negative side's slope at the kink x = 0).
 // Gradient buffers are zero-filled by the caller; null ones are skipped. We accumulate into double
 // scratch arrays and add them to the caller's buffers at the end.
@@ -74,6 +77,16 @@ double additive_input(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j,
   return z;
 }
 
+/// The vector scores' activation input z_c = q_ic + k_jc (+ sum_f we_hcf ea_ef) of edge e, head h.
+double vector_input(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int64_t e, int64_t h,
+                    int64_t c) {
+  double z = double(s.q[L.qk(i, h) + c]) + double(s.k[L.qk(j, h) + c]);
+  if (s.ea)
+    for (int64_t f = 0; f < s.fe; ++f)
+      z += double(s.we[(h * s.dk + c) * s.fe + f]) * double(s.ea[e * s.fe + f]);
+  return z;
+}
+
 /// The score s_e of edge e = (j -> i) in head h, before the optional bias.
 double edge_score(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int64_t e, int64_t h) {
   switch (s.kind) {
@@ -88,7 +101,7 @@ double edge_score(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int
     case EdgeScore::vector_tanh: {
       double sum = 0;
       for (int64_t c = 0; c < s.dk; ++c) {
-        const double z = double(s.q[L.qk(i, h) + c]) + double(s.k[L.qk(j, h) + c]);
+        const double z = vector_input(s, L, i, j, e, h, c);
         const double act = s.kind == EdgeScore::vector_leaky ? leaky(z, s.slope) : std::tanh(z);
         sum += double(s.att[L.att(h) + c]) * act;
       }
@@ -183,6 +196,7 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
   Accumulator dsd(grads.dsd, g.num_dst() * H), dss(grads.dss, g.num_src() * H);
   Accumulator datt(grads.datt, H * sc.dk), dbias(grads.dbias, g.num_edges() * H);
   Accumulator dse(grads.dse, g.num_edges() * H);
+  Accumulator dea(grads.dea, g.num_edges() * sc.fe), dwe(grads.dwe, H * sc.dk * sc.fe);
 
   const auto cols = g.col_idx();
   for (int64_t i = 0; i < g.num_dst(); ++i) {
@@ -236,7 +250,7 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
           case EdgeScore::vector_leaky:
           case EdgeScore::vector_tanh:
             for (int64_t c = 0; c < sc.dk; ++c) {
-              const double z = double(sc.q[L.qk(i, h) + c]) + double(sc.k[L.qk(j, h) + c]);
+              const double z = vector_input(sc, L, i, j, e, h, c);
               const bool is_leaky = sc.kind == EdgeScore::vector_leaky;
               const double act = is_leaky ? leaky(z, sc.slope) : std::tanh(z);
               const double act_derivative = is_leaky ? leaky_derivative(z, sc.slope) : 1.0 - act * act;
@@ -244,13 +258,18 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
               datt.add(L.att(h) + c, ds[n] * act);
               dq.add(L.qk(i, h) + c, dz);
               dk.add(L.qk(j, h) + c, dz);
+              if (sc.ea)
+                for (int64_t f = 0; f < sc.fe; ++f) {
+                  dea.add(e * sc.fe + f, dz * double(sc.we[(h * sc.dk + c) * sc.fe + f]));
+                  dwe.add((h * sc.dk + c) * sc.fe + f, dz * double(sc.ea[e * sc.fe + f]));
+                }
             }
             break;
         }
       }
     }
   }
-  for (const Accumulator* acc : {&dq, &dk, &dv, &dsd, &dss, &datt, &dbias, &dse})
+  for (const Accumulator* acc : {&dq, &dk, &dv, &dsd, &dss, &datt, &dbias, &dse, &dea, &dwe})
     if (acc->used()) acc->flush();
 }
 

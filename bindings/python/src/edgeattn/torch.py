@@ -35,7 +35,7 @@ from . import _edgeattn
 __all__ = ["EdgeAttentionFunction", "GATConv", "GATv2Conv", "TransformerConv", "attention"]
 
 OPERANDS = ("query", "key", "value", "score_dst", "score_src", "weight", "key_weight", "att", "edge_bias",
-            "score_edge")
+            "score_edge", "edge_attr", "edge_proj")
 
 
 def _to_kernel(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -106,6 +106,8 @@ def attention(
     att: Optional[torch.Tensor] = None,
     edge_bias: Optional[torch.Tensor] = None,
     score_edge: Optional[torch.Tensor] = None,
+    edge_attr: Optional[torch.Tensor] = None,
+    edge_proj: Optional[torch.Tensor] = None,
     score: str = "dot_product",
     normalization: str = "softmax",
     combine: str = "concat",
@@ -119,12 +121,14 @@ def attention(
 ):
     """Differentiable graph-masked attention (see ``edgeattn.attention_forward`` for the
     operands and options; ``score_edge`` [E, H] in the graph's CSR order is the additive score's
-    per-edge term inside the LeakyReLU, GAT's edge features). Returns ``out`` ([num_dst, H, Dv] or [num_dst, Dv] for combine='mean'),
+    per-edge term inside the LeakyReLU, GAT's edge features; ``edge_attr`` [E, F_e] with
+    ``edge_proj`` [H, Dk, F_e] are GATv2's edge features, projected inside its activation). Returns ``out`` ([num_dst, H, Dv] or [num_dst, Dv] for combine='mean'),
     or ``(out, attention)`` with ``return_attention=True``."""
     options = dict(score=score, normalization=normalization, combine=combine, scale=scale,
                    negative_slope=negative_slope, dropout=dropout, seed=seed,
                    return_attention=return_attention, attention_order=attention_order, path=path)
-    operands = (query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge)
+    operands = (query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge,
+                edge_attr, edge_proj)
     return EdgeAttentionFunction.apply(pattern, options, *operands)
 
 

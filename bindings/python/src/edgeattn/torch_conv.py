@@ -15,15 +15,16 @@ and adds one per node (for bipartite input ``(x_src, x_dst)``, nodes ``i < min(N
 in the order of that ``edge_index`` (the self-loops appended last, as PyG does). The graph built
 from an ``edge_index`` is cached until another tensor (or an in-place edit of it) comes in.
 
-Edge features: ``GATConv(..., edge_dim=F, fill_value=...)`` with ``forward(x, edge_index,
-edge_attr)`` as in PyG (``lin_edge.weight``, ``att_edge``; self-loops get ``fill_value`` of each
-node's in-edges, default ``"mean"``). The per-edge term enters the kernel as [E, H] scalars,
-``edge_attr @ u.T`` with ``u`` [H, F] the attention vector folded into ``lin_edge``: PyG's
-[E, H*C] projection is never formed.
+Edge features: ``GATConv`` and ``GATv2Conv`` take ``edge_dim=F, fill_value=...`` with
+``forward(x, edge_index, edge_attr)`` as in PyG (``lin_edge.weight``, and GATConv's ``att_edge``;
+self-loops get ``fill_value`` of each node's in-edges, default ``"mean"``). GATConv's per-edge term
+enters the kernel as [E, H] scalars, ``edge_attr @ u.T`` with ``u`` [H, F] the attention vector
+folded into ``lin_edge``; GATv2Conv's edge attributes go to the kernel as they are, projected by
+``lin_edge.weight`` inside the LeakyReLU as it runs. PyG's [E, H*C] projection is never formed.
 
-Not supported (a clear error, not a silent difference): ``edge_dim`` of ``GATv2Conv`` and
-``TransformerConv`` (their edge term is a vector per edge inside the kernel's score, not yet
-fused), CUDA tensors, sparse-tensor adjacency.
+Not supported (a clear error, not a silent difference): ``edge_dim`` of ``TransformerConv`` (its
+edge term also enters the aggregated values, which the kernel does not take yet), CUDA tensors,
+sparse-tensor adjacency.
 
 Example::
 
@@ -116,8 +117,37 @@ def _split_input(x) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
 def _reject_edge_attr(layer: str, edge_attr) -> None:
     if edge_attr is not None:
         raise NotImplementedError(
-            f"{layer}: edge_attr is not supported yet (its edge term is a vector per edge inside the score, "
-            "not yet fused into edgeattn's kernel; GATConv supports edge_dim); use torch_geometric for it")
+            f"{layer}: edge_attr is not supported yet (its edge term also enters the aggregated values, which "
+            "edgeattn's kernel does not take yet; GATConv and GATv2Conv support edge_dim); use torch_geometric "
+            "for it")
+
+
+def _edge_attr_2d(layer: str, edge_attr, edge_dim: Optional[int]) -> torch.Tensor:
+    """edge_attr as [E, edge_dim] after checking it for a layer built with edge_dim."""
+    if edge_dim is None:
+        raise _edgeattn.InvalidArgument(
+            f"{layer}: edge_attr was given but the layer has no edge_dim (build it with edge_dim=F)")
+    if not isinstance(edge_attr, torch.Tensor):
+        raise TypeError(f"{layer}: edge_attr must be a torch.Tensor, found {type(edge_attr).__name__}")
+    attr = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
+    if attr.dim() != 2 or attr.size(1) != edge_dim:
+        raise _edgeattn.ShapeError(f"{layer}: edge_attr has shape {tuple(edge_attr.shape)}, expected "
+                                   f"[num_edges, edge_dim={edge_dim}]")
+    return attr
+
+
+def _with_loop_attr(layer: str, attr: torch.Tensor, ei: torch.Tensor, kept, fill_value) -> torch.Tensor:
+    """attr [E, F] for the given edges -> [E', F] for the edge_index ``ei`` attended over: the
+    given self-loops dropped (``kept``) and the added ones' attributes filled as PyG does."""
+    if kept is None:
+        if attr.size(0) != ei.size(1):
+            raise _edgeattn.ShapeError(f"{layer}: edge_attr has {attr.size(0)} rows, edge_index {ei.size(1)} edges")
+        return attr
+    if attr.size(0) != kept.numel():
+        raise _edgeattn.ShapeError(f"{layer}: edge_attr has {attr.size(0)} rows, edge_index {kept.numel()} edges")
+    a = attr[kept]
+    num_loops = ei.size(1) - a.size(0)
+    return torch.cat([a, _loop_attr(a, ei[1, :a.size(0)], num_loops, fill_value)], dim=0)
 
 
 def _loop_attr(edge_attr: torch.Tensor, dst: torch.Tensor, num_loops: int, fill_value) -> torch.Tensor:
@@ -164,8 +194,8 @@ class _AttentionConv(nn.Module):
         if edge_dim is not None and not edge_features:
             raise NotImplementedError(
                 f"{type(self).__name__}(edge_dim={edge_dim}): edge features are not supported yet for this layer "
-                "(its edge term is a vector per edge inside the score, not yet fused into edgeattn's kernel; "
-                "GATConv supports edge_dim)")
+                "(its edge term also enters the aggregated values, which edgeattn's kernel does not take yet; "
+                "GATConv and GATv2Conv support edge_dim)")
         if heads < 1:
             raise _edgeattn.InvalidArgument(f"{type(self).__name__}: heads is {heads}, expected >= 1")
         if not 0.0 <= dropout < 1.0:
@@ -178,17 +208,18 @@ class _AttentionConv(nn.Module):
         # makes runs repeatable).
         return int(torch.randint(0, 2**62, (), dtype=torch.int64)) if self.training and self.dropout > 0 else 0
 
-    def _attend(self, edge_index, num_src: int, num_dst: int, return_attention_weights, edge_scores=None,
+    def _attend(self, edge_index, num_src: int, num_dst: int, return_attention_weights, per_edge=None,
                 **operands):
-        """edge_scores: a function (edge_index it attends over, kept mask) -> [E', H] per-edge score
-        terms in that edge_index's order, or None."""
+        """per_edge: a function (edge_index it attends over, kept mask) -> {operand name: [E', ...]
+        tensor in that edge_index's order}, or None; they are permuted into the graph's CSR order."""
         from .torch import attention
 
         graph, ei, kept, perm = self._cache.get(edge_index, num_src, num_dst, self.add_self_loops)
-        if edge_scores is not None:
+        if per_edge is not None:
             if bool((perm < 0).any()):  # from_edge_index keeps every edge (duplicates="keep")
                 raise _edgeattn.GraphError("edge_attr: the graph dropped some of edge_index's edges")
-            operands["score_edge"] = edge_scores(ei, kept)[perm]  # into the graph's CSR order
+            for name, t in per_edge(ei, kept).items():
+                operands[name] = t[perm]
         want = bool(return_attention_weights)
         result = attention(graph, **operands, combine="concat" if self.concat else "mean",
                            dropout=self.dropout if self.training else 0.0, seed=self._seed(),
@@ -251,34 +282,17 @@ class GATConv(_GatFamilyConv):
         self.bias = nn.Parameter(torch.zeros(width)) if bias else None
 
     def _edge_scores(self, edge_attr):
-        """(edge_index attended over, kept mask) -> [E', H]: att_edge . lin_edge(edge_attr) per edge,
-        the self-loops' attributes filled as PyG does, computed as edge_attr @ u.T with u [H, F]."""
+        """(edge_index attended over, kept mask) -> {"score_edge": [E', H]}: att_edge . lin_edge(edge_attr)
+        per edge, the self-loops' attributes filled as PyG does, computed as edge_attr @ u.T with u [H, F]."""
         if edge_attr is None:
             return None
-        if self.lin_edge is None:
-            raise _edgeattn.InvalidArgument(
-                "GATConv: edge_attr was given but the layer has no edge_dim (build it with edge_dim=F)")
-        if not isinstance(edge_attr, torch.Tensor):
-            raise TypeError(f"GATConv: edge_attr must be a torch.Tensor, found {type(edge_attr).__name__}")
-        attr = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
-        if attr.dim() != 2 or attr.size(1) != self.edge_dim:
-            raise _edgeattn.ShapeError(f"GATConv: edge_attr has shape {tuple(edge_attr.shape)}, expected "
-                                       f"[num_edges, edge_dim={self.edge_dim}]")
+        attr = _edge_attr_2d("GATConv", edge_attr, self.edge_dim)
         h, c = self.heads, self.out_channels
         u = (self.lin_edge.weight.view(h, c, -1) * self.att_edge.view(h, c, 1)).sum(1)  # [H, F]
 
         def scores(ei, kept):
-            a = attr
-            if kept is not None:
-                if a.size(0) != kept.numel():
-                    raise _edgeattn.ShapeError(f"GATConv: edge_attr has {a.size(0)} rows, edge_index "
-                                               f"{kept.numel()} edges")
-                a = a[kept]
-                num_loops = ei.size(1) - a.size(0)
-                a = torch.cat([a, _loop_attr(a, ei[1, :a.size(0)], num_loops, self.fill_value)], dim=0)
-            elif a.size(0) != ei.size(1):
-                raise _edgeattn.ShapeError(f"GATConv: edge_attr has {a.size(0)} rows, edge_index {ei.size(1)} edges")
-            return a.to(u.dtype) @ u.T
+            a = _with_loop_attr("GATConv", attr, ei, kept, self.fill_value)
+            return {"score_edge": a.to(u.dtype) @ u.T}
 
         return scores
 
@@ -296,7 +310,7 @@ class GATConv(_GatFamilyConv):
         n_src = hs.size(0)
         n_dst = hd.size(0) if size is None else size[1]
         out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights,
-                                      edge_scores=self._edge_scores(edge_attr), value=hs,
+                                      per_edge=self._edge_scores(edge_attr), value=hs,
                                       score_dst=(hd * self.att_dst).sum(-1), score_src=(hs * self.att_src).sum(-1),
                                       score="additive", negative_slope=self.negative_slope)
         return self._finish(out, x_src if x_dst is None else x_dst, ei, alpha, return_attention_weights)
@@ -306,37 +320,47 @@ class GATConv(_GatFamilyConv):
 
 
 class GATv2Conv(_GatFamilyConv):
-    """torch_geometric.nn.GATv2Conv (Brody et al. 2022): e_ij = a . LeakyReLU(W_r x_i + W_l x_j).
+    """torch_geometric.nn.GATv2Conv (Brody et al. 2022): e_ij = a . LeakyReLU(W_r x_i + W_l x_j [+ W_e e_ij]).
 
     Parameters: ``lin_l`` (source side) and ``lin_r`` (destination side) [H*C, in] with biases
-    when ``bias`` (one shared Linear when ``share_weights``), ``att`` [1, H, C], ``bias``,
-    ``res`` when ``residual``."""
+    when ``bias`` (one shared Linear when ``share_weights``), ``att`` [1, H, C], ``lin_edge.weight``
+    [H*C, edge_dim] when ``edge_dim``, ``bias``, ``res`` when ``residual``."""
 
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
                  add_self_loops: bool = True, edge_dim: Optional[int] = None, fill_value="mean",
                  bias: bool = True, share_weights: bool = False, residual: bool = False) -> None:
-        super().__init__(heads, concat, dropout, add_self_loops, edge_dim)
+        super().__init__(heads, concat, dropout, add_self_loops, edge_dim, edge_features=True)
         self.in_channels, self.out_channels, self.negative_slope = in_channels, out_channels, negative_slope
+        self.edge_dim, self.fill_value = edge_dim, fill_value
         in_src, in_dst = _pair(in_channels)
         self.lin_l = _linear(in_src, heads * out_channels, bias, True)
         self.lin_r = self.lin_l if share_weights else _linear(in_dst, heads * out_channels, bias, True)
         self.att = nn.Parameter(torch.empty(1, heads, out_channels))
         _glorot(self.att)
+        if edge_dim is not None and edge_dim < 1:
+            raise _edgeattn.InvalidArgument(f"GATv2Conv: edge_dim is {edge_dim}, expected >= 1 (or None)")
+        self.lin_edge = _linear(edge_dim, heads * out_channels, False, True) if edge_dim is not None else None
         width = heads * out_channels if concat else out_channels
         self.res = _linear(in_dst, width, False, True) if residual else None
         self.bias = nn.Parameter(torch.zeros(width)) if bias else None
 
     def forward(self, x, edge_index, edge_attr=None, return_attention_weights=None):
-        _reject_edge_attr("GATv2Conv", edge_attr)
         x_src, x_dst = _split_input(x)
         h, c = self.heads, self.out_channels
         xl = self.lin_l(x_src).view(-1, h, c)
         xr = self.lin_r(x_src if x_dst is None else x_dst).view(-1, h, c)
         n_src, n_dst = xl.size(0), xr.size(0)
-        out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights, query=xr, key=xl,
-                                      value=xl, att=self.att.view(h, c), score="gatv2",
-                                      negative_slope=self.negative_slope)
+        per_edge, edge_proj = None, None
+        if edge_attr is not None:
+            attr = _edge_attr_2d("GATv2Conv", edge_attr, self.edge_dim)
+            per_edge = lambda ei, kept: {  # noqa: E731
+                "edge_attr": _with_loop_attr("GATv2Conv", attr, ei, kept, self.fill_value).to(xl.dtype)}
+            # lin_edge.weight [H*C, F] is the kernel's edge projection [H, C, F] as it is.
+            edge_proj = self.lin_edge.weight.view(h, c, -1)
+        out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights, per_edge=per_edge,
+                                      query=xr, key=xl, value=xl, att=self.att.view(h, c), edge_proj=edge_proj,
+                                      score="gatv2", negative_slope=self.negative_slope)
         return self._finish(out, x_src if x_dst is None else x_dst, ei, alpha, return_attention_weights)
 
 

@@ -35,6 +35,8 @@ struct AttentionVars {
   Var att{};         ///< gatv2 [H, Dk]; perceptron [H, C]
   Var edge_bias{};   ///< [num_edges, H], CSR edge order
   Var score_edge{};  ///< [num_edges, H], CSR edge order; additive: inside the LeakyReLU (edge features)
+  Var edge_attr{};   ///< [num_edges, F_e], CSR edge order; gatv2/perceptron, with edge_proj
+  Var edge_proj{};   ///< gatv2 [H, Dk, F_e]; perceptron [H, C, F_e]: edge_attr's term inside the activation
 };
 
 /// An element-wise tail graph_attention applies to its output in place before recording it:
