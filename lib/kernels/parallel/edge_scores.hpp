@@ -179,23 +179,45 @@ struct VectorScore {
   }
   // dq_i += ds * a * act'(u);  datt += ds * act(u)
   void grad_dst(int64_t i, int64_t j, int64_t e, const float* ds, float* dst_acc, float* datt) const {
+    if (ea)
+      grad_dst_impl<true>(i, j, e, ds, dst_acc, datt);
+    else
+      grad_dst_impl<false>(i, j, e, ds, dst_acc, datt);
+  }
+  void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                float* __restrict src_acc) const {
+    if (ea)
+      grad_src_impl<true>(i, j, e, ds, src_acc);
+    else
+      grad_src_impl<false>(i, j, e, ds, src_acc);
+  }
+  // The activation input of feature hc; the branch on edge attributes is taken once per edge.
+  template <bool kEdge>
+  float input(const float* qi, const float* kj, int64_t e, int64_t hc) const {
+    if constexpr (kEdge)
+      return qi[hc] + kj[hc] + edge_term(e, hc);
+    else
+      return qi[hc] + kj[hc];
+  }
+  template <bool kEdge>
+  void grad_dst_impl(int64_t i, int64_t j, int64_t e, const float* ds, float* dst_acc, float* datt) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < dk; ++c) {
-        const float u = qi[h * dk + c] + kj[h * dk + c] + edge_term(e, h * dk + c);
+        const float u = input<kEdge>(qi, kj, e, h * dk + c);
         dst_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(u, slope);
         if (datt) datt[h * dk + c] += ds[h] * act(u, slope);
       }
   }
-  void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
-                float* __restrict src_acc) const {
+  template <bool kEdge>
+  void grad_src_impl(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                     float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < dk; ++c)
-        src_acc[h * dk + c] += ds[h] * att[h * dk + c] *
-                               act_grad(qi[h * dk + c] + kj[h * dk + c] + edge_term(e, h * dk + c), slope);
+        src_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(input<kEdge>(qi, kj, e, h * dk + c), slope);
   }
   // With edge attributes: dea_e = sum_hc dz_hc we_hc (written whole, when dea_e is given) and
   // dwe_hc += dz_hc ea_e, where dz_hc = ds_h a_hc act'(u_hc).
