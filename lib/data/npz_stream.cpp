@@ -48,20 +48,25 @@ struct NpyStream::Impl {
   uint64_t in_pos = 0;      // compressed bytes consumed so far
   uint64_t released = 0;    // compressed bytes handed back to the OS
   uint32_t crc = 0;
-  z_stream z{};
-  bool z_open = false;
+  // The inflate state, released by its own destructor: also when read_header throws in Impl's
+  // constructor (a member's destructor runs then; Impl's would not).
+  struct Inflater {
+    z_stream z{};
+    bool open = false;
+    ~Inflater() {
+      if (open) inflateEnd(&z);
+    }
+  } inflater;
+  z_stream& z = inflater.z;
 
   Impl(std::shared_ptr<const detail::MappedFile> f, const ZipMember& m, const std::string& archive)
       : file(std::move(f)), what(archive + ":" + m.name), member(m) {
     crc = static_cast<uint32_t>(crc32_z(0, nullptr, 0));
     if (member.method == 8) {
       if (inflateInit2(&z, -MAX_WBITS) != Z_OK) raise<IoError>(what, ": zlib could not start inflating");
-      z_open = true;
+      inflater.open = true;
     }
     read_header();
-  }
-  ~Impl() {
-    if (z_open) inflateEnd(&z);
   }
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
