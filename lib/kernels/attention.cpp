@@ -199,11 +199,12 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
     }
   }
   if (!in.edge_attr.empty() || !in.edge_proj.empty()) {
-    if (c.score != Score::gatv2 && c.score != Score::perceptron)
+    if (c.score != Score::gatv2 && c.score != Score::perceptron && c.score != Score::dot_product)
       raise<InvalidArgument>(
           where(c, in.edge_attr.empty() ? "edge_proj" : "edge_attr"), " was given but score '",
           to_string(c.score),
-          "' does not use it (edge attributes go inside the gatv2 or perceptron activation)");
+          "' does not use it (edge attributes go inside the gatv2 or perceptron activation, "
+          "or into dot_product's keys and values)");
     if (in.edge_attr.empty() || in.edge_proj.empty())
       raise<InvalidArgument>(where(c, in.edge_attr.empty() ? "edge_attr" : "edge_proj"),
                              " is missing: edge_attr [E, F_e] and edge_proj [H, Dk, F_e] go together");
@@ -212,9 +213,19 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
                         ", expected [num_edges=", r.num_edges, ", F_e]");
     const int64_t fe = in.edge_attr.dim(1);
     check_shape(where(c, "edge_proj"), in.edge_proj, {r.heads, a.score.dk, fe});
+    if (c.score == Score::dot_product && r.dv != r.dk)
+      raise<ShapeError>(where(c, "edge_proj"),
+                        ": dot_product adds the projected edge attributes to keys and values, ",
+                        "so they need one width; found key dim ", r.dk, " and value dim ", r.dv);
     a.score.ea = in.edge_attr.data();
     a.score.we = in.edge_proj.data();
     a.score.fe = fe;
+    if (r.path == AttentionPath::dense) {  // the dense path's GEMM scores have no per-edge term
+      if (c.path == AttentionPath::dense)
+        raise<InvalidArgument>(where(c, "edge_attr"),
+                               ": path=dense does not take edge attributes; use path=sparse");
+      r.path = AttentionPath::sparse;
+    }
   }
   return r;
 }

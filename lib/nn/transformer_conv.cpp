@@ -33,6 +33,11 @@ TransformerConv::TransformerConv(const TransformerConvOptions& o, const std::str
       lin_skip(join_name(name, "lin_skip"), o.in_channels_dst > 0 ? o.in_channels_dst : o.in_channels,
                width(o), o.bias, LinearInit::torch_default, seed),
       options_(o) {
+  if (o.edge_dim < 0)
+    raise<InvalidArgument>("TransformerConv ", name, ": edge_dim is ", o.edge_dim, ", expected >= 0");
+  if (o.edge_dim > 0)
+    lin_edge.emplace(join_name(name, "lin_edge"), o.edge_dim, o.heads * o.out_channels, /*bias=*/false,
+                     LinearInit::torch_default, seed);
   if (o.beta && o.root_weight)
     lin_beta.emplace(join_name(name, "lin_beta"), 3 * width(o), 1, /*bias=*/false, LinearInit::torch_default,
                      seed);
@@ -45,6 +50,7 @@ std::vector<autograd::Parameter*> TransformerConv::parameters() {
   lin_key.collect(out);
   lin_query.collect(out);
   lin_value.collect(out);
+  if (lin_edge) lin_edge->collect(out);
   lin_skip.collect(out);
   if (lin_beta) lin_beta->collect(out);
   return out;
@@ -52,23 +58,38 @@ std::vector<autograd::Parameter*> TransformerConv::parameters() {
 
 Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
                              uint64_t dropout_seed, Tensor* attention) {
+  return forward(tape, graph, x, EdgeFeatures{}, dropout_seed, attention);
+}
+
+Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                             const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention) {
+  return forward(tape, graph, x_src, x_dst, EdgeFeatures{}, dropout_seed, attention);
+}
+
+Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
+                             const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention) {
   check_layer_graph(tape, "TransformerConv " + lin_key.weight.name, graph, x, options_.in_channels, false);
   if (options_.in_channels_dst > 0 && options_.in_channels_dst != options_.in_channels)
     raise<InvalidArgument>("TransformerConv ", lin_key.weight.name,
                            ": built for bipartite input (in_channels_dst = ", options_.in_channels_dst,
                            "); call forward(tape, graph, x_src, x_dst, ...)");
-  return run(tape, graph, x, x, dropout_seed, attention);
+  return run(tape, graph, x, x, edges, dropout_seed, attention);
 }
 
 Var TransformerConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
-                             const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention) {
+                             const NodeInput& x_dst, const EdgeFeatures& edges, uint64_t dropout_seed,
+                             Tensor* attention) {
   check_bipartite_layer_graph(tape, "TransformerConv " + lin_key.weight.name, graph, x_src, x_dst,
                               options_.in_channels, lin_query.in_channels(), false);
-  return run(tape, graph, x_src, x_dst, dropout_seed, attention);
+  return run(tape, graph, x_src, x_dst, edges, dropout_seed, attention);
 }
 
 Var TransformerConv::run(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
-                         const NodeInput& x_dst, uint64_t dropout_seed, Tensor* attention) {
+                         const NodeInput& x_dst, const EdgeFeatures& edges, uint64_t dropout_seed,
+                         Tensor* attention) {
+  if (edges.attr)
+    (void)check_edge_features(tape, "TransformerConv " + lin_key.weight.name, graph, edges,
+                              lin_edge ? options_.edge_dim : 0, "TransformerConvOptions::edge_dim");
   const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
   const Var q = autograd::reshape(tape, lin_query.forward(tape, x_dst), {nd, h, c});
   const Var k = autograd::reshape(tape, lin_key.forward(tape, x_src), {ns, h, c});
@@ -79,7 +100,14 @@ Var TransformerConv::run(autograd::Tape& tape, const Graph& graph, const NodeInp
                          .dropout = options_.dropout,
                          .seed = dropout_seed,
                          .return_attention = attention != nullptr};
-  Var out = autograd::graph_attention(tape, graph, {.query = q, .key = k, .value = v}, config, attention);
+  autograd::AttentionVars vars{.query = q, .key = k, .value = v};
+  if (edges.attr) {
+    // lin_edge.weight [H*C, edge_dim] is the kernel's edge projection [H, C, edge_dim] as it is;
+    // the dot score adds it to keys and values.
+    vars.edge_attr = edges.attr;
+    vars.edge_proj = autograd::reshape(tape, tape.parameter(lin_edge->weight), {h, c, options_.edge_dim});
+  }
+  Var out = autograd::graph_attention(tape, graph, vars, config, attention);
   if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
   if (!options_.root_weight) return out;
   const Var x_r = lin_skip.forward(tape, x_dst);

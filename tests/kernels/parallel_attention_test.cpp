@@ -65,10 +65,12 @@ Operands make_operands(const Pattern& p, const AttentionConfig& c, int64_t heads
   if (bias) o.edge_bias = random_tensor({num_edges(p), heads}, seed + 9, -0.5f, 0.5f);
   if ((bias || edge_term) && c.score == Score::additive)
     o.score_edge = random_tensor({num_edges(p), heads}, seed + 11, -1.5f, 1.5f);
-  if (edge_term && (c.score == Score::gatv2 || c.score == Score::perceptron)) {
+  if (edge_term &&
+      (c.score == Score::gatv2 || c.score == Score::perceptron || c.score == Score::dot_product)) {
     const int64_t fe = 3;
     o.edge_attr = random_tensor({num_edges(p), fe}, seed + 12);
-    o.edge_proj = random_tensor({heads, c.score == Score::gatv2 ? dk : hidden, fe}, seed + 13, -0.7f, 0.7f);
+    o.edge_proj =
+        random_tensor({heads, c.score == Score::perceptron ? hidden : dk, fe}, seed + 13, -0.7f, 0.7f);
   }
   const int64_t out_heads = c.combine == HeadCombine::concat ? heads : 0;
   o.grad_out = out_heads ? random_tensor({nd, heads, dv}, seed + 10) : random_tensor({nd, dv}, seed + 10);
@@ -226,6 +228,34 @@ TEST(ParallelAttention, VectorScoresWithEdgeAttributesMatchTheReference) {
       }
 }
 
+// TransformerConv with edge features: the dot score's projected edge attributes in keys and values
+// (Dv = Dk), on explicit graphs and on the patterns the tiled and dense paths would otherwise take.
+TEST(ParallelAttention, DotScoreWithEdgeAttributesMatchesTheReference) {
+  for (Normalization n : {Normalization::softmax, Normalization::relu})
+    for (float dropout : {0.f, 0.3f})
+      for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+        SCOPED_TRACE(std::string(to_string(n)) + (dropout > 0 ? " dropout" : "") +
+                     (combine == HeadCombine::mean ? " mean" : ""));
+        const AttentionConfig c{.score = Score::dot_product,
+                                .normalization = n,
+                                .combine = combine,
+                                .dropout = dropout,
+                                .seed = 5};
+        check_against_reference(testing::power_law_graph(120, 900, 2), c, AttentionPath::sparse, false, 3, 4,
+                                4, true);
+        check_against_reference(testing::uniform_graph(30, 70, 250, 3), c, AttentionPath::sparse, true, 2, 5,
+                                5, true);
+        for (const Pattern& p : {Pattern(CompletePattern(24, 24)), Pattern(CausalPattern(64)),
+                                 Pattern(WindowPattern::sliding(50, 3, true, 2))})
+          check_against_reference(p, c, AttentionPath::sparse, false, 2, 4, 4, true);
+      }
+  // The automatic path takes the sparse kernel for a dense pattern when edge attributes come.
+  const Pattern complete = CompletePattern(16, 16);
+  const Operands o = make_operands(complete, {.score = Score::dot_product}, 2, 4, 4, false, 3, true);
+  EXPECT_EQ(attention_forward(complete, o.inputs(), {.score = Score::dot_product}).path,
+            AttentionPath::sparse);
+}
+
 TEST(ParallelAttention, EdgeAttributesAreRejectedForOtherScoresAndWrongShapes) {
   const Graph g = testing::uniform_graph(10, 10, 30, 1);
   const Tensor v = random_tensor({10, 2, 3}, 1), q = random_tensor({10, 2, 4}, 3),
@@ -240,9 +270,25 @@ TEST(ParallelAttention, EdgeAttributesAreRejectedForOtherScoresAndWrongShapes) {
     }
     return std::string("no error");
   };
+  EXPECT_THAT(message({.query = q,
+                       .key = q,
+                       .value = v,
+                       .weight = random_tensor({2, 4, 4}, 9),
+                       .edge_attr = ea,
+                       .edge_proj = we},
+                      Score::bilinear),
+              ::testing::HasSubstr("edge_attr was given but score 'bilinear' does not use it"));
   EXPECT_THAT(
       message({.query = q, .key = q, .value = v, .edge_attr = ea, .edge_proj = we}, Score::dot_product),
-      ::testing::HasSubstr("edge_attr was given but score 'dot_product' does not use it"));
+      ::testing::HasSubstr("key dim 4 and value dim 3"));
+  try {
+    const Tensor v4 = random_tensor({10, 2, 4}, 10);
+    attention_forward(g, {.query = q, .key = q, .value = v4, .edge_attr = ea, .edge_proj = we},
+                      {.score = Score::dot_product, .path = AttentionPath::dense});
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& err) {
+    EXPECT_THAT(err.what(), ::testing::HasSubstr("path=dense does not take edge attributes"));
+  }
   EXPECT_THAT(message({.query = q, .key = q, .value = v, .att = att, .edge_attr = ea}, Score::gatv2),
               ::testing::HasSubstr("edge_proj is missing"));
   EXPECT_THAT(message({.query = q,

@@ -16,6 +16,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/rng.hpp"
 #include "edgeattn/core/tensor.hpp"
+#include "edgeattn/graph/build.hpp"
 #include "edgeattn/graph/graph.hpp"
 #include "edgeattn/kernels/attention.hpp"
 #include "support/test_graphs.hpp"
@@ -262,9 +263,10 @@ Operands random_operands(const Graph& g, Score score, bool bias, uint64_t seed, 
   }
   if (bias) o.edge_bias = random_tensor({g.num_edges(), heads}, seed + 10);
   if (bias && score == Score::additive) o.score_edge = random_tensor({g.num_edges(), heads}, seed + 11);
-  if (bias && (score == Score::gatv2 || score == Score::perceptron)) {
+  if (bias &&
+      (score == Score::gatv2 || score == Score::perceptron || (score == Score::dot_product && dk == dv))) {
     o.edge_attr = random_tensor({g.num_edges(), 2}, seed + 12);
-    o.edge_proj = random_tensor({heads, score == Score::gatv2 ? dk : c, 2}, seed + 13, -0.5f, 0.5f);
+    o.edge_proj = random_tensor({heads, score == Score::perceptron ? c : dk, 2}, seed + 13, -0.5f, 0.5f);
   }
   return o;
 }
@@ -289,8 +291,14 @@ NaiveScores naive_scores(const Graph& g, const Operands& o, const AttentionConfi
       for (int64_t h = 0; h < H; ++h) {
         double s = 0;
         switch (config.score) {
-          case Score::dot_product:  // scale <q_i, k_j>
-            for (int64_t a = 0; a < dk; ++a) s += scale * o.query(i, h, a) * o.key(j, h, a);
+          case Score::dot_product:  // scale <q_i, k_j [+ W_e x_e]>
+            for (int64_t a = 0; a < dk; ++a) {
+              double k = o.key(j, h, a);
+              if (o.edge_attr.data())
+                for (int64_t f = 0; f < o.edge_attr.dim(1); ++f)
+                  k += double(o.edge_proj(h, a, f)) * o.edge_attr(e, f);
+              s += scale * o.query(i, h, a) * k;
+            }
             break;
           case Score::additive: {  // leaky(sd_i + ss_j + se_e)
             double z = double(o.score_dst(i, h)) + o.score_src(j, h);
@@ -533,6 +541,36 @@ TEST(ReferenceAttention, GradientsMatchFiniteDifferencesOnABipartiteGraph) {
     expect_gradients_match_finite_differences(g, random_operands(g, score, /*bias=*/true, 500),
                                               reference_config(score), 600);
   }
+}
+
+// TransformerConv's edge features: the dot score with projected edge attributes added to keys and
+// values (Dv = Dk), every normalisation and head combination, with dropout.
+TEST(ReferenceAttention, DotScoreWithEdgeAttributesGradientsMatchFiniteDifferences) {
+  const Graph g = testing::power_law_graph(8, 20, 5);
+  for (Normalization norm : {Normalization::softmax, Normalization::relu})
+    for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+      SCOPED_TRACE(std::string(to_string(norm)) + (combine == HeadCombine::mean ? " mean" : " concat"));
+      AttentionConfig config = reference_config(Score::dot_product, norm);
+      config.combine = combine;
+      config.dropout = 0.3f;
+      config.seed = 17;
+      const Operands o =
+          random_operands(g, Score::dot_product, /*bias=*/true, 700, /*heads=*/2, /*dk=*/3, /*dv=*/3);
+      ASSERT_FALSE(o.edge_attr.absent());
+      expect_gradients_match_finite_differences(g, o, config, 800);
+    }
+}
+
+// The value term by hand: one edge into node 0 with weight 1, so out_0 = v_1 + W_e x_e.
+TEST(ReferenceAttention, DotScoreEdgeAttributesAddToTheValue) {
+  const Graph g = build_graph(2, 2, std::vector<int64_t>{1}, std::vector<int64_t>{0});
+  const Tensor q({2, 1, 2}, std::vector<float>{1, 0, 0, 0}), k({2, 1, 2}, std::vector<float>{0, 0, 0, 0});
+  const Tensor v({2, 1, 2}, std::vector<float>{0, 0, 1, 2});
+  const Tensor ea({1, 1}, std::vector<float>{3}), we({1, 2, 1}, std::vector<float>{0.5f, -1});
+  const AttentionResult r =
+      attention_forward(g, {.query = q, .key = k, .value = v, .edge_attr = ea, .edge_proj = we},
+                        reference_config(Score::dot_product));
+  expect_values(r.out, {2.5f, -1, 0, 0});  // v_1 + (1.5, -3); row 1 has no edges
 }
 
 // ------------------------------------------------------------------------------------------------

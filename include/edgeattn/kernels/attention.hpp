@@ -96,10 +96,14 @@ struct AttentionInputs {
   /// optional [E, H], additive only: added inside the LeakyReLU with score_dst and score_src
   /// (GAT with edge features: a_edge . W_edge x_e per edge and head), CSR edge order.
   ConstView score_edge{};
-  /// optional, gatv2 and perceptron only: edge attributes [E, F_e] (CSR edge order) and their
-  /// projection [H, Dk, F_e] (perceptron: [H, C, F_e]); edge e's projected attributes are added
-  /// inside the activation with the query and key terms (GATv2 with edge features: PyG's
-  /// lin_edge(edge_attr)), computed on the fly: nothing of size E x H x Dk is stored.
+  /// optional: edge attributes [E, F_e] (CSR edge order) and their projection [H, Dk, F_e]
+  /// (perceptron: [H, C, F_e]), edge e's projection ve_e = edge_proj . edge_attr_e computed on the
+  /// fly (nothing of size E x H x Dk is stored):
+  ///   gatv2, perceptron  added inside the activation with the query and key terms (GATv2Conv's
+  ///                      edge features: PyG's lin_edge(edge_attr))
+  ///   dot_product        added to the key in the score and to the value in the sum (Dv = Dk;
+  ///                      TransformerConv's edge features); runs on the sparse path
+  /// Other scores reject them.
   ConstView edge_attr{};
   ConstView edge_proj{};
 };

@@ -6,7 +6,7 @@
 // flattened as [H * dst_width]) and its source-side operand.
 //
 //   form          s[h]                              dst operand     src operand    shared
-//   DotScore      scale <q_ih, k_jh>                q  [H*dk]       k  [H*dk]
+//   DotScore      scale <q_ih, k_jh [+ we_h ea_e]>  q  [H*dk]       k  [H*dk]
 //   AdditiveScore leaky(sd_ih + ss_jh [+ se_eh])    sd [H]          ss [H]
 //   VectorScore   sum_c a_hc act(q_ihc + k_jhc       q  [H*C]        k  [H*C]       a [H*C]
 //                   [+ we_hc . ea_e])
@@ -15,34 +15,55 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/attention_backend.hpp"
 #include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 
+/// The dot-product score. With edge attributes (ea, we: TransformerConv's edge_dim) each edge's
+/// projection ve_e = we . ea_e [H*dk] is added to the key in the score and to the value in the
+/// aggregation (then dv == dk), computed on the fly.
 struct DotScore {
   const float* q;
   const float* k;
   int64_t heads, dk;
   float scale;
+  const float* ea = nullptr;  // [E, fe] or null
+  const float* we = nullptr;  // [H * dk, fe]
+  int64_t fe = 0;
 
   int64_t width() const { return heads * dk; }
   void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
   void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
-  void scores(int64_t i, int64_t j, int64_t /*e*/, float* __restrict s) const {
+  float edge_term(int64_t e, int64_t hd) const { return dot(we + hd * fe, ea + e * fe, fe); }
+  /// ve_e [H * dk] (edge attributes only).
+  void edge_values(int64_t e, float* __restrict ve) const {
+    for (int64_t hd = 0; hd < heads * dk; ++hd) ve[hd] = edge_term(e, hd);
+  }
+  void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) s[h] = scale * dot(qi + h * dk, kj + h * dk, dk);
+    if (ea)
+      for (int64_t h = 0; h < heads; ++h) {
+        float t = 0.f;
+        for (int64_t d = 0; d < dk; ++d) t += qi[h * dk + d] * edge_term(e, h * dk + d);
+        s[h] += scale * t;
+      }
   }
-  // dq_i += scale * ds * k_j
-  void grad_dst(int64_t /*i*/, int64_t j, int64_t /*e*/, const float* __restrict ds,
-                float* __restrict dst_acc, float* /*datt*/) const {
+  // dq_i += scale * ds * (k_j [+ ve_e])
+  void grad_dst(int64_t /*i*/, int64_t j, int64_t e, const float* __restrict ds, float* __restrict dst_acc,
+                float* /*datt*/) const {
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
       const float g = scale * ds[h];
       for (int64_t d = 0; d < dk; ++d) dst_acc[h * dk + d] += g * kj[h * dk + d];
     }
+    if (ea)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t d = 0; d < dk; ++d) dst_acc[h * dk + d] += scale * ds[h] * edge_term(e, h * dk + d);
   }
   // dk_j += scale * ds * q_i
   void grad_src(int64_t i, int64_t /*j*/, int64_t /*e*/, const float* __restrict ds,
@@ -53,7 +74,29 @@ struct DotScore {
       for (int64_t d = 0; d < dk; ++d) src_acc[h * dk + d] += g * qi[h * dk + d];
     }
   }
+  // With edge attributes: ve_e gets g_hd = scale ds_h q_ihd (through the key) + wk_h dO_ihd
+  // (through the value; wk = the kept weight alpha * keep); dea_e = sum_hd g_hd we_hd (written
+  // whole, when dea_e is given), dwe_hd += g_hd ea_e.
+  void grad_edge(int64_t i, int64_t e, const float* ds, const float* wk, const float* dout_i, float* dea_e,
+                 float* dwe) const {
+    const float* qi = q + i * heads * dk;
+    const float* a_e = ea + e * fe;
+    if (dea_e) std::fill_n(dea_e, fe, 0.f);
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t d = 0; d < dk; ++d) {
+        const int64_t hd = h * dk + d;
+        const float g = scale * ds[h] * qi[hd] + wk[h] * dout_i[hd];
+        const float* w = we + hd * fe;
+        if (dea_e)
+          for (int64_t f = 0; f < fe; ++f) dea_e[f] += g * w[f];
+        if (dwe)
+          for (int64_t f = 0; f < fe; ++f) dwe[hd * fe + f] += g * a_e[f];
+      }
+  }
 };
+
+template <class S>
+inline constexpr bool kIsDot = std::is_same_v<S, DotScore>;
 
 /// kH > 0 fixes the head count at compile time (the loops over heads become single vector ops);
 /// 0 reads it from `heads`. `se`, when given, is a per-edge term [E, H] added inside the
@@ -250,7 +293,7 @@ decltype(auto) visit_score(const KernelArgs& a, F&& f) {
   const ScoreArgs& s = a.score;
   switch (s.kind) {
     case EdgeScore::dot:
-      return f(DotScore{s.q, s.k, a.heads, s.dk, s.scale});
+      return f(DotScore{s.q, s.k, a.heads, s.dk, s.scale, s.ea, s.we, s.fe});
     case EdgeScore::additive:
       return f(AdditiveScore<>{s.sd, s.ss, a.heads, s.slope, s.se});
     case EdgeScore::vector_leaky:

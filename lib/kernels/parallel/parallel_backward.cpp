@@ -82,21 +82,39 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     for (int64_t h = 0; h < heads; ++h)
       alpha[h] = kSoftmax ? fast_exp(s[h] - in.lse[i * heads + h]) : std::max(s[h], 0.f);
   };
-  // The per-edge additive term's gradient dse_e = ds * leaky'(z), written once per edge; a vector
-  // score's edge attributes: dea_e written once per edge, dwe into the chunk's partial.
-  auto edge_term_grad = [&](int64_t i, int64_t j, int64_t e, const float* ds, float* dwe) {
+  // The per-edge additive term's gradient dse_e = ds * leaky'(z), written once per edge; edge
+  // attributes (vector and dot scores): dea_e written once per edge, dwe into the chunk's partial.
+  // wk: the kept weights alpha * keep of the edge (the dot score's value term).
+  auto edge_term_grad = [&](int64_t i, int64_t j, int64_t e, const float* ds, const float* wk, float* dwe) {
     if constexpr (kIsAdditive<S>) {
+      (void)wk;
+      (void)dwe;
       if (g.dse) score.pre_activation_grad(i, j, e, ds, g.dse + e * heads);
     } else if constexpr (kIsVector<S>) {
+      (void)wk;
       if (score.ea && (g.dea || dwe))
         score.grad_edge(i, j, e, ds, g.dea ? g.dea + e * score.fe : nullptr, dwe);
+    } else {
+      (void)j;
+      if (score.ea && (g.dea || dwe))
+        score.grad_edge(i, e, ds, wk, in.dout + i * heads * dv, g.dea ? g.dea + e * score.fe : nullptr, dwe);
     }
   };
-  // dalpha_h = kf_h * <dO_i^h, v_j^h>
-  auto dalpha = [&](int64_t i, int64_t j, const float* kf, float* da) {
+  // The dot score with edge attributes: each edge's value is v_j + ve_e.
+  bool edge_values = false;
+  if constexpr (kIsDot<S>) edge_values = score.ea != nullptr;
+  // dalpha_h = kf_h * <dO_i^h, v_j^h [+ ve_e^h]>; ve: [H * dv] scratch of the task
+  auto dalpha = [&](int64_t i, int64_t j, int64_t e, const float* kf, float* da, float* ve) {
     const float* dout_i = in.dout + i * heads * dv;
     const float* vj = a.v + j * heads * dv;
-    for (int64_t h = 0; h < heads; ++h) da[h] = kf[h] * dot(dout_i + h * dv, vj + h * dv, dv);
+    for (int64_t h = 0; h < heads; ++h) da[h] = dot(dout_i + h * dv, vj + h * dv, dv);
+    if constexpr (kIsDot<S>) {
+      if (edge_values) {
+        score.edge_values(e, ve);
+        for (int64_t h = 0; h < heads; ++h) da[h] += dot(dout_i + h * dv, ve + h * dv, dv);
+      }
+    }
+    for (int64_t h = 0; h < heads; ++h) da[h] *= kf[h];
   };
 
   // ---- Pass 1: destination rows --------------------------------------------------------------
@@ -112,12 +130,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || edge_attr_grads || kSoftmax;
   if (need_pass1) {
     parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
-      std::vector<float> scratch(static_cast<size_t>(5 * heads + width));
+      std::vector<float> scratch(static_cast<size_t>(6 * heads + width + (edge_values ? heads * dv : 0)));
       float* s = scratch.data();
       float* kf = s + heads;
       float* ds = kf + heads;
       float* drow = ds + heads;
-      float* acc = drow + heads;  // [width]
+      float* wk = drow + heads;  // [H] alpha * keep (edge attributes)
+      float* acc = wk + heads;   // [width]
+      float* ve = acc + width;   // [H * dv] (the dot score's edge values)
       float* datt = g.datt ? datt_partial.data() + chunk * static_cast<size_t>(width) : nullptr;
       float* dwe = g.dwe ? dwe_partial.data() + chunk * static_cast<size_t>(we_size) : nullptr;
       std::vector<float> edge_buf;    // per edge of the row: alpha [H], dalpha [H]
@@ -157,12 +177,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             score.scores(i, j, e, s);
             weights(i, e, s, alpha);
             keep_factors(i, j, kf);
-            dalpha(i, j, kf, da);
+            dalpha(i, j, e, kf, da, ve);
 #pragma omp simd
             for (int64_t h = 0; h < heads; ++h)
               ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
             if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
-            edge_term_grad(i, j, e, ds, dwe);
+            if (edge_attr_grads)
+              for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
+            edge_term_grad(i, j, e, ds, wk, dwe);
             score.grad_dst(i, j, e, ds, acc, datt);
           });
           if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
@@ -179,7 +201,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           score.scores(i, j, e, s);
           weights(i, e, s, alpha);
           keep_factors(i, j, kf);
-          dalpha(i, j, kf, da);
+          dalpha(i, j, e, kf, da, ve);
 #pragma omp simd
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
         });
@@ -193,7 +215,11 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t h = 0; h < heads; ++h)
             ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
           if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
-          edge_term_grad(i, j, e, ds, dwe);
+          if (edge_attr_grads) {
+            keep_factors(i, j, kf);
+            for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
+          }
+          edge_term_grad(i, j, e, ds, wk, dwe);
           score.grad_dst(i, j, e, ds, acc, datt);
         });
         if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
@@ -216,15 +242,17 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // with streaming stores, as the forward's output.
   const bool stream_dv = g.dv && streaming_stores_apply(g.dv, pattern.num_src(), heads * dv);
   parallel_for_chunks(col_chunks, [&](size_t, int64_t col_begin, int64_t col_end) {
-    std::vector<float> scratch(static_cast<size_t>(5 * heads + width + heads * dv));
+    std::vector<float> scratch(
+        static_cast<size_t>(5 * heads + width + heads * dv + (edge_values ? heads * dv : 0)));
     float* s = scratch.data();
     float* alpha = s + heads;
     float* kf = alpha + heads;
     float* da = kf + heads;
     float* ds = da + heads;
-    float* acc = ds + heads;       // [width]
-    float* dv_acc = acc + width;   // [H * dv]
-    const Transpose* t = nullptr;  // explicit graphs: prefetch the gathered destination rows
+    float* acc = ds + heads;          // [width]
+    float* dv_acc = acc + width;      // [H * dv]
+    float* ve = dv_acc + heads * dv;  // [H * dv] (the dot score's edge values)
+    const Transpose* t = nullptr;     // explicit graphs: prefetch the gathered destination rows
     if constexpr (std::is_same_v<P, CsrPattern>) t = &pattern.graph().transpose();
     // Column j's in-edges, f(i, e). The edge id e is read only for an edge bias or a per-edge
     // score term; without them, an explicit graph's transpose is walked directly, so its edge ids
@@ -270,7 +298,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
         }
         if (!src_grad) return;
-        dalpha(i, j, kf, da);
+        dalpha(i, j, e, kf, da, ve);
 #pragma omp simd
         for (int64_t h = 0; h < heads; ++h)
           ds[h] =

@@ -4,9 +4,10 @@
 // running sum l of exp(s - m) and the running weighted sum acc of values (Milakov & Gimelshein
 // 2018, "Online normalizer calculation for softmax"; the same recurrence as FlashAttention, Dao et
 // al. 2022). At the end out = acc / l and the row log-sum-exp m + log(l) is saved for backward.
-// Nothing of size edges x features is stored; with dropout, the value sum uses the masked weights
-// while l uses all of them, so the kept weights are alpha * mask / (1 - p) exactly as in the
-// reference.
+// With edge attributes (the dot score's, TransformerConv's edge_dim) each edge adds its projection
+// ve_e to its value as it passes. Nothing of size edges x features is stored; with dropout, the value sum
+// uses the masked weights while l uses all of them, so the kept weights are alpha * mask / (1 - p) exactly as
+// in the reference.
 //
 // The shift m is raised lazily: only when a score exceeds it by more than kRescaleMargin (8) does
 // the kernel move m to the new maximum and rescale l and acc (the threshold rescaling of
@@ -71,9 +72,13 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
   const int64_t ahead = prefetch_distance(row_lines(score.width()) + row_lines(width));
   const bool stream = streaming_stores_apply(out.out, pattern.num_dst(), width);
+  // The dot score with edge attributes adds each edge's projection ve_e to its value too.
+  bool edge_values = false;
+  if constexpr (kIsDot<S>) edge_values = score.ea != nullptr;
   parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
     RowState<Dm> st(lanes, heads, dv);
     float *s = st.s, *w = st.w, *m = st.m, *l = st.l, *kf = st.kf, *acc = st.acc;
+    std::vector<float> ve(edge_values ? static_cast<size_t>(width) : 0);
     // Explicit graphs gather source rows at random: prefetch them ahead. (Structured patterns
     // walk sources in order, which the hardware prefetcher already follows.)
     const int32_t* cols = nullptr;
@@ -109,6 +114,12 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
         }
         accumulate(heads, dv, acc, w, a.v + static_cast<int64_t>(j) * width);
+        if constexpr (kIsDot<S>) {
+          if (edge_values) {
+            score.edge_values(e, ve.data());
+            accumulate(heads, dv, acc, w, ve.data());
+          }
+        }
       });
       if constexpr (kSoftmax) {
         // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).

@@ -97,7 +97,7 @@ void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
 }  // namespace
 
 bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
-  if (a.score.kind != EdgeScore::dot || want_alpha || num_dst(p) == 0) return false;
+  if (a.score.kind != EdgeScore::dot || a.score.ea || want_alpha || num_dst(p) == 0) return false;
   return visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
     if constexpr (ContiguousRowPattern<P>) {

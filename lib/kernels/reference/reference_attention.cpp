@@ -5,7 +5,7 @@
 //
 // Forward, for each destination row i and head h, over the row's in-edges e = (j -> i) in CSR order:
 //   1. score     s_e = score(i, j, h) (+ bias[e, h] if given), one of the canonical forms
-//                  dot           s = scale * <q_i, k_j>                  (Vaswani et al. 2017;
+//                  dot           s = scale * <q_i, k_j [+ ve_e]>         (Vaswani et al. 2017;
 //                                                                         bilinear, Luong et al. 2015,
 //                                                                         is projected to this form)
 //                  additive      s = leaky(sd_i + ss_j [+ se_e])         (GAT, Velickovic et al. 2018;
@@ -21,7 +21,8 @@
 //                         lse_i = m + log(sum_f exp(s_f - m))   (-inf for a row without edges)
 //                relu     alpha_e = max(s_e, 0)
 //   3. dropout   alpha~_e = alpha_e * keep_e / (1 - p),  keep_e = dropout_keep(seed, i, j, h, p)
-//   4. aggregate out_i = sum_e alpha~_e v_j                (0 for a row without edges)
+//   4. aggregate out_i = sum_e alpha~_e v_j                (0 for a row without edges; the dot
+//                score with edge attributes aggregates v_j + ve_e: TransformerConv's edge_dim)
 //   `alpha` (if requested) holds alpha_e, before dropout.
 //
 // Backward, recomputing steps 1-3 per row (the saved lse is not needed), with g = dout_i:
@@ -30,7 +31,8 @@
 //   ds_e      = softmax: alpha_e (dalpha_e - sum_f alpha_f dalpha_f)
 //               relu:    dalpha_e * [s_e > 0]          (derivative 0 at the kink s = 0)
 //   dbias_e   = ds_e
-//   dot           dq_i += ds_e scale k_j,  dk_j += ds_e scale q_i
+//   dot           dq_i += ds_e scale (k_j [+ ve_e]),  dk_j += ds_e scale q_i; with edge attributes
+//                 ve_e gets g = ds_e scale q_i + alpha~_e dout_i: dea += g we, dwe += g ea_e
 //   additive      dsd_i += ds_e leaky'(z),  dss_j += ds_e leaky'(z),  dse_e = ds_e leaky'(z),
 //                 z = sd_i + ss_j [+ se_e]
 //   vector_leaky  da_c += ds_e leaky(z_c),  dq_ic += ds_e a_c leaky'(z_c),  dk_jc likewise
@@ -77,6 +79,22 @@ double additive_input(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j,
   return z;
 }
 
+/// Feature c of head h of edge e's projected attributes, sum_f we_hcf ea_ef (0 without them).
+double edge_vector(const ScoreArgs& s, int64_t e, int64_t h, int64_t c) {
+  double t = 0;
+  if (s.ea)
+    for (int64_t f = 0; f < s.fe; ++f)
+      t += double(s.we[(h * s.dk + c) * s.fe + f]) * double(s.ea[e * s.fe + f]);
+  return t;
+}
+
+/// The dot score's value of edge e = (j -> i): v_j plus, with edge attributes, their projection.
+double edge_value(const KernelArgs& a, const Layout& L, int64_t j, int64_t e, int64_t h, int64_t d) {
+  double v = double(a.v[L.val(j, h) + d]);
+  if (a.score.kind == EdgeScore::dot) v += edge_vector(a.score, e, h, d);
+  return v;
+}
+
 /// The vector scores' activation input z_c = q_ic + k_jc (+ sum_f we_hcf ea_ef) of edge e, head h.
 double vector_input(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int64_t e, int64_t h,
                     int64_t c) {
@@ -92,7 +110,8 @@ double edge_score(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int
   switch (s.kind) {
     case EdgeScore::dot: {
       double dot = 0;
-      for (int64_t c = 0; c < s.dk; ++c) dot += double(s.q[L.qk(i, h) + c]) * double(s.k[L.qk(j, h) + c]);
+      for (int64_t c = 0; c < s.dk; ++c)
+        dot += double(s.q[L.qk(i, h) + c]) * (double(s.k[L.qk(j, h) + c]) + edge_vector(s, e, h, c));
       return double(s.scale) * dot;
     }
     case EdgeScore::additive:
@@ -177,7 +196,7 @@ void reference_forward(const Graph& g, const KernelArgs& a, const ForwardBuffers
       for (size_t n = 0; n < r.score.size(); ++n) {
         const int64_t e = begin + int64_t(n), j = cols[size_t(e)];
         for (int64_t d = 0; d < a.dv; ++d)
-          acc[size_t(d)] += r.alpha[n] * r.keep[n] * double(a.v[L.val(j, h) + d]);
+          acc[size_t(d)] += r.alpha[n] * r.keep[n] * edge_value(a, L, j, e, h, d);
         if (out.alpha) out.alpha[e * a.heads + h] = static_cast<float>(r.alpha[n]);
       }
       for (int64_t d = 0; d < a.dv; ++d) out.out[L.val(i, h) + d] = static_cast<float>(acc[size_t(d)]);
@@ -212,7 +231,7 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
         const int64_t j = cols[size_t(begin) + n];
         double dot = 0;
         for (int64_t d = 0; d < a.dv; ++d) {
-          dot += double(gout[d]) * double(a.v[L.val(j, h) + d]);
+          dot += double(gout[d]) * edge_value(a, L, j, int64_t(begin) + int64_t(n), h, d);
           dv.add(L.val(j, h) + d, r.alpha[n] * r.keep[n] * double(gout[d]));
         }
         dalpha[n] = dot * r.keep[n];
@@ -235,8 +254,17 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
         switch (sc.kind) {
           case EdgeScore::dot:
             for (int64_t c = 0; c < sc.dk; ++c) {
-              dq.add(L.qk(i, h) + c, ds[n] * sc.scale * double(sc.k[L.qk(j, h) + c]));
+              dq.add(L.qk(i, h) + c,
+                     ds[n] * sc.scale * (double(sc.k[L.qk(j, h) + c]) + edge_vector(sc, e, h, c)));
               dk.add(L.qk(j, h) + c, ds[n] * sc.scale * double(sc.q[L.qk(i, h) + c]));
+              if (sc.ea) {  // ve_e enters the key (ds scale q_i) and the value (alpha~ dout_i)
+                const double g = ds[n] * sc.scale * double(sc.q[L.qk(i, h) + c]) +
+                                 r.alpha[n] * r.keep[n] * double(gout[c]);
+                for (int64_t f = 0; f < sc.fe; ++f) {
+                  dea.add(e * sc.fe + f, g * double(sc.we[(h * sc.dk + c) * sc.fe + f]));
+                  dwe.add((h * sc.dk + c) * sc.fe + f, g * double(sc.ea[e * sc.fe + f]));
+                }
+              }
             }
             break;
           case EdgeScore::additive: {

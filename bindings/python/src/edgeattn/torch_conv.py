@@ -15,16 +15,15 @@ and adds one per node (for bipartite input ``(x_src, x_dst)``, nodes ``i < min(N
 in the order of that ``edge_index`` (the self-loops appended last, as PyG does). The graph built
 from an ``edge_index`` is cached until another tensor (or an in-place edit of it) comes in.
 
-Edge features: ``GATConv`` and ``GATv2Conv`` take ``edge_dim=F, fill_value=...`` with
-``forward(x, edge_index, edge_attr)`` as in PyG (``lin_edge.weight``, and GATConv's ``att_edge``;
-self-loops get ``fill_value`` of each node's in-edges, default ``"mean"``). GATConv's per-edge term
-enters the kernel as [E, H] scalars, ``edge_attr @ u.T`` with ``u`` [H, F] the attention vector
-folded into ``lin_edge``; GATv2Conv's edge attributes go to the kernel as they are, projected by
-``lin_edge.weight`` inside the LeakyReLU as it runs. PyG's [E, H*C] projection is never formed.
+Edge features: all three take ``edge_dim=F`` with ``forward(x, edge_index, edge_attr)`` as in PyG
+(``lin_edge.weight``, and GATConv's ``att_edge``; GATConv's and GATv2Conv's self-loops get
+``fill_value`` of each node's in-edges, default ``"mean"``). GATConv's per-edge term enters the
+kernel as [E, H] scalars, ``edge_attr @ u.T`` with ``u`` [H, F] the attention vector folded into
+``lin_edge``; GATv2Conv's and TransformerConv's edge attributes go to the kernel as they are,
+projected by ``lin_edge.weight`` as it runs (inside GATv2's LeakyReLU; added to TransformerConv's
+keys and values). PyG's [E, H*C] projection is never formed.
 
-Not supported (a clear error, not a silent difference): ``edge_dim`` of ``TransformerConv`` (its
-edge term also enters the aggregated values, which the kernel does not take yet), CUDA tensors,
-sparse-tensor adjacency.
+Not supported (a clear error, not a silent difference): CUDA tensors, sparse-tensor adjacency.
 
 Example::
 
@@ -112,14 +111,6 @@ def _split_input(x) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
             raise _edgeattn.InvalidArgument(f"x: expected a tensor or a pair (x_src, x_dst), found {len(x)} items")
         return x[0], x[1]
     return x, None
-
-
-def _reject_edge_attr(layer: str, edge_attr) -> None:
-    if edge_attr is not None:
-        raise NotImplementedError(
-            f"{layer}: edge_attr is not supported yet (its edge term also enters the aggregated values, which "
-            "edgeattn's kernel does not take yet; GATConv and GATv2Conv support edge_dim); use torch_geometric "
-            "for it")
 
 
 def _edge_attr_2d(layer: str, edge_attr, edge_dim: Optional[int]) -> torch.Tensor:
@@ -369,34 +360,48 @@ class TransformerConv(_AttentionConv):
     out_i = sum_j alpha_ij v_j (+ lin_skip(x_i) when root_weight, gated by beta when beta=True).
 
     Parameters: ``lin_key``, ``lin_query``, ``lin_value`` [H*C, in] with biases, ``lin_skip``
-    [H*C or C, in_dst] (bias when ``bias``), ``lin_beta`` [1, 3*width] (no bias) when ``beta``.
-    No self-loops are added (as in PyG)."""
+    [H*C or C, in_dst] (bias when ``bias``; used when ``root_weight``), ``lin_beta`` [1, 3*width] (no
+    bias) when ``beta`` and ``root_weight``.
+    ``lin_edge.weight`` [H*C, edge_dim] (no bias) when ``edge_dim``: each edge's projection is
+    added to its key and value. No self-loops are added (as in PyG)."""
 
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, beta: bool = False, dropout: float = 0.0, edge_dim: Optional[int] = None,
                  bias: bool = True, root_weight: bool = True) -> None:
-        super().__init__(heads, concat, dropout, False, edge_dim)
+        super().__init__(heads, concat, dropout, False, edge_dim, edge_features=True)
         self.in_channels, self.out_channels, self.beta, self.root_weight = in_channels, out_channels, beta, root_weight
+        self.edge_dim = edge_dim
         in_src, in_dst = _pair(in_channels)
         self.lin_key = nn.Linear(in_src, heads * out_channels)
         self.lin_query = nn.Linear(in_dst, heads * out_channels)
         self.lin_value = nn.Linear(in_src, heads * out_channels)
+        if edge_dim is not None and edge_dim < 1:
+            raise _edgeattn.InvalidArgument(f"TransformerConv: edge_dim is {edge_dim}, expected >= 1 (or None)")
+        self.lin_edge = nn.Linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
         width = heads * out_channels if concat else out_channels
-        self.lin_skip = nn.Linear(in_dst, width, bias=bias) if root_weight else None
+        # As PyG: lin_skip exists even without root_weight (unused then), so state dicts match;
+        # beta takes effect only with root_weight.
+        self.lin_skip = nn.Linear(in_dst, width, bias=bias)
         self.lin_beta = nn.Linear(3 * width, 1, bias=False) if (beta and root_weight) else None
 
     def forward(self, x, edge_index, edge_attr=None, return_attention_weights=None):
-        _reject_edge_attr("TransformerConv", edge_attr)
         x_src, x_dst = _split_input(x)
         x_dst = x_src if x_dst is None else x_dst
         h, c = self.heads, self.out_channels
         q = self.lin_query(x_dst).view(-1, h, c)
         k = self.lin_key(x_src).view(-1, h, c)
         v = self.lin_value(x_src).view(-1, h, c)
-        out, ei, alpha = self._attend(edge_index, k.size(0), q.size(0), return_attention_weights, query=q, key=k,
-                                      value=v, score="dot_product", scale=1.0 / math.sqrt(c))
+        per_edge, edge_proj = None, None
+        if edge_attr is not None:
+            attr = _edge_attr_2d("TransformerConv", edge_attr, self.edge_dim)
+            per_edge = lambda ei, kept: {  # noqa: E731
+                "edge_attr": _with_loop_attr("TransformerConv", attr, ei, kept, None).to(k.dtype)}
+            edge_proj = self.lin_edge.weight.view(h, c, -1)  # added to keys and values by the kernel
+        out, ei, alpha = self._attend(edge_index, k.size(0), q.size(0), return_attention_weights, per_edge=per_edge,
+                                      query=q, key=k, value=v, edge_proj=edge_proj, score="dot_product",
+                                      scale=1.0 / math.sqrt(c))
         out = out.reshape(q.size(0), h * c) if self.concat else out
-        if self.lin_skip is not None:
+        if self.root_weight:
             x_r = self.lin_skip(x_dst)
             if self.lin_beta is not None:
                 b = torch.sigmoid(self.lin_beta(torch.cat([out, x_r, out - x_r], dim=-1)))
