@@ -507,8 +507,8 @@ nb::dict epoch_dict(const train::EpochStats& s) {
 }
 
 nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs,
-                int64_t patience, double lr, double weight_decay, uint64_t seed,
-                const std::string& criterion) {
+                int64_t patience, double lr, double weight_decay, uint64_t seed, const std::string& criterion,
+                int64_t batch_size, const std::vector<int64_t>& fanout, bool replace) {
   train::TrainConfig tc;
   tc.epochs = epochs;
   tc.patience = patience;
@@ -524,6 +524,13 @@ nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, i
   else
     raise<InvalidArgument>("fit: unknown criterion '", criterion,
                            "' (expected loss_or_accuracy, loss or accuracy)");
+  if (batch_size < 0)
+    raise<InvalidArgument>("fit: batch_size is ", batch_size, ", expected >= 0 (0: full batch)");
+  if (batch_size == 0 && !fanout.empty())
+    raise<InvalidArgument>("fit: fanout applies to mini-batch training; give batch_size too");
+  NeighborSamplerOptions sampling{.fanouts = fanout, .replace = replace, .seed = 0};
+  if (batch_size > 0 && sampling.fanouts.empty())
+    sampling.fanouts.assign(static_cast<size_t>(m.model.config().layers), 10);
   const data::Split& sp = ds.split(split);
   train::TrainResult r;
   {
@@ -533,7 +540,16 @@ nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, i
     auto forward = [&](autograd::Tape& tape, uint64_t step_seed) {
       return m.model.forward(tape, g, x, step_seed);
     };
-    r = train::fit(forward, m.model.parameters(), ds.labels, sp, tc);
+    if (batch_size > 0) {
+      auto batch = [&](autograd::Tape& tape, std::span<const int64_t> seeds, uint64_t step_seed) {
+        NeighborSamplerOptions o = sampling;
+        o.seed = step_seed;
+        return m.model.forward(tape, sample_neighbors(ds.graph, seeds, o), x, step_seed);
+      };
+      r = train::fit_minibatch(batch, forward, m.model.parameters(), ds.labels, sp, batch_size, tc);
+    } else {
+      r = train::fit(forward, m.model.parameters(), ds.labels, sp, tc);
+    }
   }
   nb::dict d;
   nb::list history;
@@ -1358,8 +1374,12 @@ NB_MODULE(_edgeattn, m) {
   m.def(
       "fit", &py_fit, "model"_a, "dataset"_a, "split"_a = "", "epochs"_a = 1000, "patience"_a = 100,
       "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
-      "Full-batch training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Returns "
-      "a dict with history and final metrics.");
+      "batch_size"_a = 0, "fanout"_a = std::vector<int64_t>{}, "replace"_a = false,
+      "Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or "
+      "with "
+      "batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop "
+      "from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; evaluation stays "
+      "the whole-graph forward). Returns a dict with history and final metrics.");
   m.def("evaluate", &py_evaluate, "model"_a, "dataset"_a, "split"_a = "",
         "Loss and accuracy on the split's train/val/test nodes (evaluation mode).");
 }

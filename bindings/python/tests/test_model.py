@@ -52,6 +52,21 @@ def test_logits_from_a_dataset_and_from_arrays_are_identical(sbm):
         m.logits(sbm.graph, np.zeros((399, 12), np.float32))
 
 
+def test_fit_on_sampled_mini_batches(sbm):
+    m = ea.Model(in_channels=12, num_classes=4, seed=5)
+    r = ea.fit(m, sbm, epochs=15, patience=0, lr=0.01, seed=1, batch_size=16, fanout=[5, 5])
+    assert r["epochs_run"] == 15
+    assert r["history"][-1]["train_loss"] < r["history"][0]["train_loss"]
+    assert r["test_accuracy"] > 0.5  # 4 classes: chance is 0.25
+    again = ea.fit(ea.Model(in_channels=12, num_classes=4, seed=5), sbm, epochs=15, patience=0, lr=0.01, seed=1,
+                   batch_size=16, fanout=[5, 5])
+    assert again["test_accuracy"] == r["test_accuracy"]  # seeded sampling: the same run
+    with pytest.raises(ea.InvalidArgument, match="give batch_size too"):
+        ea.fit(m, sbm, epochs=1, fanout=[5, 5])
+    with pytest.raises(ea.InvalidArgument, match="one per layer"):
+        ea.fit(m, sbm, epochs=1, batch_size=8, fanout=[5])
+
+
 def test_fit_evaluate_save_load(sbm, tmp_path):
     m = ea.Model(in_channels=12, num_classes=4, seed=5)
     before = ea.evaluate(m, sbm)

@@ -2,6 +2,7 @@
 edgeattn: graph attention over sparse graphs (compiled module; import edgeattn instead)
 """
 
+from collections.abc import Sequence
 from typing import Annotated, overload
 
 import numpy
@@ -530,9 +531,9 @@ class TransformerConv:
         x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
         """
 
-def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy') -> dict:
+def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False) -> dict:
     """
-    Full-batch training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Returns a dict with history and final metrics.
+    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; evaluation stays the whole-graph forward). Returns a dict with history and final metrics.
     """
 
 def evaluate(model: Model, dataset: Dataset, split: str = '') -> dict:
