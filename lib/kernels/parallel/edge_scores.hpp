@@ -24,8 +24,11 @@ namespace edgeattn::kernels {
 
 /// The dot-product score. With edge attributes (ea, we: TransformerConv's edge_dim) each edge's
 /// projection ve_e = we . ea_e [H*dk] is added to the key in the score and to the value in the
-/// aggregation (then dv == dk), computed on the fly.
+/// aggregation (then dv == dk), computed on the fly. kEdge: with edge attributes (a separate
+/// instantiation, so the plain score compiles exactly as without them).
+template <bool kEdge = false>
 struct DotScore {
+  static constexpr bool kHasEdge = kEdge;
   const float* q;
   const float* k;
   int64_t heads, dk;
@@ -46,7 +49,7 @@ struct DotScore {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) s[h] = scale * dot(qi + h * dk, kj + h * dk, dk);
-    if (ea)
+    if constexpr (kEdge)
       for (int64_t h = 0; h < heads; ++h) {
         float t = 0.f;
         for (int64_t d = 0; d < dk; ++d) t += qi[h * dk + d] * edge_term(e, h * dk + d);
@@ -61,7 +64,7 @@ struct DotScore {
       const float g = scale * ds[h];
       for (int64_t d = 0; d < dk; ++d) dst_acc[h * dk + d] += g * kj[h * dk + d];
     }
-    if (ea)
+    if constexpr (kEdge)
       for (int64_t h = 0; h < heads; ++h)
         for (int64_t d = 0; d < dk; ++d) dst_acc[h * dk + d] += scale * ds[h] * edge_term(e, h * dk + d);
   }
@@ -96,7 +99,9 @@ struct DotScore {
 };
 
 template <class S>
-inline constexpr bool kIsDot = std::is_same_v<S, DotScore>;
+inline constexpr bool kIsDot = false;
+template <bool kEdge>
+inline constexpr bool kIsDot<DotScore<kEdge>> = true;
 
 /// kH > 0 fixes the head count at compile time (the loops over heads become single vector ops);
 /// 0 reads it from `heads`. `se`, when given, is a per-edge term [E, H] added inside the
@@ -176,8 +181,9 @@ inline constexpr bool kIsAdditive<AdditiveScore<kH>> = true;
 /// GATv2 (act = LeakyReLU) and the perceptron score (act = tanh). With edge attributes (ea, we:
 /// GATv2's edge_dim) the activation input gains ve_hc = we_hc . ea_e, computed on the fly: nothing
 /// of size edges x features is stored.
-template <bool kTanh>
+template <bool kTanh, bool kEdge = false>
 struct VectorScore {
+  static constexpr bool kHasEdge = kEdge;
   const float* q;
   const float* k;
   const float* att;
@@ -200,67 +206,42 @@ struct VectorScore {
   int64_t width() const { return heads * dk; }
   void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
   void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
-  // The edge term of feature hc of edge e (0 without edge attributes).
-  float edge_term(int64_t e, int64_t hc) const { return ea ? dot(we + hc * fe, ea + e * fe, fe) : 0.f; }
+  // The edge term of feature hc of edge e (kEdge only).
+  float edge_term(int64_t e, int64_t hc) const { return dot(we + hc * fe, ea + e * fe, fe); }
+  // The activation input of feature hc.
+  float input(const float* qi, const float* kj, int64_t e, int64_t hc) const {
+    if constexpr (kEdge)
+      return qi[hc] + kj[hc] + edge_term(e, hc);
+    else
+      return (void)e, qi[hc] + kj[hc];
+  }
   void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
-    if (ea) {
-      for (int64_t h = 0; h < heads; ++h) {
-        float t = 0.f;
-        for (int64_t c = 0; c < dk; ++c)
-          t += att[h * dk + c] * act(qi[h * dk + c] + kj[h * dk + c] + edge_term(e, h * dk + c), slope);
-        s[h] = t;
-      }
-      return;
-    }
     for (int64_t h = 0; h < heads; ++h) {
       float t = 0.f;
-      for (int64_t c = 0; c < dk; ++c) t += att[h * dk + c] * act(qi[h * dk + c] + kj[h * dk + c], slope);
+      for (int64_t c = 0; c < dk; ++c) t += att[h * dk + c] * act(input(qi, kj, e, h * dk + c), slope);
       s[h] = t;
     }
   }
   // dq_i += ds * a * act'(u);  datt += ds * act(u)
   void grad_dst(int64_t i, int64_t j, int64_t e, const float* ds, float* dst_acc, float* datt) const {
-    if (ea)
-      grad_dst_impl<true>(i, j, e, ds, dst_acc, datt);
-    else
-      grad_dst_impl<false>(i, j, e, ds, dst_acc, datt);
-  }
-  void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
-                float* __restrict src_acc) const {
-    if (ea)
-      grad_src_impl<true>(i, j, e, ds, src_acc);
-    else
-      grad_src_impl<false>(i, j, e, ds, src_acc);
-  }
-  // The activation input of feature hc; the branch on edge attributes is taken once per edge.
-  template <bool kEdge>
-  float input(const float* qi, const float* kj, int64_t e, int64_t hc) const {
-    if constexpr (kEdge)
-      return qi[hc] + kj[hc] + edge_term(e, hc);
-    else
-      return qi[hc] + kj[hc];
-  }
-  template <bool kEdge>
-  void grad_dst_impl(int64_t i, int64_t j, int64_t e, const float* ds, float* dst_acc, float* datt) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < dk; ++c) {
-        const float u = input<kEdge>(qi, kj, e, h * dk + c);
+        const float u = input(qi, kj, e, h * dk + c);
         dst_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(u, slope);
         if (datt) datt[h * dk + c] += ds[h] * act(u, slope);
       }
   }
-  template <bool kEdge>
-  void grad_src_impl(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
-                     float* __restrict src_acc) const {
+  void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < dk; ++c)
-        src_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(input<kEdge>(qi, kj, e, h * dk + c), slope);
+        src_acc[h * dk + c] += ds[h] * att[h * dk + c] * act_grad(input(qi, kj, e, h * dk + c), slope);
   }
   // With edge attributes: dea_e = sum_hc dz_hc we_hc (written whole, when dea_e is given) and
   // dwe_hc += dz_hc ea_e, where dz_hc = ds_h a_hc act'(u_hc).
@@ -284,8 +265,16 @@ struct VectorScore {
 
 template <class S>
 inline constexpr bool kIsVector = false;
-template <bool kTanh>
-inline constexpr bool kIsVector<VectorScore<kTanh>> = true;
+template <bool kTanh, bool kEdge>
+inline constexpr bool kIsVector<VectorScore<kTanh, kEdge>> = true;
+
+/// True for the instantiations that read edge attributes (ScoreArgs::ea).
+template <class S>
+inline constexpr bool kHasEdgeAttributes = false;
+template <bool kEdge>
+inline constexpr bool kHasEdgeAttributes<DotScore<kEdge>> = kEdge;
+template <bool kTanh, bool kEdge>
+inline constexpr bool kHasEdgeAttributes<VectorScore<kTanh, kEdge>> = kEdge;
 
 /// Calls f(score) with the concrete score struct for a.score.kind.
 template <class F>
@@ -293,15 +282,18 @@ decltype(auto) visit_score(const KernelArgs& a, F&& f) {
   const ScoreArgs& s = a.score;
   switch (s.kind) {
     case EdgeScore::dot:
-      return f(DotScore{s.q, s.k, a.heads, s.dk, s.scale, s.ea, s.we, s.fe});
+      if (s.ea) return f(DotScore<true>{s.q, s.k, a.heads, s.dk, s.scale, s.ea, s.we, s.fe});
+      return f(DotScore<false>{s.q, s.k, a.heads, s.dk, s.scale});
     case EdgeScore::additive:
       return f(AdditiveScore<>{s.sd, s.ss, a.heads, s.slope, s.se});
     case EdgeScore::vector_leaky:
-      return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope, s.ea, s.we, s.fe});
+      if (s.ea) return f(VectorScore<false, true>{s.q, s.k, s.att, a.heads, s.dk, s.slope, s.ea, s.we, s.fe});
+      return f(VectorScore<false>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
     case EdgeScore::vector_tanh:
       break;
   }
-  return f(VectorScore<true>{s.q, s.k, s.att, a.heads, s.dk, s.slope, s.ea, s.we, s.fe});
+  if (s.ea) return f(VectorScore<true, true>{s.q, s.k, s.att, a.heads, s.dk, s.slope, s.ea, s.we, s.fe});
+  return f(VectorScore<true>{s.q, s.k, s.att, a.heads, s.dk, s.slope});
 }
 
 /// Compile-time extents for the row kernels: kH heads and kD value features per head (0: read

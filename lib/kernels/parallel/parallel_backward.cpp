@@ -101,18 +101,18 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     }
   };
   // The dot score with edge attributes: each edge's value is v_j + ve_e.
-  bool edge_values = false;
-  if constexpr (kIsDot<S>) edge_values = score.ea != nullptr;
+  constexpr bool edge_values = kIsDot<S> && kHasEdgeAttributes<S>;
   // dalpha_h = kf_h * <dO_i^h, v_j^h [+ ve_e^h]>; ve: [H * dv] scratch of the task
   auto dalpha = [&](int64_t i, int64_t j, int64_t e, const float* kf, float* da, float* ve) {
     const float* dout_i = in.dout + i * heads * dv;
     const float* vj = a.v + j * heads * dv;
     for (int64_t h = 0; h < heads; ++h) da[h] = dot(dout_i + h * dv, vj + h * dv, dv);
-    if constexpr (kIsDot<S>) {
-      if (edge_values) {
-        score.edge_values(e, ve);
-        for (int64_t h = 0; h < heads; ++h) da[h] += dot(dout_i + h * dv, ve + h * dv, dv);
-      }
+    if constexpr (edge_values) {
+      score.edge_values(e, ve);
+      for (int64_t h = 0; h < heads; ++h) da[h] += dot(dout_i + h * dv, ve + h * dv, dv);
+    } else {
+      (void)e;
+      (void)ve;
     }
     for (int64_t h = 0; h < heads; ++h) da[h] *= kf[h];
   };

@@ -73,8 +73,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
   const int64_t ahead = prefetch_distance(row_lines(score.width()) + row_lines(width));
   const bool stream = streaming_stores_apply(out.out, pattern.num_dst(), width);
   // The dot score with edge attributes adds each edge's projection ve_e to its value too.
-  bool edge_values = false;
-  if constexpr (kIsDot<S>) edge_values = score.ea != nullptr;
+  constexpr bool edge_values = kIsDot<S> && kHasEdgeAttributes<S>;
   parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
     RowState<Dm> st(lanes, heads, dv);
     float *s = st.s, *w = st.w, *m = st.m, *l = st.l, *kf = st.kf, *acc = st.acc;
@@ -114,11 +113,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
         }
         accumulate(heads, dv, acc, w, a.v + static_cast<int64_t>(j) * width);
-        if constexpr (kIsDot<S>) {
-          if (edge_values) {
-            score.edge_values(e, ve.data());
-            accumulate(heads, dv, acc, w, ve.data());
-          }
+        if constexpr (edge_values) {
+          score.edge_values(e, ve.data());
+          accumulate(heads, dv, acc, w, ve.data());
         }
       });
       if constexpr (kSoftmax) {
