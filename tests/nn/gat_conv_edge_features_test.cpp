@@ -37,47 +37,26 @@ double leaky(double x, double slope) { return x > 0 ? x : slope * x; }
 // plus bias: PyG's GATConv with edge_dim, in double, per edge.
 std::vector<double> reference_gat(const GATConv& conv, const Graph& g, const Tensor& x, const Tensor& attr) {
   const auto& o = conv.options();
-  const int64_t n = g.num_dst(), h = o.heads, c = o.out_channels, in = o.in_channels, f = o.edge_dim;
-  const Tensor& w = conv.lin.weight.value;
-  const Tensor& we = conv.lin_edge->weight.value;
-  std::vector<double> hx(static_cast<size_t>(n * h * c));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < h * c; ++k) {
-      double s = 0;
-      for (int64_t q = 0; q < in; ++q) s += double(w(k, q)) * x(i, q);
-      hx[size_t(i * h * c + k)] = s;
-    }
-  std::vector<double> out(static_cast<size_t>(n * h * c), 0.0);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < h; ++k) {
-      std::vector<double> score;
-      const int64_t begin = g.row_ptr()[size_t(i)], end = g.row_ptr()[size_t(i) + 1];
-      for (int64_t e = begin; e < end; ++e) {
-        const int64_t j = g.col_idx()[size_t(e)];
+  const int64_t h = o.heads, c = o.out_channels, hc = h * c;
+  const std::vector<double> hx = edgeattn::testing::affine(conv.lin, x);
+  const float *a_dst = conv.att_dst.value.data(), *a_src = conv.att_src.value.data(),
+              *a_edge = conv.att_edge.value.data();
+  std::vector<double> out(static_cast<size_t>(g.num_dst() * hc), 0.0);
+  edgeattn::testing::attend_per_edge(
+      g, h, c,
+      [&](int64_t i, int64_t j, int64_t e, int64_t k) {
         double z = 0;
-        for (int64_t d = 0; d < c; ++d) {
-          double edge = 0;  // (W_e x_e)[k*C + d]
-          for (int64_t q = 0; q < f; ++q) edge += double(we(k * c + d, q)) * attr(e, q);
-          z += double(conv.att_dst.value.data()[k * c + d]) * hx[size_t(i * h * c + k * c + d)] +
-               double(conv.att_src.value.data()[k * c + d]) * hx[size_t(j * h * c + k * c + d)] +
-               double(conv.att_edge.value.data()[k * c + d]) * edge;
-        }
-        score.push_back(leaky(z, o.negative_slope));
-      }
-      if (score.empty()) continue;
-      const double m = *std::max_element(score.begin(), score.end());
-      double sum = 0;
-      for (double s : score) sum += std::exp(s - m);
-      for (int64_t e = begin; e < end; ++e) {
-        const int64_t j = g.col_idx()[size_t(e)];
-        const double alpha = std::exp(score[size_t(e - begin)] - m) / sum;
         for (int64_t d = 0; d < c; ++d)
-          out[size_t(i * h * c + k * c + d)] += alpha * hx[size_t(j * h * c + k * c + d)];
-      }
-    }
+          z += double(a_dst[k * c + d]) * hx[size_t(i * hc + k * c + d)] +
+               double(a_src[k * c + d]) * hx[size_t(j * hc + k * c + d)] +
+               double(a_edge[k * c + d]) *
+                   edgeattn::testing::edge_projection(conv.lin_edge->weight.value, attr, e, k * c + d);
+        return leaky(z, o.negative_slope);
+      },
+      [&](int64_t j, int64_t, int64_t k, int64_t d) { return hx[size_t(j * hc + k * c + d)]; }, out);
   if (o.bias)
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t k = 0; k < h * c; ++k) out[size_t(i * h * c + k)] += conv.bias.value.data()[k];
+    for (int64_t i = 0; i < g.num_dst(); ++i)
+      for (int64_t k = 0; k < hc; ++k) out[size_t(i * hc + k)] += conv.bias.value.data()[k];
   return out;
 }
 

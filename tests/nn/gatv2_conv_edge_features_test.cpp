@@ -31,54 +31,29 @@ using edgeattn::testing::weighted_sum;
 
 double leaky(double x, double slope) { return x > 0 ? x : slope * x; }
 
-// y = W x + b in double, [n, out].
-std::vector<double> affine(const Linear& lin, const Tensor& x) {
-  const int64_t n = x.dim(0), in = x.dim(1), out = lin.weight.value.dim(0);
-  std::vector<double> y(static_cast<size_t>(n * out));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < out; ++k) {
-      double s = lin.bias.value.absent() ? 0.0 : double(lin.bias.value.data()[k]);
-      for (int64_t q = 0; q < in; ++q) s += double(lin.weight.value(k, q)) * x(i, q);
-      y[size_t(i * out + k)] = s;
-    }
-  return y;
-}
-
 // out_i = sum_j softmax_j(att . leaky(x_r[i] + x_l[j] + W_e e_ij)) x_l[j], heads concatenated,
 // plus bias: PyG's GATv2Conv with edge_dim, in double, per edge.
 std::vector<double> reference_gatv2(GATv2Conv& conv, const Graph& g, const Tensor& x, const Tensor& attr) {
   const auto& o = conv.options();
-  const int64_t n = g.num_dst(), h = o.heads, c = o.out_channels, f = o.edge_dim, hc = h * c;
-  const std::vector<double> xl = affine(conv.lin_l, x), xr = affine(conv.lin_r(), x);
-  const Tensor& we = conv.lin_edge->weight.value;
-  std::vector<double> out(static_cast<size_t>(n * hc), 0.0);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < h; ++k) {
-      const int64_t begin = g.row_ptr()[size_t(i)], end = g.row_ptr()[size_t(i) + 1];
-      std::vector<double> score;
-      for (int64_t e = begin; e < end; ++e) {
-        const int64_t j = g.col_idx()[size_t(e)];
+  const int64_t h = o.heads, c = o.out_channels, hc = h * c;
+  const std::vector<double> xl = edgeattn::testing::affine(conv.lin_l, x),
+                            xr = edgeattn::testing::affine(conv.lin_r(), x);
+  std::vector<double> out(static_cast<size_t>(g.num_dst() * hc), 0.0);
+  edgeattn::testing::attend_per_edge(
+      g, h, c,
+      [&](int64_t i, int64_t j, int64_t e, int64_t k) {
         double s = 0;
         for (int64_t d = 0; d < c; ++d) {
-          double z = xr[size_t(i * hc + k * c + d)] + xl[size_t(j * hc + k * c + d)];
-          for (int64_t q = 0; q < f; ++q) z += double(we(k * c + d, q)) * attr(e, q);
+          const double z =
+              xr[size_t(i * hc + k * c + d)] + xl[size_t(j * hc + k * c + d)] +
+              edgeattn::testing::edge_projection(conv.lin_edge->weight.value, attr, e, k * c + d);
           s += double(conv.att.value.data()[k * c + d]) * leaky(z, o.negative_slope);
         }
-        score.push_back(s);
-      }
-      if (score.empty()) continue;
-      const double m = *std::max_element(score.begin(), score.end());
-      double sum = 0;
-      for (double s : score) sum += std::exp(s - m);
-      for (int64_t e = begin; e < end; ++e) {
-        const int64_t j = g.col_idx()[size_t(e)];
-        const double alpha = std::exp(score[size_t(e - begin)] - m) / sum;
-        for (int64_t d = 0; d < c; ++d)
-          out[size_t(i * hc + k * c + d)] += alpha * xl[size_t(j * hc + k * c + d)];
-      }
-    }
+        return s;
+      },
+      [&](int64_t j, int64_t, int64_t k, int64_t d) { return xl[size_t(j * hc + k * c + d)]; }, out);
   if (o.bias)
-    for (int64_t i = 0; i < n; ++i)
+    for (int64_t i = 0; i < g.num_dst(); ++i)
       for (int64_t k = 0; k < hc; ++k) out[size_t(i * hc + k)] += conv.bias.value.data()[k];
   return out;
 }

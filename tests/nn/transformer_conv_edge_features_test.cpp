@@ -27,55 +27,30 @@ using edgeattn::testing::names_and_shapes;
 using edgeattn::testing::random_tensor;
 using edgeattn::testing::weighted_sum;
 
-std::vector<double> affine(const Linear& lin, const Tensor& x) {
-  const int64_t n = x.dim(0), in = x.dim(1), out = lin.weight.value.dim(0);
-  std::vector<double> y(static_cast<size_t>(n * out));
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t k = 0; k < out; ++k) {
-      double s = lin.bias.value.absent() ? 0.0 : double(lin.bias.value.data()[k]);
-      for (int64_t q = 0; q < in; ++q) s += double(lin.weight.value(k, q)) * x(i, q);
-      y[size_t(i * out + k)] = s;
-    }
-  return y;
-}
-
 // PyG's TransformerConv with edge_dim (concat, root_weight, no beta), in double, per edge:
 // e = lin_edge(attr); alpha = softmax_j(q_i . (k_j + e_ij) / sqrt(C)); out_i = sum alpha (v_j + e_ij) + skip.
 std::vector<double> reference_transformer(TransformerConv& conv, const Graph& g, const Tensor& x,
                                           const Tensor& attr) {
+  using edgeattn::testing::affine;
   const auto& o = conv.options();
-  const int64_t n = g.num_dst(), h = o.heads, c = o.out_channels, f = o.edge_dim, hc = h * c;
+  const int64_t h = o.heads, c = o.out_channels, hc = h * c;
   const std::vector<double> q = affine(conv.lin_query, x), k = affine(conv.lin_key, x),
-                            v = affine(conv.lin_value, x), skip = affine(conv.lin_skip, x);
+                            v = affine(conv.lin_value, x);
   const Tensor& we = conv.lin_edge->weight.value;
-  auto edge = [&](int64_t e, int64_t col) {
-    double t = 0;
-    for (int64_t p = 0; p < f; ++p) t += double(we(col, p)) * attr(e, p);
-    return t;
-  };
-  std::vector<double> out(skip);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t hh = 0; hh < h; ++hh) {
-      const int64_t begin = g.row_ptr()[size_t(i)], end = g.row_ptr()[size_t(i) + 1];
-      std::vector<double> score;
-      for (int64_t e = begin; e < end; ++e) {
-        const int64_t j = g.col_idx()[size_t(e)];
+  std::vector<double> out = affine(conv.lin_skip, x);
+  edgeattn::testing::attend_per_edge(
+      g, h, c,
+      [&](int64_t i, int64_t j, int64_t e, int64_t hh) {
         double s = 0;
         for (int64_t d = 0; d < c; ++d)
-          s += q[size_t(i * hc + hh * c + d)] * (k[size_t(j * hc + hh * c + d)] + edge(e, hh * c + d));
-        score.push_back(s / std::sqrt(double(c)));
-      }
-      if (score.empty()) continue;
-      const double m = *std::max_element(score.begin(), score.end());
-      double sum = 0;
-      for (double s : score) sum += std::exp(s - m);
-      for (int64_t e = begin; e < end; ++e) {
-        const int64_t j = g.col_idx()[size_t(e)];
-        const double alpha = std::exp(score[size_t(e - begin)] - m) / sum;
-        for (int64_t d = 0; d < c; ++d)
-          out[size_t(i * hc + hh * c + d)] += alpha * (v[size_t(j * hc + hh * c + d)] + edge(e, hh * c + d));
-      }
-    }
+          s += q[size_t(i * hc + hh * c + d)] *
+               (k[size_t(j * hc + hh * c + d)] + edgeattn::testing::edge_projection(we, attr, e, hh * c + d));
+        return s / std::sqrt(double(c));
+      },
+      [&](int64_t j, int64_t e, int64_t hh, int64_t d) {
+        return v[size_t(j * hc + hh * c + d)] + edgeattn::testing::edge_projection(we, attr, e, hh * c + d);
+      },
+      out);
   return out;
 }
 

@@ -278,18 +278,7 @@ def test_edge_features_give_pygs_outputs_and_gradients_for_every_fill_value(laye
     kwargs = dict(in_channels=(5, 4) if bipartite else 5, out_channels=3, heads=2, edge_dim=3, fill_value=fill)
     theirs = getattr(pyg_nn, layer)(**kwargs).eval()
     mine = getattr(et, layer)(**kwargs).eval()
-    mine.load_state_dict(theirs.state_dict())
-    if bipartite:
-        x = (torch.randn(9, 5), torch.randn(6, 4))
-        ei = edge_list(9, 6, seed=4)
-    else:
-        x = torch.randn(7, 5)
-        ei = edge_list(seed=4)
-    attr_t = torch.randn(ei.size(1), 3, requires_grad=True)
-    attr_m = attr_t.detach().clone().requires_grad_()
-    out_t, (ei_t, alpha_t) = theirs(x, ei, edge_attr=attr_t, return_attention_weights=True)
-    out_m, (ei_m, alpha_m) = mine(x, ei, edge_attr=attr_m, return_attention_weights=True)
-    assert_same_as_pyg(mine, theirs, (out_m, ei_m, alpha_m), (out_t, ei_t, alpha_t), [(attr_m, attr_t)])
+    check_edge_features_against_pyg(mine, theirs, bipartite)
 
 
 @pytest.mark.parametrize("bipartite", [False, True])
@@ -299,6 +288,11 @@ def test_transformer_edge_features_give_pygs_outputs_and_gradients(kwargs, bipar
     args = dict(in_channels=(5, 4) if bipartite else 5, out_channels=3, heads=2, edge_dim=3, **kwargs)
     theirs = pyg_nn.TransformerConv(**args).eval()
     mine = et.TransformerConv(**args).eval()
+    check_edge_features_against_pyg(mine, theirs, bipartite)
+
+
+def check_edge_features_against_pyg(mine, theirs, bipartite):
+    """Loads PyG's weights into ``mine`` and compares both on random edge features [E, 3]."""
     mine.load_state_dict(theirs.state_dict())
     if bipartite:
         x = (torch.randn(9, 5), torch.randn(6, 4))
