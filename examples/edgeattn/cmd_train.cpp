@@ -102,13 +102,42 @@ struct Prepared {
   data::Dataset ds;
   Graph graph;
   data::Features features;
+  Tensor edge_attr;  ///< [graph.num_edges(), edge_dim] for a model with edge_dim, else absent
 };
+
+// The dataset's edge attributes, checked for a model that reads `edge_dim` of them.
+void check_edge_attributes(const data::Dataset& ds, int64_t edge_dim) {
+  if (ds.edge_attr.absent())
+    raise<InvalidArgument>(
+        "dataset '", ds.name,
+        "' has no edge attributes (edge features come from OGB's edge-feat and TUDataset's "
+        "edge attributes or labels)");
+  if (ds.edge_attr.dim(1) != edge_dim)
+    raise<ShapeError>("dataset '", ds.name, "' has ", ds.edge_attr.dim(1),
+                      " edge attributes per edge, the model ", edge_dim);
+}
+
+// The prepared graph of `model`, with the edge attributes through the self-loops when it reads them.
+nn::PreparedGraph prepare_graph_of(const nn::Model& model, const data::Dataset& ds) {
+  if (model.config().edge_dim == 0) return {model.prepare_graph(ds.graph), {}};
+  check_edge_attributes(ds, model.config().edge_dim);
+  return model.prepare_graph(ds.graph, ds.edge_attr);
+}
+
+// The model's forward on a prepared graph, with its edge attributes when there are any.
+autograd::Var forward_on(autograd::Tape& tape, nn::Model& model, const Graph& graph, const data::Features& x,
+                         const Tensor& edge_attr, uint64_t seed, std::vector<Tensor>* attention = nullptr) {
+  const nn::EdgeFeatures edges{edge_attr.absent() ? autograd::Var{} : tape.constant_ref(edge_attr)};
+  return model.forward(tape, graph, x, edges, seed, attention);
+}
 
 // Loads, preprocesses and prepares the inputs of `model` (once; every epoch reuses them).
 Prepared prepare(const Args& args, const nn::Model& model, bool normalize) {
-  Prepared p{load_dataset_arg(args.str("dataset"), args, true), {}, {}};
+  Prepared p{load_dataset_arg(args.str("dataset"), args, true), {}, {}, {}};
   if (normalize && p.ds.features.cols() > 0) data::normalize_features(p.ds.features);
-  p.graph = model.prepare_graph(p.ds.graph);
+  nn::PreparedGraph g = prepare_graph_of(model, p.ds);
+  p.graph = std::move(g.graph);
+  p.edge_attr = std::move(g.edge_attr);
   p.features = model.prepare_features(p.ds.graph, p.ds.features);
   return p;
 }
@@ -335,7 +364,11 @@ int run_train(std::span<const std::string> argv) {
       .option("fanout", "K1,K2,..", "",
               "with --batch-size: neighbours sampled per node at hop 1 (the seeds), 2, ... as PyG's "
               "num_neighbors, one per layer; -1 takes all (default: 10 per layer)")
-      .flag("replace", "with --batch-size: sample neighbours with replacement");
+      .flag("replace", "with --batch-size: sample neighbours with replacement")
+      .flag(
+          "edge-features",
+          "feed the dataset's edge attributes (OGB edge-feat, TUDataset edge attributes and labels) to every "
+          "attention layer (PyG's edge_dim; self-loops get the mean of their node's in-edges)");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
@@ -378,6 +411,14 @@ int run_train(std::span<const std::string> argv) {
   if (normalize && ds.features.cols() > 0) data::normalize_features(ds.features);
   cfg.in_channels = ds.features.cols();
   cfg.num_classes = ds.num_classes();
+  if (args.flag_set("edge-features")) {
+    if (task == "graph") throw UsageError("--edge-features applies to --task node");
+    if (args.integer("batch-size", 0, int64_t{1} << 40) > 0)
+      throw UsageError("--edge-features with --batch-size is not supported yet: train full batch");
+    if (ds.edge_attr.absent())
+      raise<InvalidArgument>("--edge-features: dataset '", ds.name, "' has no edge attributes");
+    cfg.edge_dim = ds.edge_attr.dim(1);
+  }
 
   train::TrainConfig tc;
   tc.epochs = args.integer("epochs", 1, 10'000'000);
@@ -410,10 +451,12 @@ int run_train(std::span<const std::string> argv) {
   std::optional<nn::Model> last_model;
   Graph last_graph;
   data::Features last_features;
+  Tensor last_edge_attr;
   for (int64_t run = 0; run < runs; ++run) {
     cfg.seed = static_cast<uint64_t>(args.integer("seed", 0)) + static_cast<uint64_t>(run);
     nn::Model model(cfg);
-    const Graph g = model.prepare_graph(ds.graph);
+    nn::PreparedGraph prepared = prepare_graph_of(model, ds);
+    const Graph& g = prepared.graph;
     data::Features x = model.prepare_features(ds.graph, ds.features);  // shares dense features
     // The last full-batch run needs only the prepared graph; mini-batches sample the raw one.
     if (run + 1 == runs && batch_size == 0) ds.graph = Graph();
@@ -425,7 +468,9 @@ int run_train(std::span<const std::string> argv) {
       progress.epoch(s, ms_sum / static_cast<double>(s.epoch + 1));
       return true;
     };
-    auto forward = [&](autograd::Tape& tape, uint64_t seed) { return model.forward(tape, g, x, seed); };
+    auto forward = [&](autograd::Tape& tape, uint64_t seed) {
+      return forward_on(tape, model, g, x, prepared.edge_attr, seed);
+    };
     if (batch_size > 0) {
       auto batch = [&](autograd::Tape& tape, std::span<const int64_t> seeds, uint64_t seed) {
         NeighborSamplerOptions o = sampling;
@@ -451,6 +496,7 @@ int run_train(std::span<const std::string> argv) {
       last_model.emplace(std::move(model));
       last_graph = g;
       last_features = std::move(x);
+      last_edge_attr = std::move(prepared.edge_attr);
     }
   }
   if (args.given("save")) {
@@ -461,7 +507,7 @@ int run_train(std::span<const std::string> argv) {
     autograd::Tape tape;
     tape.training = false;
     std::vector<Tensor> attention;
-    last_model->forward(tape, last_graph, last_features, 0, &attention);
+    forward_on(tape, *last_model, last_graph, last_features, last_edge_attr, 0, &attention);
     write_file_atomic(args.str("attention-out"), attention_tsv(last_graph, attention));
   }
   if (args.given("plot"))
@@ -550,7 +596,7 @@ Loaded load_model_and_data(const Args& args) {
 
 autograd::Var eval_logits(autograd::Tape& tape, Loaded& l) {
   tape.training = false;
-  return l.model->forward(tape, l.data.graph, l.data.features, 0);
+  return forward_on(tape, *l.model, l.data.graph, l.data.features, l.data.edge_attr, 0);
 }
 
 }  // namespace

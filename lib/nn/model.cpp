@@ -167,6 +167,7 @@ class FieldReader {
     used_.push_back(key);
     return it->second;
   }
+  bool has(const char* key) const { return fields_.contains(key); }
   std::string string(const char* key) { return take(key, Field::string, "a string").text; }
   bool boolean(const char* key) { return take(key, Field::boolean, "true or false").flag; }
   template <class T>
@@ -203,7 +204,8 @@ std::string ModelConfig::to_json() const {
      << ",\"negative_slope\":" << format_float(negative_slope) << ",\"residual\":" << b(residual)
      << ",\"add_self_loops\":" << b(add_self_loops) << ",\"share_weights\":" << b(share_weights)
      << ",\"beta\":" << b(beta) << ",\"pre_norm\":" << b(pre_norm) << ",\"ffn_hidden\":" << ffn_hidden
-     << ",\"pe\":\"" << nn::to_string(pe) << "\",\"pe_dim\":" << pe_dim << ",\"seed\":" << seed << "}";
+     << ",\"edge_dim\":" << edge_dim << ",\"pe\":\"" << nn::to_string(pe) << "\",\"pe_dim\":" << pe_dim
+     << ",\"seed\":" << seed << "}";
   return os.str();
 }
 
@@ -226,6 +228,7 @@ ModelConfig ModelConfig::from_json(const std::string& json) {
   c.beta = r.boolean("beta");
   c.pre_norm = r.boolean("pre_norm");
   c.ffn_hidden = r.number<int64_t>("ffn_hidden");
+  if (r.has("edge_dim")) c.edge_dim = r.number<int64_t>("edge_dim");  // absent in older model files
   c.pe = parse_positional_encoding(r.string("pe"));
   c.pe_dim = r.number<int64_t>("pe_dim");
   c.seed = r.number<uint64_t>("seed");
@@ -250,6 +253,11 @@ void ModelConfig::validate() const {
   if (!(negative_slope >= 0.f))
     raise<InvalidArgument>("ModelConfig: negative_slope is ", negative_slope, ", expected >= 0");
   if (ffn_hidden < 0) raise<InvalidArgument>("ModelConfig: ffn_hidden is ", ffn_hidden, ", expected >= 0");
+  if (edge_dim < 0) raise<InvalidArgument>("ModelConfig: edge_dim is ", edge_dim, ", expected >= 0");
+  if (edge_dim > 0 && kind == ModelKind::graph_transformer)
+    raise<InvalidArgument>("ModelConfig: edge_dim is ", edge_dim,
+                           ", but the graph_transformer kind takes no edge attributes (gat, gatv2 and "
+                           "transformer do)");
   if ((pe == PositionalEncodingKind::none) != (pe_dim == 0) || pe_dim < 0)
     raise<InvalidArgument>("ModelConfig: pe is ", nn::to_string(pe), " with pe_dim ", pe_dim,
                            "; expected pe_dim 0 exactly when pe is none");
@@ -309,6 +317,7 @@ Model::Model(const ModelConfig& config) : config_(config), impl_(std::make_uniqu
                                                                       .negative_slope = c.negative_slope,
                                                                       .dropout = c.attention_dropout,
                                                                       .add_self_loops = c.add_self_loops,
+                                                                      .edge_dim = c.edge_dim,
                                                                       .residual = c.residual},
                                                        name, c.seed));
         break;
@@ -321,6 +330,7 @@ Model::Model(const ModelConfig& config) : config_(config), impl_(std::make_uniqu
                                                          .negative_slope = c.negative_slope,
                                                          .dropout = c.attention_dropout,
                                                          .add_self_loops = c.add_self_loops,
+                                                         .edge_dim = c.edge_dim,
                                                          .share_weights = c.share_weights,
                                                          .residual = c.residual},
                                         name, c.seed));
@@ -332,7 +342,8 @@ Model::Model(const ModelConfig& config) : config_(config), impl_(std::make_uniqu
                                                                      .heads = heads,
                                                                      .concat = !last,
                                                                      .beta = c.beta,
-                                                                     .dropout = c.attention_dropout},
+                                                                     .dropout = c.attention_dropout,
+                                                                     .edge_dim = c.edge_dim},
                                               name, c.seed));
         break;
       case ModelKind::graph_transformer:
@@ -349,6 +360,12 @@ Graph Model::prepare_graph(const Graph& graph) const {
   // Without the input-order maps of nn::prepare_graph: nothing the model does reads them, and on
   // a 10M-edge graph they are 16 bytes an edge.
   return nn::prepare_graph(graph, config_.add_self_loops).with_input_maps({}, {});
+}
+
+PreparedGraph Model::prepare_graph(const Graph& graph, ConstView edge_attr) const {
+  PreparedGraph p = nn::prepare_graph(graph, config_.add_self_loops, edge_attr);
+  p.graph = p.graph.with_input_maps({}, {});
+  return p;
 }
 
 data::Features Model::prepare_features(const Graph& graph, const data::Features& features) const {
@@ -368,7 +385,7 @@ namespace {
 
 // The conv stack shared by the gat, gatv2 and transformer kinds.
 template <class Conv>
-Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0,
+Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, const EdgeFeatures& edges,
                std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed,
                std::vector<Tensor>* attention) {
   Var h;
@@ -382,9 +399,9 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0,
     const NodeInput input = l == 0 ? x0 : NodeInput(h);
     if constexpr (std::is_same_v<Conv, GATConv>) {
       const EluDropout then{1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1)};
-      h = convs[l]->forward(tape, graph, input, att_seed, att, hidden ? &then : nullptr);
+      h = convs[l]->forward(tape, graph, input, edges, att_seed, att, hidden ? &then : nullptr);
     } else {
-      h = convs[l]->forward(tape, graph, input, att_seed, att);
+      h = convs[l]->forward(tape, graph, input, edges, att_seed, att);
       if (hidden)
         h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1));
     }
@@ -419,6 +436,10 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
     raise<InvalidArgument>(
         "Model::forward: mini-batch (sampled blocks) needs a conv kind (gat, gatv2, "
         "transformer), not graph_transformer");
+  if (c.edge_dim > 0)
+    raise<InvalidArgument>(
+        "Model::forward: mini-batch training does not take edge attributes yet (edge_dim = ", c.edge_dim,
+        "); train full batch");
   if (static_cast<int64_t>(batch.blocks.size()) != c.layers)
     raise<InvalidArgument>("Model::forward: the batch has ", batch.blocks.size(),
                            " blocks, expected one per layer (", c.layers, "): sample with ", c.layers,
@@ -471,45 +492,62 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,
                    std::vector<Tensor>* attention) {
-  return x.is_sparse() ? forward(tape, graph, x.sparse(), step_seed, attention)
-                       : forward(tape, graph, x.dense(), step_seed, attention);
+  return forward(tape, graph, x, EdgeFeatures{}, step_seed, attention);
+}
+
+Var Model::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x,
+                   const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention) {
+  return x.is_sparse() ? forward_input(tape, graph, x.sparse(), edges, step_seed, attention)
+                       : forward_input(tape, graph, x.dense(), edges, step_seed, attention);
 }
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const CsrMatrix& x, uint64_t step_seed,
                    std::vector<Tensor>* attention) {
-  const int64_t in = config_.in_channels + config_.pe_dim;
-  if (x.rows() != graph.num_dst() || x.cols() != in)
-    raise<ShapeError>("Model::forward: x (sparse) has shape [", x.rows(), ", ", x.cols(),
-                      "], expected [num_nodes=", graph.num_dst(), ", in_channels + pe_dim=", in, "]");
-  return run_layers(tape, graph,
-                    autograd::dropout(tape, x, config_.dropout, site_seed(step_seed, kInputDropout)),
-                    step_seed, attention);
+  return forward_input(tape, graph, x, EdgeFeatures{}, step_seed, attention);
 }
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const Tensor& x, uint64_t step_seed,
                    std::vector<Tensor>* attention) {
+  return forward_input(tape, graph, x, EdgeFeatures{}, step_seed, attention);
+}
+
+template <class X>
+Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, const EdgeFeatures& edges,
+                         uint64_t step_seed, std::vector<Tensor>* attention) {
+  if (config_.edge_dim > 0 && !edges.attr)
+    raise<InvalidArgument>("Model::forward: the model was built with edge_dim = ", config_.edge_dim,
+                           "; pass the graph's edge attributes (Model::prepare_graph(graph, edge_attr))");
   const int64_t in = config_.in_channels + config_.pe_dim;
-  check_shape("Model::forward: x (expected [num_nodes, in_channels + pe_dim])", x, {graph.num_dst(), in});
-  // The input dropout is fused into the first layers' linear maps (autograd::dropout_linear): the
-  // dropped copy of x, as large as x, is never stored.
-  return run_layers(
-      tape, graph,
-      NodeInput::with_dropout(tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout)),
-      step_seed, attention);
+  if constexpr (std::is_same_v<X, CsrMatrix>) {
+    if (x.rows() != graph.num_dst() || x.cols() != in)
+      raise<ShapeError>("Model::forward: x (sparse) has shape [", x.rows(), ", ", x.cols(),
+                        "], expected [num_nodes=", graph.num_dst(), ", in_channels + pe_dim=", in, "]");
+    return run_layers(tape, graph,
+                      autograd::dropout(tape, x, config_.dropout, site_seed(step_seed, kInputDropout)), edges,
+                      step_seed, attention);
+  } else {
+    check_shape("Model::forward: x (expected [num_nodes, in_channels + pe_dim])", x, {graph.num_dst(), in});
+    // The input dropout is fused into the first layers' linear maps (autograd::dropout_linear): the
+    // dropped copy of x, as large as x, is never stored.
+    return run_layers(
+        tape, graph,
+        NodeInput::with_dropout(tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout)),
+        edges, step_seed, attention);
+  }
 }
 
 // The layer stack after the input dropout; `Input` is a dense Var or a sparse CsrMatrix.
 template <class Input>
-Var Model::run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped, uint64_t step_seed,
-                      std::vector<Tensor>* attention) {
+Var Model::run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
+                      const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention) {
   Impl& m = *impl_;
   switch (config_.kind) {
     case ModelKind::gat:
-      return conv_stack(tape, graph, dropped, m.gat, config_, step_seed, attention);
+      return conv_stack(tape, graph, dropped, edges, m.gat, config_, step_seed, attention);
     case ModelKind::gatv2:
-      return conv_stack(tape, graph, dropped, m.gatv2, config_, step_seed, attention);
+      return conv_stack(tape, graph, dropped, edges, m.gatv2, config_, step_seed, attention);
     case ModelKind::transformer:
-      return conv_stack(tape, graph, dropped, m.transformer, config_, step_seed, attention);
+      return conv_stack(tape, graph, dropped, edges, m.transformer, config_, step_seed, attention);
     case ModelKind::graph_transformer:
       break;
   }

@@ -224,6 +224,42 @@ TEST(Model, ForwardRejectsAGraphWithoutSelfLoopsWhenTheyAreConfigured) {
                                        {"conv1", "prepare_graph"});
 }
 
+TEST(Model, EdgeFeaturesReachEveryConvLayerWithGradients) {
+  const Toy t = toy(6);
+  const Tensor raw_attr = edgeattn::testing::random_tensor({t.raw.num_edges(), 2}, 7);
+  for (ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer}) {
+    SCOPED_TRACE(to_string(kind));
+    Model model({.kind = kind,
+                 .in_channels = 6,
+                 .hidden = 3,
+                 .heads = 2,
+                 .num_classes = 3,
+                 .dropout = 0.f,
+                 .attention_dropout = 0.f,
+                 .negative_slope = kind == ModelKind::gatv2 ? 1.f : 0.2f,  // no kinks for the differences
+                 .add_self_loops = kind != ModelKind::transformer,
+                 .edge_dim = 2,
+                 .seed = 4});
+    const auto names = edgeattn::testing::names_and_shapes(model.parameters());
+    EXPECT_EQ(names.at("conv1.lin_edge.weight"), "[6, 2]");
+    EXPECT_EQ(names.at("conv2.lin_edge.weight"), "[3, 2]");
+    const PreparedGraph p = model.prepare_graph(t.raw, raw_attr);
+    Tape tape;
+    expect_throw_naming<InvalidArgument>([&] { (void)model.forward(tape, p.graph, t.features, 0); },
+                                         {"edge_dim = 2", "edge attributes"});
+    Parameter attr{"edge_attr", Tensor(p.edge_attr), {}};
+    auto params = model.parameters();
+    params.push_back(&attr);
+    EXPECT_TRUE(edgeattn::testing::check_gradients(params, [&](Tape& tp) {
+      return edgeattn::testing::weighted_sum(
+          tp, model.forward(tp, p.graph, t.features, EdgeFeatures{tp.parameter(attr)}, 3), 5);
+    }));
+    const SampledSubgraph batch = sample_neighbors(t.raw, std::vector<int64_t>{1, 2}, {.fanouts = {2, 2}});
+    expect_throw_naming<InvalidArgument>([&] { (void)model.forward(tape, batch, t.features, 0); },
+                                         {"mini-batch", "edge attributes"});
+  }
+}
+
 TEST(ModelConfig, JsonRoundTripsEveryField) {
   const ModelConfig cfg{.kind = ModelKind::graph_transformer,
                         .in_channels = 1433,
@@ -248,6 +284,23 @@ TEST(ModelConfig, JsonRoundTripsEveryField) {
   EXPECT_EQ(ModelConfig::from_json(json), cfg);
   EXPECT_EQ(ModelConfig::from_json(" " + json + "\n"), cfg);  // surrounding whitespace is fine
   EXPECT_NE(json.find("\"dropout\":0.35"), std::string::npos);
+  const ModelConfig with_edges{.kind = ModelKind::gatv2, .in_channels = 5, .num_classes = 2, .edge_dim = 3};
+  EXPECT_EQ(ModelConfig::from_json(with_edges.to_json()), with_edges);
+}
+
+TEST(ModelConfig, EdgeDimIsOptionalInOlderModelFilesAndChecked) {
+  const ModelConfig plain{.in_channels = 5, .num_classes = 2};
+  std::string json = plain.to_json();
+  json.erase(json.find("\"edge_dim\":0,"), std::string("\"edge_dim\":0,").size());
+  EXPECT_EQ(ModelConfig::from_json(json), plain);  // written before edge_dim existed: none
+  expect_throw_naming<InvalidArgument>(
+      [] { ModelConfig{.in_channels = 5, .num_classes = 2, .edge_dim = -1}.validate(); }, {"edge_dim is -1"});
+  expect_throw_naming<InvalidArgument>(
+      [] {
+        ModelConfig{.kind = ModelKind::graph_transformer, .in_channels = 5, .num_classes = 2, .edge_dim = 2}
+            .validate();
+      },
+      {"graph_transformer kind takes no edge attributes"});
 }
 
 TEST(ModelConfig, FromJsonIsStrict) {

@@ -49,6 +49,7 @@
 #include "edgeattn/data/dataset.hpp"
 #include "edgeattn/graph/graph.hpp"
 #include "edgeattn/graph/neighbor_sampler.hpp"
+#include "edgeattn/nn/prepare_graph.hpp"
 
 namespace edgeattn::nn {
 
@@ -80,14 +81,18 @@ struct ModelConfig {
   bool beta = false;            ///< transformer
   bool pre_norm = false;        ///< graph_transformer
   int64_t ffn_hidden = 0;       ///< graph_transformer; 0: 2 * hidden * heads
+  /// Conv kinds: the width of the edge attributes every conv layer reads (PyG's edge_dim on each
+  /// layer; 0: none). The graph then comes with its attributes (prepare_graph(graph, edge_attr)).
+  int64_t edge_dim = 0;
   PositionalEncodingKind pe = PositionalEncodingKind::none;
   int64_t pe_dim = 0;  ///< columns of the positional encoding (0 when pe = none)
   uint64_t seed = 0;
 
   /// A one-line JSON object holding every field, e.g. {"kind":"gat","in_channels":1433,...}.
   std::string to_json() const;
-  /// The inverse of to_json, strict: every field present exactly once, no other keys, values of
-  /// the right type. InvalidArgument naming the key (or the character offset) otherwise.
+  /// The inverse of to_json, strict: every field present exactly once (edge_dim may be absent, as
+  /// in model files written before it existed: 0), no other keys, values of the right type.
+  /// InvalidArgument naming the key (or the character offset) otherwise.
   static ModelConfig from_json(const std::string& json);
   /// InvalidArgument naming the field when a value is out of range.
   void validate() const;
@@ -105,6 +110,9 @@ class Model {
   /// nn::prepare_graph(graph, config.add_self_loops), without its input-order maps (the model's
   /// attention weights are in the prepared graph's CSR order); call once per graph and keep it.
   Graph prepare_graph(const Graph& graph) const;
+  /// The same carrying per-edge attributes [num_edges, edge_dim] (CSR order, e.g.
+  /// Dataset::edge_attr) through the self-loops (PyG's fill_value "mean"), for a model with edge_dim.
+  PreparedGraph prepare_graph(const Graph& graph, ConstView edge_attr) const;
   /// The features with the configured positional encoding (computed on `graph`) appended:
   /// [N, in_channels + pe_dim]. Dense features that are at most 10% non-zero (bag-of-words
   /// stored dense, e.g. an npz attr_matrix) become CSR first (data::sparsify_features), so the
@@ -114,6 +122,12 @@ class Model {
   /// graph: prepared, N x N; x: [N, in_channels + pe_dim] (prepared) -> logits [N, num_classes].
   /// `attention`, when given, receives each attention layer's weights [num_edges, heads] (CSR order).
   autograd::Var forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,
+                        std::vector<Tensor>* attention = nullptr);
+  /// With edge attributes (config.edge_dim > 0): `edges` [graph.num_edges(), edge_dim] in the
+  /// prepared graph's CSR order (PreparedGraph::edge_attr), read by every conv layer. A model with
+  /// edge_dim refuses the overloads without them (InvalidArgument).
+  autograd::Var forward(autograd::Tape& tape, const Graph& graph, const data::Features& x,
+                        const EdgeFeatures& edges, uint64_t step_seed,
                         std::vector<Tensor>* attention = nullptr);
   autograd::Var forward(autograd::Tape& tape, const Graph& graph, const CsrMatrix& x, uint64_t step_seed,
                         std::vector<Tensor>* attention = nullptr);
@@ -141,8 +155,11 @@ class Model {
  private:
   struct Impl;
   template <class Input>
-  autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped, uint64_t step_seed,
-                           std::vector<Tensor>* attention);
+  autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
+                           const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention);
+  template <class X>
+  autograd::Var forward_input(autograd::Tape& tape, const Graph& graph, const X& x, const EdgeFeatures& edges,
+                              uint64_t step_seed, std::vector<Tensor>* attention);
   ModelConfig config_;
   std::unique_ptr<Impl> impl_;
 };
