@@ -413,8 +413,6 @@ int run_train(std::span<const std::string> argv) {
   cfg.num_classes = ds.num_classes();
   if (args.flag_set("edge-features")) {
     if (task == "graph") throw UsageError("--edge-features applies to --task node");
-    if (args.integer("batch-size", 0, int64_t{1} << 40) > 0)
-      throw UsageError("--edge-features with --batch-size is not supported yet: train full batch");
     if (ds.edge_attr.absent())
       raise<InvalidArgument>("--edge-features: dataset '", ds.name, "' has no edge attributes");
     cfg.edge_dim = ds.edge_attr.dim(1);
@@ -475,7 +473,8 @@ int run_train(std::span<const std::string> argv) {
       auto batch = [&](autograd::Tape& tape, std::span<const int64_t> seeds, uint64_t seed) {
         NeighborSamplerOptions o = sampling;
         o.seed = seed;
-        return model.forward(tape, sample_neighbors(ds.graph, seeds, o), x, seed);
+        return model.forward(tape, sample_neighbors(ds.graph, seeds, o), x,
+                             cfg.edge_dim > 0 ? ds.edge_attr.view() : ConstView{}, seed);
       };
       last = train::fit_minibatch(batch, forward, model.parameters(), ds.labels, split, batch_size, tc);
     } else {

@@ -411,16 +411,20 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, co
 
 // The conv stack on sampled blocks: layer l reads graphs[l] (prepared, bipartite) with x_src =
 // the previous output (or x0) and x_dst = its first num_dst rows. x0_dst: layer 0's x_dst.
+// attrs[l]: block l's edge attributes in its prepared CSR order (empty without edge features),
+// moved onto the tape.
 template <class Conv>
-Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs, const NodeInput& x0,
-                const NodeInput& x0_dst, std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c,
-                uint64_t step_seed) {
+Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs, std::vector<Tensor>& attrs,
+                const NodeInput& x0, const NodeInput& x0_dst, std::vector<std::unique_ptr<Conv>>& convs,
+                const ModelConfig& c, uint64_t step_seed) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
     const NodeInput x_src = l == 0 ? x0 : NodeInput(h);
     const NodeInput x_dst = l == 0 ? x0_dst : NodeInput(autograd::leading_rows(tape, h, graphs[l].num_dst()));
-    h = convs[l]->forward(tape, graphs[l], x_src, x_dst, att_seed, nullptr);
+    // The tape takes the block's attributes over: its backward reads them after this returns.
+    const EdgeFeatures edges{attrs.empty() ? Var{} : tape.constant(std::move(attrs[l]))};
+    h = convs[l]->forward(tape, graphs[l], x_src, x_dst, edges, att_seed, nullptr);
     if (l + 1 < convs.size())
       h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1));
   }
@@ -431,15 +435,22 @@ Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs, const No
 
 Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
                    uint64_t step_seed) {
+  return forward(tape, batch, x, ConstView{}, step_seed);
+}
+
+Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
+                   ConstView edge_attr, uint64_t step_seed) {
   const ModelConfig& c = config_;
   if (c.kind == ModelKind::graph_transformer)
     raise<InvalidArgument>(
         "Model::forward: mini-batch (sampled blocks) needs a conv kind (gat, gatv2, "
         "transformer), not graph_transformer");
-  if (c.edge_dim > 0)
+  if (c.edge_dim > 0 && edge_attr.empty())
     raise<InvalidArgument>(
-        "Model::forward: mini-batch training does not take edge attributes yet (edge_dim = ", c.edge_dim,
-        "); train full batch");
+        "Model::forward: the model was built with edge_dim = ", c.edge_dim,
+        "; pass the sampled graph's edge attributes (forward(tape, batch, x, edge_attr, seed))");
+  if (c.edge_dim == 0 && !edge_attr.empty())
+    raise<InvalidArgument>("Model::forward: edge attributes were given but the model has no edge_dim");
   if (static_cast<int64_t>(batch.blocks.size()) != c.layers)
     raise<InvalidArgument>("Model::forward: the batch has ", batch.blocks.size(),
                            " blocks, expected one per layer (", c.layers, "): sample with ", c.layers,
@@ -448,6 +459,7 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
   if (x.cols() != in)
     raise<ShapeError>("Model::forward: x has ", x.cols(), " columns, expected in_channels + pe_dim = ", in);
   std::vector<Graph> graphs;
+  std::vector<Tensor> attrs;  // per block, in its prepared CSR order (edge features only)
   graphs.reserve(batch.blocks.size());
   for (size_t l = 0; l < batch.blocks.size(); ++l) {
     const Block& b = batch.blocks[l];
@@ -455,7 +467,15 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
       raise<InvalidArgument>("Model::forward: block ", l, " has ", b.num_src(), " sources, but block ", l - 1,
                              " has ", batch.blocks[l - 1].num_dst(),
                              " destinations (not one sampled batch?)");
-    graphs.push_back(nn::prepare_graph(b.graph, c.add_self_loops));
+    if (edge_attr.empty()) {
+      graphs.push_back(nn::prepare_graph(b.graph, c.add_self_loops));
+      continue;
+    }
+    // The block's edges are edges edge_ids of the sampled graph: their attributes follow, and the
+    // added self-loops get the mean of the block's in-edges of their node (as PyG's layer does).
+    PreparedGraph p = nn::prepare_graph(b.graph, c.add_self_loops, gather_rows(edge_attr, b.edge_ids));
+    graphs.push_back(std::move(p.graph));
+    attrs.push_back(std::move(p.edge_attr));
   }
   if (static_cast<int64_t>(batch.input_nodes.size()) != graphs.front().num_src())
     raise<InvalidArgument>("Model::forward: ", batch.input_nodes.size(),
@@ -468,14 +488,14 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
   auto run = [&](const NodeInput& x0, const NodeInput& x0_dst) -> Var {
     switch (c.kind) {
       case ModelKind::gat:
-        return block_stack(tape, graphs, x0, x0_dst, m.gat, c, step_seed);
+        return block_stack(tape, graphs, attrs, x0, x0_dst, m.gat, c, step_seed);
       case ModelKind::gatv2:
-        return block_stack(tape, graphs, x0, x0_dst, m.gatv2, c, step_seed);
+        return block_stack(tape, graphs, attrs, x0, x0_dst, m.gatv2, c, step_seed);
       case ModelKind::transformer:
       case ModelKind::graph_transformer:
         break;
     }
-    return block_stack(tape, graphs, x0, x0_dst, m.transformer, c, step_seed);
+    return block_stack(tape, graphs, attrs, x0, x0_dst, m.transformer, c, step_seed);
   };
   if (x.is_sparse()) {
     const CsrMatrix x_src =

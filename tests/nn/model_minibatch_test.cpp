@@ -87,6 +87,32 @@ TEST(ModelMiniBatch, WholeNeighbourhoodsGiveTheWholeGraphForwardForEveryConvKind
   }
 }
 
+TEST(ModelMiniBatch, WholeNeighbourhoodsWithEdgeFeaturesGiveTheWholeGraphForward) {
+  const Toy t = toy(4);
+  const Tensor attr = edgeattn::testing::random_tensor({t.raw.num_edges(), 3}, 9);
+  const std::vector<int64_t> seeds = {5, 0, 33, 12};
+  for (const ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer}) {
+    ModelConfig cfg = config(kind, 2);
+    cfg.edge_dim = 3;
+    Model model(cfg);
+    const PreparedGraph p = model.prepare_graph(t.raw, attr);
+    const SampledSubgraph batch = sample_neighbors(t.raw, seeds, {.fanouts = {-1, -1}});
+    Tape whole, mini;
+    whole.training = mini.training = false;
+    const Tensor all = whole.value(
+        model.forward(whole, p.graph, t.features, EdgeFeatures{whole.constant_ref(p.edge_attr)}, 0));
+    const Tensor some = mini.value(model.forward(mini, batch, t.features, attr.view(), 0));
+    for (size_t k = 0; k < seeds.size(); ++k)
+      for (int64_t c = 0; c < 3; ++c)
+        EXPECT_NEAR(some(static_cast<int64_t>(k), c), all(seeds[k], c), 2e-5f)
+            << to_string(kind) << " seed " << seeds[k];
+    // A model without edge_dim refuses attributes it would ignore.
+    Model plain(config(kind, 2));
+    expect_throw_naming<InvalidArgument>(
+        [&] { (void)plain.forward(mini, batch, t.features, attr.view(), 0); }, {"no edge_dim"});
+  }
+}
+
 TEST(ModelMiniBatch, GradientsThroughSampledBlocksMatchFiniteDifferences) {
   const Toy t = toy(2);
   for (const ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer}) {
@@ -103,6 +129,24 @@ TEST(ModelMiniBatch, GradientsThroughSampledBlocksMatchFiniteDifferences) {
     EXPECT_TRUE(edgeattn::testing::check_gradients(model.parameters(), [&](Tape& tape) {
       tape.training = true;
       return edgeattn::testing::weighted_sum(tape, model.forward(tape, batch, t.features, 11), 12);
+    })) << to_string(kind);
+  }
+}
+
+TEST(ModelMiniBatch, GradientsThroughSampledBlocksWithEdgeFeaturesMatchFiniteDifferences) {
+  const Toy t = toy(5);
+  const Tensor attr = edgeattn::testing::random_tensor({t.raw.num_edges(), 2}, 3);
+  for (const ModelKind kind : {ModelKind::gat, ModelKind::transformer}) {
+    ModelConfig cfg = config(kind, 2);
+    cfg.edge_dim = 2;
+    Model model(cfg);
+    const SampledSubgraph batch =
+        sample_neighbors(t.raw, std::vector<int64_t>{7, 20, 39}, {.fanouts = {3, 2}, .seed = 8});
+    // The backward runs after forward has returned: the blocks' attributes must live on the tape.
+    EXPECT_TRUE(edgeattn::testing::check_gradients(model.parameters(), [&](Tape& tape) {
+      tape.training = true;
+      return edgeattn::testing::weighted_sum(tape, model.forward(tape, batch, t.features, attr.view(), 11),
+                                             12);
     })) << to_string(kind);
   }
 }

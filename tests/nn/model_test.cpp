@@ -256,7 +256,7 @@ TEST(Model, EdgeFeaturesReachEveryConvLayerWithGradients) {
     }));
     const SampledSubgraph batch = sample_neighbors(t.raw, std::vector<int64_t>{1, 2}, {.fanouts = {2, 2}});
     expect_throw_naming<InvalidArgument>([&] { (void)model.forward(tape, batch, t.features, 0); },
-                                         {"mini-batch", "edge attributes"});
+                                         {"edge_dim = 2", "sampled graph's edge attributes"});
   }
 }
 

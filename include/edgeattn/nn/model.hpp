@@ -145,6 +145,11 @@ class Model {
   /// kind or when the batch has another number of blocks than config.layers.
   autograd::Var forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
                         uint64_t step_seed);
+  /// The same for a model with edge_dim: `edge_attr` [E, edge_dim] are the edge attributes of the
+  /// graph the batch was sampled from, in its CSR order (Dataset::edge_attr); each block takes the
+  /// rows of its edge_ids, and its added self-loops the mean of their node's sampled in-edges.
+  autograd::Var forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
+                        ConstView edge_attr, uint64_t step_seed);
   /// Every trainable parameter, in a fixed order, with PyG-style dotted names.
   std::vector<autograd::Parameter*> parameters();
   int64_t num_parameters();
