@@ -105,22 +105,23 @@ struct Prepared {
   Tensor edge_attr;  ///< [graph.num_edges(), edge_dim] for a model with edge_dim, else absent
 };
 
-// The dataset's edge attributes, checked for a model that reads `edge_dim` of them.
-void check_edge_attributes(const data::Dataset& ds, int64_t edge_dim) {
+// The width of the dataset's edge attributes; InvalidArgument when it has none.
+int64_t edge_attr_width(const data::Dataset& ds) {
   if (ds.edge_attr.absent())
     raise<InvalidArgument>(
         "dataset '", ds.name,
         "' has no edge attributes (edge features come from OGB's edge-feat and TUDataset's "
         "edge attributes or labels)");
-  if (ds.edge_attr.dim(1) != edge_dim)
-    raise<ShapeError>("dataset '", ds.name, "' has ", ds.edge_attr.dim(1),
-                      " edge attributes per edge, the model ", edge_dim);
+  return ds.edge_attr.dim(1);
 }
 
 // The prepared graph of `model`, with the edge attributes through the self-loops when it reads them.
 nn::PreparedGraph prepare_graph_of(const nn::Model& model, const data::Dataset& ds) {
-  if (model.config().edge_dim == 0) return {model.prepare_graph(ds.graph), {}};
-  check_edge_attributes(ds, model.config().edge_dim);
+  const int64_t edge_dim = model.config().edge_dim;
+  if (edge_dim == 0) return {model.prepare_graph(ds.graph), {}};
+  if (edge_attr_width(ds) != edge_dim)
+    raise<ShapeError>("dataset '", ds.name, "' has ", ds.edge_attr.dim(1),
+                      " edge attributes per edge, the model ", edge_dim);
   return model.prepare_graph(ds.graph, ds.edge_attr);
 }
 
@@ -308,17 +309,17 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
   std::vector<int64_t> out;
   std::stringstream in(text);
   std::string item;
+  const auto bad = [&] {
+    return UsageError("--fanout is '" + text +
+                      "': expected integers >= -1 separated by commas (e.g. 15,10,5)");
+  };
   while (std::getline(in, item, ',')) {
     int64_t v = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (ec != std::errc() || end != item.data() + item.size() || v < -1)
-      throw UsageError("--fanout is '" + text +
-                       "': expected integers >= -1 separated by commas (e.g. 15,10,5)");
+    if (ec != std::errc() || end != item.data() + item.size() || v < -1) throw bad();
     out.push_back(v);
   }
-  if (out.empty() || (!text.empty() && text.back() == ','))
-    throw UsageError("--fanout is '" + text +
-                     "': expected integers >= -1 separated by commas (e.g. 15,10,5)");
+  if (out.empty() || text.back() == ',') throw bad();
   return out;
 }
 
@@ -413,9 +414,7 @@ int run_train(std::span<const std::string> argv) {
   cfg.num_classes = ds.num_classes();
   if (args.flag_set("edge-features")) {
     if (task == "graph") throw UsageError("--edge-features applies to --task node");
-    if (ds.edge_attr.absent())
-      raise<InvalidArgument>("--edge-features: dataset '", ds.name, "' has no edge attributes");
-    cfg.edge_dim = ds.edge_attr.dim(1);
+    cfg.edge_dim = edge_attr_width(ds);
   }
 
   train::TrainConfig tc;

@@ -94,14 +94,19 @@ struct NpyStream::Impl {
     return n;
   }
 
+  // Hands zlib the next stretch of compressed input (at most 1 GiB: avail_in is 32-bit) once it
+  // has used up the last.
+  void feed(std::string_view in) {
+    if (z.avail_in != 0 || in_pos >= in.size()) return;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_pos));
+    z.avail_in = static_cast<uInt>(std::min<uint64_t>(in.size() - in_pos, uint64_t{1} << 30));
+  }
+
   void inflate_into(std::byte* out, size_t n) {
     const std::string_view in = compressed();
     size_t done = 0;
     while (done < n) {
-      if (z.avail_in == 0 && in_pos < in.size()) {
-        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_pos));
-        z.avail_in = static_cast<uInt>(std::min<uint64_t>(in.size() - in_pos, uint64_t{1} << 30));
-      }
+      feed(in);
       const auto chunk = static_cast<uInt>(std::min<size_t>(n - done, size_t{1} << 30));
       z.next_out = reinterpret_cast<Bytef*>(out + done);
       z.avail_out = chunk;
@@ -132,11 +137,7 @@ struct NpyStream::Impl {
   void finish() {
     if (member.method == 8) {
       unsigned char probe = 0;
-      const std::string_view in = compressed();
-      if (z.avail_in == 0 && in_pos < in.size()) {
-        z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_pos));
-        z.avail_in = static_cast<uInt>(std::min<uint64_t>(in.size() - in_pos, uint64_t{1} << 30));
-      }
+      feed(compressed());
       z.next_out = &probe;
       z.avail_out = 1;
       const int rc = inflate(&z, Z_FINISH);
@@ -178,7 +179,6 @@ struct NpyStream::Impl {
       raise<ParseError>(
           what, ": the NPY header's shape needs ", h.data_bytes, " element bytes, but the member has ",
           member.uncompressed_size - std::min<uint64_t>(h.data_offset, member.uncompressed_size));
-    // Bytes read past the header belong to the elements: not the case, the header is read exactly.
     data_start = h.data_offset;
     info.key = member.name.substr(0, member.name.size() - 4);
     info.dtype = h.array.dtype;

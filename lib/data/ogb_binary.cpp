@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include "data/edge_assembly.hpp"
 #include "data/ogb_binary_raw.hpp"
@@ -48,62 +50,49 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
+// The next out.size() elements of `s`: read straight into `out` when the stream's items are T
+// already (`same`), else through a buffer with convert(item bytes) per element.
+template <class T, class Convert>
+void read_elements(NpyStream& s, std::span<T> out, bool same, Convert&& convert) {
+  if (same) {
+    s.read_exact(std::as_writable_bytes(out));
+    return;
+  }
+  const auto width = static_cast<size_t>(s.info().dtype.itemsize);
+  std::vector<std::byte> buf(out.size() * width);
+  s.read_exact(buf);
+  for (size_t k = 0; k < out.size(); ++k) out[k] = convert(buf.data() + k * width, k);
+}
+
+template <class T>
+T load_as(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
 // The next out.size() elements of an integer stream, as int64.
 void read_int64s(NpyStream& s, std::span<int64_t> out, const std::string& what) {
   const NpyDtype& t = s.info().dtype;
   if ((t.kind != 'i' && t.kind != 'u') || (t.itemsize != 4 && t.itemsize != 8))
     raise<ParseError>(what, ": dtype '", t.descr, "', expected 32- or 64-bit integers");
-  if (t.kind == 'i' && t.itemsize == 8) {
-    s.read_exact(std::as_writable_bytes(out));
-    return;
-  }
-  std::vector<std::byte> buf(out.size() * static_cast<size_t>(t.itemsize));
-  s.read_exact(buf);
-  for (size_t k = 0; k < out.size(); ++k) {
-    const std::byte* p = buf.data() + k * static_cast<size_t>(t.itemsize);
-    if (t.itemsize == 4) {
-      if (t.kind == 'i') {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        out[k] = v;
-      } else {
-        uint32_t v;
-        std::memcpy(&v, p, 4);
-        out[k] = v;
-      }
-    } else {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-        raise<ParseError>(what, ": value ", v, " at element ", s.position() / 8 - out.size() + k,
-                          " does not fit int64");
-      out[k] = static_cast<int64_t>(v);
-    }
-  }
+  const uint64_t first = s.position() / 8;
+  read_elements(s, out, t.kind == 'i' && t.itemsize == 8, [&](const std::byte* p, size_t k) -> int64_t {
+    if (t.itemsize == 4) return t.kind == 'i' ? load_as<int32_t>(p) : load_as<uint32_t>(p);
+    const auto v = load_as<uint64_t>(p);  // 'u', 8 bytes
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      raise<ParseError>(what, ": value ", v, " at element ", first + k, " does not fit int64");
+    return static_cast<int64_t>(v);
+  });
 }
 
 // The next out.size() elements of a float stream (float16/32/64), as float32.
 void read_floats(NpyStream& s, std::span<float> out, const std::string& what) {
   const NpyDtype& t = s.info().dtype;
   if (t.kind != 'f') raise<ParseError>(what, ": dtype '", t.descr, "', expected floats");
-  if (t.itemsize == 4) {
-    s.read_exact(std::as_writable_bytes(out));
-    return;
-  }
-  std::vector<std::byte> buf(out.size() * static_cast<size_t>(t.itemsize));
-  s.read_exact(buf);
-  for (size_t k = 0; k < out.size(); ++k) {
-    const std::byte* p = buf.data() + k * static_cast<size_t>(t.itemsize);
-    if (t.itemsize == 2) {
-      uint16_t h;
-      std::memcpy(&h, p, 2);
-      out[k] = half_to_float(h);
-    } else {
-      double d;
-      std::memcpy(&d, p, 8);
-      out[k] = static_cast<float>(d);
-    }
-  }
+  read_elements(s, out, t.itemsize == 4, [&](const std::byte* p, size_t) {
+    return t.itemsize == 2 ? half_to_float(load_as<uint16_t>(p)) : static_cast<float>(load_as<double>(p));
+  });
 }
 
 // The single value of a [1] count array (num_nodes_list, num_edges_list).
@@ -119,27 +108,33 @@ int64_t read_count(const fs::path& file, const std::string& key, int64_t max) {
   return v;
 }
 
-// Streams node_label [N] or [N, 1]: calls fn(first, labels) per chunk (NaN = unlabelled).
+// Streams node_label [N] or [N, 1], checking every value: calls fn(node, class) for each labelled
+// node (NaN = unlabelled) and returns the count of labelled nodes and the class count (max + 1).
 template <class Fn>
-void for_each_label_chunk(const fs::path& file, int64_t n, Fn&& fn) {
+std::pair<int64_t, int64_t> for_each_label(const fs::path& file, int64_t n, Fn&& fn) {
   NpyStream s(file, "node_label");
   const std::string what = file.string() + ":node_label";
   const auto& shape = s.info().shape;
   if (!((shape.size() == 1 && shape[0] == n) || (shape.size() == 2 && shape[0] == n && shape[1] == 1)))
     raise<ParseError>(what, ": shape ", shape_str(shape), ", expected (", n, ", 1): one label per node");
+  int64_t labelled = 0, max_label = -1;
   std::vector<float> buf(static_cast<size_t>(std::min<int64_t>(n, kChunkElements)));
   for (int64_t first = 0; first < n;) {
     const int64_t k = std::min<int64_t>(static_cast<int64_t>(buf.size()), n - first);
     read_floats(s, std::span<float>(buf.data(), static_cast<size_t>(k)), what);
-    fn(first, std::span<const float>(buf.data(), static_cast<size_t>(k)));
+    for (int64_t j = 0; j < k; ++j) {
+      const float v = buf[static_cast<size_t>(j)];
+      if (std::isnan(v)) continue;
+      if (v < 0 || v >= static_cast<float>(kMaxNodes) || v != std::trunc(v))
+        raise<ParseError>(what, ": node ", first + j, " has label ", v,
+                          ", expected a class id (a whole number >= 0) or NaN");
+      fn(first + j, static_cast<int32_t>(v));
+      ++labelled;
+      max_label = std::max<int64_t>(max_label, static_cast<int64_t>(v));
+    }
     first += k;
   }
-}
-
-void check_label(const std::string& what, int64_t node, float v) {
-  if (!std::isnan(v) && (v < 0 || v >= static_cast<float>(kMaxNodes) || v != std::trunc(v)))
-    raise<ParseError>(what, ": node ", node, " has label ", v,
-                      ", expected a class id (a whole number >= 0) or NaN");
+  return {labelled, max_label + 1};
 }
 
 // Non-blank lines of a (gzip) split file.
@@ -203,7 +198,11 @@ uint64_t OgbBinaryInfo::bytes_to_load(bool undirected) const {
   return graph + build + 4 * n * static_cast<uint64_t>(num_features) + 4 * n;
 }
 
-OgbBinaryInfo ogb_binary_info(const fs::path& dir) {
+namespace {
+
+// data.npz's metadata; with `labels_and_splits` also node-label.npz's counts (a pass over N
+// labels) and the split sizes. Loading reads the labels and splits itself and needs neither.
+OgbBinaryInfo scan(const fs::path& dir, bool labels_and_splits) {
   const fs::path file = data_npz(dir);
   if (!fs::exists(file))
     raise<IoError>(file.string(), ": no such file (an OGB binary dataset keeps its graph in raw/data.npz)");
@@ -226,19 +225,10 @@ OgbBinaryInfo ogb_binary_info(const fs::path& dir) {
   }
   for (const auto& m : members)
     if (m.key != "node_feat" && m.key.rfind("node_", 0) == 0) info.node_arrays.push_back(m.key);
-  if (fs::exists(label_npz(dir))) {
-    const std::string what = label_npz(dir).string() + ":node_label";
-    int64_t max_label = -1;
-    for_each_label_chunk(label_npz(dir), info.num_nodes, [&](int64_t first, std::span<const float> y) {
-      for (size_t k = 0; k < y.size(); ++k) {
-        check_label(what, first + static_cast<int64_t>(k), y[k]);
-        if (std::isnan(y[k])) continue;
-        ++info.labelled;
-        max_label = std::max(max_label, static_cast<int64_t>(y[k]));
-      }
-    });
-    info.num_classes = max_label + 1;
-  }
+  if (!labels_and_splits) return info;
+  if (fs::exists(label_npz(dir)))
+    std::tie(info.labelled, info.num_classes) =
+        for_each_label(label_npz(dir), info.num_nodes, [](int64_t, int32_t) {});
   const fs::path split_root = dir / "split";
   if (fs::is_directory(split_root))
     for (const auto& entry : fs::directory_iterator(split_root)) {
@@ -256,6 +246,10 @@ OgbBinaryInfo ogb_binary_info(const fs::path& dir) {
     }
   return info;
 }
+
+}  // namespace
+
+OgbBinaryInfo ogb_binary_info(const fs::path& dir) { return scan(dir, /*labels_and_splits=*/true); }
 
 void for_each_ogb_edge_block(const fs::path& dir, int64_t block,
                              const std::function<void(int64_t first, std::span<const int64_t> src,
@@ -307,7 +301,7 @@ void for_each_ogb_feature_block(const fs::path& dir, int64_t block_rows,
 namespace detail {
 
 int64_t read_ogb_binary_raw(const fs::path& dir, const OgbOptions& options, Dataset& ds) {
-  const OgbBinaryInfo info = ogb_binary_info(dir);
+  const OgbBinaryInfo info = scan(dir, /*labels_and_splits=*/false);
   const uint64_t need = info.bytes_to_load(options.undirected);
   const uint64_t limit = options.max_bytes ? options.max_bytes : default_load_limit();
   if (need > limit)
@@ -356,13 +350,12 @@ int64_t read_ogb_binary_raw(const fs::path& dir, const OgbOptions& options, Data
   if (fs::exists(label_npz(dir))) {
     ds.sources.push_back({label_npz(dir).string(), "", static_cast<int64_t>(fs::file_size(label_npz(dir)))});
     ds.labels.classes.assign(static_cast<size_t>(n), -1);
-    for_each_label_chunk(label_npz(dir), n, [&](int64_t first, std::span<const float> y) {
-      for (size_t k = 0; k < y.size(); ++k)
-        if (!std::isnan(y[k])) ds.labels.classes[static_cast<size_t>(first) + k] = static_cast<int32_t>(y[k]);
-    });
-    ds.labels.num_classes = info.num_classes;
-    if (info.labelled < n)
-      ds.notes.push_back(label_npz(dir).string() + ": " + std::to_string(n - info.labelled) +
+    int64_t labelled = 0;
+    std::tie(labelled, ds.labels.num_classes) =
+        for_each_label(label_npz(dir), n,
+                       [&](int64_t node, int32_t c) { ds.labels.classes[static_cast<size_t>(node)] = c; });
+    if (labelled < n)
+      ds.notes.push_back(label_npz(dir).string() + ": " + std::to_string(n - labelled) +
                          " nodes have no label (-1)");
   }
   return n;

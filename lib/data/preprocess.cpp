@@ -52,14 +52,7 @@ constexpr auto kNoRow = [](size_t) { return int64_t{-1}; };
 Features select_feature_rows(const Features& f, std::span<const int64_t> old_of_new) {
   if (f.rows() == 0 && f.cols() == 0) return f;  // a dataset without features
   if (f.is_sparse()) return Features(f.sparse().select_rows(old_of_new));
-  const Tensor& x = f.dense();
-  const int64_t cols = x.dim(1);
-  Tensor out({static_cast<int64_t>(old_of_new.size()), cols});
-  parallel_for(0, static_cast<int64_t>(old_of_new.size()), kRowGrain, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k)
-      std::copy_n(x.data() + old_of_new[static_cast<size_t>(k)] * cols, cols, out.data() + k * cols);
-  });
-  return Features(std::move(out));
+  return Features(gather_rows(f.dense().view(), old_of_new));
 }
 
 std::vector<int64_t> remap_ids(const std::vector<int64_t>& ids, const std::vector<int64_t>& new_of_old) {

@@ -49,19 +49,61 @@ std::vector<int64_t> read_column(const TextFile& f, const char* what) {
   return out;
 }
 
-FloatRows read_rows(const TextFile& f, std::string_view what) {
-  TextScanner s(f.text, f.path);
-  return read_float_rows(s, what, /*skip_blank=*/true);
+// rows == expected, or a ParseError "<file>: R rows, expected one per <unit> (N in <source>)".
+void check_rows(const TextFile& f, size_t rows, int64_t expected, const char* unit,
+                const std::string& source) {
+  if (static_cast<int64_t>(rows) != expected)
+    raise<ParseError>(f.path, ": ", rows, " rows, expected one per ", unit, " (", expected, " in ", source,
+                      ")");
 }
 
-void check_edge_rows(const TextFile& f, size_t rows, int64_t edges, const std::string& a_file) {
-  if (static_cast<int64_t>(rows) != edges)
-    raise<ParseError>(f.path, ": ", rows, " rows, expected one per edge (", edges, " in ", a_file, ")");
-}
+// PyG's features of a TUDataset's nodes or edges: the <unit>_attributes.txt rows (reals), then the
+// <unit>_labels.txt categories one-hot (labels shifted to start at 0), `count` rows each.
+struct AttributesThenLabels {
+  std::vector<float> attrs;
+  int64_t attr_cols = 0;
+  std::vector<int64_t> labels;
+  int64_t label_min = 0, label_cols = 0;
 
-void check_rows(const TextFile& f, size_t rows, int64_t n, const std::string& indicator) {
-  if (static_cast<int64_t>(rows) != n)
-    raise<ParseError>(f.path, ": ", rows, " rows, expected one per node (", n, " in ", indicator, ")");
+  int64_t cols() const { return attr_cols + label_cols; }
+  /// [count, cols()] row-major.
+  std::vector<float> rows(int64_t count) const {
+    std::vector<float> out(static_cast<size_t>(count * cols()), 0.f);
+    for (int64_t k = 0; k < count; ++k) {
+      float* row = out.data() + k * cols();
+      std::copy_n(attrs.data() + k * attr_cols, attr_cols, row);
+      if (label_cols > 0) row[attr_cols + labels[static_cast<size_t>(k)] - label_min] = 1.f;
+    }
+    return out;
+  }
+};
+
+AttributesThenLabels read_attributes_then_labels(const Files& files, const std::string& unit, int64_t count,
+                                                 const std::string& count_source) {
+  AttributesThenLabels out;
+  if (const auto f = files.optional("_" + unit + "_attributes.txt")) {
+    TextScanner s(f->text, f->path);
+    FloatRows r = read_float_rows(s, unit + " attribute", /*skip_blank=*/true);
+    check_rows(*f, static_cast<size_t>(r.rows), count, unit.c_str(), count_source);
+    out.attrs = std::move(r.values);
+    out.attr_cols = r.cols;
+  }
+  if (const auto f = files.optional("_" + unit + "_labels.txt")) {
+    // Some datasets give several label columns; PyG one-hot encodes each. One column is the common
+    // case and what is supported here.
+    out.labels = read_column(*f, (unit + " label").c_str());
+    check_rows(*f, out.labels.size(), count, unit.c_str(), count_source);
+    if (!out.labels.empty()) {
+      const auto [lo, hi] = std::minmax_element(out.labels.begin(), out.labels.end());
+      // The span in unsigned arithmetic: *hi - *lo may not fit an int64.
+      if (static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo) >= 10000)
+        raise<ParseError>(f->path, ": ", unit, " labels span ", *lo, " to ", *hi,
+                          "; too many classes to one-hot encode");
+      out.label_min = *lo;
+      out.label_cols = *hi - *lo + 1;
+    }
+  }
+  return out;
 }
 
 std::string infer_prefix(const fs::path& dir) {
@@ -150,76 +192,16 @@ Dataset assemble(const Files& files, const std::string& prefix, const TuOptions&
   }
 
   // Node features: attributes, then one-hot node labels (PyG's order).
-  int64_t attr_cols = 0, label_cols = 0;
-  std::vector<float> attrs;
-  if (const auto f = files.optional("_node_attributes.txt")) {
-    FloatRows r = read_rows(*f, "node attribute");
-    check_rows(*f, static_cast<size_t>(r.rows), n, ind.path);
-    attrs = std::move(r.values);
-    attr_cols = r.cols;
-  }
-  std::vector<int64_t> node_label;
-  int64_t label_min = 0;
-  if (const auto f = files.optional("_node_labels.txt")) {
-    // Some datasets give several label columns per node; PyG one-hot encodes each. One column is
-    // the common case and what is supported here.
-    node_label = read_column(*f, "node label");
-    check_rows(*f, node_label.size(), n, ind.path);
-    const auto [lo, hi] = std::minmax_element(node_label.begin(), node_label.end());
-    // The span in unsigned arithmetic: *hi - *lo may not fit an int64.
-    if (static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo) >= 10000)
-      raise<ParseError>(f->path, ": node labels span ", *lo, " to ", *hi,
-                        "; too many classes to one-hot encode");
-    label_min = *lo;
-    label_cols = *hi - *lo + 1;
-  }
-  const int64_t f_cols = attr_cols + label_cols;
-  if (f_cols > 0) {
-    Tensor x({n, f_cols}, 0.f);
-    for (int64_t v = 0; v < n; ++v) {
-      float* row = x.data() + v * f_cols;
-      for (int64_t c = 0; c < attr_cols; ++c) row[c] = attrs[static_cast<size_t>(v * attr_cols + c)];
-      if (label_cols > 0) row[attr_cols + node_label[static_cast<size_t>(v)] - label_min] = 1.f;
-    }
-    ds.features = Features(std::move(x));
-  } else {
+  const AttributesThenLabels node = read_attributes_then_labels(files, "node", n, ind.path);
+  if (node.cols() > 0)
+    ds.features = Features(Tensor({n, node.cols()}, node.rows(n)));
+  else
     ds.notes.push_back("no node attributes or labels: the graphs have no node features");
-  }
-  // Edge features: attributes, then one-hot edge labels (PyG's order), one row per line of _A.txt,
-  // carried into the graph's CSR order (merged repeated edges sum their rows, as PyG's coalesce).
-  {
-    int64_t e_attr_cols = 0, e_label_cols = 0, e_label_min = 0;
-    std::vector<float> e_attrs;
-    std::vector<int64_t> e_label;
-    if (const auto f = files.optional("_edge_attributes.txt")) {
-      FloatRows r = read_rows(*f, "edge attribute");
-      check_edge_rows(*f, static_cast<size_t>(r.rows), stored, files.where("_A.txt"));
-      e_attrs = std::move(r.values);
-      e_attr_cols = r.cols;
-    }
-    if (const auto f = files.optional("_edge_labels.txt")) {
-      e_label = read_column(*f, "edge label");
-      check_edge_rows(*f, e_label.size(), stored, files.where("_A.txt"));
-      if (!e_label.empty()) {
-        const auto [lo, hi] = std::minmax_element(e_label.begin(), e_label.end());
-        if (static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo) >= 10000)
-          raise<ParseError>(f->path, ": edge labels span ", *lo, " to ", *hi,
-                            "; too many classes to one-hot encode");
-        e_label_min = *lo;
-        e_label_cols = *hi - *lo + 1;
-      }
-    }
-    const int64_t d = e_attr_cols + e_label_cols;
-    if (d > 0 && stored > 0) {
-      std::vector<float> rows(static_cast<size_t>(stored * d), 0.f);
-      for (int64_t k = 0; k < stored; ++k) {
-        float* row = rows.data() + k * d;
-        for (int64_t c = 0; c < e_attr_cols; ++c) row[c] = e_attrs[static_cast<size_t>(k * e_attr_cols + c)];
-        if (e_label_cols > 0) row[e_attr_cols + e_label[static_cast<size_t>(k)] - e_label_min] = 1.f;
-      }
-      ds.edge_attr = edge_rows_in_csr_order(ds.graph, rows, d, stored);
-    }
-  }
+  // Edge features, likewise, one row per line of _A.txt, carried into the graph's CSR order (merged
+  // repeated edges sum their rows, as PyG's coalesce).
+  const AttributesThenLabels edge = read_attributes_then_labels(files, "edge", stored, files.where("_A.txt"));
+  if (edge.cols() > 0 && stored > 0)
+    ds.edge_attr = edge_rows_in_csr_order(ds.graph, edge.rows(stored), edge.cols(), stored);
   if (files.optional("_graph_attributes.txt"))
     ds.notes.push_back(prefix +
                        "_graph_attributes.txt is not loaded (graph regression targets are not "

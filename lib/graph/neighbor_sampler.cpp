@@ -296,33 +296,4 @@ Block full_neighborhood_block(const Graph& graph, std::span<const int64_t> dst_n
   return sample_block(graph, dst_nodes, /*fanout=*/-1, /*replace=*/false, /*seed=*/0, /*hop=*/0);
 }
 
-Tensor gather_rows(ConstView features, std::span<const int64_t> ids) {
-  if (features.rank() < 1)
-    raise<ShapeError>("gather_rows: features has shape ", features.shape().str(),
-                      ", expected rank >= 1 [N, ...]");
-  const int64_t n = features.dim(0);
-  const auto m = static_cast<int64_t>(ids.size());
-  const int64_t bad = parallel_find_first(0, m, 1 << 16, [&](int64_t k) {
-    const int64_t v = ids[static_cast<size_t>(k)];
-    return (v < 0) | (v >= n);
-  });
-  if (bad < m)
-    raise<InvalidArgument>("gather_rows: ids[", bad, "] is ", ids[static_cast<size_t>(bad)],
-                           ", expected in [0, N=", n, ")");
-  std::vector<int64_t> dims(features.shape().dims().begin(), features.shape().dims().end());
-  dims[0] = m;
-  Tensor out = Tensor::uninitialized(Shape(std::span<const int64_t>(dims)));
-  const int64_t width = n > 0 ? features.numel() / n : 0;
-  if (width == 0 || m == 0) return out;
-  const float* src = features.data();
-  float* dst = out.data();
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / width);  // ~128 KiB per piece
-  parallel_for(0, m, grain, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k)
-      std::memcpy(dst + k * width, src + ids[static_cast<size_t>(k)] * width,
-                  static_cast<size_t>(width) * sizeof(float));
-  });
-  return out;
-}
-
 }  // namespace edgeattn

@@ -108,8 +108,8 @@ std::vector<autograd::Parameter*> GATConv::parameters() {
 
 Var GATConv::edge_scores(autograd::Tape& tape, const Graph& graph, const EdgeFeatures& edges) {
   if (!edges.attr) return {};
-  (void)check_edge_features(tape, "GATConv " + lin.weight.name, graph, edges,
-                            lin_edge ? options_.edge_dim : 0, "GATConvOptions::edge_dim");
+  check_edge_features(tape, "GATConv " + lin.weight.name, graph, edges, options_.edge_dim,
+                      "GATConvOptions::edge_dim");
   const int64_t h = options_.heads, c = options_.out_channels;
   const Var a_edge = autograd::reshape(tape, tape.parameter(att_edge), {h, c});
   // [E, H] = edge_attr u^T with u = sum_c att_edge[h, c] lin_edge.weight[h*C + c, :]  ([H, edge_dim])

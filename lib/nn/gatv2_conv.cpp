@@ -99,8 +99,8 @@ Var GATv2Conv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput
 Var GATv2Conv::run(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
                    const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention) {
   if (edges.attr)
-    (void)check_edge_features(tape, "GATv2Conv " + lin_l.weight.name, graph, edges, options_.edge_dim,
-                              "GATv2ConvOptions::edge_dim");
+    check_edge_features(tape, "GATv2Conv " + lin_l.weight.name, graph, edges, options_.edge_dim,
+                        "GATv2ConvOptions::edge_dim");
   const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
   const bool same = &x_src == &x_dst;
   const Var x_l = autograd::reshape(tape, lin_l.forward(tape, x_src), {ns, h, c});

@@ -148,9 +148,8 @@ PreparedGraph prepare_graph(const Graph& graph, bool add_self_loops, ConstView e
     raise<InvalidArgument>("prepare_graph: fill_value has ", fill.value.size(),
                            " values, expected 1 or edge_dim=", f);
   Rebuilt r = rebuild(graph, add_self_loops);
-  PreparedGraph out{std::move(r.graph), Tensor::uninitialized({0, f})};
-  const int64_t e_out = out.graph.num_edges();
-  out.edge_attr = Tensor::uninitialized({e_out, f});
+  PreparedGraph out{std::move(r.graph), {}};
+  out.edge_attr = Tensor::uninitialized({out.graph.num_edges(), f});
   if (!add_self_loops) {
     std::copy_n(edge_attr.data(), edge_attr.numel(), out.edge_attr.data());
     return out;
@@ -178,8 +177,8 @@ bool has_one_self_loop_per_node(const Graph& graph) {
   return true;
 }
 
-const Tensor& check_edge_features(const autograd::Tape& tape, const std::string& who, const Graph& graph,
-                                  const EdgeFeatures& edges, int64_t edge_dim, const char* option) {
+void check_edge_features(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                         const EdgeFeatures& edges, int64_t edge_dim, const char* option) {
   if (edge_dim <= 0)
     raise<InvalidArgument>(who, ": edge attributes were given but the layer has no edge_dim (build it with ",
                            option, " = the attributes' width)");
@@ -189,7 +188,6 @@ const Tensor& check_edge_features(const autograd::Tape& tape, const std::string&
         who, ": edge attributes have shape ", attr.shape().str(), ", expected [num_edges=", graph.num_edges(),
         ", edge_dim=", edge_dim,
         "] in the prepared graph's CSR order (nn::prepare_graph(graph, add_self_loops, edge_attr))");
-  return attr;
 }
 
 }  // namespace edgeattn::nn

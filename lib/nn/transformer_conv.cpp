@@ -88,8 +88,8 @@ Var TransformerConv::run(autograd::Tape& tape, const Graph& graph, const NodeInp
                          const NodeInput& x_dst, const EdgeFeatures& edges, uint64_t dropout_seed,
                          Tensor* attention) {
   if (edges.attr)
-    (void)check_edge_features(tape, "TransformerConv " + lin_key.weight.name, graph, edges,
-                              lin_edge ? options_.edge_dim : 0, "TransformerConvOptions::edge_dim");
+    check_edge_features(tape, "TransformerConv " + lin_key.weight.name, graph, edges, options_.edge_dim,
+                        "TransformerConvOptions::edge_dim");
   const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
   const Var q = autograd::reshape(tape, lin_query.forward(tape, x_dst), {nd, h, c});
   const Var k = autograd::reshape(tape, lin_key.forward(tape, x_src), {ns, h, c});

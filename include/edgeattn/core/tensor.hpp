@@ -199,4 +199,9 @@ void check_shape(const std::string& what, ConstView view, std::initializer_list<
 /// Largest |a - b| over all elements (shapes must match).
 float max_abs_diff(ConstView a, ConstView b);
 
+/// out [ids.size(), ...] = features [N, ...] rows ids[0], ids[1], ... (any rank >= 1), copied in
+/// parallel. Throws ShapeError for a rank-0 input and InvalidArgument when an id is outside
+/// [0, N), naming it. (Sparse features: CsrMatrix::select_rows.)
+Tensor gather_rows(ConstView features, std::span<const int64_t> ids);
+
 }  // namespace edgeattn

@@ -18,7 +18,7 @@
 // outermost hop (its sources are the input nodes whose features are read), blocks.back() ends at
 // the seeds. Each block is a Graph [num_dst x num_src] in local ids, CSR by destination as always
 // (columns ascending within a row), so the existing kernels and layers run on it unchanged:
-//   x_src = gather_rows(features, block.src_nodes)       // [block.num_src(), F]
+//   x_src = gather_rows(features, block.src_nodes)       // [block.num_src(), F] (core/tensor.hpp)
 //   x_dst = first block.num_dst() rows of x_src           // destinations lead the sources
 // Node numbering (the DGL/PyG convention): for a square input graph the first num_dst sources
 // are the destinations in their given order, then each new source in order of first appearance,
@@ -110,11 +110,6 @@ Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64
 /// Every in-edge of each of `dst_nodes`: a layer of full-neighbourhood inference (fanout -1).
 /// With dst_nodes = [0, n) of a square graph it is the graph itself, src_nodes = [0, n).
 Block full_neighborhood_block(const Graph& graph, std::span<const int64_t> dst_nodes);
-
-/// out [ids.size(), ...] = features [N, ...] rows ids[0], ids[1], ... (any rank >= 1), copied in
-/// parallel. Throws ShapeError for a rank-0 input and InvalidArgument when an id is outside
-/// [0, N), naming it. (Sparse features: CsrMatrix::select_rows.)
-Tensor gather_rows(ConstView features, std::span<const int64_t> ids);
 
 /// The `draw`-th random index in [0, n) of node `node` at hop `hop` under `seed` (n >= 1): 64 bits
 /// of philox4x32 keyed by the seed, counter (node, hop, draw / 2), scaled to [0, n) by a

@@ -72,11 +72,11 @@ struct EdgeFeatures {
   autograd::Var attr{};
 };
 
-/// The attributes' value after checking them for a layer `who` built with `edge_dim` (0: none):
+/// Checks edge attributes for a layer `who` built with `edge_dim` (0: none):
 /// InvalidArgument when the layer has no edge_dim (naming `option`, e.g. "GATConvOptions::edge_dim"),
 /// ShapeError unless they are [graph.num_edges(), edge_dim].
-const Tensor& check_edge_features(const autograd::Tape& tape, const std::string& who, const Graph& graph,
-                                  const EdgeFeatures& edges, int64_t edge_dim, const char* option);
+void check_edge_features(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                         const EdgeFeatures& edges, int64_t edge_dim, const char* option);
 
 /// True when every node has exactly one self-loop (what prepare_graph(g, true) produces).
 bool has_one_self_loop_per_node(const Graph& graph);

@@ -28,7 +28,6 @@ namespace edgeattn::kernels {
 /// instantiation, so the plain score compiles exactly as without them).
 template <bool kEdge = false>
 struct DotScore {
-  static constexpr bool kHasEdge = kEdge;
   const float* q;
   const float* k;
   int64_t heads, dk;
@@ -183,7 +182,6 @@ inline constexpr bool kIsAdditive<AdditiveScore<kH>> = true;
 /// of size edges x features is stored.
 template <bool kTanh, bool kEdge = false>
 struct VectorScore {
-  static constexpr bool kHasEdge = kEdge;
   const float* q;
   const float* k;
   const float* att;
@@ -253,7 +251,7 @@ struct VectorScore {
     for (int64_t h = 0; h < heads; ++h)
       for (int64_t c = 0; c < dk; ++c) {
         const int64_t hc = h * dk + c;
-        const float dz = ds[h] * att[hc] * act_grad(qi[hc] + kj[hc] + edge_term(e, hc), slope);
+        const float dz = ds[h] * att[hc] * act_grad(input(qi, kj, e, hc), slope);
         const float* w = we + hc * fe;
         if (dea_e)
           for (int64_t f = 0; f < fe; ++f) dea_e[f] += dz * w[f];

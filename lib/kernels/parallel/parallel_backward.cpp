@@ -90,14 +90,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       (void)wk;
       (void)dwe;
       if (g.dse) score.pre_activation_grad(i, j, e, ds, g.dse + e * heads);
-    } else if constexpr (kIsVector<S>) {
-      (void)wk;
-      if (score.ea && (g.dea || dwe))
-        score.grad_edge(i, j, e, ds, g.dea ? g.dea + e * score.fe : nullptr, dwe);
+    } else if constexpr (kHasEdgeAttributes<S>) {
+      float* dea_e = g.dea ? g.dea + e * score.fe : nullptr;
+      if constexpr (kIsVector<S>)
+        score.grad_edge(i, j, e, ds, dea_e, dwe);
+      else
+        score.grad_edge(i, e, ds, wk, in.dout + i * heads * dv, dea_e, dwe);
     } else {
-      (void)j;
-      if (score.ea && (g.dea || dwe))
-        score.grad_edge(i, e, ds, wk, in.dout + i * heads * dv, g.dea ? g.dea + e * score.fe : nullptr, dwe);
+      (void)i, (void)j, (void)e, (void)ds, (void)wk, (void)dwe;
     }
   };
   // The dot score with edge attributes: each edge's value is v_j + ve_e.
@@ -106,15 +106,15 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   auto dalpha = [&](int64_t i, int64_t j, int64_t e, const float* kf, float* da, float* ve) {
     const float* dout_i = in.dout + i * heads * dv;
     const float* vj = a.v + j * heads * dv;
-    for (int64_t h = 0; h < heads; ++h) da[h] = dot(dout_i + h * dv, vj + h * dv, dv);
-    if constexpr (edge_values) {
+    if constexpr (edge_values)
       score.edge_values(e, ve);
-      for (int64_t h = 0; h < heads; ++h) da[h] += dot(dout_i + h * dv, ve + h * dv, dv);
-    } else {
-      (void)e;
-      (void)ve;
+    else
+      (void)e, (void)ve;
+    for (int64_t h = 0; h < heads; ++h) {
+      float d = dot(dout_i + h * dv, vj + h * dv, dv);
+      if constexpr (edge_values) d += dot(dout_i + h * dv, ve + h * dv, dv);
+      da[h] = kf[h] * d;
     }
-    for (int64_t h = 0; h < heads; ++h) da[h] *= kf[h];
   };
 
   // ---- Pass 1: destination rows --------------------------------------------------------------
@@ -126,7 +126,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
   const int64_t we_size = g.dwe ? width * a.score.fe : 0;
   std::vector<float> dwe_partial(num_chunks * static_cast<size_t>(we_size));
-  const bool edge_attr_grads = g.dea || g.dwe;
+  const bool edge_attr_grads = kHasEdgeAttributes<S> && (g.dea || g.dwe);
   const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || edge_attr_grads || kSoftmax;
   if (need_pass1) {
     parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {

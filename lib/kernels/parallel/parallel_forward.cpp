@@ -4,10 +4,10 @@
 // running sum l of exp(s - m) and the running weighted sum acc of values (Milakov & Gimelshein
 // 2018, "Online normalizer calculation for softmax"; the same recurrence as FlashAttention, Dao et
 // al. 2022). At the end out = acc / l and the row log-sum-exp m + log(l) is saved for backward.
-// With edge attributes (the dot score's, TransformerConv's edge_dim) each edge adds its projection
-// ve_e to its value as it passes. Nothing of size edges x features is stored; with dropout, the value sum
-// uses the masked weights while l uses all of them, so the kept weights are alpha * mask / (1 - p) exactly as
-// in the reference.
+// With edge attributes (the dot score's, TransformerConv's edge_dim) each edge adds its
+// projection ve_e to its value as it passes. Nothing of size edges x features is stored; with
+// dropout, the value sum uses the masked weights while l uses all of them, so the kept weights
+// are alpha * mask / (1 - p) exactly as in the reference.
 //
 // The shift m is raised lazily: only when a score exceeds it by more than kRescaleMargin (8) does
 // the kernel move m to the new maximum and rescale l and acc (the threshold rescaling of

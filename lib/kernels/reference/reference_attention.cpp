@@ -98,11 +98,7 @@ double edge_value(const KernelArgs& a, const Layout& L, int64_t j, int64_t e, in
 /// The vector scores' activation input z_c = q_ic + k_jc (+ sum_f we_hcf ea_ef) of edge e, head h.
 double vector_input(const ScoreArgs& s, const Layout& L, int64_t i, int64_t j, int64_t e, int64_t h,
                     int64_t c) {
-  double z = double(s.q[L.qk(i, h) + c]) + double(s.k[L.qk(j, h) + c]);
-  if (s.ea)
-    for (int64_t f = 0; f < s.fe; ++f)
-      z += double(s.we[(h * s.dk + c) * s.fe + f]) * double(s.ea[e * s.fe + f]);
-  return z;
+  return double(s.q[L.qk(i, h) + c]) + double(s.k[L.qk(j, h) + c]) + edge_vector(s, e, h, c);
 }
 
 /// The score s_e of edge e = (j -> i) in head h, before the optional bias.

@@ -179,14 +179,12 @@ def _loop_attr(edge_attr: torch.Tensor, dst: torch.Tensor, num_loops: int, fill_
 class _AttentionConv(nn.Module):
     """What the three layers share: the graph cache, dropout seeds and the attention call."""
 
-    def __init__(self, heads: int, concat: bool, dropout: float, add_self_loops: bool, edge_dim,
-                 edge_features: bool = False) -> None:
+    def __init__(self, heads: int, concat: bool, dropout: float, add_self_loops: bool,
+                 edge_dim: Optional[int]) -> None:
         super().__init__()
-        if edge_dim is not None and not edge_features:
-            raise NotImplementedError(
-                f"{type(self).__name__}(edge_dim={edge_dim}): edge features are not supported yet for this layer "
-                "(its edge term also enters the aggregated values, which edgeattn's kernel does not take yet; "
-                "GATConv and GATv2Conv support edge_dim)")
+        if edge_dim is not None and edge_dim < 1:
+            raise _edgeattn.InvalidArgument(f"{type(self).__name__}: edge_dim is {edge_dim}, expected >= 1 (or None)")
+        self.edge_dim = edge_dim
         if heads < 1:
             raise _edgeattn.InvalidArgument(f"{type(self).__name__}: heads is {heads}, expected >= 1")
         if not 0.0 <= dropout < 1.0:
@@ -244,9 +242,9 @@ class GATConv(_GatFamilyConv):
                  concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
                  add_self_loops: bool = True, edge_dim: Optional[int] = None, fill_value="mean",
                  bias: bool = True, residual: bool = False) -> None:
-        super().__init__(heads, concat, dropout, add_self_loops, edge_dim, edge_features=True)
+        super().__init__(heads, concat, dropout, add_self_loops, edge_dim)
         self.in_channels, self.out_channels, self.negative_slope = in_channels, out_channels, negative_slope
-        self.edge_dim, self.fill_value = edge_dim, fill_value
+        self.fill_value = fill_value
         in_src, in_dst = _pair(in_channels)
         if isinstance(in_channels, int):
             self.lin = _linear(in_channels, heads * out_channels, False, True)
@@ -260,8 +258,6 @@ class GATConv(_GatFamilyConv):
         _glorot(self.att_src)
         _glorot(self.att_dst)
         if edge_dim is not None:
-            if edge_dim < 1:
-                raise _edgeattn.InvalidArgument(f"GATConv: edge_dim is {edge_dim}, expected >= 1 (or None)")
             self.lin_edge = _linear(edge_dim, heads * out_channels, False, True)
             self.att_edge = nn.Parameter(torch.empty(1, heads, out_channels))
             _glorot(self.att_edge)
@@ -321,16 +317,14 @@ class GATv2Conv(_GatFamilyConv):
                  concat: bool = True, negative_slope: float = 0.2, dropout: float = 0.0,
                  add_self_loops: bool = True, edge_dim: Optional[int] = None, fill_value="mean",
                  bias: bool = True, share_weights: bool = False, residual: bool = False) -> None:
-        super().__init__(heads, concat, dropout, add_self_loops, edge_dim, edge_features=True)
+        super().__init__(heads, concat, dropout, add_self_loops, edge_dim)
         self.in_channels, self.out_channels, self.negative_slope = in_channels, out_channels, negative_slope
-        self.edge_dim, self.fill_value = edge_dim, fill_value
+        self.fill_value = fill_value
         in_src, in_dst = _pair(in_channels)
         self.lin_l = _linear(in_src, heads * out_channels, bias, True)
         self.lin_r = self.lin_l if share_weights else _linear(in_dst, heads * out_channels, bias, True)
         self.att = nn.Parameter(torch.empty(1, heads, out_channels))
         _glorot(self.att)
-        if edge_dim is not None and edge_dim < 1:
-            raise _edgeattn.InvalidArgument(f"GATv2Conv: edge_dim is {edge_dim}, expected >= 1 (or None)")
         self.lin_edge = _linear(edge_dim, heads * out_channels, False, True) if edge_dim is not None else None
         width = heads * out_channels if concat else out_channels
         self.res = _linear(in_dst, width, False, True) if residual else None
@@ -368,15 +362,12 @@ class TransformerConv(_AttentionConv):
     def __init__(self, in_channels: Union[int, Tuple[int, int]], out_channels: int, heads: int = 1,
                  concat: bool = True, beta: bool = False, dropout: float = 0.0, edge_dim: Optional[int] = None,
                  bias: bool = True, root_weight: bool = True) -> None:
-        super().__init__(heads, concat, dropout, False, edge_dim, edge_features=True)
+        super().__init__(heads, concat, dropout, False, edge_dim)
         self.in_channels, self.out_channels, self.beta, self.root_weight = in_channels, out_channels, beta, root_weight
-        self.edge_dim = edge_dim
         in_src, in_dst = _pair(in_channels)
         self.lin_key = nn.Linear(in_src, heads * out_channels)
         self.lin_query = nn.Linear(in_dst, heads * out_channels)
         self.lin_value = nn.Linear(in_src, heads * out_channels)
-        if edge_dim is not None and edge_dim < 1:
-            raise _edgeattn.InvalidArgument(f"TransformerConv: edge_dim is {edge_dim}, expected >= 1 (or None)")
         self.lin_edge = nn.Linear(edge_dim, heads * out_channels, bias=False) if edge_dim is not None else None
         width = heads * out_channels if concat else out_channels
         # As PyG: lin_skip exists even without root_weight (unused then), so state dicts match;
