@@ -46,8 +46,9 @@ build_packages=(build-essential cmake ninja-build pkg-config libtbb-dev libsuite
                 libcurl4-openssl-dev libarchive-dev nlohmann-json3-dev)
 # What only `./run test` needs: clang for the libFuzzer targets, and the Python stack of the
 # bindings' tests (PyTorch is the reference the bindings are compared with).
+# Open MPI and METIS: the optional distributed training (dist/) and its mpirun tests (label mpi).
 test_packages=(clang libclang-rt-dev python3 python3-venv python3-dev python3-numpy python3-scipy python3-pytest
-               python3-torch)
+               python3-torch libopenmpi-dev openmpi-bin libmetis-dev)
 
 packages=("${build_packages[@]}")
 if [ "$purpose" = test ]; then packages+=("${test_packages[@]}"); fi

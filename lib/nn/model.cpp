@@ -409,22 +409,24 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, co
   return h;
 }
 
-// The conv stack on sampled blocks: layer l reads graphs[l] (prepared, bipartite) with x_src =
-// the previous output (or x0) and x_dst = its first num_dst rows. x0_dst: layer 0's x_dst.
-// attrs[l]: block l's edge attributes in its prepared CSR order (empty without edge features),
-// moved onto the tape.
+// The conv stack on bipartite graphs (sampled blocks, or one rank's part of a partitioned graph):
+// layer l reads graphs[l] (prepared) with x_src = the previous output (or x0) and x_dst = its
+// first num_dst rows. x0_dst: layer 0's x_dst. edges[l]: layer l's edge attributes (empty without
+// edge features). `expand`, when given, turns a layer's output (num_dst rows) into the next
+// layer's sources (the halo exchange); without it the output already is the next block's sources.
 template <class Conv>
-Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs, std::vector<Tensor>& attrs,
-                const NodeInput& x0, const NodeInput& x0_dst, std::vector<std::unique_ptr<Conv>>& convs,
-                const ModelConfig& c, uint64_t step_seed) {
+Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
+                const std::vector<EdgeFeatures>& edges, const NodeInput& x0, const NodeInput& x0_dst,
+                std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed,
+                const Model::ExpandFn* expand) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
+    if (l > 0 && expand) h = (*expand)(tape, h);
     const NodeInput x_src = l == 0 ? x0 : NodeInput(h);
     const NodeInput x_dst = l == 0 ? x0_dst : NodeInput(autograd::leading_rows(tape, h, graphs[l].num_dst()));
-    // The tape takes the block's attributes over: its backward reads them after this returns.
-    const EdgeFeatures edges{attrs.empty() ? Var{} : tape.constant(std::move(attrs[l]))};
-    h = convs[l]->forward(tape, graphs[l], x_src, x_dst, edges, att_seed, nullptr);
+    h = convs[l]->forward(tape, graphs[l], x_src, x_dst, edges.empty() ? EdgeFeatures{} : edges[l], att_seed,
+                          nullptr);
     if (l + 1 < convs.size())
       h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1));
   }
@@ -484,18 +486,11 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
   const uint64_t input_seed = site_seed(step_seed, kInputDropout);
   // Input dropout keyed by element index: x_dst's rows are x_src's first rows, so both see the
   // same mask.
-  Impl& m = *impl_;
-  auto run = [&](const NodeInput& x0, const NodeInput& x0_dst) -> Var {
-    switch (c.kind) {
-      case ModelKind::gat:
-        return block_stack(tape, graphs, attrs, x0, x0_dst, m.gat, c, step_seed);
-      case ModelKind::gatv2:
-        return block_stack(tape, graphs, attrs, x0, x0_dst, m.gatv2, c, step_seed);
-      case ModelKind::transformer:
-      case ModelKind::graph_transformer:
-        break;
-    }
-    return block_stack(tape, graphs, attrs, x0, x0_dst, m.transformer, c, step_seed);
+  // The tape takes the blocks' attributes over: the backward reads them after this returns.
+  std::vector<EdgeFeatures> edges;
+  for (Tensor& a : attrs) edges.push_back({tape.constant(std::move(a))});
+  auto run = [&](const NodeInput& x0, const NodeInput& x0_dst) {
+    return run_blocks(tape, graphs, edges, x0, x0_dst, step_seed, nullptr);
   };
   if (x.is_sparse()) {
     const CsrMatrix x_src =
@@ -508,6 +503,57 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
   const Var x_src = tape.constant(gather_rows(x.dense().view(), batch.input_nodes));
   return run(NodeInput::with_dropout(x_src, c.dropout, input_seed),
              NodeInput::with_dropout(autograd::leading_rows(tape, x_src, nd0), c.dropout, input_seed));
+}
+
+Var Model::run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
+                      const std::vector<EdgeFeatures>& edges, const NodeInput& x0, const NodeInput& x0_dst,
+                      uint64_t step_seed, const ExpandFn* expand) {
+  Impl& m = *impl_;
+  switch (config_.kind) {
+    case ModelKind::gat:
+      return block_stack(tape, graphs, edges, x0, x0_dst, m.gat, config_, step_seed, expand);
+    case ModelKind::gatv2:
+      return block_stack(tape, graphs, edges, x0, x0_dst, m.gatv2, config_, step_seed, expand);
+    case ModelKind::transformer:
+      return block_stack(tape, graphs, edges, x0, x0_dst, m.transformer, config_, step_seed, expand);
+    case ModelKind::graph_transformer:
+      break;
+  }
+  raise<InvalidArgument>(
+      "Model: bipartite graphs need a conv kind (gat, gatv2, transformer), not graph_transformer");
+}
+
+Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, const data::Features& x_src,
+                             const EdgeFeatures& edges, const ExpandFn& expand, uint64_t step_seed) {
+  const ModelConfig& c = config_;
+  if (c.kind == ModelKind::graph_transformer)
+    raise<InvalidArgument>(
+        "Model::forward_partition: distributed training needs a conv kind (gat, gatv2, transformer), not "
+        "graph_transformer");
+  if ((c.edge_dim > 0) != static_cast<bool>(edges.attr))
+    raise<InvalidArgument>("Model::forward_partition: the model has edge_dim = ", c.edge_dim,
+                           " but edge attributes were ", edges.attr ? "given" : "not given");
+  const int64_t in = c.in_channels + c.pe_dim, nd = graph.num_dst();
+  if (x_src.rows() != graph.num_src() || x_src.cols() != in)
+    raise<ShapeError>("Model::forward_partition: x_src has shape [", x_src.rows(), ", ", x_src.cols(),
+                      "], expected [num_src=", graph.num_src(), ", in_channels + pe_dim=", in, "]");
+  if (nd > graph.num_src())
+    raise<ShapeError>("Model::forward_partition: ", graph.describe(),
+                      " has more destinations than sources (they must lead the sources)");
+  const std::vector<Graph> graphs(static_cast<size_t>(c.layers), graph);
+  const std::vector<EdgeFeatures> layer_edges(edges.attr ? static_cast<size_t>(c.layers) : 0, edges);
+  const uint64_t input_seed = site_seed(step_seed, kInputDropout);
+  if (x_src.is_sparse()) {
+    const CsrMatrix dropped = autograd::dropout(tape, x_src.sparse(), c.dropout, input_seed);
+    std::vector<int64_t> first(static_cast<size_t>(nd));
+    for (int64_t i = 0; i < nd; ++i) first[static_cast<size_t>(i)] = i;
+    return run_blocks(tape, graphs, layer_edges, NodeInput(dropped), NodeInput(dropped.select_rows(first)),
+                      step_seed, &expand);
+  }
+  const Var x = tape.constant_ref(x_src.dense());
+  return run_blocks(tape, graphs, layer_edges, NodeInput::with_dropout(x, c.dropout, input_seed),
+                    NodeInput::with_dropout(autograd::leading_rows(tape, x, nd), c.dropout, input_seed),
+                    step_seed, &expand);
 }
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,

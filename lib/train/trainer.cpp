@@ -44,18 +44,9 @@ Evaluation evaluate(const autograd::Tape& tape, autograd::Var logits, const data
   return e;
 }
 
-namespace {
-
-// What one epoch's training does: records, backpropagates and applies the updates on `tape`
-// (cleared and in training mode on entry) and returns the epoch's training loss.
-using EpochStepFn =
-    std::function<double(autograd::Tape& tape, int64_t epoch, Adam& optimizer, TrainResult& result)>;
-
-// The loop fit() and fit_minibatch() share: training step(s), evaluation with `forward` in eval
-// mode, early stopping, the kept weights' metrics.
-TrainResult run_fit(const char* who, const EpochStepFn& train_epoch, const ForwardFn& forward,
-                    std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
-                    const data::Split& split, const TrainConfig& config) {
+TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardFn& forward,
+                     std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
+                     const data::Split& split, const TrainConfig& config) {
   if (config.epochs < 1) raise<InvalidArgument>(who, ": epochs is ", config.epochs, ", expected >= 1");
   if (config.patience < 0) raise<InvalidArgument>(who, ": patience is ", config.patience, ", expected >= 0");
   if (split.train.empty()) raise<InvalidArgument>(who, ": the split has no training nodes");
@@ -125,6 +116,8 @@ TrainResult run_fit(const char* who, const EpochStepFn& train_epoch, const Forwa
   return result;
 }
 
+namespace {
+
 // One optimiser step on `tape` for `loss`; times the update when profiling.
 void backward_and_step(autograd::Tape& tape, autograd::Var loss, Adam& optimizer, TrainResult& result,
                        bool profile) {
@@ -138,8 +131,9 @@ void backward_and_step(autograd::Tape& tape, autograd::Var loss, Adam& optimizer
   }
 }
 
-// The labels of `nodes`, in that order (row k of a batch's logits is nodes[k]).
-data::Labels labels_of(const data::Labels& labels, std::span<const int64_t> nodes) {
+}  // namespace
+
+data::Labels select_labels(const data::Labels& labels, std::span<const int64_t> nodes) {
   data::Labels out;
   out.num_classes = labels.num_classes;
   out.eval_metric = labels.eval_metric;
@@ -156,8 +150,6 @@ data::Labels labels_of(const data::Labels& labels, std::span<const int64_t> node
   return out;
 }
 
-}  // namespace
-
 TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> parameters,
                 const data::Labels& labels, const data::Split& split, const TrainConfig& config) {
   const auto step = [&](autograd::Tape& tape, int64_t epoch, Adam& optimizer, TrainResult& result) {
@@ -168,7 +160,7 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
     backward_and_step(tape, loss, optimizer, result, config.profile);
     return value;
   };
-  return run_fit("fit", step, forward, std::move(parameters), labels, split, config);
+  return fit_with("fit", step, forward, std::move(parameters), labels, split, config);
 }
 
 std::vector<int64_t> shuffled(std::span<const int64_t> nodes, uint64_t seed) {
@@ -202,7 +194,7 @@ TrainResult fit_minibatch(const BatchForwardFn& batch_forward, const ForwardFn& 
       if (tape.value(logits).rank() != 2 || tape.value(logits).dim(0) != static_cast<int64_t>(seeds.size()))
         raise<ShapeError>("fit_minibatch: the batch's logits have shape ", tape.value(logits).shape().str(),
                           ", expected [", seeds.size(), ", num_classes] (one row per seed)");
-      const data::Labels batch_labels = labels_of(labels, seeds);
+      const data::Labels batch_labels = select_labels(labels, seeds);
       std::vector<int64_t> rows(seeds.size());
       for (size_t k = 0; k < rows.size(); ++k) rows[k] = static_cast<int64_t>(k);
       const autograd::Var loss = loss_of(tape, logits, batch_labels, rows);
@@ -211,7 +203,7 @@ TrainResult fit_minibatch(const BatchForwardFn& batch_forward, const ForwardFn& 
     }
     return loss_sum / static_cast<double>(n);
   };
-  return run_fit("fit_minibatch", step, forward, std::move(parameters), labels, split, config);
+  return fit_with("fit_minibatch", step, forward, std::move(parameters), labels, split, config);
 }
 
 }  // namespace edgeattn::train

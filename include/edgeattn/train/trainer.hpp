@@ -99,6 +99,23 @@ TrainResult fit_minibatch(const BatchForwardFn& batch_forward, const ForwardFn& 
                           std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
                           const data::Split& split, int64_t batch_size, const TrainConfig& config);
 
+/// One epoch of training for fit_with(): `tape` is cleared and in training mode on entry; record
+/// the forward, backpropagate and step `optimizer` (once, or once per batch) and return the
+/// epoch's training loss. `result` takes op times when profiling (TrainConfig::profile).
+using EpochFn =
+    std::function<double(autograd::Tape& tape, int64_t epoch, Adam& optimizer, TrainResult& result)>;
+
+/// The loop fit() and fit_minibatch() share, for training schemes of one's own (distributed
+/// training, dist/distributed_training.hpp): per epoch `train_epoch`, then an evaluation of
+/// `forward` (eval mode; logits whose rows `labels` and `split` index), early stopping, and the
+/// kept weights' metrics at the end. `who` names the caller in error messages.
+TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardFn& forward,
+                     std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
+                     const data::Split& split, const TrainConfig& config);
+
+/// The labels of `nodes`, in that order: row k of the result is node nodes[k]'s.
+data::Labels select_labels(const data::Labels& labels, std::span<const int64_t> nodes);
+
 /// `nodes` in an order that is a pure function of (nodes, seed) (Fisher-Yates, counter-based).
 std::vector<int64_t> shuffled(std::span<const int64_t> nodes, uint64_t seed);
 

@@ -1,0 +1,97 @@
+// Distributed training's one-process case (SelfCommunicator; the multi-process runs are
+// tests/dist/mpi/, under mpirun): the communicator helpers, and fit_distributed with one part
+// against fit() on the whole graph.
+#include "edgeattn/dist/distributed_training.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "edgeattn/data/planetoid.hpp"
+#include "edgeattn/data/preprocess.hpp"
+#include "edgeattn/dist/halo_exchange.hpp"
+#include "support/expect_error.hpp"
+
+namespace edgeattn::dist {
+namespace {
+
+TEST(SelfCommunicator, SumsGathersAndExchangesAsOneRank) {
+  SelfCommunicator comm;
+  std::vector<float> v{1.f, 2.f};
+  sum_in_rank_order(comm, std::span<float>(v));
+  EXPECT_EQ(v, (std::vector<float>{1.f, 2.f}));
+  EXPECT_EQ(allgather_value(comm, 7), (std::vector<int64_t>{7}));
+  const std::vector<float> send{1, 2, 3, 4};
+  std::vector<float> recv(4);
+  const std::vector<int64_t> rows{2};
+  comm.alltoallv_rows(send.data(), rows, recv.data(), rows, 2);
+  EXPECT_EQ(recv, send);
+}
+
+data::Dataset cora() {
+  data::Dataset ds =
+      data::load_planetoid(std::filesystem::path(EDGEATTN_SOURCE_DIR) / "datasets/cora/planetoid", "cora");
+  data::normalize_features(ds.features);
+  return ds;
+}
+
+TEST(FitDistributed, OnePartMatchesFitOnTheWholeGraph) {
+  const data::Dataset ds = cora();
+  nn::ModelConfig cfg{
+      .kind = nn::ModelKind::gat, .in_channels = ds.num_features(), .num_classes = ds.num_classes()};
+  cfg.dropout = cfg.attention_dropout = 0.f;
+  cfg.seed = 3;
+  train::TrainConfig tc;
+  tc.epochs = 15;
+  tc.patience = 0;
+
+  nn::Model reference(cfg);
+  const Graph g = reference.prepare_graph(ds.graph);
+  const data::Features x = reference.prepare_features(ds.graph, ds.features);
+  const auto forward = [&](autograd::Tape& t, uint64_t s) { return reference.forward(t, g, x, s); };
+  const train::TrainResult want = train::fit(forward, reference.parameters(), ds.labels, ds.split(), tc);
+
+  SelfCommunicator comm;
+  nn::Model model(cfg);
+  const DistributedInputs in = distribute(model, ds, comm, {.method = PartitionMethod::contiguous});
+  EXPECT_EQ(in.part.num_halo(), 0);
+  EXPECT_EQ(in.part.num_owned(), ds.num_nodes());
+  const train::TrainResult got = fit_distributed(model, comm, in, ds.labels, ds.split(), tc);
+  ASSERT_EQ(got.history.size(), want.history.size());
+  for (size_t e = 0; e < want.history.size(); ++e) {
+    EXPECT_NEAR(got.history[e].train_loss, want.history[e].train_loss, 1e-4 * want.history[e].train_loss)
+        << e;
+    EXPECT_NEAR(got.history[e].val_loss, want.history[e].val_loss, 1e-4 * want.history[e].val_loss) << e;
+    EXPECT_NEAR(got.history[e].test_accuracy, want.history[e].test_accuracy, 0.003) << e;
+  }
+  // Predictions of the owned nodes, gathered.
+  const Tensor logits = gather_owned_rows(comm, in.part, predict_distributed(model, comm, in));
+  autograd::Tape t;
+  t.training = false;
+  EXPECT_LT(max_abs_diff(logits, t.value(reference.forward(t, g, x, 0))), 1e-3f);
+}
+
+TEST(FitDistributed, InputsOfAnotherCommunicatorAreRefused) {
+  SelfCommunicator comm;
+  DistributedInputs in;
+  in.part.parts = 2;
+  in.part.rank = 1;
+  const data::Dataset ds = cora();
+  nn::Model model(
+      {.kind = nn::ModelKind::gat, .in_channels = ds.num_features(), .num_classes = ds.num_classes()});
+  testing::expect_throw_naming<InvalidArgument>(
+      [&] { fit_distributed(model, comm, in, ds.labels, ds.split(), {}); }, {"rank 1 of 2", "one process"});
+  LocalPartition p;
+  p.owned = {0, 1};
+  p.num_nodes = 2;
+  autograd::Tape tape;
+  testing::expect_throw_naming<ShapeError>(
+      [&] {
+        halo_exchange(tape, tape.constant(Tensor({3, 2})), p, comm);
+      },
+      {"[3, 2]", "num_owned=2"});
+}
+
+}  // namespace
+}  // namespace edgeattn::dist
