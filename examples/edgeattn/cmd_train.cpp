@@ -5,6 +5,8 @@
 //                  --weight-decay 5e-4 --epochs 1000 --patience 100 --seed 0 --threads T]
 //                  [--runs R] [--json] [--save FILE] [--attention-out FILE] [--plot FILE]
 //                  [--batch-size B --fanout 15,10,5 [--replace]]   (mini-batch, neighbour sampling)
+//   mpirun -np P edgeattn train --distributed [--partitioner metis|degree_balanced|contiguous]
+//                  --threads T ...          (full-graph training over MPI: P ranks, one part each)
 //   edgeattn train --task graph --dataset mutag [--readout mean|sum|max|attention] [--folds 10]
 //   edgeattn eval    --model-file FILE --dataset cora [--json]
 //   edgeattn predict --model-file FILE --dataset cora [--out FILE]
@@ -17,7 +19,9 @@
 // the model options describe, a readout, a linear classifier) on each fold of data::stratified_kfold
 // and reports each fold's test accuracy and their mean and standard deviation. --batch-size trains on
 // mini-batches of B training nodes with their sampled neighbourhoods (graph/neighbor_sampler.hpp,
-// train::fit_minibatch); evaluation stays exact on the whole graph.
+// train::fit_minibatch); evaluation stays exact on the whole graph. --distributed (under mpirun)
+// partitions the graph into one part per rank and trains with halo exchange between layers
+// (dist/distributed_training.hpp); rank 0 prints and saves, every rank ends on any rank's error.
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +29,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <numeric>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -37,6 +42,10 @@
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/data/splits.hpp"
+#include "edgeattn/dist/distributed_training.hpp"
+#if EDGEATTN_HAVE_MPI
+#include "edgeattn/dist/mpi_communicator.hpp"
+#endif
 #include "edgeattn/nn/graph_classifier.hpp"
 #include "edgeattn/nn/model.hpp"
 #include "edgeattn/train/checkpoint.hpp"
@@ -325,6 +334,92 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+// --distributed: every rank loads the dataset, keeps its part, trains; rank 0 reports.
+int train_distributed(const Args& args, const data::Dataset& ds, nn::ModelConfig cfg, train::TrainConfig tc,
+                      const data::Split& split, bool show_progress, bool normalize) {
+#if EDGEATTN_HAVE_MPI
+  if (cfg.kind == nn::ModelKind::graph_transformer)
+    throw UsageError("--distributed needs a conv model (gat, gatv2, transformer), not graph_transformer");
+  dist::MpiEnvironment mpi;
+  dist::MpiCommunicator comm(MPI_COMM_WORLD);
+  // From here on an error on one rank must end all of them: the others would wait in a collective.
+  try {
+    const bool lead = comm.rank() == 0;
+    const PartitionMethod method = args.given("partitioner") ? parse_partition_method(args.str("partitioner"))
+                                   : metis_available()       ? PartitionMethod::metis
+                                                             : PartitionMethod::degree_balanced;
+    cfg.seed = static_cast<uint64_t>(args.integer("seed", 0));
+    tc.seed = cfg.seed;
+    nn::Model model(cfg);
+    const dist::DistributedInputs in =
+        dist::distribute(model, ds, comm, {.method = method, .seed = cfg.seed}, cfg.edge_dim > 0);
+    const dist::LocalPartition& part = in.part;
+    // Bytes this rank sends per training step: the halo rows of every layer after the first,
+    // forward (its send lists) and backward (its halo's gradients).
+    const int64_t width = cfg.hidden * cfg.heads;
+    const int64_t sent_rows = std::accumulate(part.send_rows.begin(), part.send_rows.end(), int64_t{0});
+    const int64_t halo_bytes = (cfg.layers - 1) * (sent_rows + part.num_halo()) * width * 4;
+    const std::vector<int64_t> all_halo_bytes = dist::allgather_value(comm, halo_bytes);
+    const std::vector<int64_t> all_owned = dist::allgather_value(comm, part.num_owned());
+    double ms_sum = 0;
+    Progress progress(ds.name, show_progress && lead,
+                      ds.labels.metric() == "accuracy" ? "acc" : ds.labels.metric());
+    tc.on_epoch = [&](const train::EpochStats& s) {
+      ms_sum += 1e3 * s.train_seconds;
+      progress.epoch(s, ms_sum / static_cast<double>(s.epoch + 1));
+      return true;
+    };
+    const train::TrainResult r = dist::fit_distributed(model, comm, in, ds.labels, split, tc);
+    progress.finish();
+    const std::vector<int64_t> rss = dist::allgather_value(comm, static_cast<int64_t>(peak_rss_mb()));
+    if (args.given("save") && lead) {
+      ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split")};
+      train::save_parameters(args.str("save"), model.parameters(), meta.serialize());
+    }
+    if (!lead) return 0;
+    const auto max_of = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
+    if (args.flag_set("json")) {
+      JsonObject j;
+      j.field("dataset", ds.name).field("format", ds.format).field("model", args.str("model"));
+      j.field("split", args.str("split").empty() ? ds.default_split : args.str("split"));
+      j.field("runs", int64_t{1}).field("threads", max_threads()).field("batch_size", int64_t{0});
+      j.field("ranks", static_cast<int64_t>(comm.size())).field("partitioner", to_string(method));
+      j.field("edge_cut", in.quality.edge_cut).field("halo_fraction", in.quality.halo_fraction);
+      j.field("edge_imbalance", in.quality.edge_imbalance).field("max_owned_nodes", max_of(all_owned));
+      j.field("max_halo_bytes_per_epoch", max_of(all_halo_bytes));
+      j.field("metric", ds.labels.metric());
+      j.field("test_accuracy", r.test_accuracy).field("val_accuracy", r.val_accuracy);
+      j.field("epochs", r.epochs_run).field("best_epoch", r.best_epoch);
+      j.field("seconds_per_epoch", r.seconds_per_epoch);
+      j.field("parameters", model.num_parameters());
+      j.field("library", "edgeattn").field("version", tool_version()).field("input", args.str("dataset"));
+      j.field("peak_rss_mb", static_cast<double>(max_of(rss)));
+      std::cout << j.str() << "\n";
+    } else {
+      std::printf(
+          "%d ranks (%s partitions: halo %.3f of the nodes, %lld cut edges, edge imbalance %.3f), "
+          "%lld epochs, best epoch %lld, peak RSS %lld MB on the largest rank\n",
+          comm.size(), to_string(method), in.quality.halo_fraction,
+          static_cast<long long>(in.quality.edge_cut), in.quality.edge_imbalance,
+          static_cast<long long>(r.epochs_run), static_cast<long long>(r.best_epoch),
+          static_cast<long long>(max_of(rss)));
+      std::printf("test %s %.4f (val %.4f), %.2f ms per training epoch\n", ds.labels.metric().c_str(),
+                  r.test_accuracy, r.val_accuracy, 1e3 * r.seconds_per_epoch);
+    }
+  } catch (const std::exception& e) {
+    comm.abort(e.what());
+  }
+  return 0;
+#else
+  (void)args, (void)ds, (void)cfg, (void)tc, (void)split, (void)show_progress, (void)normalize;
+  throw UsageError("--distributed needs MPI: this edgeattn was built without it");
+#endif
+}
+
+}  // namespace
+
 int run_train(std::span<const std::string> argv) {
   Args args("edgeattn train",
             "Train a graph attention network for node classification (full batch, Adam, "
@@ -370,12 +465,31 @@ int run_train(std::span<const std::string> argv) {
           "edge-features",
           "feed the dataset's edge attributes (OGB edge-feat, TUDataset edge attributes and labels) to every "
           "attention layer (PyG's edge_dim; self-loops get the mean of their node's in-edges)");
+  args.flag("distributed",
+            "full-graph training over MPI, one graph part per rank: run under mpirun -np P (with --threads T "
+            "so that P x T fits the cores)")
+      .option("partitioner", "METHOD", "metis (when built with METIS), else degree_balanced",
+              "--distributed: metis, degree_balanced or contiguous (graph/partition.hpp)");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
   }
   std::optional<ThreadLimit> limit;
   limit_threads(args, limit);
+  if (args.flag_set("distributed")) {
+    if (!EDGEATTN_HAVE_MPI)
+      throw UsageError(
+          "--distributed needs MPI: this edgeattn was built without it (install libopenmpi-dev and "
+          "openmpi-bin, then reconfigure with -DEDGEATTN_MPI=ON)");
+    for (const char* o : {"batch-size", "fanout", "attention-out", "plot"})
+      if (args.given(o)) throw UsageError(std::string("--") + o + " does not apply to --distributed");
+    if (args.flag_set("replace") || args.flag_set("profile"))
+      throw UsageError("--replace and --profile do not apply to --distributed");
+    if (args.given("runs") && args.integer("runs", 1, 1000) != 1)
+      throw UsageError("--distributed trains one run (--runs 1)");
+  } else if (args.given("partitioner")) {
+    throw UsageError("--partitioner applies to --distributed");
+  }
   const int64_t runs = args.integer("runs", 1, 1000);
   if (runs > 1 && (args.given("save") || args.given("attention-out") || args.given("plot")))
     throw UsageError("--save, --attention-out and --plot need a single run (--runs 1)");
@@ -429,6 +543,8 @@ int run_train(std::span<const std::string> argv) {
 
   check_labels(ds);
   const data::Split& split = ds.split(args.str("split"));
+  if (args.flag_set("distributed"))
+    return train_distributed(args, ds, cfg, tc, split, show_progress, normalize);
   const int64_t batch_size = args.integer("batch-size", 0, int64_t{1} << 40);
   NeighborSamplerOptions sampling{.fanouts = {}, .replace = args.flag_set("replace"), .seed = 0};
   if (batch_size == 0 && (args.given("fanout") || args.flag_set("replace")))

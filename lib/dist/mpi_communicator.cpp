@@ -7,15 +7,20 @@
 
 namespace edgeattn::dist {
 
-MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
+namespace {
+bool init_mpi(int* argc, char*** argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
-  if (initialized) return;
+  if (initialized) return false;
   int provided = 0;
-  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
     raise<CommError>("MPI_Init_thread failed");
-  owns_ = true;
+  return true;
 }
+}  // namespace
+
+MpiEnvironment::MpiEnvironment(int& argc, char**& argv) : owns_(init_mpi(&argc, &argv)) {}
+MpiEnvironment::MpiEnvironment() : owns_(init_mpi(nullptr, nullptr)) {}
 
 MpiEnvironment::~MpiEnvironment() {
   int finalized = 0;

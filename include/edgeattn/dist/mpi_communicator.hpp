@@ -32,6 +32,8 @@ class CommError : public Error {
 class MpiEnvironment {
  public:
   MpiEnvironment(int& argc, char**& argv);
+  /// Without the program's arguments (MPI 2 allows it): for a library or a subcommand.
+  MpiEnvironment();
   ~MpiEnvironment();
   MpiEnvironment(const MpiEnvironment&) = delete;
   MpiEnvironment& operator=(const MpiEnvironment&) = delete;
