@@ -336,25 +336,66 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
 
 namespace {
 
-// --distributed: every rank loads the dataset, keeps its part, trains; rank 0 reports.
-int train_distributed(const Args& args, const data::Dataset& ds, nn::ModelConfig cfg, train::TrainConfig tc,
-                      const data::Split& split, bool show_progress, bool normalize) {
+// The optimiser and loop options every training command shares.
+train::TrainConfig train_config_from(const Args& args) {
+  train::TrainConfig tc;
+  tc.epochs = args.integer("epochs", 1, 10'000'000);
+  tc.patience = args.integer("patience", 0, 10'000'000);
+  tc.optimizer.lr = static_cast<float>(args.real("lr", 0.0, 10.0));
+  tc.optimizer.weight_decay = static_cast<float>(args.real("weight-decay", 0.0, 10.0));
+  tc.optimizer.decoupled_weight_decay = args.flag_set("adamw");
+  return tc;
+}
+
+// --distributed: every rank takes its part (cut from the dataset it loads, or read from
+// --partitions files written by `edgeattn partition`), trains; rank 0 reports.
+int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig tc, bool show_progress,
+                      bool normalize) {
 #if EDGEATTN_HAVE_MPI
   if (cfg.kind == nn::ModelKind::graph_transformer)
     throw UsageError("--distributed needs a conv model (gat, gatv2, transformer), not graph_transformer");
+  if (cfg.pe != nn::PositionalEncodingKind::none)
+    throw UsageError("--distributed takes no positional encoding (--pe needs the whole graph)");
+  if (args.str("task") != "node") throw UsageError("--distributed trains --task node");
   dist::MpiEnvironment mpi;
   dist::MpiCommunicator comm(MPI_COMM_WORLD);
   // From here on an error on one rank must end all of them: the others would wait in a collective.
   try {
     const bool lead = comm.rank() == 0;
-    const PartitionMethod method = args.given("partitioner") ? parse_partition_method(args.str("partitioner"))
-                                   : metis_available()       ? PartitionMethod::metis
-                                                             : PartitionMethod::degree_balanced;
+    dist::DatasetPart data;
+    PartitionMethod method = PartitionMethod::contiguous;
+    PartitionQuality quality;
+    std::string split_name = args.str("split");
+    if (args.given("partitions")) {
+      data = dist::read_partition(args.str("partitions"), comm.size(), comm.rank());
+      method = parse_partition_method(data.method);
+      quality = data.quality;
+      split_name = data.split;
+    } else {
+      data::Dataset ds = load_dataset_arg(args.str("dataset"), args, true);
+      ds.graph = ds.graph.with_input_maps({}, {});
+      check_labels(ds);
+      if (split_name.empty()) split_name = ds.default_split;
+      method = args.given("partitioner") ? parse_partition_method(args.str("partitioner"))
+               : metis_available()       ? PartitionMethod::metis
+                                         : PartitionMethod::degree_balanced;
+      const auto owner = partition_nodes(ds.graph, {.parts = comm.size(), .method = method});
+      quality = partition_quality(ds.graph, owner, comm.size());
+      data = dist::make_dataset_part(ds, ds.split(args.str("split")), owner, comm.size(), comm.rank());
+    }
+    if (normalize && data.features.cols() > 0) data::normalize_features(data.features);
+    cfg.in_channels = data.features.cols();
+    cfg.num_classes = data.labels.num_classes;
+    if (args.flag_set("edge-features")) {
+      if (data.edge_attr.absent())
+        raise<InvalidArgument>("dataset '", data.name, "' has no edge attributes (--edge-features)");
+      cfg.edge_dim = data.edge_attr.dim(1);
+    }
     cfg.seed = static_cast<uint64_t>(args.integer("seed", 0));
     tc.seed = cfg.seed;
     nn::Model model(cfg);
-    const dist::DistributedInputs in =
-        dist::distribute(model, ds, comm, {.method = method, .seed = cfg.seed}, cfg.edge_dim > 0);
+    const std::string name = data.name, format = data.format;
+    const dist::DistributedInputs in = dist::prepare_part(model, std::move(data), cfg.edge_dim > 0);
     const dist::LocalPartition& part = in.part;
     // Bytes this rank sends per training step: the halo rows of every layer after the first,
     // forward (its send lists) and backward (its halo's gradients).
@@ -364,56 +405,56 @@ int train_distributed(const Args& args, const data::Dataset& ds, nn::ModelConfig
     const std::vector<int64_t> all_halo_bytes = dist::allgather_value(comm, halo_bytes);
     const std::vector<int64_t> all_owned = dist::allgather_value(comm, part.num_owned());
     double ms_sum = 0;
-    Progress progress(ds.name, show_progress && lead,
-                      ds.labels.metric() == "accuracy" ? "acc" : ds.labels.metric());
+    const std::string metric = in.labels.metric();
+    Progress progress(name, show_progress && lead, metric == "accuracy" ? "acc" : metric);
     tc.on_epoch = [&](const train::EpochStats& s) {
       ms_sum += 1e3 * s.train_seconds;
       progress.epoch(s, ms_sum / static_cast<double>(s.epoch + 1));
       return true;
     };
-    const train::TrainResult r = dist::fit_distributed(model, comm, in, ds.labels, split, tc);
+    const train::TrainResult r = dist::fit_distributed(model, comm, in, tc);
     progress.finish();
     const std::vector<int64_t> rss = dist::allgather_value(comm, static_cast<int64_t>(peak_rss_mb()));
     if (args.given("save") && lead) {
-      ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split")};
+      ModelFileMeta meta{cfg, normalize, name, format, split_name};
       train::save_parameters(args.str("save"), model.parameters(), meta.serialize());
     }
     if (!lead) return 0;
     const auto max_of = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
     if (args.flag_set("json")) {
       JsonObject j;
-      j.field("dataset", ds.name).field("format", ds.format).field("model", args.str("model"));
-      j.field("split", args.str("split").empty() ? ds.default_split : args.str("split"));
+      j.field("dataset", name).field("format", format).field("model", args.str("model"));
+      j.field("split", split_name);
       j.field("runs", int64_t{1}).field("threads", max_threads()).field("batch_size", int64_t{0});
       j.field("ranks", static_cast<int64_t>(comm.size())).field("partitioner", to_string(method));
-      j.field("edge_cut", in.quality.edge_cut).field("halo_fraction", in.quality.halo_fraction);
-      j.field("edge_imbalance", in.quality.edge_imbalance).field("max_owned_nodes", max_of(all_owned));
+      j.field("edge_cut", quality.edge_cut).field("halo_fraction", quality.halo_fraction);
+      j.field("edge_imbalance", quality.edge_imbalance).field("max_owned_nodes", max_of(all_owned));
       j.field("max_halo_bytes_per_epoch", max_of(all_halo_bytes));
-      j.field("metric", ds.labels.metric());
+      j.field("metric", metric);
       j.field("test_accuracy", r.test_accuracy).field("val_accuracy", r.val_accuracy);
       j.field("epochs", r.epochs_run).field("best_epoch", r.best_epoch);
       j.field("seconds_per_epoch", r.seconds_per_epoch);
       j.field("parameters", model.num_parameters());
-      j.field("library", "edgeattn").field("version", tool_version()).field("input", args.str("dataset"));
+      j.field("library", "edgeattn").field("version", tool_version());
+      j.field("input", args.given("partitions") ? args.str("partitions") : args.str("dataset"));
       j.field("peak_rss_mb", static_cast<double>(max_of(rss)));
       std::cout << j.str() << "\n";
     } else {
       std::printf(
           "%d ranks (%s partitions: halo %.3f of the nodes, %lld cut edges, edge imbalance %.3f), "
           "%lld epochs, best epoch %lld, peak RSS %lld MB on the largest rank\n",
-          comm.size(), to_string(method), in.quality.halo_fraction,
-          static_cast<long long>(in.quality.edge_cut), in.quality.edge_imbalance,
-          static_cast<long long>(r.epochs_run), static_cast<long long>(r.best_epoch),
+          comm.size(), to_string(method), quality.halo_fraction, static_cast<long long>(quality.edge_cut),
+          quality.edge_imbalance, static_cast<long long>(r.epochs_run), static_cast<long long>(r.best_epoch),
           static_cast<long long>(max_of(rss)));
-      std::printf("test %s %.4f (val %.4f), %.2f ms per training epoch\n", ds.labels.metric().c_str(),
-                  r.test_accuracy, r.val_accuracy, 1e3 * r.seconds_per_epoch);
+      std::printf("test %s %.4f (val %.4f), %.2f ms per training epoch\n", metric.c_str(), r.test_accuracy,
+                  r.val_accuracy, 1e3 * r.seconds_per_epoch);
     }
   } catch (const std::exception& e) {
     comm.abort(e.what());
   }
   return 0;
 #else
-  (void)args, (void)ds, (void)cfg, (void)tc, (void)split, (void)show_progress, (void)normalize;
+  (void)args, (void)cfg, (void)tc, (void)show_progress, (void)normalize;
   throw UsageError("--distributed needs MPI: this edgeattn was built without it");
 #endif
 }
@@ -469,7 +510,10 @@ int run_train(std::span<const std::string> argv) {
             "full-graph training over MPI, one graph part per rank: run under mpirun -np P (with --threads T "
             "so that P x T fits the cores)")
       .option("partitioner", "METHOD", "metis (when built with METIS), else degree_balanced",
-              "--distributed: metis, degree_balanced or contiguous (graph/partition.hpp)");
+              "--distributed: metis, degree_balanced or contiguous (graph/partition.hpp)")
+      .option("partitions", "DIR", "",
+              "--distributed: read each rank's part from DIR (written by edgeattn partition) instead of "
+              "loading and partitioning --dataset on every rank");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
@@ -487,8 +531,13 @@ int run_train(std::span<const std::string> argv) {
       throw UsageError("--replace and --profile do not apply to --distributed");
     if (args.given("runs") && args.integer("runs", 1, 1000) != 1)
       throw UsageError("--distributed trains one run (--runs 1)");
-  } else if (args.given("partitioner")) {
-    throw UsageError("--partitioner applies to --distributed");
+    if (args.given("partitions") &&
+        (args.given("partitioner") || args.given("dataset") || args.given("split")))
+      throw UsageError(
+          "--partitions DIR holds the dataset, its split and its partition: drop --dataset, --split "
+          "and --partitioner");
+  } else if (args.given("partitioner") || args.given("partitions")) {
+    throw UsageError("--partitioner and --partitions apply to --distributed");
   }
   const int64_t runs = args.integer("runs", 1, 1000);
   if (runs > 1 && (args.given("save") || args.given("attention-out") || args.given("plot")))
@@ -519,6 +568,9 @@ int run_train(std::span<const std::string> argv) {
   cfg.pe_dim = cfg.pe == nn::PositionalEncodingKind::none ? 0 : args.integer("pe-dim", 1, 1024);
   if (cfg.kind == nn::ModelKind::transformer) cfg.add_self_loops = false;  // PyG TransformerConv adds none
 
+  if (args.flag_set("distributed")) {
+    return train_distributed(args, cfg, train_config_from(args), !args.flag_set("quiet"), normalize);
+  }
   data::Dataset ds = load_dataset_arg(args.str("dataset"), args, true);
   // Training reads no per-edge data in the file's order: the maps from file entries to CSR edges
   // (two int64s per edge) would only take memory.
@@ -531,20 +583,13 @@ int run_train(std::span<const std::string> argv) {
     cfg.edge_dim = edge_attr_width(ds);
   }
 
-  train::TrainConfig tc;
-  tc.epochs = args.integer("epochs", 1, 10'000'000);
-  tc.patience = args.integer("patience", 0, 10'000'000);
-  tc.optimizer.lr = static_cast<float>(args.real("lr", 0.0, 10.0));
-  tc.optimizer.weight_decay = static_cast<float>(args.real("weight-decay", 0.0, 10.0));
-  tc.optimizer.decoupled_weight_decay = args.flag_set("adamw");
+  train::TrainConfig tc = train_config_from(args);
   const bool show_progress = !args.flag_set("quiet");
   tc.profile = args.flag_set("profile");
   if (task == "graph") return train_graph_classifier(args, ds, cfg, tc, show_progress);
 
   check_labels(ds);
   const data::Split& split = ds.split(args.str("split"));
-  if (args.flag_set("distributed"))
-    return train_distributed(args, ds, cfg, tc, split, show_progress, normalize);
   const int64_t batch_size = args.integer("batch-size", 0, int64_t{1} << 40);
   NeighborSamplerOptions sampling{.fanouts = {}, .replace = args.flag_set("replace"), .seed = 0};
   if (batch_size == 0 && (args.given("fanout") || args.flag_set("replace")))

@@ -20,5 +20,6 @@ int run_dataset_list(std::span<const std::string> args);        // edgeattn data
 int run_train(std::span<const std::string> args);               // edgeattn train
 int run_eval(std::span<const std::string> args);                // edgeattn eval
 int run_predict(std::span<const std::string> args);             // edgeattn predict
+int run_partition(std::span<const std::string> args);           // edgeattn partition
 
 }  // namespace edgeattn::cli

@@ -40,6 +40,8 @@ const std::vector<Command>& commands() {
        "measure STREAM triad, FMA peak and random gather, JSON",
        edgeattn::cli::run_bench_limits},
       {{"train"}, "train a graph attention network for node classification", edgeattn::cli::run_train},
+      {{"partition"}, "partition a dataset into one file per rank for train --distributed",
+       edgeattn::cli::run_partition},
       {{"eval"}, "evaluate a saved model on a dataset", edgeattn::cli::run_eval},
       {{"predict"}, "predict node classes with a saved model", edgeattn::cli::run_predict},
       {{"dataset", "info"},

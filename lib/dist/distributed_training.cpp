@@ -6,6 +6,7 @@
 #include "edgeattn/autograd/ops/arithmetic.hpp"
 #include "edgeattn/autograd/ops/loss.hpp"
 #include "edgeattn/core/error.hpp"
+#include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/dist/halo_exchange.hpp"
 
 namespace edgeattn::dist {
@@ -30,53 +31,50 @@ autograd::Var forward_part(autograd::Tape& tape, nn::Model& model, Communicator&
   return model.forward_partition(tape, part.graph, in.x_src, edges, expand, step_seed);
 }
 
-// Sorted, distinct.
-std::vector<int64_t> sorted_union(const data::Split& split) {
-  std::vector<int64_t> all(split.train);
-  all.insert(all.end(), split.val.begin(), split.val.end());
-  all.insert(all.end(), split.test.begin(), split.test.end());
-  std::sort(all.begin(), all.end());
-  all.erase(std::unique(all.begin(), all.end()), all.end());
-  return all;
-}
-
-std::vector<int64_t> positions_in(const std::vector<int64_t>& sorted, std::span<const int64_t> nodes) {
-  std::vector<int64_t> out(nodes.size());
-  for (size_t k = 0; k < nodes.size(); ++k)
-    out[k] = std::lower_bound(sorted.begin(), sorted.end(), nodes[k]) - sorted.begin();
-  return out;
-}
-
 }  // namespace
 
-DistributedInputs distribute(const nn::Model& model, const data::Dataset& ds, Communicator& comm,
-                             const PartitionOptions& options, bool edge_features) {
-  if (edge_features && ds.edge_attr.absent())
+DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool edge_features) {
+  const nn::ModelConfig& c = model.config();
+  if (c.kind == nn::ModelKind::graph_transformer)
     raise<InvalidArgument>(
-        "distribute: edge features were asked for, but the dataset has no edge attributes");
+        "prepare_part: distributed training needs a conv kind (gat, gatv2, transformer), not "
+        "graph_transformer");
+  if (c.pe != nn::PositionalEncodingKind::none)
+    raise<InvalidArgument>("prepare_part: positional encodings (pe = ", nn::to_string(c.pe),
+                           ") need the whole graph; distributed training takes none");
+  if (part.features.cols() != c.in_channels)
+    raise<ShapeError>("prepare_part: the part's features have ", part.features.cols(),
+                      " columns, the model expects in_channels = ", c.in_channels);
+  if (edge_features && part.edge_attr.absent())
+    raise<InvalidArgument>("prepare_part: edge features were asked for, but the part has no edge attributes");
+  if (edge_features != (c.edge_dim > 0))
+    raise<InvalidArgument>("prepare_part: the model has edge_dim = ", c.edge_dim, " but edge features were ",
+                           edge_features ? "asked for" : "not asked for");
   DistributedInputs in;
-  Graph graph;
-  Tensor attr;
+  in.part = std::move(part.part);
   if (edge_features) {
-    nn::PreparedGraph p = model.prepare_graph(ds.graph, ds.edge_attr);
-    graph = std::move(p.graph);
-    attr = std::move(p.edge_attr);
+    nn::PreparedGraph p = nn::prepare_graph(in.part.graph, c.add_self_loops, part.edge_attr.view());
+    in.part.graph = std::move(p.graph);
+    in.edge_attr = std::move(p.edge_attr);
   } else {
-    graph = model.prepare_graph(ds.graph);
+    in.part.graph = nn::prepare_graph(in.part.graph, c.add_self_loops);
   }
+  in.x_src = data::sparsify_features(part.features);
+  in.labels = std::move(part.labels);
+  in.train = std::move(part.train);
+  in.val = std::move(part.val);
+  in.test = std::move(part.test);
+  return in;
+}
+
+DistributedInputs distribute(const nn::Model& model, const data::Dataset& ds, const data::Split& split,
+                             Communicator& comm, const PartitionOptions& options, bool edge_features,
+                             PartitionQuality* quality) {
   PartitionOptions o = options;
   o.parts = comm.size();
-  const std::vector<int32_t> part = partition_nodes(graph, o);
-  in.quality = partition_quality(graph, part, o.parts);
-  in.part = make_local_partition(graph, part, comm.size(), comm.rank());
-  const data::Features x = model.prepare_features(ds.graph, ds.features);
-  const std::vector<int64_t> sources = in.part.sources();
-  if (x.is_sparse())
-    in.x_src = data::Features(x.sparse().select_rows(sources));
-  else
-    in.x_src = data::Features(gather_rows(x.dense().view(), sources));
-  if (edge_features) in.edge_attr = gather_rows(attr.view(), in.part.edge_ids);
-  return in;
+  const std::vector<int32_t> part = partition_nodes(ds.graph, o);
+  if (quality) *quality = partition_quality(ds.graph, part, o.parts);
+  return prepare_part(model, make_dataset_part(ds, split, part, comm.size(), comm.rank()), edge_features);
 }
 
 Tensor gather_owned_rows(Communicator& comm, const LocalPartition& part, ConstView owned_rows) {
@@ -102,34 +100,17 @@ Tensor predict_distributed(nn::Model& model, Communicator& comm, const Distribut
 }
 
 train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const DistributedInputs& in,
-                                   const data::Labels& labels, const data::Split& split,
                                    const train::TrainConfig& config) {
   check_inputs(in, comm, "fit_distributed");
-  const LocalPartition& part = in.part;
-  const int64_t n = part.num_nodes;
-  const int64_t labelled =
-      labels.multi_label() ? labels.multi_hot.dim(0) : static_cast<int64_t>(labels.classes.size());
-  if (labelled != n)
-    raise<InvalidArgument>("fit_distributed: labels cover ", labelled, " nodes, the graph has ", n);
-  for (const auto* list : {&split.train, &split.val, &split.test})
-    for (int64_t v : *list)
-      if (v < 0 || v >= n)
-        raise<InvalidArgument>("fit_distributed: split node ", v, " is out of [0, ", n, ")");
+  if (in.train.total == 0) raise<InvalidArgument>("fit_distributed: the split has no training nodes");
 
   // The loss: this rank's training nodes (local rows), weighted by their share of all of them.
-  std::vector<char> is_train(static_cast<size_t>(n), 0);
-  for (int64_t v : split.train) is_train[static_cast<size_t>(v)] = 1;
-  const data::Labels local_labels = train::select_labels(labels, part.owned);
-  std::vector<int64_t> local_train;
-  for (int64_t k = 0; k < part.num_owned(); ++k)
-    if (is_train[static_cast<size_t>(part.owned[static_cast<size_t>(k)])]) local_train.push_back(k);
-  const auto global_train = static_cast<double>(split.train.size());
-  const auto share =
-      static_cast<float>(static_cast<double>(local_train.size()) / std::max(global_train, 1.0));
   // A rank without training nodes still runs the backward (its exchanges are collectives): its
   // loss is row 0's scaled by 0, which gives every op a (zero) gradient.
-  const std::vector<int64_t> loss_rows = local_train.empty() ? std::vector<int64_t>{0} : local_train;
-  const float factor = local_train.empty() ? 0.f : share;
+  const std::vector<int64_t> loss_rows = in.train.rows.empty() ? std::vector<int64_t>{0} : in.train.rows;
+  const float factor = in.train.rows.empty() ? 0.f
+                                             : static_cast<float>(static_cast<double>(in.train.rows.size()) /
+                                                                  static_cast<double>(in.train.total));
 
   std::vector<autograd::Parameter*> params = model.parameters();
   int64_t num_values = 0;
@@ -141,9 +122,9 @@ train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const D
     optimizer.zero_grad();
     const autograd::Var logits = forward_part(tape, model, comm, in, train::step_seed(config.seed, epoch));
     const autograd::Var local =
-        local_labels.multi_label()
-            ? autograd::bce_with_logits(tape, logits, tape.constant_ref(local_labels.multi_hot), loss_rows)
-            : autograd::cross_entropy(tape, logits, local_labels.classes, loss_rows);
+        in.labels.multi_label()
+            ? autograd::bce_with_logits(tape, logits, tape.constant_ref(in.labels.multi_hot), loss_rows)
+            : autograd::cross_entropy(tape, logits, in.labels.classes, loss_rows);
     const autograd::Var loss = autograd::scale(tape, local, factor);
     double value = static_cast<double>(tape.value(loss).data()[0]);
     tape.backward(loss);
@@ -164,31 +145,56 @@ train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const D
     return value;
   };
 
-  // Evaluation: the logits of the split's nodes, gathered to every rank in a compact [S, C]
-  // tensor; labels and split are renumbered to its rows (same order, so the same sums as fit()).
-  const std::vector<int64_t> scored = sorted_union(split);
-  const data::Labels scored_labels = train::select_labels(labels, scored);
-  data::Split scored_split;
-  scored_split.train = positions_in(scored, split.train);
-  scored_split.val = positions_in(scored, split.val);
-  scored_split.test = positions_in(scored, split.test);
-  std::vector<int64_t> mine_rows, mine_ids;  // local rows of owned scored nodes, their compact ids
-  for (int64_t k = 0; k < part.num_owned(); ++k) {
-    const int64_t v = part.owned[static_cast<size_t>(k)];
-    const auto it = std::lower_bound(scored.begin(), scored.end(), v);
-    if (it != scored.end() && *it == v) {
-      mine_rows.push_back(k);
-      mine_ids.push_back(it - scored.begin());
+  // Evaluation: the logits of the split's nodes gathered to every rank as one [S, C] tensor whose
+  // rows are the train, val and test lists in their one-process order, with the labels to match;
+  // fit_with then scores them as fit() does.
+  std::vector<int64_t> mine_rows, mine_ids;  // local rows of this rank's scored nodes, their rows in [S, C]
+  int64_t offset = 0;
+  for (const SplitPart* s : {&in.train, &in.val, &in.test}) {
+    for (size_t k = 0; k < s->rows.size(); ++k) {
+      mine_rows.push_back(s->rows[k]);
+      mine_ids.push_back(offset + s->positions[k]);
     }
+    offset += s->total;
   }
+  const int64_t scored = offset;
   const std::vector<int64_t> all_ids = allgather_concat(comm, mine_ids);
+  if (static_cast<int64_t>(all_ids.size()) != scored)
+    raise<InvalidArgument>("fit_distributed: the ranks hold ", all_ids.size(), " of the split's ", scored,
+                           " nodes (parts of different partitions?)");
+  data::Split scored_split;
+  for (int64_t k = 0; k < scored; ++k) {
+    auto& list = k < in.train.total                  ? scored_split.train
+                 : k < in.train.total + in.val.total ? scored_split.val
+                                                     : scored_split.test;
+    list.push_back(k);
+  }
+  data::Labels scored_labels;
+  scored_labels.num_classes = in.labels.num_classes;
+  scored_labels.eval_metric = in.labels.eval_metric;
+  if (in.labels.multi_label()) {
+    const Tensor mine = gather_rows(in.labels.multi_hot.view(), mine_rows);
+    const std::vector<float> all = allgather_concat(comm, mine.span());
+    const int64_t c = in.labels.multi_hot.dim(1);
+    scored_labels.multi_hot = Tensor({scored, c});
+    for (size_t k = 0; k < all_ids.size(); ++k)
+      std::memcpy(scored_labels.multi_hot.data() + all_ids[k] * c, all.data() + static_cast<int64_t>(k) * c,
+                  sizeof(float) * static_cast<size_t>(c));
+  } else {
+    std::vector<int64_t> mine(mine_rows.size());
+    for (size_t k = 0; k < mine_rows.size(); ++k)
+      mine[k] = in.labels.classes[static_cast<size_t>(mine_rows[k])];
+    const std::vector<int64_t> all = allgather_concat(comm, mine);
+    scored_labels.classes.assign(static_cast<size_t>(scored), -1);
+    for (size_t k = 0; k < all_ids.size(); ++k)
+      scored_labels.classes[static_cast<size_t>(all_ids[k])] = static_cast<int32_t>(all[k]);
+  }
   const train::ForwardFn evaluate = [&](autograd::Tape& tape, uint64_t seed) {
     const Tensor& logits = tape.value(forward_part(tape, model, comm, in, seed));
     const Tensor mine = gather_rows(logits.view(), mine_rows);
     const int64_t c = logits.dim(1);
-    const std::vector<float> rows =
-        allgather_concat(comm, std::span<const float>(mine.data(), static_cast<size_t>(mine.numel())));
-    Tensor out({static_cast<int64_t>(scored.size()), c});
+    const std::vector<float> rows = allgather_concat(comm, mine.span());
+    Tensor out({scored, c});
     for (size_t k = 0; k < all_ids.size(); ++k)
       std::memcpy(out.data() + all_ids[k] * c, rows.data() + static_cast<int64_t>(k) * c,
                   sizeof(float) * static_cast<size_t>(c));

@@ -54,10 +54,11 @@ TEST(FitDistributed, OnePartMatchesFitOnTheWholeGraph) {
 
   SelfCommunicator comm;
   nn::Model model(cfg);
-  const DistributedInputs in = distribute(model, ds, comm, {.method = PartitionMethod::contiguous});
+  const DistributedInputs in =
+      distribute(model, ds, ds.split(), comm, {.method = PartitionMethod::contiguous});
   EXPECT_EQ(in.part.num_halo(), 0);
   EXPECT_EQ(in.part.num_owned(), ds.num_nodes());
-  const train::TrainResult got = fit_distributed(model, comm, in, ds.labels, ds.split(), tc);
+  const train::TrainResult got = fit_distributed(model, comm, in, tc);
   ASSERT_EQ(got.history.size(), want.history.size());
   for (size_t e = 0; e < want.history.size(); ++e) {
     EXPECT_NEAR(got.history[e].train_loss, want.history[e].train_loss, 1e-4 * want.history[e].train_loss)
@@ -80,8 +81,8 @@ TEST(FitDistributed, InputsOfAnotherCommunicatorAreRefused) {
   const data::Dataset ds = cora();
   nn::Model model(
       {.kind = nn::ModelKind::gat, .in_channels = ds.num_features(), .num_classes = ds.num_classes()});
-  testing::expect_throw_naming<InvalidArgument>(
-      [&] { fit_distributed(model, comm, in, ds.labels, ds.split(), {}); }, {"rank 1 of 2", "one process"});
+  testing::expect_throw_naming<InvalidArgument>([&] { fit_distributed(model, comm, in, {}); },
+                                                {"rank 1 of 2", "one process"});
   LocalPartition p;
   p.owned = {0, 1};
   p.num_nodes = 2;

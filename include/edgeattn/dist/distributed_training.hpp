@@ -22,12 +22,16 @@
 //   dist::MpiCommunicator comm(MPI_COMM_WORLD);
 //   data::Dataset ds = data::load_dataset("cora");
 //   nn::Model model(config);                                  // the same seed on every rank
-//   dist::DistributedInputs in = dist::distribute(model, ds, comm, {.method = PartitionMethod::metis});
-//   train::TrainResult r = dist::fit_distributed(model, comm, in, ds.labels, ds.split(), train_config);
+//   dist::DistributedInputs in = dist::distribute(model, ds, ds.split(), comm, {.method =
+//   PartitionMethod::metis}); train::TrainResult r = dist::fit_distributed(model, comm, in, train_config);
+// or, with partition files written once by `edgeattn partition` (each rank reads only its own):
+//   dist::DistributedInputs in = dist::prepare_part(model, dist::read_partition(dir, comm.size(),
+//   comm.rank()), false);
 #pragma once
 
 #include "edgeattn/data/dataset.hpp"
 #include "edgeattn/dist/communicator.hpp"
+#include "edgeattn/dist/dataset_part.hpp"
 #include "edgeattn/dist/local_partition.hpp"
 #include "edgeattn/graph/partition.hpp"
 #include "edgeattn/nn/model.hpp"
@@ -35,27 +39,37 @@
 
 namespace edgeattn::dist {
 
-/// What one rank trains on.
+/// What one rank trains on: its DatasetPart prepared for a model.
 struct DistributedInputs {
-  LocalPartition part;       ///< cut from the model's prepared graph (self-loops included)
-  data::Features x_src;      ///< [part.num_src(), in_channels + pe_dim]: the prepared features of its sources
-  Tensor edge_attr;          ///< [part.graph.num_edges(), edge_dim] for a model with edge_dim, else empty
-  PartitionQuality quality;  ///< of the whole partition (the same on every rank)
+  /// The part, its graph prepared as the model wants (Model::prepare_graph's self-loops, added to
+  /// the part: its rows are whole, so this equals cutting the prepared whole graph). edge_ids are
+  /// those of the cut, before the self-loops were added.
+  LocalPartition part;
+  data::Features
+      x_src;         ///< [part.num_src(), in_channels]: the sources' features, as prepare_features makes them
+  Tensor edge_attr;  ///< [part.graph.num_edges(), edge_dim] for a model with edge_dim, else absent
+  data::Labels labels;  ///< of the owned nodes
+  SplitPart train, val, test;
 };
 
-/// Every rank calls this with the same model config and dataset: prepares the graph and features
-/// as Model::prepare_graph / prepare_features do, partitions the prepared graph into comm.size()
-/// parts (options.parts is ignored) and keeps this rank's part. `edge_features`: take
-/// ds.edge_attr (the model must have edge_dim; InvalidArgument otherwise).
-DistributedInputs distribute(const nn::Model& model, const data::Dataset& ds, Communicator& comm,
-                             const PartitionOptions& options, bool edge_features = false);
+/// Prepares a rank's DatasetPart (from make_dataset_part or read_partition) for `model`.
+/// `edge_features`: the model reads the part's edge attributes (it must have edge_dim, and the
+/// part must have them). InvalidArgument for a model with a positional encoding (it needs the
+/// whole graph) and for the graph_transformer kind; ShapeError when the features do not have
+/// the model's in_channels columns.
+DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool edge_features);
 
-/// Trains `model` on every rank (see above). labels and split are the whole graph's (every rank
-/// passes the same). The result and the per-epoch statistics are the whole graph's, the same on
-/// every rank; call config.on_epoch's printing on one rank only. InvalidArgument when the inputs
-/// do not belong to this communicator or labels do not cover the graph.
+/// Every rank calls this with the same model config, dataset and split: partitions the dataset's
+/// graph into comm.size() parts (options.parts is ignored), keeps this rank's part and prepares it.
+/// `quality`, when given, receives the whole partition's quality (the same on every rank).
+DistributedInputs distribute(const nn::Model& model, const data::Dataset& ds, const data::Split& split,
+                             Communicator& comm, const PartitionOptions& options, bool edge_features = false,
+                             PartitionQuality* quality = nullptr);
+
+/// Trains `model` on every rank (see above). The result and the per-epoch statistics are the
+/// whole graph's, the same on every rank; print from config.on_epoch on one rank only.
+/// InvalidArgument when the inputs are not this communicator's rank.
 train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const DistributedInputs& inputs,
-                                   const data::Labels& labels, const data::Split& split,
                                    const train::TrainConfig& config);
 
 /// The model's logits for the owned nodes of this rank [part.num_owned(), num_classes], in eval
@@ -63,7 +77,7 @@ train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const D
 Tensor predict_distributed(nn::Model& model, Communicator& comm, const DistributedInputs& inputs);
 
 /// Every rank's owned rows gathered into one [num_nodes, C] tensor, on every rank (for
-/// predictions of small graphs; the whole graph's rows on every rank).
+/// predictions of small graphs: the whole graph's rows on every rank).
 Tensor gather_owned_rows(Communicator& comm, const LocalPartition& part, ConstView owned_rows);
 
 }  // namespace edgeattn::dist

@@ -94,9 +94,9 @@ void expect_same_training(nn::ModelConfig cfg, PartitionMethod method, int64_t e
   const train::TrainResult want = train::fit(forward, reference.parameters(), ds.labels, ds.split(), tc);
 
   nn::Model model(cfg);
-  const DistributedInputs in = distribute(model, ds, comm, {.method = method});
+  const DistributedInputs in = distribute(model, ds, ds.split(), comm, {.method = method});
   EXPECT_GT(in.part.num_halo(), 0);
-  const train::TrainResult got = fit_distributed(model, comm, in, ds.labels, ds.split(), tc);
+  const train::TrainResult got = fit_distributed(model, comm, in, tc);
   ASSERT_EQ(got.history.size(), want.history.size());
   for (size_t e = 0; e < want.history.size(); ++e) {
     const auto& a = got.history[e];
@@ -156,12 +156,13 @@ TEST(FitDistributed, TheGatPaperModelWithDropoutLearnsCora) {
                    .in_channels = ds.num_features(),
                    .num_classes = ds.num_classes(),
                    .seed = 1});
-  const DistributedInputs in = distribute(model, ds, comm, {.method = PartitionMethod::degree_balanced});
+  const DistributedInputs in =
+      distribute(model, ds, ds.split(), comm, {.method = PartitionMethod::degree_balanced});
   train::TrainConfig tc;
   tc.epochs = 120;
   tc.patience = 0;
   tc.seed = 1;
-  const train::TrainResult r = fit_distributed(model, comm, in, ds.labels, ds.split(), tc);
+  const train::TrainResult r = fit_distributed(model, comm, in, tc);
   EXPECT_GT(r.test_accuracy, 0.76);
 }
 

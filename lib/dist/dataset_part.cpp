@@ -1,0 +1,291 @@
+#include "edgeattn/dist/dataset_part.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+#include "edgeattn/core/error.hpp"
+#include "edgeattn/core/file_io.hpp"
+#include "edgeattn/data/npy.hpp"
+#include "edgeattn/data/npz_writer.hpp"
+#include "edgeattn/train/trainer.hpp"
+
+namespace edgeattn::dist {
+namespace {
+
+constexpr const char* kManifest = "partitions.txt";
+
+SplitPart split_part(const LocalPartition& p, std::span<const int32_t> part, std::span<const int64_t> nodes,
+                     const char* which) {
+  SplitPart s;
+  s.total = static_cast<int64_t>(nodes.size());
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const int64_t v = nodes[k];
+    if (v < 0 || v >= p.num_nodes)
+      raise<InvalidArgument>("make_dataset_part: ", which, " node ", v, " is out of [0, ", p.num_nodes, ")");
+    if (part[static_cast<size_t>(v)] != p.rank) continue;
+    s.rows.push_back(std::lower_bound(p.owned.begin(), p.owned.end(), v) - p.owned.begin());
+    s.positions.push_back(static_cast<int64_t>(k));
+  }
+  return s;
+}
+
+// ---- reading ----------------------------------------------------------------------------------
+
+struct Reader {
+  std::filesystem::path file;
+  std::map<std::string, data::NpyArray> arrays;
+
+  [[noreturn]] void fail(const std::string& member, const std::string& what) const {
+    raise<ParseError>(file.string(), ": member '", member, "': ", what);
+  }
+  const data::NpyArray& get(const std::string& key) const {
+    const auto it = arrays.find(key);
+    if (it == arrays.end()) raise<ParseError>(file.string(), ": member '", key, "' is missing");
+    return it->second;
+  }
+  std::vector<int64_t> ints(const std::string& key, int64_t expected_size = -1) const {
+    const data::NpyArray& a = get(key);
+    if (a.rank() != 1) fail(key, "expected a 1-d array, found " + std::to_string(a.rank()) + " dimensions");
+    if (expected_size >= 0 && a.numel() != expected_size)
+      fail(key, "expected " + std::to_string(expected_size) + " entries, found " + std::to_string(a.numel()));
+    return a.to_int64s();
+  }
+  void in_range(const std::string& key, std::span<const int64_t> v, int64_t lo, int64_t hi) const {
+    for (size_t k = 0; k < v.size(); ++k)
+      if (v[k] < lo || v[k] >= hi)
+        fail(key, "entry " + std::to_string(k) + " is " + std::to_string(v[k]) + ", expected in [" +
+                      std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  }
+  Tensor matrix(const std::string& key, int64_t rows) const {
+    const data::NpyArray& a = get(key);
+    if (a.rank() != 2 || a.shape[0] != rows)
+      fail(key, "expected a [" + std::to_string(rows) + ", *] array, found " + std::to_string(a.rank()) +
+                    " dimensions" + (a.rank() ? " with " + std::to_string(a.shape[0]) + " rows" : ""));
+    Tensor t({a.shape[0], a.shape[1]});
+    a.to_floats(t.span());
+    return t;
+  }
+};
+
+std::map<std::string, std::string> read_manifest(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / kManifest;
+  if (!std::filesystem::exists(path))
+    raise<IoError>(path.string(),
+                   " does not exist: not a partition directory (write one with edgeattn partition)");
+  std::map<std::string, std::string> m;
+  std::istringstream in(read_file(path));
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty() || line[0] == '#') continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos)
+      raise<ParseError>(path.string(), ":", number, ": expected key=value, found '", line, "'");
+    m[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return m;
+}
+
+int64_t manifest_int(const std::map<std::string, std::string>& m, const std::filesystem::path& dir,
+                     const std::string& key) {
+  const auto it = m.find(key);
+  if (it == m.end()) raise<ParseError>((dir / kManifest).string(), ": key '", key, "' is missing");
+  try {
+    size_t used = 0;
+    const int64_t v = std::stoll(it->second, &used);
+    if (used == it->second.size()) return v;
+  } catch (const std::exception&) {
+  }
+  raise<ParseError>((dir / kManifest).string(), ": ", key, " is '", it->second, "', expected an integer");
+}
+
+double manifest_real(const std::map<std::string, std::string>& m, const std::filesystem::path& dir,
+                     const std::string& key) {
+  const auto it = m.find(key);
+  if (it == m.end()) raise<ParseError>((dir / kManifest).string(), ": key '", key, "' is missing");
+  try {
+    size_t used = 0;
+    const double v = std::stod(it->second, &used);
+    if (used == it->second.size()) return v;
+  } catch (const std::exception&) {
+  }
+  raise<ParseError>((dir / kManifest).string(), ": ", key, " is '", it->second, "', expected a number");
+}
+
+}  // namespace
+
+DatasetPart make_dataset_part(const data::Dataset& ds, const data::Split& split,
+                              std::span<const int32_t> part, int parts, int rank) {
+  DatasetPart d;
+  d.name = ds.name;
+  d.format = ds.format;
+  d.part = make_local_partition(ds.graph, part, parts, rank);
+  const std::vector<int64_t> sources = d.part.sources();
+  if (ds.features.is_sparse())
+    d.features = data::Features(ds.features.sparse().select_rows(sources));
+  else
+    d.features = data::Features(gather_rows(ds.features.dense().view(), sources));
+  if (!ds.edge_attr.absent()) d.edge_attr = gather_rows(ds.edge_attr.view(), d.part.edge_ids);
+  d.labels = train::select_labels(ds.labels, d.part.owned);
+  d.train = split_part(d.part, part, split.train, "train");
+  d.val = split_part(d.part, part, split.val, "val");
+  d.test = split_part(d.part, part, split.test, "test");
+  return d;
+}
+
+std::filesystem::path partition_file(const std::filesystem::path& dir, int parts, int rank) {
+  return dir / ("part-" + std::to_string(rank) + "-of-" + std::to_string(parts) + ".npz");
+}
+
+PartitionQuality write_partitions(const std::filesystem::path& dir, const data::Dataset& ds,
+                                  const std::string& split_name, std::span<const int32_t> part, int parts,
+                                  PartitionMethod method) {
+  const data::Split& split = ds.split(split_name);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) raise<IoError>("write_partitions: cannot create ", dir.string(), ": ", ec.message());
+  const PartitionQuality q = partition_quality(ds.graph, part, parts);
+  for (int r = 0; r < parts; ++r) {
+    const DatasetPart d = make_dataset_part(ds, split, part, parts, r);
+    const LocalPartition& p = d.part;
+    std::vector<data::NpzMember> m;
+    auto add_ints = [&](const char* key, std::span<const int64_t> v) {
+      m.push_back({key, data::make_npy(v, {static_cast<int64_t>(v.size())})});
+    };
+    auto add_int32 = [&](const char* key, std::span<const int32_t> v) {
+      m.push_back({key, data::make_npy(v, {static_cast<int64_t>(v.size())})});
+    };
+    const std::vector<int64_t> sizes{r, parts, p.num_nodes, d.train.total, d.val.total, d.test.total};
+    add_ints("sizes", sizes);
+    add_ints("owned", p.owned);
+    add_ints("halo", p.halo);
+    add_ints("recv_rows", p.recv_rows);
+    add_ints("send_rows", p.send_rows);
+    add_int32("send_index", p.send_index);
+    add_ints("indptr", p.graph.row_ptr());
+    add_int32("indices", p.graph.col_idx());
+    add_ints("edge_ids", p.edge_ids);
+    const Tensor features = d.features.to_dense();
+    m.push_back({"features", data::make_npy(features.span(), {features.dim(0), features.dim(1)})});
+    if (!d.edge_attr.absent())
+      m.push_back(
+          {"edge_attr", data::make_npy(d.edge_attr.span(), {d.edge_attr.dim(0), d.edge_attr.dim(1)})});
+    if (d.labels.multi_label()) {
+      m.push_back({"labels", data::make_npy(d.labels.multi_hot.span(),
+                                            {d.labels.multi_hot.dim(0), d.labels.multi_hot.dim(1)})});
+    } else {
+      const std::vector<int64_t> classes(d.labels.classes.begin(), d.labels.classes.end());
+      add_ints("labels", classes);
+    }
+    for (const auto& [key, s] :
+         {std::pair{"train", &d.train}, std::pair{"val", &d.val}, std::pair{"test", &d.test}}) {
+      m.push_back({std::string(key) + "_rows", data::make_npy(std::span<const int64_t>(s->rows),
+                                                              {static_cast<int64_t>(s->rows.size())})});
+      m.push_back({std::string(key) + "_pos", data::make_npy(std::span<const int64_t>(s->positions),
+                                                             {static_cast<int64_t>(s->positions.size())})});
+    }
+    data::write_npz_arrays(partition_file(dir, parts, r), m);
+  }
+  std::ostringstream os;
+  os << "# edgeattn partition files: one part-<rank>-of-<parts>.npz per rank (dist/dataset_part.hpp)\n"
+     << "parts=" << parts << "\nnum_nodes=" << ds.num_nodes() << "\nnum_edges=" << ds.graph.num_edges()
+     << "\nnum_classes=" << ds.labels.num_classes << "\nmetric=" << ds.labels.eval_metric
+     << "\ndataset=" << ds.name << "\nformat=" << ds.format
+     << "\nsplit=" << (split_name.empty() ? ds.default_split : split_name) << "\nmethod=" << to_string(method)
+     << "\nedge_cut=" << q.edge_cut << "\nhalo_fraction=" << q.halo_fraction
+     << "\nedge_imbalance=" << q.edge_imbalance << "\n";
+  write_file_atomic(dir / kManifest, os.str());  // last: a directory with it is complete
+  return q;
+}
+
+DatasetPart read_partition(const std::filesystem::path& dir, int parts, int rank) {
+  const auto manifest = read_manifest(dir);
+  const int64_t dir_parts = manifest_int(manifest, dir, "parts");
+  if (dir_parts != parts)
+    raise<InvalidArgument>("read_partition: ", dir.string(), " holds ", dir_parts, " parts, but the run has ",
+                           parts, " ranks (run with mpirun -np ", dir_parts, ", or partition again)");
+  if (rank < 0 || rank >= parts)
+    raise<InvalidArgument>("read_partition: rank ", rank, " of ", parts, ", expected 0 <= rank < parts");
+  const int64_t n = manifest_int(manifest, dir, "num_nodes");
+  const int64_t num_classes = manifest_int(manifest, dir, "num_classes");
+  Reader in;
+  in.file = partition_file(dir, parts, rank);
+  if (!std::filesystem::exists(in.file))
+    raise<IoError>("partition file ", in.file.string(), " for rank ", rank, " does not exist");
+  in.arrays = data::read_npz(in.file);
+
+  DatasetPart d;
+  d.name = manifest.count("dataset") ? manifest.at("dataset") : "";
+  d.format = manifest.count("format") ? manifest.at("format") : "";
+  d.split = manifest.count("split") ? manifest.at("split") : "";
+  d.method = manifest.count("method") ? manifest.at("method") : "";
+  d.quality.parts = parts;
+  d.quality.edge_cut = manifest_int(manifest, dir, "edge_cut");
+  d.quality.halo_fraction = manifest_real(manifest, dir, "halo_fraction");
+  d.quality.edge_imbalance = manifest_real(manifest, dir, "edge_imbalance");
+  const std::vector<int64_t> sizes = in.ints("sizes", 6);
+  if (sizes[0] != rank || sizes[1] != parts || sizes[2] != n)
+    in.fail("sizes", "expected rank " + std::to_string(rank) + " of " + std::to_string(parts) + " with " +
+                         std::to_string(n) + " nodes, found rank " + std::to_string(sizes[0]) + " of " +
+                         std::to_string(sizes[1]) + " with " + std::to_string(sizes[2]));
+  LocalPartition& p = d.part;
+  p.rank = rank;
+  p.parts = parts;
+  p.num_nodes = n;
+  p.owned = in.ints("owned");
+  in.in_range("owned", p.owned, 0, n);
+  if (p.owned.empty() || !std::is_sorted(p.owned.begin(), p.owned.end()))
+    in.fail("owned", "expected ascending node ids, at least one");
+  p.halo = in.ints("halo");
+  in.in_range("halo", p.halo, 0, n);
+  p.recv_rows = in.ints("recv_rows", parts);
+  p.send_rows = in.ints("send_rows", parts);
+  const std::vector<int64_t> send_index = in.ints("send_index");
+  in.in_range("send_index", send_index, 0, p.num_owned());
+  if (std::accumulate(p.recv_rows.begin(), p.recv_rows.end(), int64_t{0}) != p.num_halo())
+    in.fail("recv_rows", "the counts do not add up to the " + std::to_string(p.num_halo()) + " halo nodes");
+  if (std::accumulate(p.send_rows.begin(), p.send_rows.end(), int64_t{0}) !=
+      static_cast<int64_t>(send_index.size()))
+    in.fail("send_rows",
+            "the counts do not add up to the " + std::to_string(send_index.size()) + " rows of send_index");
+  p.send_index.assign(send_index.begin(), send_index.end());
+  std::vector<int64_t> indptr = in.ints("indptr", p.num_owned() + 1);
+  const std::vector<int64_t> indices = in.ints("indices");
+  in.in_range("indices", indices, 0, p.num_src());
+  if (indptr.front() != 0 || indptr.back() != static_cast<int64_t>(indices.size()) ||
+      !std::is_sorted(indptr.begin(), indptr.end()))
+    in.fail("indptr", "expected non-decreasing offsets from 0 to " + std::to_string(indices.size()));
+  p.edge_ids = in.ints("edge_ids", static_cast<int64_t>(indices.size()));
+  std::vector<int32_t> cols(indices.begin(), indices.end());
+  try {
+    p.graph = Graph::from_csr(p.num_owned(), p.num_src(), std::move(indptr), std::move(cols),
+                              CsrCheck::require_sorted);
+  } catch (const GraphError& e) {
+    in.fail("indices", e.what());
+  }
+  d.features = data::Features(in.matrix("features", p.num_src()));
+  if (in.arrays.count("edge_attr")) d.edge_attr = in.matrix("edge_attr", p.graph.num_edges());
+  d.labels.num_classes = num_classes;
+  d.labels.eval_metric = manifest.count("metric") ? manifest.at("metric") : "";
+  if (in.get("labels").rank() == 2) {
+    d.labels.multi_hot = in.matrix("labels", p.num_owned());
+  } else {
+    const std::vector<int64_t> classes = in.ints("labels", p.num_owned());
+    in.in_range("labels", classes, -1, num_classes);
+    d.labels.classes.assign(classes.begin(), classes.end());
+  }
+  int which = 3;
+  for (auto [key, s] : {std::pair{"train", &d.train}, std::pair{"val", &d.val}, std::pair{"test", &d.test}}) {
+    s->total = sizes[static_cast<size_t>(which++)];
+    s->rows = in.ints(std::string(key) + "_rows");
+    s->positions = in.ints(std::string(key) + "_pos", static_cast<int64_t>(s->rows.size()));
+    in.in_range(std::string(key) + "_rows", s->rows, 0, p.num_owned());
+    in.in_range(std::string(key) + "_pos", s->positions, 0, s->total);
+  }
+  return d;
+}
+
+}  // namespace edgeattn::dist
