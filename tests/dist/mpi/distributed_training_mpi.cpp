@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -172,6 +173,15 @@ TEST(Fault, ARankThatFailsEndsTheJob) {
   if (comm.rank() == 1) comm.abort("injected fault: partition file missing (test)");
   allgather_value(comm, 1);  // rank 0 waits here until the abort ends it
   ADD_FAILURE() << "rank " << comm.rank() << " was not ended by rank 1's abort";
+}
+
+TEST(Fault, ARankThatDiesEndsTheJob) {
+  // Run alone (ctest dist_mpi_rank_dies): rank 1 is killed outright (no abort, no message of
+  // its own); mpirun must notice and end the others, which wait in a collective.
+  MpiCommunicator& comm = world();
+  if (comm.rank() == 1) std::raise(SIGKILL);
+  allgather_value(comm, 1);
+  ADD_FAILURE() << "rank " << comm.rank() << " outlived the killed rank 1";
 }
 
 }  // namespace
