@@ -79,6 +79,7 @@ struct ModelFileMeta {
     std::istringstream rest(text.substr(nl + 1));
     std::string kv;
     while (rest >> kv) {
+      if (kv == "training_state") break;  // a training checkpoint's state line (train/checkpoint.hpp)
       const size_t eq = kv.find('=');
       const std::string key = kv.substr(0, eq), value = eq == std::string::npos ? "" : kv.substr(eq + 1);
       if (key == "normalize_features")
@@ -336,6 +337,32 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
 
 namespace {
 
+// --checkpoint / --resume: writes the run's state every --checkpoint-every epochs (when `write`,
+// i.e. on one rank), and loads a state to resume into `model` (whose config must be the file's).
+// `resumed` keeps the loaded state alive for tc.resume.
+void checkpointing(const Args& args, nn::Model& model, const ModelFileMeta& meta, bool write,
+                   std::optional<train::LoadedTrainingState>& resumed, train::TrainConfig& tc) {
+  if (args.given("checkpoint")) {
+    tc.checkpoint_every = args.integer("checkpoint-every", 1, 1'000'000'000);
+    if (write)
+      tc.on_checkpoint = [file = args.str("checkpoint"), params = model.parameters(),
+                          text = meta.serialize()](const train::TrainingState& state) {
+        train::save_training_state(file, params, state, text);
+      };
+  }
+  if (!args.given("resume")) return;
+  const std::string file = args.str("resume");
+  const train::Checkpoint checkpoint = train::load_checkpoint(file);
+  const ModelFileMeta saved = ModelFileMeta::parse(checkpoint.metadata, file);
+  if (!(saved.model == model.config()))
+    raise<InvalidArgument>(file, " was written for the model ", saved.model.to_json(), ", not for ",
+                           model.config().to_json(), ": resume with the options of the run that wrote it");
+  if (saved.dataset != meta.dataset)
+    raise<InvalidArgument>(file, " was written for dataset '", saved.dataset, "', not '", meta.dataset, "'");
+  resumed.emplace(train::load_training_state(checkpoint, file, model.parameters()));
+  tc.resume = &resumed->state;
+}
+
 // The optimiser and loop options every training command shares.
 train::TrainConfig train_config_from(const Args& args) {
   train::TrainConfig tc;
@@ -395,6 +422,8 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     tc.seed = cfg.seed;
     nn::Model model(cfg);
     const std::string name = data.name, format = data.format;
+    std::optional<train::LoadedTrainingState> resumed;  // every rank reads the checkpoint; rank 0 writes it
+    checkpointing(args, model, ModelFileMeta{cfg, normalize, name, format, split_name}, lead, resumed, tc);
     const dist::DistributedInputs in = dist::prepare_part(model, std::move(data), cfg.edge_dim > 0);
     const dist::LocalPartition& part = in.part;
     // Bytes this rank sends per training step: the halo rows of every layer after the first,
@@ -488,6 +517,15 @@ int run_train(std::span<const std::string> argv) {
       .flag("quiet", "no progress lines")
       .flag("profile", "split the training-step time by op (table on stderr; \"op_ms_per_epoch\" in --json)")
       .option("save", "FILE", "", "write the trained model (weights + configuration) to FILE")
+      .option(
+          "checkpoint", "FILE", "",
+          "write a training checkpoint (a model file with the optimiser and early-stopping state) to FILE "
+          "every --checkpoint-every epochs and at the end")
+      .option("checkpoint-every", "N", "10", "epochs between checkpoints")
+      .option(
+          "resume", "FILE", "",
+          "continue the run a --checkpoint FILE holds (same options; --epochs counts from the start): the "
+          "result is the uninterrupted run's, bit for bit")
       .option("attention-out", "FILE", "", "write every layer's per-edge attention weights (TSV) to FILE")
       .option("plot", "FILE", "", "draw the training curves (SVG) to FILE")
       .option("task", "T", "node",
@@ -540,9 +578,13 @@ int run_train(std::span<const std::string> argv) {
     throw UsageError("--partitioner and --partitions apply to --distributed");
   }
   const int64_t runs = args.integer("runs", 1, 1000);
-  if (runs > 1 && (args.given("save") || args.given("attention-out") || args.given("plot")))
-    throw UsageError("--save, --attention-out and --plot need a single run (--runs 1)");
-  check_output_options(args, {"save", "attention-out", "plot"});  // before hours of training, not after
+  if (runs > 1 && (args.given("save") || args.given("attention-out") || args.given("plot") ||
+                   args.given("checkpoint") || args.given("resume")))
+    throw UsageError(
+        "--save, --attention-out, --plot, --checkpoint and --resume need a single run (--runs 1)");
+  if (args.given("checkpoint-every") && !args.given("checkpoint"))
+    throw UsageError("--checkpoint-every needs --checkpoint FILE");
+  check_output_options(args, {"save", "attention-out", "plot", "checkpoint"});  // before hours of training
   const std::string task = args.str("task");
   if (task != "node" && task != "graph") throw UsageError("--task is '" + task + "': expected node or graph");
   if (task == "graph" &&
@@ -613,6 +655,9 @@ int run_train(std::span<const std::string> argv) {
   for (int64_t run = 0; run < runs; ++run) {
     cfg.seed = static_cast<uint64_t>(args.integer("seed", 0)) + static_cast<uint64_t>(run);
     nn::Model model(cfg);
+    std::optional<train::LoadedTrainingState> resumed;
+    checkpointing(args, model, ModelFileMeta{cfg, normalize, ds.name, ds.format, args.str("split")}, true,
+                  resumed, tc);
     nn::PreparedGraph prepared = prepare_graph_of(model, ds);
     const Graph& g = prepared.graph;
     data::Features x = model.prepare_features(ds.graph, ds.features);  // shares dense features

@@ -4,10 +4,12 @@
 #include <map>
 #include <numeric>
 #include <sstream>
+#include <type_traits>
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
 #include "edgeattn/data/npy.hpp"
+#include "edgeattn/data/npz_stream.hpp"
 #include "edgeattn/data/npz_writer.hpp"
 #include "edgeattn/train/trainer.hpp"
 
@@ -33,24 +35,39 @@ SplitPart split_part(const LocalPartition& p, std::span<const int32_t> part, std
 
 // ---- reading ----------------------------------------------------------------------------------
 
+// Reads a part file's members straight into their destinations (data/npz_stream.hpp: the file
+// is memory-mapped and streamed, so loading holds each array once, not the file as well).
 struct Reader {
   std::filesystem::path file;
-  std::map<std::string, data::NpyArray> arrays;
+  std::map<std::string, data::NpzMemberInfo> members;
 
   [[noreturn]] void fail(const std::string& member, const std::string& what) const {
     raise<ParseError>(file.string(), ": member '", member, "': ", what);
   }
-  const data::NpyArray& get(const std::string& key) const {
-    const auto it = arrays.find(key);
-    if (it == arrays.end()) raise<ParseError>(file.string(), ": member '", key, "' is missing");
+  bool has(const std::string& key) const { return members.count(key) != 0; }
+  const data::NpzMemberInfo& get(const std::string& key) const {
+    const auto it = members.find(key);
+    if (it == members.end()) raise<ParseError>(file.string(), ": member '", key, "' is missing");
     return it->second;
   }
   std::vector<int64_t> ints(const std::string& key, int64_t expected_size = -1) const {
-    const data::NpyArray& a = get(key);
-    if (a.rank() != 1) fail(key, "expected a 1-d array, found " + std::to_string(a.rank()) + " dimensions");
-    if (expected_size >= 0 && a.numel() != expected_size)
-      fail(key, "expected " + std::to_string(expected_size) + " entries, found " + std::to_string(a.numel()));
-    return a.to_int64s();
+    const data::NpzMemberInfo& m = get(key);
+    if (m.shape.size() != 1)
+      fail(key, "expected a 1-d array, found " + std::to_string(m.shape.size()) + " dimensions");
+    if (expected_size >= 0 && m.numel() != expected_size)
+      fail(key, "expected " + std::to_string(expected_size) + " entries, found " + std::to_string(m.numel()));
+    if (m.dtype.kind != 'i' || (m.dtype.itemsize != 8 && m.dtype.itemsize != 4))
+      fail(key, "expected int64 or int32 values, found dtype " + m.dtype.descr);
+    data::NpyStream stream(file, key);
+    std::vector<int64_t> out(static_cast<size_t>(m.numel()));
+    if (m.dtype.itemsize == 8) {
+      stream.read_exact(std::as_writable_bytes(std::span(out)));
+    } else {
+      std::vector<int32_t> narrow(out.size());
+      stream.read_exact(std::as_writable_bytes(std::span(narrow)));
+      std::copy(narrow.begin(), narrow.end(), out.begin());
+    }
+    return out;
   }
   void in_range(const std::string& key, std::span<const int64_t> v, int64_t lo, int64_t hi) const {
     for (size_t k = 0; k < v.size(); ++k)
@@ -58,13 +75,17 @@ struct Reader {
         fail(key, "entry " + std::to_string(k) + " is " + std::to_string(v[k]) + ", expected in [" +
                       std::to_string(lo) + ", " + std::to_string(hi) + ")");
   }
+  int rank_of(const std::string& key) const { return static_cast<int>(get(key).shape.size()); }
   Tensor matrix(const std::string& key, int64_t rows) const {
-    const data::NpyArray& a = get(key);
-    if (a.rank() != 2 || a.shape[0] != rows)
-      fail(key, "expected a [" + std::to_string(rows) + ", *] array, found " + std::to_string(a.rank()) +
-                    " dimensions" + (a.rank() ? " with " + std::to_string(a.shape[0]) + " rows" : ""));
-    Tensor t({a.shape[0], a.shape[1]});
-    a.to_floats(t.span());
+    const data::NpzMemberInfo& m = get(key);
+    if (m.shape.size() != 2 || m.shape[0] != rows)
+      fail(key, "expected a [" + std::to_string(rows) + ", *] array, found shape of " +
+                    std::to_string(m.shape.size()) + " dimensions" +
+                    (m.shape.empty() ? "" : " with " + std::to_string(m.shape[0]) + " rows"));
+    if (m.dtype.kind != 'f' || m.dtype.itemsize != 4)
+      fail(key, "expected float32 values, found dtype " + m.dtype.descr);
+    Tensor t = Tensor::uninitialized({m.shape[0], m.shape[1]});
+    data::NpyStream(file, key).read_exact(std::as_writable_bytes(t.span()));
     return t;
   }
 };
@@ -89,30 +110,21 @@ std::map<std::string, std::string> read_manifest(const std::filesystem::path& di
   return m;
 }
 
-int64_t manifest_int(const std::map<std::string, std::string>& m, const std::filesystem::path& dir,
-                     const std::string& key) {
+// The value of `key` as T (int64_t or double): ParseError naming the file and key otherwise.
+template <class T>
+T manifest_value(const std::map<std::string, std::string>& m, const std::filesystem::path& dir,
+                 const std::string& key) {
   const auto it = m.find(key);
   if (it == m.end()) raise<ParseError>((dir / kManifest).string(), ": key '", key, "' is missing");
   try {
     size_t used = 0;
-    const int64_t v = std::stoll(it->second, &used);
+    const T v = std::is_integral_v<T> ? static_cast<T>(std::stoll(it->second, &used))
+                                      : static_cast<T>(std::stod(it->second, &used));
     if (used == it->second.size()) return v;
   } catch (const std::exception&) {
   }
-  raise<ParseError>((dir / kManifest).string(), ": ", key, " is '", it->second, "', expected an integer");
-}
-
-double manifest_real(const std::map<std::string, std::string>& m, const std::filesystem::path& dir,
-                     const std::string& key) {
-  const auto it = m.find(key);
-  if (it == m.end()) raise<ParseError>((dir / kManifest).string(), ": key '", key, "' is missing");
-  try {
-    size_t used = 0;
-    const double v = std::stod(it->second, &used);
-    if (used == it->second.size()) return v;
-  } catch (const std::exception&) {
-  }
-  raise<ParseError>((dir / kManifest).string(), ": ", key, " is '", it->second, "', expected a number");
+  raise<ParseError>((dir / kManifest).string(), ": ", key, " is '", it->second, "', expected ",
+                    std::is_integral_v<T> ? "an integer" : "a number");
 }
 
 }  // namespace
@@ -203,19 +215,19 @@ PartitionQuality write_partitions(const std::filesystem::path& dir, const data::
 
 DatasetPart read_partition(const std::filesystem::path& dir, int parts, int rank) {
   const auto manifest = read_manifest(dir);
-  const int64_t dir_parts = manifest_int(manifest, dir, "parts");
+  const int64_t dir_parts = manifest_value<int64_t>(manifest, dir, "parts");
   if (dir_parts != parts)
     raise<InvalidArgument>("read_partition: ", dir.string(), " holds ", dir_parts, " parts, but the run has ",
                            parts, " ranks (run with mpirun -np ", dir_parts, ", or partition again)");
   if (rank < 0 || rank >= parts)
     raise<InvalidArgument>("read_partition: rank ", rank, " of ", parts, ", expected 0 <= rank < parts");
-  const int64_t n = manifest_int(manifest, dir, "num_nodes");
-  const int64_t num_classes = manifest_int(manifest, dir, "num_classes");
+  const int64_t n = manifest_value<int64_t>(manifest, dir, "num_nodes");
+  const int64_t num_classes = manifest_value<int64_t>(manifest, dir, "num_classes");
   Reader in;
   in.file = partition_file(dir, parts, rank);
   if (!std::filesystem::exists(in.file))
     raise<IoError>("partition file ", in.file.string(), " for rank ", rank, " does not exist");
-  in.arrays = data::read_npz(in.file);
+  for (data::NpzMemberInfo& m : data::npz_catalog(in.file)) in.members.emplace(m.key, std::move(m));
 
   DatasetPart d;
   d.name = manifest.count("dataset") ? manifest.at("dataset") : "";
@@ -223,9 +235,9 @@ DatasetPart read_partition(const std::filesystem::path& dir, int parts, int rank
   d.split = manifest.count("split") ? manifest.at("split") : "";
   d.method = manifest.count("method") ? manifest.at("method") : "";
   d.quality.parts = parts;
-  d.quality.edge_cut = manifest_int(manifest, dir, "edge_cut");
-  d.quality.halo_fraction = manifest_real(manifest, dir, "halo_fraction");
-  d.quality.edge_imbalance = manifest_real(manifest, dir, "edge_imbalance");
+  d.quality.edge_cut = manifest_value<int64_t>(manifest, dir, "edge_cut");
+  d.quality.halo_fraction = manifest_value<double>(manifest, dir, "halo_fraction");
+  d.quality.edge_imbalance = manifest_value<double>(manifest, dir, "edge_imbalance");
   const std::vector<int64_t> sizes = in.ints("sizes", 6);
   if (sizes[0] != rank || sizes[1] != parts || sizes[2] != n)
     in.fail("sizes", "expected rank " + std::to_string(rank) + " of " + std::to_string(parts) + " with " +
@@ -267,10 +279,10 @@ DatasetPart read_partition(const std::filesystem::path& dir, int parts, int rank
     in.fail("indices", e.what());
   }
   d.features = data::Features(in.matrix("features", p.num_src()));
-  if (in.arrays.count("edge_attr")) d.edge_attr = in.matrix("edge_attr", p.graph.num_edges());
+  if (in.has("edge_attr")) d.edge_attr = in.matrix("edge_attr", p.graph.num_edges());
   d.labels.num_classes = num_classes;
   d.labels.eval_metric = manifest.count("metric") ? manifest.at("metric") : "";
-  if (in.get("labels").rank() == 2) {
+  if (in.rank_of("labels") == 2) {
     d.labels.multi_hot = in.matrix("labels", p.num_owned());
   } else {
     const std::vector<int64_t> classes = in.ints("labels", p.num_owned());

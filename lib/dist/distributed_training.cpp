@@ -59,6 +59,7 @@ DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool ed
   } else {
     in.part.graph = nn::prepare_graph(in.part.graph, c.add_self_loops);
   }
+  in.part.edge_ids = {};  // the cut's edge positions: the attributes are gathered, the prepared graph has others
   in.x_src = data::sparsify_features(part.features);
   in.labels = std::move(part.labels);
   in.train = std::move(part.train);

@@ -1,8 +1,10 @@
 #include "edgeattn/train/checkpoint.hpp"
 
+#include <charconv>
 #include <cstring>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
@@ -167,9 +169,134 @@ void load_parameters(const Checkpoint& c, const std::vector<autograd::Parameter*
                         ", the model expects ", p->value.shape().str());
   }
   for (const auto& [n, t] : c.tensors)
-    if (!wanted.contains(n))
+    if (n.find(':') == std::string::npos && !wanted.contains(n))
       raise<InvalidArgument>("model file has parameter '", n, "' that the model does not have");
   for (autograd::Parameter* p : parameters) p->value = *by_name[p->name];
+}
+
+namespace {
+
+constexpr const char* kStateLine = "training_state ";
+
+std::string exact(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest form that reads back exactly
+  return std::string(buf, r.ptr);
+}
+
+double parse_double(const std::string& text, const std::string& what) {
+  double v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+    raise<ParseError>(what, ": '", text, "' is not a number");
+  return v;
+}
+
+}  // namespace
+
+void save_training_state(const std::filesystem::path& path,
+                         const std::vector<autograd::Parameter*>& parameters, const TrainingState& state,
+                         const std::string& metadata) {
+  if (state.optimizer.m.size() != parameters.size() || state.optimizer.v.size() != parameters.size())
+    raise<InvalidArgument>("save_training_state: optimiser moments for ", state.optimizer.m.size(),
+                           " parameters, ", parameters.size(), " given");
+  Checkpoint c;
+  std::ostringstream line;
+  line << kStateLine << "next_epoch=" << state.next_epoch << " stopped=" << (state.stopped ? 1 : 0)
+       << " adam_steps=" << state.optimizer.steps << " best_loss=" << exact(state.early_stopping.best_loss)
+       << " best_accuracy=" << exact(state.early_stopping.best_accuracy)
+       << " best_epoch=" << state.early_stopping.best_epoch
+       << " bad_epochs=" << state.early_stopping.bad_epochs << " train_seconds=" << exact(state.train_seconds)
+       << " history=";
+  for (size_t k = 0; k < state.history.size(); ++k) {
+    const EpochStats& e = state.history[k];
+    line << (k ? ";" : "") << e.epoch;
+    for (double v : {e.train_loss, e.train_accuracy, e.val_loss, e.val_accuracy, e.test_loss, e.test_accuracy,
+                     e.train_seconds, e.eval_seconds})
+      line << ':' << exact(v);
+  }
+  c.metadata = metadata;
+  if (!c.metadata.empty() && c.metadata.back() != '\n') c.metadata += '\n';
+  c.metadata += line.str() + "\n";
+  for (size_t k = 0; k < parameters.size(); ++k) {
+    const autograd::Parameter* p = parameters[k];
+    c.tensors.emplace_back(p->name, p->value);
+    const Shape shape{p->value.numel()};
+    c.tensors.emplace_back("adam.m:" + p->name, Tensor(shape, state.optimizer.m[k]));
+    c.tensors.emplace_back("adam.v:" + p->name, Tensor(shape, state.optimizer.v[k]));
+    if (!state.early_stopping.snapshot.empty())
+      c.tensors.emplace_back("best:" + p->name, state.early_stopping.snapshot[k]);
+  }
+  save_checkpoint(path, c);
+}
+
+LoadedTrainingState load_training_state(const std::filesystem::path& path,
+                                        const std::vector<autograd::Parameter*>& parameters) {
+  return load_training_state(load_checkpoint(path), path.string(), parameters);
+}
+
+LoadedTrainingState load_training_state(const Checkpoint& c, const std::string& what,
+                                        const std::vector<autograd::Parameter*>& parameters) {
+  LoadedTrainingState out;
+  const size_t at = c.metadata.rfind(kStateLine);
+  if (at == std::string::npos || (at > 0 && c.metadata[at - 1] != '\n'))
+    raise<ParseError>(what, ": a model file without training state (written by --save, not --checkpoint)");
+  out.metadata = c.metadata.substr(0, at);
+  std::map<std::string, std::string> kv;
+  std::istringstream in(c.metadata.substr(at + std::strlen(kStateLine)));
+  std::string token;
+  while (in >> token) {
+    const size_t eq = token.find('=');
+    if (eq == std::string::npos)
+      raise<ParseError>(what, ": training state: expected key=value, found '", token, "'");
+    kv[token.substr(0, eq)] = token.substr(eq + 1);
+  }
+  auto get = [&](const char* key) -> const std::string& {
+    const auto it = kv.find(key);
+    if (it == kv.end()) raise<ParseError>(what, ": training state: '", key, "' is missing");
+    return it->second;
+  };
+  auto integer = [&](const char* key) {
+    const double v = parse_double(get(key), what + ": training state: " + key);
+    if (v != static_cast<double>(static_cast<int64_t>(v)))
+      raise<ParseError>(what, ": training state: ", key, " is '", get(key), "', expected an integer");
+    return static_cast<int64_t>(v);
+  };
+  TrainingState& st = out.state;
+  st.next_epoch = integer("next_epoch");
+  st.stopped = integer("stopped") != 0;
+  st.optimizer.steps = integer("adam_steps");
+  st.early_stopping.best_loss = parse_double(get("best_loss"), what + ": best_loss");
+  st.early_stopping.best_accuracy = parse_double(get("best_accuracy"), what + ": best_accuracy");
+  st.early_stopping.best_epoch = integer("best_epoch");
+  st.early_stopping.bad_epochs = integer("bad_epochs");
+  st.train_seconds = parse_double(get("train_seconds"), what + ": train_seconds");
+  std::istringstream hist(get("history"));
+  std::string entry;
+  while (std::getline(hist, entry, ';')) {
+    std::vector<double> v;
+    std::istringstream fields(entry);
+    std::string f;
+    while (std::getline(fields, f, ':')) v.push_back(parse_double(f, what + ": history"));
+    if (v.size() != 9)
+      raise<ParseError>(what, ": history entry '", entry, "' has ", v.size(), " fields, expected 9");
+    st.history.push_back({static_cast<int64_t>(v[0]), v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]});
+  }
+  if (static_cast<int64_t>(st.history.size()) != st.next_epoch)
+    raise<ParseError>(what, ": training state at epoch ", st.next_epoch, " with ", st.history.size(),
+                      " epochs of history");
+  load_parameters(c, parameters);
+  for (const autograd::Parameter* p : parameters) {
+    const Tensor& m = c.get("adam.m:" + p->name);
+    const Tensor& v = c.get("adam.v:" + p->name);
+    if (m.numel() != p->value.numel() || v.numel() != p->value.numel())
+      raise<ShapeError>(what, ": the optimiser moments of ", p->name, " have ", m.numel(), " and ", v.numel(),
+                        " values, expected ", p->value.numel());
+    st.optimizer.m.emplace_back(m.span().begin(), m.span().end());
+    st.optimizer.v.emplace_back(v.span().begin(), v.span().end());
+    if (st.early_stopping.best_epoch >= 0) st.early_stopping.snapshot.push_back(c.get("best:" + p->name));
+  }
+  return out;
 }
 
 }  // namespace edgeattn::train

@@ -48,4 +48,22 @@ void EarlyStopping::restore_best() {
   for (size_t k = 0; k < params_.size(); ++k) params_[k]->value = snapshot_[k];
 }
 
+void EarlyStopping::restore(State state) {
+  if (!state.snapshot.empty()) {
+    if (state.snapshot.size() != params_.size())
+      raise<InvalidArgument>("EarlyStopping::restore: the snapshot has ", state.snapshot.size(),
+                             " tensors, there are ", params_.size(), " parameters");
+    for (size_t k = 0; k < params_.size(); ++k)
+      if (!(state.snapshot[k].shape() == params_[k]->value.shape()))
+        raise<InvalidArgument>("EarlyStopping::restore: the snapshot of ", params_[k]->name, " has shape ",
+                               state.snapshot[k].shape().str(), ", expected ",
+                               params_[k]->value.shape().str());
+  }
+  best_loss_ = state.best_loss;
+  best_acc_ = state.best_accuracy;
+  best_epoch_ = state.best_epoch;
+  bad_epochs_ = state.bad_epochs;
+  snapshot_ = std::move(state.snapshot);
+}
+
 }  // namespace edgeattn::train

@@ -88,4 +88,20 @@ Adam make_adamw(std::vector<autograd::Parameter*> parameters, float lr, float we
   return Adam(std::move(parameters), c);
 }
 
+void Adam::restore(State state) {
+  if (state.m.size() != params_.size() || state.v.size() != params_.size())
+    raise<InvalidArgument>("Adam::restore: the state has moments for ", state.m.size(), " and ",
+                           state.v.size(), " parameters, the optimiser has ", params_.size());
+  for (size_t k = 0; k < params_.size(); ++k) {
+    const auto n = static_cast<size_t>(params_[k]->value.numel());
+    if (state.m[k].size() != n || state.v[k].size() != n)
+      raise<InvalidArgument>("Adam::restore: the moments of ", params_[k]->name, " have ", state.m[k].size(),
+                             " and ", state.v[k].size(), " values, expected ", n);
+  }
+  if (state.steps < 0) raise<InvalidArgument>("Adam::restore: steps is ", state.steps, ", expected >= 0");
+  m_ = std::move(state.m);
+  v_ = std::move(state.v);
+  steps_ = state.steps;
+}
+
 }  // namespace edgeattn::train

@@ -56,10 +56,22 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
                         {.patience = std::max<int64_t>(config.patience, 1), .criterion = config.criterion});
   TrainResult result;
   double train_seconds = 0;
+  int64_t first_epoch = 0;
+  if (const TrainingState* r = config.resume) {
+    if (r->next_epoch < 0 || static_cast<int64_t>(r->history.size()) != r->next_epoch)
+      raise<InvalidArgument>(who, ": the resumed state is at epoch ", r->next_epoch, " with ",
+                             r->history.size(), " epochs of history");
+    optimizer.restore(r->optimizer);
+    stopper.restore(r->early_stopping);
+    result.history = r->history;
+    result.epochs_run = r->next_epoch;
+    train_seconds = r->train_seconds;
+    first_epoch = r->stopped ? config.epochs : r->next_epoch;
+  }
   autograd::Tape tape;
   // Activations go as soon as the backward is past them, so the gradients reuse their blocks.
   tape.release_in_backward = true;
-  for (int64_t epoch = 0; epoch < config.epochs; ++epoch) {
+  for (int64_t epoch = first_epoch; epoch < config.epochs; ++epoch) {
     EpochStats s;
     s.epoch = epoch;
     auto t0 = Clock::now();
@@ -91,8 +103,17 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
     result.history.push_back(s);
     result.epochs_run = epoch + 1;
     const bool stop = config.patience > 0 ? stopper.update(epoch, s.val_loss, s.val_accuracy) : false;
-    if (config.on_epoch && !config.on_epoch(s)) break;
-    if (stop) break;
+    const bool go_on = !config.on_epoch || config.on_epoch(s);
+    const bool last = stop || !go_on || epoch + 1 == config.epochs;
+    if (config.on_checkpoint && config.checkpoint_every > 0 &&
+        ((epoch + 1) % config.checkpoint_every == 0 || last))
+      config.on_checkpoint(TrainingState{.next_epoch = epoch + 1,
+                                         .stopped = stop,
+                                         .optimizer = optimizer.state(),
+                                         .early_stopping = stopper.state(),
+                                         .history = result.history,
+                                         .train_seconds = train_seconds});
+    if (last) break;
   }
   if (config.patience > 0) {
     stopper.restore_best();

@@ -42,8 +42,8 @@ namespace edgeattn::dist {
 /// What one rank trains on: its DatasetPart prepared for a model.
 struct DistributedInputs {
   /// The part, its graph prepared as the model wants (Model::prepare_graph's self-loops, added to
-  /// the part: its rows are whole, so this equals cutting the prepared whole graph). edge_ids are
-  /// those of the cut, before the self-loops were added.
+  /// the part: its rows are whole, so this equals cutting the prepared whole graph). edge_ids is
+  /// emptied (8 bytes an edge): the attributes are already gathered.
   LocalPartition part;
   data::Features
       x_src;         ///< [part.num_src(), in_channels]: the sources' features, as prepare_features makes them

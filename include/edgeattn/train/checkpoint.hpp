@@ -27,6 +27,7 @@
 
 #include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/core/tensor.hpp"
+#include "edgeattn/train/trainer.hpp"
 
 namespace edgeattn::train {
 
@@ -52,8 +53,31 @@ Checkpoint load_checkpoint(const std::filesystem::path& path);
 void save_parameters(const std::filesystem::path& path, const std::vector<autograd::Parameter*>& parameters,
                      const std::string& metadata);
 /// Copies the checkpoint's tensors into `parameters`, which must match one to one by name and
-/// shape. Throws InvalidArgument naming a missing or extra parameter, ShapeError naming a shape
-/// mismatch; parameters are untouched unless everything matches.
+/// shape (a training checkpoint's optimiser and early-stopping tensors, named with a ':', are
+/// not parameters and are skipped). Throws InvalidArgument naming a missing or extra parameter,
+/// ShapeError naming a shape mismatch; parameters are untouched unless everything matches.
 void load_parameters(const Checkpoint& checkpoint, const std::vector<autograd::Parameter*>& parameters);
+
+/// A training checkpoint (resume a run with TrainConfig::resume): a model file (the parameters
+/// under their names, so eval and predict read it as a model) that also holds the optimiser's
+/// moments ("adam.m:<name>", "adam.v:<name>") and the early-stopping snapshot ("best:<name>"),
+/// with the rest of the state as a last metadata line ("training_state ...", numbers written
+/// exactly). `metadata` must not end with such a line.
+void save_training_state(const std::filesystem::path& path,
+                         const std::vector<autograd::Parameter*>& parameters, const TrainingState& state,
+                         const std::string& metadata);
+
+struct LoadedTrainingState {
+  std::string metadata;  ///< as given to save_training_state
+  TrainingState state;
+};
+/// Loads the parameters' values (as load_parameters) and the state from a file written by
+/// save_training_state. ParseError naming the file when it is a plain model file or its state
+/// line is malformed; InvalidArgument / ShapeError as load_parameters.
+LoadedTrainingState load_training_state(const std::filesystem::path& path,
+                                        const std::vector<autograd::Parameter*>& parameters);
+/// The same from a checkpoint already loaded (e.g. to check its metadata first); `what` names it.
+LoadedTrainingState load_training_state(const Checkpoint& checkpoint, const std::string& what,
+                                        const std::vector<autograd::Parameter*>& parameters);
 
 }  // namespace edgeattn::train

@@ -44,6 +44,18 @@ class EarlyStopping {
   double best_loss() const { return best_loss_; }
   double best_accuracy() const { return best_acc_; }
   int64_t epochs_without_improvement() const { return bad_epochs_; }
+  /// Everything update() remembers, for a training checkpoint.
+  struct State {
+    double best_loss = std::numeric_limits<double>::infinity();
+    double best_accuracy = -1.0;
+    int64_t best_epoch = -1;
+    int64_t bad_epochs = 0;
+    std::vector<Tensor> snapshot;  ///< the best weights, one per parameter (empty before any update)
+  };
+  State state() const { return {best_loss_, best_acc_, best_epoch_, bad_epochs_, snapshot_}; }
+  /// Continues from a saved state; InvalidArgument unless the snapshot is empty or matches the
+  /// parameters' shapes.
+  void restore(State state);
 
  private:
   std::vector<autograd::Parameter*> params_;

@@ -45,6 +45,15 @@ class Adam {
   void zero_grad();
 
   int64_t steps() const { return steps_; }
+  /// The moments (per parameter, [numel] each) and the step count, for a training checkpoint.
+  struct State {
+    int64_t steps = 0;
+    std::vector<std::vector<float>> m, v;
+  };
+  State state() const { return {steps_, m_, v_}; }
+  /// Continues from a saved state. InvalidArgument unless it has one moment vector per
+  /// parameter of the parameter's size (naming the parameter).
+  void restore(State state);
   const AdamConfig& config() const { return config_; }
   void set_lr(float lr) { config_.lr = lr; }
 

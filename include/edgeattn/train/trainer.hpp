@@ -48,6 +48,8 @@ struct EpochStats {
   double eval_seconds = 0;   ///< the evaluation forward and metrics
 };
 
+struct TrainingState;
+
 struct TrainConfig {
   int64_t epochs = 1000;   ///< upper bound; early stopping usually ends sooner
   int64_t patience = 100;  ///< 0 disables early stopping (all epochs run, last weights kept)
@@ -58,6 +60,27 @@ struct TrainConfig {
   bool profile = false;
   /// Called after every epoch (progress bars, logging); return false to stop training.
   std::function<bool(const EpochStats&)> on_epoch;
+  /// With checkpoint_every > 0: called after every checkpoint_every-th epoch and after the last
+  /// one with the run's state (the parameters then hold the current weights), e.g. to write it
+  /// with save_training_state (train/checkpoint.hpp).
+  int64_t checkpoint_every = 0;
+  std::function<void(const TrainingState&)> on_checkpoint;
+  /// Continues the run `resume` describes: the parameters must already hold its weights
+  /// (load_training_state). Epochs before resume->next_epoch are not run again and the run goes on
+  /// exactly as the uninterrupted one would have (the same weights, bit for bit: every dropout
+  /// mask and shuffle is keyed by the seed and the epoch). Not owned; must outlive fit().
+  const TrainingState* resume = nullptr;
+};
+
+/// Where a training run stands after an epoch: with the parameters' values, enough to continue
+/// it exactly (TrainConfig::resume).
+struct TrainingState {
+  int64_t next_epoch = 0;  ///< the first epoch still to run
+  bool stopped = false;    ///< early stopping ended the run: resuming runs no further epoch
+  Adam::State optimizer;
+  EarlyStopping::State early_stopping;
+  std::vector<EpochStats> history;  ///< the epochs run so far
+  double train_seconds = 0;         ///< their training steps' total time
 };
 
 struct TrainResult {
