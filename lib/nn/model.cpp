@@ -383,13 +383,15 @@ data::Features Model::prepare_features(const Graph& graph, const data::Features&
 
 namespace {
 
-// The conv stack shared by the gat, gatv2 and transformer kinds.
+// The conv stack shared by the gat, gatv2 and transformer kinds. `expand`, when given, rewrites
+// each layer's output before the next layer reads it (distributed training: the halo exchange).
 template <class Conv>
 Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, const EdgeFeatures& edges,
                std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed,
-               std::vector<Tensor>* attention) {
+               std::vector<Tensor>* attention, const Model::ExpandFn* expand) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
+    if (l > 0 && expand) h = (*expand)(tape, h);  // a part's halo rows, from their owners
     Tensor* att = nullptr;
     if (attention) att = &attention->emplace_back();
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
@@ -409,20 +411,16 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, co
   return h;
 }
 
-// The conv stack on bipartite graphs (sampled blocks, or one rank's part of a partitioned graph):
-// layer l reads graphs[l] (prepared) with x_src = the previous output (or x0) and x_dst = its
-// first num_dst rows. x0_dst: layer 0's x_dst. edges[l]: layer l's edge attributes (empty without
-// edge features). `expand`, when given, turns a layer's output (num_dst rows) into the next
-// layer's sources (the halo exchange); without it the output already is the next block's sources.
+// The conv stack on sampled blocks: layer l reads graphs[l] (prepared, bipartite) with x_src =
+// the previous output (or x0) and x_dst = its first num_dst rows. x0_dst: layer 0's x_dst.
+// edges[l]: layer l's edge attributes (empty without edge features).
 template <class Conv>
 Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
                 const std::vector<EdgeFeatures>& edges, const NodeInput& x0, const NodeInput& x0_dst,
-                std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed,
-                const Model::ExpandFn* expand) {
+                std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
-    if (l > 0 && expand) h = (*expand)(tape, h);
     const NodeInput x_src = l == 0 ? x0 : NodeInput(h);
     const NodeInput x_dst = l == 0 ? x0_dst : NodeInput(autograd::leading_rows(tape, h, graphs[l].num_dst()));
     h = convs[l]->forward(tape, graphs[l], x_src, x_dst, edges.empty() ? EdgeFeatures{} : edges[l], att_seed,
@@ -490,7 +488,7 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
   std::vector<EdgeFeatures> edges;
   for (Tensor& a : attrs) edges.push_back({tape.constant(std::move(a))});
   auto run = [&](const NodeInput& x0, const NodeInput& x0_dst) {
-    return run_blocks(tape, graphs, edges, x0, x0_dst, step_seed, nullptr);
+    return run_blocks(tape, graphs, edges, x0, x0_dst, step_seed);
   };
   if (x.is_sparse()) {
     const CsrMatrix x_src =
@@ -507,15 +505,15 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
 
 Var Model::run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
                       const std::vector<EdgeFeatures>& edges, const NodeInput& x0, const NodeInput& x0_dst,
-                      uint64_t step_seed, const ExpandFn* expand) {
+                      uint64_t step_seed) {
   Impl& m = *impl_;
   switch (config_.kind) {
     case ModelKind::gat:
-      return block_stack(tape, graphs, edges, x0, x0_dst, m.gat, config_, step_seed, expand);
+      return block_stack(tape, graphs, edges, x0, x0_dst, m.gat, config_, step_seed);
     case ModelKind::gatv2:
-      return block_stack(tape, graphs, edges, x0, x0_dst, m.gatv2, config_, step_seed, expand);
+      return block_stack(tape, graphs, edges, x0, x0_dst, m.gatv2, config_, step_seed);
     case ModelKind::transformer:
-      return block_stack(tape, graphs, edges, x0, x0_dst, m.transformer, config_, step_seed, expand);
+      return block_stack(tape, graphs, edges, x0, x0_dst, m.transformer, config_, step_seed);
     case ModelKind::graph_transformer:
       break;
   }
@@ -523,37 +521,19 @@ Var Model::run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
       "Model: bipartite graphs need a conv kind (gat, gatv2, transformer), not graph_transformer");
 }
 
-Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, const data::Features& x_src,
-                             const EdgeFeatures& edges, const ExpandFn& expand, uint64_t step_seed) {
-  const ModelConfig& c = config_;
-  if (c.kind == ModelKind::graph_transformer)
+Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, int64_t num_owned,
+                             const data::Features& x, const EdgeFeatures& edges, const ExpandFn& expand,
+                             uint64_t step_seed) {
+  if (config_.kind == ModelKind::graph_transformer)
     raise<InvalidArgument>(
         "Model::forward_partition: distributed training needs a conv kind (gat, gatv2, transformer), not "
         "graph_transformer");
-  if ((c.edge_dim > 0) != static_cast<bool>(edges.attr))
-    raise<InvalidArgument>("Model::forward_partition: the model has edge_dim = ", c.edge_dim,
-                           " but edge attributes were ", edges.attr ? "given" : "not given");
-  const int64_t in = c.in_channels + c.pe_dim, nd = graph.num_dst();
-  if (x_src.rows() != graph.num_src() || x_src.cols() != in)
-    raise<ShapeError>("Model::forward_partition: x_src has shape [", x_src.rows(), ", ", x_src.cols(),
-                      "], expected [num_src=", graph.num_src(), ", in_channels + pe_dim=", in, "]");
-  if (nd > graph.num_src())
-    raise<ShapeError>("Model::forward_partition: ", graph.describe(),
-                      " has more destinations than sources (they must lead the sources)");
-  const std::vector<Graph> graphs(static_cast<size_t>(c.layers), graph);
-  const std::vector<EdgeFeatures> layer_edges(edges.attr ? static_cast<size_t>(c.layers) : 0, edges);
-  const uint64_t input_seed = site_seed(step_seed, kInputDropout);
-  if (x_src.is_sparse()) {
-    const CsrMatrix dropped = autograd::dropout(tape, x_src.sparse(), c.dropout, input_seed);
-    std::vector<int64_t> first(static_cast<size_t>(nd));
-    for (int64_t i = 0; i < nd; ++i) first[static_cast<size_t>(i)] = i;
-    return run_blocks(tape, graphs, layer_edges, NodeInput(dropped), NodeInput(dropped.select_rows(first)),
-                      step_seed, &expand);
-  }
-  const Var x = tape.constant_ref(x_src.dense());
-  return run_blocks(tape, graphs, layer_edges, NodeInput::with_dropout(x, c.dropout, input_seed),
-                    NodeInput::with_dropout(autograd::leading_rows(tape, x, nd), c.dropout, input_seed),
-                    step_seed, &expand);
+  if (num_owned < 0 || num_owned > graph.num_dst())
+    raise<ShapeError>("Model::forward_partition: num_owned is ", num_owned, " for ", graph.describe());
+  const Var logits = x.is_sparse()
+                         ? forward_input(tape, graph, x.sparse(), edges, step_seed, nullptr, &expand)
+                         : forward_input(tape, graph, x.dense(), edges, step_seed, nullptr, &expand);
+  return autograd::leading_rows(tape, logits, num_owned);
 }
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,
@@ -579,7 +559,7 @@ Var Model::forward(autograd::Tape& tape, const Graph& graph, const Tensor& x, ui
 
 template <class X>
 Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, const EdgeFeatures& edges,
-                         uint64_t step_seed, std::vector<Tensor>* attention) {
+                         uint64_t step_seed, std::vector<Tensor>* attention, const ExpandFn* expand) {
   if (config_.edge_dim > 0 && !edges.attr)
     raise<InvalidArgument>("Model::forward: the model was built with edge_dim = ", config_.edge_dim,
                            "; pass the graph's edge attributes (Model::prepare_graph(graph, edge_attr))");
@@ -590,7 +570,7 @@ Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, c
                         "], expected [num_nodes=", graph.num_dst(), ", in_channels + pe_dim=", in, "]");
     return run_layers(tape, graph,
                       autograd::dropout(tape, x, config_.dropout, site_seed(step_seed, kInputDropout)), edges,
-                      step_seed, attention);
+                      step_seed, attention, expand);
   } else {
     check_shape("Model::forward: x (expected [num_nodes, in_channels + pe_dim])", x, {graph.num_dst(), in});
     // The input dropout is fused into the first layers' linear maps (autograd::dropout_linear): the
@@ -598,22 +578,23 @@ Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, c
     return run_layers(
         tape, graph,
         NodeInput::with_dropout(tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout)),
-        edges, step_seed, attention);
+        edges, step_seed, attention, expand);
   }
 }
 
 // The layer stack after the input dropout; `Input` is a dense Var or a sparse CsrMatrix.
 template <class Input>
 Var Model::run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
-                      const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention) {
+                      const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention,
+                      const ExpandFn* expand) {
   Impl& m = *impl_;
   switch (config_.kind) {
     case ModelKind::gat:
-      return conv_stack(tape, graph, dropped, edges, m.gat, config_, step_seed, attention);
+      return conv_stack(tape, graph, dropped, edges, m.gat, config_, step_seed, attention, expand);
     case ModelKind::gatv2:
-      return conv_stack(tape, graph, dropped, edges, m.gatv2, config_, step_seed, attention);
+      return conv_stack(tape, graph, dropped, edges, m.gatv2, config_, step_seed, attention, expand);
     case ModelKind::transformer:
-      return conv_stack(tape, graph, dropped, edges, m.transformer, config_, step_seed, attention);
+      return conv_stack(tape, graph, dropped, edges, m.transformer, config_, step_seed, attention, expand);
     case ModelKind::graph_transformer:
       break;
   }

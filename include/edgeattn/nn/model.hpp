@@ -153,21 +153,23 @@ class Model {
   /// rows of its edge_ids, and its added self-loops the mean of their node's sampled in-edges.
   autograd::Var forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
                         ConstView edge_attr, uint64_t step_seed);
-  /// Turns a layer's output for a part's destinations [num_dst, F] into the next layer's input for
-  /// its sources [num_src, F] (dist::halo_exchange).
+  /// Rewrites a layer's output [num_nodes, F] before the next layer reads it (dist::halo_exchange:
+  /// the halo rows replaced by their owners' rows).
   using ExpandFn = std::function<autograd::Var(autograd::Tape&, autograd::Var)>;
-  /// Full-graph forward over one rank's part of a partitioned graph (dist/local_partition.hpp;
-  /// conv kinds): `graph` [num_dst x num_src] is the part's local graph cut from the PREPARED
-  /// whole graph (so it has its self-loops; nothing is added here), destinations leading the
-  /// sources; x_src [num_src, in_channels + pe_dim] the prepared features of its sources; `edges`
-  /// [graph.num_edges(), edge_dim] its edges' attributes (edge_dim > 0 only). Every layer runs on
-  /// `graph`; between layers `expand` makes the sources' input from the destinations' output.
-  /// -> logits [num_dst, num_classes]. Dropout masks are keyed by local ids, so with dropout the
+  /// Full-graph forward over one rank's part of a partitioned graph (dist/distributed_training.hpp;
+  /// conv kinds). `graph` is square [num_src x num_src] and prepared: the part's owned nodes
+  /// (rows 0 .. num_owned - 1, with all their in-edges) then its halo nodes, whose rows hold no
+  /// in-edge (but the self-loop prepare_graph adds), so every layer takes the one-process fast
+  /// path; x [num_src, in_channels + pe_dim] the prepared features of all of them; `edges` the
+  /// graph's edge attributes (edge_dim > 0 only). Between layers `expand` replaces the halo rows'
+  /// output (of no use: their in-edges live on other ranks) by their owners'.
+  /// -> logits [num_owned, num_classes]. Dropout masks are keyed by local ids, so with dropout the
   /// masks differ from a one-process run (the same distribution); without dropout the result
   /// equals forward() on the whole graph up to float rounding (in-edges may be summed in another
   /// order).
-  autograd::Var forward_partition(autograd::Tape& tape, const Graph& graph, const data::Features& x_src,
-                                  const EdgeFeatures& edges, const ExpandFn& expand, uint64_t step_seed);
+  autograd::Var forward_partition(autograd::Tape& tape, const Graph& graph, int64_t num_owned,
+                                  const data::Features& x, const EdgeFeatures& edges, const ExpandFn& expand,
+                                  uint64_t step_seed);
   /// Every trainable parameter, in a fixed order, with PyG-style dotted names.
   std::vector<autograd::Parameter*> parameters();
   int64_t num_parameters();
@@ -179,13 +181,15 @@ class Model {
   struct Impl;
   autograd::Var run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
                            const std::vector<EdgeFeatures>& edges, const NodeInput& x0,
-                           const NodeInput& x0_dst, uint64_t step_seed, const ExpandFn* expand);
+                           const NodeInput& x0_dst, uint64_t step_seed);
   template <class Input>
   autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
-                           const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention);
+                           const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention,
+                           const ExpandFn* expand = nullptr);
   template <class X>
   autograd::Var forward_input(autograd::Tape& tape, const Graph& graph, const X& x, const EdgeFeatures& edges,
-                              uint64_t step_seed, std::vector<Tensor>* attention);
+                              uint64_t step_seed, std::vector<Tensor>* attention,
+                              const ExpandFn* expand = nullptr);
   ModelConfig config_;
   std::unique_ptr<Impl> impl_;
 };
