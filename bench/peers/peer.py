@@ -17,14 +17,28 @@ Workloads (``--workload``):
              it: per-edge scores, ``torch_geometric.utils.softmax`` over destinations, ``scatter``
              sum. dgl: ``u_dot_v``/``u_add_v``, ``edge_softmax``, ``update_all(u_mul_e, sum)``.
              Scores: ``dot`` (q_i·k_j/√d) or ``additive`` (LeakyReLU_0.2(a_src·q_j + a_dst·q_i)).
-    sdpa     torch.nn.functional.scaled_dot_product_attention with the graph mask, where the
-             installed PyTorch has it (1.13 does not: status "unsupported").
+    sdpa     torch.nn.functional.scaled_dot_product_attention over [1, H, N, d], where the installed
+             PyTorch has it (1.13 does not: status "unsupported"). ``--sdpa-mask``: ``none`` (no
+             mask: the complete graph), ``causal`` (``is_causal=True``: the causal graph), ``bool``
+             (a boolean [N, N] attn_mask, True where j -> i is an edge: window and random graphs),
+             ``float`` (the additive -inf mask of the kernel workload), ``auto`` (none on a complete
+             graph, else float; the suite's older records).
     layer    PyG GATConv / GATv2Conv / TransformerConv, DGL GATConv (``--layer``): F inputs,
              H × D hidden (``--heads``, ``--hidden``), concatenated heads, self-loops as edgeattn's
              layers (PyG's default add_self_loops; DGL's graph gets them once, untimed).
     train    the GAT paper's 2-layer model (dropout 0.6, GAT(F, D, heads=H) → ELU → GAT(H·D, C)),
              Adam(lr 0.005, weight decay 5e-4), cross entropy on idx_train; --epochs timed epochs
              after --warmup untimed ones; also the test accuracy after them.
+    minibatch  sampled mini-batch training (issue 23): a GAT of len(--fanout) layers
+             (dropout → GATConv(H × D, ELU) → ... → GATConv(C, --out-heads averaged)), Adam, on
+             batches of --batch-size training nodes with --fanout neighbours per hop (hop 1 = the
+             seeds, as PyG's num_neighbors and edgeattn's --fanout). dgl: dgl.dataloading.
+             NeighborSampler (fanouts reversed: DGL lists them input layer first) + DataLoader +
+             dgl.nn.GATConv, each block given a self-loop per destination (as PyG's and edgeattn's
+             layers add them). pyg: torch_geometric.loader.NeighborLoader + GATConv over the sampled
+             subgraph (needs pyg-lib or torch-sparse: else status "unsupported"). seconds_per_epoch
+             is the mean over --epochs epochs (sampling included); test_accuracy from a full-graph
+             forward after them.
     matmul   [n, n] × [n, n] float32 torch.mm (n = --nodes), for choosing OPENBLAS_CORETYPE.
 
 The input is an npz written by ``edgeattn bench write-inputs``: adj_indptr int64 [N+1] and
@@ -52,7 +66,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 LIBRARIES = ("torch", "pyg", "dgl")
-WORKLOADS = ("kernel", "sdpa", "layer", "train", "matmul")
+WORKLOADS = ("kernel", "sdpa", "layer", "train", "minibatch", "matmul")
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -74,6 +88,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--openblas-coretype", default="", help="OPENBLAS_CORETYPE for this run ('' = autodetect)")
     p.add_argument("--no-backward", action="store_true", help="time the forward only")
+    p.add_argument("--sdpa-mask", choices=("auto", "none", "causal", "bool", "float"), default="auto",
+                   help="sdpa: how the graph reaches scaled_dot_product_attention (see the docstring)")
+    p.add_argument("--batch-size", type=int, default=1024, help="minibatch: training nodes per step")
+    p.add_argument("--fanout", default="15,10,5", help="minibatch: neighbours per hop, hop 1 (the seeds) first")
+    p.add_argument("--out-heads", type=int, default=1, help="minibatch: heads of the output layer (averaged)")
+    p.add_argument("--dropout", type=float, default=0.6, help="minibatch: feature and attention dropout")
+    p.add_argument("--lr", type=float, default=0.005, help="minibatch: Adam learning rate")
+    p.add_argument("--weight-decay", type=float, default=5e-4, help="minibatch: L2 weight decay")
     return p.parse_args(argv)
 
 
@@ -180,6 +202,11 @@ def torch_dense_kernel(graph: Graph, args: argparse.Namespace) -> Callable[[bool
     import torch.nn.functional as F
 
     n, h, d = graph.num_nodes, args.heads, args.head_dim
+    sdpa = getattr(F, "scaled_dot_product_attention", None) if args.workload == "sdpa" else None
+    if sdpa is not None and args.score != "dot":
+        raise NotImplementedError("scaled_dot_product_attention computes dot-product scores only")
+    if sdpa is not None:  # its fused kernels need no [H, N, N] buffers: tried as is (see torch_sdpa_kernel)
+        return torch_sdpa_kernel(graph, args, sdpa)
     need = 4.0 * h * n * n * (3 if not args.no_backward else 2)  # scores, probabilities, their grads
     avail = available_memory_bytes()
     if need > 0.9 * avail:
@@ -195,18 +222,9 @@ def torch_dense_kernel(graph: Graph, args: argparse.Namespace) -> Callable[[bool
     a_dst.requires_grad_(True)
     grad = torch.ones(n, h, d)
 
-    sdpa = getattr(F, "scaled_dot_product_attention", None) if args.workload == "sdpa" else None
-    if sdpa is not None and args.score != "dot":
-        raise NotImplementedError("scaled_dot_product_attention computes dot-product scores only")
-
     def run(backward: bool) -> Any:
         with torch.set_grad_enabled(backward):
             qh = q.transpose(0, 1)  # [H, N, d]
-            if sdpa is not None:
-                out = sdpa(qh, qh, qh, attn_mask=mask).transpose(0, 1)
-                if backward:
-                    out.backward(grad)
-                return out
             if args.score == "dot":
                 s = torch.matmul(qh, qh.transpose(1, 2)) * (1.0 / math.sqrt(d))  # [H, N, N]
             else:
@@ -216,6 +234,52 @@ def torch_dense_kernel(graph: Graph, args: argparse.Namespace) -> Callable[[bool
             if mask is not None:
                 s = s + mask
             out = torch.matmul(torch.softmax(s, dim=-1), qh).transpose(0, 1)  # [N, H, d]
+            if backward:
+                out.backward(grad)
+            return out
+
+    return run
+
+
+def sdpa_mask_mode(graph: Graph, args: argparse.Namespace) -> str:
+    """The --sdpa-mask actually used: auto means none on a complete graph, else the float mask."""
+    mode = args.sdpa_mask
+    if mode == "auto":
+        mode = "none" if graph.is_complete() else "float"
+    if mode == "none" and not graph.is_complete():
+        raise ValueError(f"--sdpa-mask none needs a complete graph; the input has {graph.num_edges} of "
+                         f"{graph.num_nodes ** 2} edges")
+    if mode == "causal" and graph.num_edges != graph.num_nodes * (graph.num_nodes + 1) // 2:
+        raise ValueError("--sdpa-mask causal needs the causal graph (j -> i for every j <= i)")
+    return mode
+
+
+def torch_sdpa_kernel(graph: Graph, args: argparse.Namespace, sdpa: Callable[..., Any]) -> Callable[[bool], Any]:
+    """scaled_dot_product_attention on q = k = v [1, H, N, d]; the graph as no mask, is_causal or a mask.
+
+    No memory pre-check: PyTorch picks the kernel (the fused flash kernel keeps O(N d) state plus
+    the N² mask; the math fallback materialises [H, N, N]); a run that does not fit fails at its
+    allocation under the suite's address-space limit and becomes an "oom" record with the
+    allocator's message, which says how much it tried to allocate."""
+    import torch
+
+    n, h, d = graph.num_nodes, args.heads, args.head_dim
+    mode = sdpa_mask_mode(graph, args)
+    args.sdpa_mode_used = mode
+    mask, causal = None, mode == "causal"
+    if mode == "bool":
+        mask = torch.zeros((n, n), dtype=torch.bool)
+        mask[graph.dst, graph.src] = True  # row i (destination) may attend to column j (source)
+    elif mode == "float":
+        mask = torch.full((n, n), float("-inf"))
+        mask[graph.dst, graph.src] = 0.0
+    q = qkv_from(graph, h, d, True)
+    grad = torch.ones(n, h, d)
+
+    def run(backward: bool) -> Any:
+        with torch.set_grad_enabled(backward):
+            qh = q.permute(1, 0, 2).unsqueeze(0)  # [1, H, N, d]
+            out = sdpa(qh, qh, qh, attn_mask=mask, is_causal=causal)[0].permute(1, 0, 2)  # [N, H, d]
             if backward:
                 out.backward(grad)
             return out
@@ -422,6 +486,160 @@ def train_workload(graph: Graph, args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------------------------
+# minibatch: sampled training (issue 23)
+
+
+def fanouts(args: argparse.Namespace) -> list[int]:
+    """--fanout as a list, hop 1 (the seeds) first; -1 takes every neighbour."""
+    out = [int(k) for k in args.fanout.split(",") if k.strip()]
+    if not out:
+        raise ValueError("--fanout is empty")
+    return out
+
+
+def build_sampled_gat(library: str, in_features: int, hidden: int, heads: int, out_heads: int, classes: int,
+                      layers: int, dropout: float) -> Any:
+    """edgeattn's `train --model gat --layers L` as a PyG or DGL module: per layer dropout → GATConv,
+    ELU between layers, hidden layers concatenate `heads` heads of `hidden`, the last averages
+    `out_heads` heads of `classes` (attention dropout = dropout; self-loops in every layer)."""
+    import torch
+    import torch.nn.functional as F
+
+    dims = [in_features] + [hidden * heads] * (layers - 1)
+
+    class PygSampledGAT(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            from torch_geometric.nn import GATConv
+
+            self.convs = torch.nn.ModuleList(
+                GATConv(dims[l], hidden, heads=heads, dropout=dropout) if l < layers - 1 else
+                GATConv(dims[l], classes, heads=out_heads, concat=False, dropout=dropout) for l in range(layers))
+
+        def forward(self, x: Any, edge_index: Any) -> Any:
+            for l, conv in enumerate(self.convs):
+                x = conv(F.dropout(x, dropout, self.training), edge_index)
+                if l < layers - 1:
+                    x = F.elu(x)
+            return x
+
+    class DglSampledGAT(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            from dgl.nn import GATConv
+
+            self.convs = torch.nn.ModuleList(
+                GATConv(dims[l], hidden if l < layers - 1 else classes, heads if l < layers - 1 else out_heads,
+                        feat_drop=0.0, attn_drop=dropout, allow_zero_in_degree=True) for l in range(layers))
+
+        def forward(self, blocks: list[Any], x: Any) -> Any:
+            for l, (conv, block) in enumerate(zip(self.convs, blocks)):
+                # dropout once on the source rows: the destinations are their first rows (same mask)
+                x = conv(block, F.dropout(x, dropout, self.training))
+                x = F.elu(x.flatten(1)) if l < layers - 1 else x.mean(1)
+            return x
+
+    return PygSampledGAT() if library == "pyg" else DglSampledGAT()
+
+
+def with_block_self_loops(block: Any) -> Any:
+    """The block plus one edge i -> i per destination (its own row among the sources), as PyG's
+    GATConv and edgeattn's layers add to every sampled block; the node ids carried over."""
+    import dgl
+    import torch
+
+    src, dst = block.edges()
+    loops = torch.arange(block.num_dst_nodes(), dtype=src.dtype)
+    out = dgl.create_block((torch.cat([src, loops]), torch.cat([dst, loops])),
+                           num_src_nodes=block.num_src_nodes(), num_dst_nodes=block.num_dst_nodes())
+    out.srcdata[dgl.NID] = block.srcdata[dgl.NID]
+    out.dstdata[dgl.NID] = block.dstdata[dgl.NID]
+    return out
+
+
+def minibatch_workload(graph: Graph, args: argparse.Namespace) -> dict[str, Any]:
+    """Sampled training epochs of a len(--fanout)-layer GAT; then a full-graph test accuracy."""
+    import torch
+    import torch.nn.functional as F
+
+    if graph.labels is None or graph.idx_train is None:
+        raise ValueError("minibatch needs labels and idx_train in the input")
+    fan = fanouts(args)
+    layers = len(fan)
+    torch.manual_seed(args.seed)
+    classes = int(graph.labels.max()) + 1
+    x, y, train_idx = graph.x, graph.labels, graph.idx_train.long()
+    n = graph.num_nodes
+    if args.library == "pyg":
+        from torch_geometric.data import Data
+        from torch_geometric.loader import NeighborLoader
+
+        data = Data(x=x, y=y, edge_index=torch.stack([graph.src, graph.dst]), num_nodes=n)
+        loader = NeighborLoader(data, num_neighbors=fan, batch_size=args.batch_size, input_nodes=train_idx,
+                                shuffle=True)
+        try:
+            next(iter(loader))
+        except ImportError as e:  # PyG samples with pyg-lib or torch-sparse only
+            raise NotImplementedError(f"PyG NeighborLoader: {e}") from e
+        full = data.edge_index
+    elif args.library == "dgl":
+        import dgl
+
+        g = dgl.remove_self_loop(dgl.graph((graph.src, graph.dst), num_nodes=n))  # sampled without loops
+        sampler = dgl.dataloading.NeighborSampler(list(reversed(fan)))  # DGL: input layer first
+        loader = dgl.dataloading.DataLoader(g, train_idx, sampler, batch_size=args.batch_size, shuffle=True,
+                                            drop_last=False, num_workers=0)
+        full = dgl.add_self_loop(g)
+    else:
+        raise NotImplementedError("minibatch runs pyg or dgl")
+    model = build_sampled_gat(args.library, x.shape[1], args.hidden, args.heads, args.out_heads, classes, layers,
+                              args.dropout)
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+
+    def epoch() -> tuple[float, int, int]:
+        model.train()
+        total, steps, sampled_edges = 0.0, 0, 0
+        for batch in loader:
+            opt.zero_grad(set_to_none=True)
+            if args.library == "pyg":
+                logits = model(batch.x, batch.edge_index)[: batch.batch_size]
+                target = batch.y[: batch.batch_size]
+                sampled_edges += int(batch.edge_index.shape[1])
+            else:
+                input_nodes, output_nodes, blocks = batch
+                blocks = [with_block_self_loops(b) for b in blocks]
+                logits = model(blocks, x[input_nodes])
+                target = y[output_nodes]
+                sampled_edges += sum(int(b.num_edges()) for b in blocks)
+            loss = F.cross_entropy(logits, target)
+            loss.backward()
+            opt.step()
+            total += float(loss)
+            steps += 1
+        return total / max(steps, 1), steps, sampled_edges
+
+    for _ in range(args.warmup):
+        epoch()
+    times, loss, steps, edges = [], float("nan"), 0, 0
+    for _ in range(args.epochs):
+        t0 = time.perf_counter()
+        loss, steps, edges = epoch()
+        times.append(time.perf_counter() - t0)
+    result: dict[str, Any] = {"seconds_per_epoch": statistics.mean(times), "epoch_seconds": times,
+                              "epochs": args.epochs, "final_loss": loss, "steps_per_epoch": steps,
+                              "sampled_edges_per_epoch": edges, "batch_size": args.batch_size,
+                              "fanout": args.fanout, "layers": layers, "train_rss_mb": rss_mb()}
+    model.eval()
+    with torch.no_grad():
+        pred = (model(x, full) if args.library == "pyg" else model([full] * layers, x)).argmax(-1)
+    for name, idx in (("test_accuracy", graph.idx_test), ("train_accuracy", graph.idx_train)):
+        if idx is not None and idx.numel() > 0:
+            idx = idx.long()
+            result[name] = float((pred[idx] == y[idx]).float().mean())
+    return result
+
+
+# ----------------------------------------------------------------------------------------------
 
 
 def available_memory_bytes() -> float:
@@ -434,6 +652,25 @@ def available_memory_bytes() -> float:
     except OSError:
         pass
     return float("inf")
+
+
+def library_versions(library: str) -> dict[str, Any]:
+    """The exact versions this run used: torch always, torch_geometric for pyg, dgl for dgl (None: not
+    used); and which interpreter (the suite's virtual environment) ran it."""
+    import torch
+
+    out: dict[str, Any] = {"torch_version": torch.__version__, "torch_geometric_version": None,
+                           "dgl_version": None, "python_version": sys.version.split()[0],
+                           "venv": os.path.basename(sys.prefix.rstrip(os.sep))}
+    if library == "pyg":
+        import torch_geometric
+
+        out["torch_geometric_version"] = torch_geometric.__version__
+    if library == "dgl":
+        import dgl
+
+        out["dgl_version"] = dgl.__version__
+    return out
 
 
 def library_version(library: str) -> str:
@@ -461,6 +698,7 @@ def measure(args: argparse.Namespace, record: dict[str, Any]) -> None:
     except RuntimeError:
         pass  # only allowed before any parallel work; a fresh process always allows it
     record["version"] = library_version(args.library)
+    record.update(library_versions(args.library))
     record["torch_threads"] = torch.get_num_threads()
 
     if args.workload == "matmul":
@@ -477,8 +715,8 @@ def measure(args: argparse.Namespace, record: dict[str, Any]) -> None:
     if args.workload == "sdpa" and not hasattr(torch.nn.functional, "scaled_dot_product_attention"):
         raise NotImplementedError(f"torch {torch.__version__} has no scaled_dot_product_attention (added in 2.0)")
 
-    if args.workload == "train":
-        record.update(train_workload(graph, args))
+    if args.workload in ("train", "minibatch"):
+        record.update((train_workload if args.workload == "train" else minibatch_workload)(graph, args))
         record["peak_rss_mb"] = rss_mb()
         return
 
@@ -488,6 +726,8 @@ def measure(args: argparse.Namespace, record: dict[str, Any]) -> None:
         build = {"torch": torch_dense_kernel, "pyg": pyg_sparse_kernel, "dgl": dgl_sparse_kernel}[args.library]
         run = build(graph, args)
         record["path"] = "dense" if args.library == "torch" else "sparse"
+        if args.workload == "sdpa":
+            record["sdpa_mask"] = getattr(args, "sdpa_mode_used", args.sdpa_mask)
     else:
         if args.library == "torch":
             raise NotImplementedError("plain torch has no graph attention layer; see pyg and dgl")
@@ -512,6 +752,7 @@ def main(argv: list[str] | None = None) -> int:
         "head_dim": args.head_dim if args.workload in ("kernel", "sdpa") else args.hidden,
         "score": args.score if args.workload in ("kernel", "sdpa") else None,
         "layer": args.layer if args.workload == "layer" else None,
+        "sdpa_mask": args.sdpa_mask if args.workload == "sdpa" else None,
         "openblas_coretype": args.openblas_coretype or "auto",
         "repeat": args.repeat,
         "status": "ok",

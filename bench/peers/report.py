@@ -26,12 +26,51 @@ from typing import Any, Iterable
 
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
-KERNEL_LIBS = ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "graphblas", "torch", "pyg", "dgl")
+KERNEL_LIBS = ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "graphblas", "torch", "torch2-sdpa", "pyg", "pyg2",
+               "dgl", "dgl2")
+# Column keys: the record's library, plus "-sdpa" for PyTorch's scaled_dot_product_attention runs.
 LABELS = {"edgeattn": "edgeattn", "edgeattn-dense": "edgeattn dense path", "edgeattn-pattern": "edgeattn (implicit pattern)",
-          "graphblas": "GraphBLAS", "torch": "PyTorch dense", "pyg": "PyG", "dgl": "DGL"}
+          "graphblas": "GraphBLAS", "torch": "PyTorch dense", "pyg": "PyG", "dgl": "DGL",
+          "torch-sdpa": "PyTorch SDPA", "torch2": "PyTorch dense", "torch2-sdpa": "PyTorch SDPA", "pyg2": "PyG",
+          "dgl2": "DGL"}
+PEER_LIBS = ("graphblas", "torch", "pyg", "dgl", "torch2", "pyg2", "dgl2")
+SUITE_GROUPS = ("kernel", "dense", "layer", "train", "sdpa", "minibatch")
 
 COLORS = {"edgeattn": "tab:blue", "edgeattn-dense": "tab:orange", "edgeattn-pattern": "tab:green",
-          "torch": "tab:red", "graphblas": "tab:purple", "pyg": "tab:brown", "dgl": "tab:pink"}
+          "torch": "tab:red", "graphblas": "tab:purple", "pyg": "tab:brown", "dgl": "tab:pink",
+          "torch2-sdpa": "tab:olive", "pyg2": "tab:gray", "dgl2": "tab:cyan"}
+
+
+def lib_key(r: dict[str, Any]) -> str:
+    """The column of a record: its library, "-sdpa" appended for scaled_dot_product_attention runs."""
+    return r["library"] + ("-sdpa" if r.get("workload") == "sdpa" else "")
+
+
+def record_version(r: dict[str, Any]) -> str | None:
+    """The version of the measured library a record ran with (older records: the 'version' field)."""
+    lib = r.get("library", "")
+    short = lambda v: str(v).split("+")[0]  # noqa: E731  (2.2.1+cu121 → 2.2.1)
+    if lib.startswith("pyg"):
+        v = r.get("torch_geometric_version") or str(r.get("version", "")).split(" ")[0]
+        t = r.get("torch_version") or str(r.get("version", "")).partition("torch ")[2].rstrip(")")
+        return f"{v} (torch {short(t)})" if v else None
+    if lib.startswith("dgl"):
+        v = r.get("dgl_version") or str(r.get("version", "")).split(" ")[0]
+        t = r.get("torch_version") or str(r.get("version", "")).partition("torch ")[2].rstrip(")")
+        return f"{v} (torch {short(t)})" if v else None
+    if lib.startswith("torch"):
+        v = r.get("torch_version") or r.get("version")
+        return short(v) if v else None
+    return str(r["version"]) if r.get("version") else None
+
+
+def label(lib: str, records: Iterable[dict[str, Any]] = ()) -> str:
+    """A column's name with the version(s) its records ran with, e.g. 'PyG 2.8.1 (torch 2.15.0)'."""
+    base = LABELS.get(lib, lib)
+    if lib.startswith("edgeattn") or lib == "graphblas":
+        return base
+    versions = sorted({v for r in records if lib_key(r) == lib and (v := record_version(r))})
+    return f"{base} {' / '.join(versions)}" if versions else base
 
 Record = dict[str, Any]
 
@@ -111,14 +150,17 @@ class Config:
         return (r.get("nodes") or 0, r.get("edges") or 0, self.input_name, self.params)
 
 
-def configs(latest: dict[str, Record], group: str, workloads: Iterable[str] = ("kernel", "layer", "train")) -> list[Config]:
-    """Groups the latest records of one suite group by (input, parameters)."""
+def configs(latest: dict[str, Record], group: str,
+            workloads: Iterable[str] = ("kernel", "sdpa", "layer", "train", "minibatch")) -> list[Config]:
+    """The configurations (input, parameters) of one suite group, each with the latest record of every
+    library for it, whichever group measured it (the sdpa group shares its H = 1 runs with dense)."""
+    workloads = tuple(workloads)
+    split = lambda key: (key.split("|")[2], tuple(key.split("|")[3:-1]))  # noqa: E731  library|workload|input|params|T
+    members = {split(k) for k, r in latest.items() if r.get("group") == group and r.get("workload") in workloads}
     table: dict[tuple[str, tuple[str, ...]], dict[str, Record]] = defaultdict(dict)
     for key, r in latest.items():
-        if r.get("group") != group or r.get("workload") not in workloads:
-            continue
-        parts = key.split("|")  # library|workload|input|params...|T
-        table[(parts[2], tuple(parts[3:-1]))][r["library"]] = r
+        if r.get("group") in SUITE_GROUPS and r.get("workload") in workloads and split(key) in members:
+            table[split(key)][lib_key(r)] = r
     return sorted((Config(group, k[0], k[1], v) for k, v in table.items()), key=Config.sort_key)
 
 
@@ -137,7 +179,8 @@ def timing_tables(cs: list[Config], libs: list[str], fields: list[tuple[str, str
     for field, title in fields:
         if not any(c.by_lib.get(lib, {}).get(field) is not None for c in cs for lib in present):
             continue
-        out += [f"{title}:", "", "| input | parameters | " + " | ".join(LABELS.get(x, x) for x in present) + " |",
+        recs = [r for c in cs for r in c.by_lib.values()]
+        out += [f"{title}:", "", "| input | parameters | " + " | ".join(label(x, recs) for x in present) + " |",
                 "| --- | --- |" + " --- |" * len(present)]
         for c in cs:
             base = (c.base or {}).get(field) if (c.base or {}).get("status") == "ok" else None
@@ -165,7 +208,7 @@ def losses(cs: list[Config], fields: list[str]) -> list[tuple[Config, str, str, 
                     continue
                 q = ratio(r, best, f)
                 if q is not None and q < 1.0:
-                    out.append((c, lib, f, q, LABELS[best["library"]]))
+                    out.append((c, lib, f, q, LABELS[lib_key(best)]))
     return out
 
 
@@ -183,7 +226,14 @@ def why(c: Config, lib: str) -> str:
     """A reason computed from the records, where the numbers give one."""
     base = c.base or {}
     density = (base.get("edges") or 0) / max(1, (base.get("nodes") or 1) ** 2)
-    if lib in ("edgeattn-dense", "torch") and density >= 0.05:
+    if lib.endswith("-sdpa"):
+        dense = c.by_lib.get("edgeattn-dense", {})
+        own = (f"; edgeattn's own dense path took {fmt_ms(dense.get('forward_ms'))} / "
+               f"{fmt_ms(dense.get('forward_backward_ms'))} ms" if dense.get("status") == "ok" else "")
+        return (f"density {density:.0%}: PyTorch's fused CPU attention kernel (flash-style: tiled GEMMs with an "
+                "online softmax, no [N, N] buffer) does the dense work at GEMM speed, while edgeattn's fastest "
+                f"path handles each edge separately{own}")
+    if (lib == "edgeattn-dense" or lib.startswith("torch")) and density >= 0.05:
         return (f"density {density:.0%}: a dense GEMM (BLAS, near the FMA peak) beats gathering rows per "
                 "edge; past the crossover edgeattn's own dense path is the one to use")
     features = base.get("in_channels") or c.by_lib.get(lib, {}).get("features") or 0
@@ -208,21 +258,48 @@ def machine_section(records: list[Record], latest: dict[str, Record], dgl_error:
                f"STREAM triad {lim.get('stream_triad_gbps', float('nan')):.1f} GB/s, FMA peak "
                f"{lim.get('fma_peak_gflops', float('nan')):.0f} GFLOP/s, random 256-byte gather "
                f"{lim.get('random_gather_gbps', float('nan')):.1f} GB/s ({lim.get('time', '?')}).")
+    if lim.get("edgeattn_sha256"):
+        out.append(f"- edgeattn binary of the latest invocation: `{os.path.relpath(lim.get('edgeattn_binary', ''), ROOT) if os.path.isabs(lim.get('edgeattn_binary', '')) else lim.get('edgeattn_binary')}`"
+                   f", built {lim.get('edgeattn_binary_mtime')}, sha256 {lim['edgeattn_sha256'][:16]}….")
     if len(limits) > 1:
         streams = [r.get("stream_triad_gbps", float("nan")) for r in limits]
-        out.append(f"- The records come from {len(limits)} invocations of the suite (resumed runs); STREAM triad "
-                   f"measured {min(streams):.1f}–{max(streams):.1f} GB/s across them.")
+        out.append(f"- The records come from {len(limits)} invocations of the suite (resumed runs) between "
+                   f"{min(r.get('time', '?') for r in limits)} and {max(r.get('time', '?') for r in limits)}; STREAM "
+                   f"triad measured {min(streams):.1f}–{max(streams):.1f} GB/s across them. Each ratio divides the "
+                   "latest record of each side, which may come from different invocations (each record has its "
+                   "`time`).")
     versions: dict[str, set[str]] = defaultdict(set)
+    venvs: dict[str, set[str]] = defaultdict(set)
     for r in latest.values():
-        if r.get("version") and r.get("library") in ("edgeattn", "graphblas", "torch", "pyg", "dgl"):
-            versions[r["library"]].add(str(r["version"]))
-    for lib in ("edgeattn", "graphblas", "torch", "pyg", "dgl"):
+        if r.get("library") in ("edgeattn", *PEER_LIBS) and r.get("group") in SUITE_GROUPS and record_version(r):
+            versions[r["library"]].add(record_version(r))
+            if r.get("venv"):
+                venvs[r["library"]].add(r["venv"])
+    names = {"edgeattn": "edgeattn", "graphblas": "GraphBLAS", "torch": "PyTorch (library `torch`)",
+             "pyg": "PyG (library `pyg`)", "dgl": "DGL (library `dgl`)", "torch2": "PyTorch 2 (library `torch2`)",
+             "pyg2": "PyG (library `pyg2`)", "dgl2": "DGL 2 (library `dgl2`)"}
+    env_dir = {"old": "build/peers-venv", "torch2": "build/peers-torch2", "dgl2": "build/peers-dgl2"}
+    for lib in ("edgeattn", *PEER_LIBS):
         if versions.get(lib):
-            out.append(f"- {LABELS[lib].replace(' dense', '')}: {', '.join(sorted(versions[lib]))}")
-    if dgl_error.exists():
-        out.append(f"- DGL: **not installed**; the error (`{dgl_error.relative_to(ROOT)}`):")
-        out += ["", "```", dgl_error.read_text().strip()[-1500:], "```"]
-    waits = sorted((r for r in latest.values() if r.get("workload") == "omp-wait"), key=lambda r: r["key"])
+            where = ", ".join(f"`{env_dir.get(v, v)}`" for v in sorted(venvs.get(lib, ())))
+            out.append(f"- {names[lib]}: {', '.join(sorted(versions[lib]))}" + (f" in {where}" if where else ""))
+    out.append("- Every column and row of the tables below names the version its figures come from (each raw record "
+               "has `torch_version`, `torch_geometric_version` and `dgl_version`; records from before these fields "
+               "carry them in `version`).")
+    for name, what in (("dgl_error.txt", "DGL 1.x (library `dgl`)"), ("torch2_error.txt", "PyTorch 2 + PyG 2.8"),
+                       ("dgl2_error.txt", "DGL 2.1 (library `dgl2`)"), ("pyglib_error.txt", "pyg-lib (PyG's sampler)")):
+        f = dgl_error.parent / name
+        if f.exists():
+            out.append(f"- {what}: **not installed**; the error (`{f.relative_to(ROOT)}`):")
+            out += ["", "```", f.read_text().strip()[-1200:], "```", ""]
+    busy = [r for r in limits if r.get("busy_machine")]
+    if busy:
+        out.append("- **Measured on a busy machine**: " + "; ".join(
+            f"`{r.get('suite_command', 'run_suite.py')}` at {r.get('time')} (1-minute load {r.get('load_avg_at_start', 0):.2f} "
+            f"after waiting {r.get('quiet_wait_s', 0) / 60:.0f} min)" for r in busy) +
+            ". Its records have `busy_machine: true`; the PyTorch-based peers suffer most from the contention.")
+    waits = sorted((r for r in latest.values() if r.get("workload") == "omp-wait" and r.get("library") == "pyg"),
+                   key=lambda r: r["key"])
     if waits:
         chosen = next((r.get("omp_wait_policy") for r in latest.values() if r.get("omp_wait_policy") and
                        r.get("group") in ("kernel", "dense", "layer", "train")), None)
@@ -231,6 +308,16 @@ def machine_section(records: list[Record], latest: dict[str, Record], dgl_error:
         out.append(f"- OpenMP wait policy: PyG's kernel (forward + backward) on `{waits[0]['key'].split('|')[2]}` "
                    f"with `OMP_WAIT_POLICY` = {figs}; every run used **{chosen or 'default'}** (spinning threads "
                    "stall when other processes share the cores).")
+    for lib in ("pyg2", "dgl2"):
+        w2 = sorted((r for r in latest.values() if r.get("workload") == "omp-wait" and r.get("library") == lib),
+                    key=lambda r: r["key"])
+        if w2:
+            figs = ", ".join(f"{r['omp_wait_policy']} {r.get('forward_backward_ms', float('nan')):.1f} ms"
+                             for r in w2 if r.get("status") == "ok")
+            chosen = next((r.get("omp_wait_policy") for r in sorted(latest.values(), key=lambda r: r.get("time", ""))
+                           if r.get("venv") == w2[0].get("venv") and r.get("group") in SUITE_GROUPS), None)
+            out.append(f"- OpenMP wait policy in `{w2[0].get('venv')}`'s environment ({lib}'s kernel): {figs}; its runs "
+                       f"used **{chosen or 'default'}**.")
     if lim.get("max_peer_edges"):
         out.append(f"- GraphBLAS, PyG and DGL kernels ran only on inputs of at most {lim['max_peer_edges']:,} edges "
                    "(`run_suite.py --max-peer-edges`); larger inputs (N = 16384 complete and causal) have edgeattn "
@@ -238,7 +325,7 @@ def machine_section(records: list[Record], latest: dict[str, Record], dgl_error:
     cal = sorted((r for r in latest.values() if r.get("workload") == "matmul"), key=lambda r: r["key"])
     if cal:
         chosen = next((r.get("openblas_coretype") for r in latest.values() if r.get("group") in
-                       ("kernel", "dense", "layer", "train") and r.get("library") in ("torch", "pyg", "dgl")), None)
+                       SUITE_GROUPS and r.get("library") in PEER_LIBS), None)
         figs = ", ".join(f"{r['openblas_coretype']} {r.get('gflops', 0):.0f}" for r in cal if r.get("status") == "ok")
         out.append(f"- OpenBLAS core type: PyTorch's 2048×2048 float32 `torch.mm` in GFLOP/s with "
                    f"`OPENBLAS_CORETYPE` = {figs}; every run (edgeattn's included) used the fastest, "
@@ -330,7 +417,7 @@ def plot_crossover(cs_dense: list[Config], path: Path) -> bool:
         return False
     fig, axes = plt.subplots(1, len(by_n), figsize=(5 * len(by_n), 4.4), squeeze=False)
     for ax, (n, cs) in zip(axes[0], sorted(by_n.items())):
-        for lib in ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "torch", "graphblas", "pyg", "dgl"):
+        for lib in ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "torch", "torch2-sdpa", "graphblas", "pyg", "dgl"):
             pts = []
             for c in cs:
                 r = c.by_lib.get(lib)
@@ -392,39 +479,160 @@ def plot_edges(cs_kernel: list[Config], path: Path) -> bool:
     return drew
 
 
+def busy_note(recs: Iterable[Record]) -> list[str]:
+    """A warning line when any of these records was measured on a busy machine."""
+    busy = [r for r in recs if r.get("busy_machine")]
+    if not busy:
+        return []
+    return [f"**{len(busy)} of these runs were measured on a busy machine** (the 1-minute load average never fell "
+            "below the threshold before the run: `busy_machine` in their records).", ""]
+
+
+def suite_commands(recs: Iterable[Record]) -> str:
+    cmds = sorted({r.get("suite_command") for r in recs if r.get("suite_command")})
+    return "; ".join(f"`{c}`" for c in cmds) if cmds else "`run_suite.py` (an older invocation; see each record's command)"
+
+
+def sdpa_section(cs: list[Config], records: list[Record]) -> list[str]:
+    """PyTorch 2's scaled_dot_product_attention against edgeattn's fastest path, per input and H."""
+    recs = [r for c in cs for r in c.by_lib.values()]
+    sd = [r for r in recs if lib_key(r) == "torch2-sdpa"]
+    out = ["### PyTorch 2 `scaled_dot_product_attention` vs edgeattn (d = 64, dot, issue 18)", "",
+           f"PyTorch {' / '.join(sorted({record_version(r) or '?' for r in sd})) or '?'} "
+           "(`build/peers-torch2`): the complete graph runs SDPA without a mask, the causal graph with "
+           "`is_causal=True`, sliding windows and uniform random graphs with a boolean `attn_mask` [N, N] (True on "
+           "the edges); q = k = v = the input's features as [1, H, N, d]. edgeattn: its fastest path of this "
+           "configuration (sparse over the explicit edges, the implicit pattern without an edge list, or its dense "
+           "path; the path is named). Ratio = SDPA / edgeattn: **below 1 SDPA is faster, edgeattn loses**. "
+           f"Data: {suite_commands(recs)}; each run's own command is its record's `command` in the raw file.", ""]
+    out += busy_note(recs)
+    out += ["| input | H | SDPA mask | edgeattn fwd ms (path) | SDPA fwd ms | SDPA / edgeattn | edgeattn fwd+bwd ms "
+            "(path) | SDPA fwd+bwd ms | SDPA / edgeattn | edgeattn peak MB | SDPA peak MB |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lose: list[str] = []
+    short = {"edgeattn": "sparse", "edgeattn-pattern": "pattern", "edgeattn-dense": "dense"}
+    for c in sorted(cs, key=lambda c: (int(c.params[0][1:]), c.sort_key())):
+        r = c.by_lib.get("torch2-sdpa")
+        busy = " (busy machine)" if any(x.get("busy_machine") for x in c.by_lib.values()) else ""
+        row = [size_text(c) + busy, c.params[0][1:], (r or {}).get("sdpa_mask") or (r or {}).get("meta_sdpa_mask") or ""]
+        peak_ea = None
+        for f in ("forward_ms", "forward_backward_ms"):
+            best = best_edgeattn(c, f)
+            if best is not None:
+                row.append(f"{fmt_ms(best[f])} ({short.get(lib_key(best), '?')})")
+                peak_ea = peak_ea or best.get("peak_rss_mb")
+            else:
+                row.append("—")
+            if r is None:
+                row += ["", ""]
+                continue
+            if r.get("status") != "ok":
+                row += [f"{r.get('status')}: {' '.join(str(r.get('message', '')).split())[:90]}", ""]
+                continue
+            q = ratio(r, best, f)
+            row += [fmt_ms(r.get(f)), f"**{q:.2f}**" if q is not None and q < 1 else (f"{q:.2f}" if q else "")]
+            if q is not None and q < 1:
+                lose.append(f"{c.input_name} H={c.params[0][1:]} {'forward' if f == 'forward_ms' else 'forward+backward'}: "
+                            f"SDPA {fmt_ms(r[f])} ms vs edgeattn {fmt_ms(best[f])} ms ({short.get(lib_key(best))}), "
+                            f"edgeattn {1 / q:.2f}× slower")
+        row += [f"{peak_ea:.0f}" if peak_ea else "—",
+                f"{r['peak_rss_mb']:.0f}" if r and r.get("peak_rss_mb") else "—"]
+        out.append("| " + " | ".join(str(x) for x in row) + " |")
+    out.append("")
+    if lose:
+        out += ["**edgeattn loses to PyTorch SDPA** in " + f"{len(lose)} of these measurements:", ""]
+        out += [f"- {x}" for x in lose]
+    else:
+        out.append("edgeattn was faster than PyTorch SDPA in every configuration that both completed.")
+    out += ["", "Peak memory is each process's `ru_maxrss`; the PyTorch 2 process carries about 700 MB of "
+            "interpreter and libraries before any work (its `load_rss_mb`).", ""]
+    return out
+
+
+def minibatch_section(cm: list[Config]) -> list[str]:
+    """Sampled mini-batch training: seconds per epoch, accuracy and memory (issue 23)."""
+    recs = [r for c in cm for r in c.by_lib.values()]
+    out = ["### Sampled mini-batch training (issue 23)", "",
+           "A products-like stochastic-block-model graph written by `bench/peers/sbm_input.py` (edgeattn's own SBM "
+           "generator, include/edgeattn/data/synthetic.hpp: 47 classes, 100 features, mean degree 50 with 80 % of the "
+           "edges inside a class, 8 % of the nodes for training, the rest validation and test). The same 3-layer GAT "
+           "everywhere: dropout → GATConv(8 heads × 8, ELU) → GATConv(8 × 8, ELU) → GATConv(classes, 1 head), "
+           "feature and attention dropout 0.2, Adam lr 0.01, weight decay 5e-4, batches of 1024 training nodes "
+           "with 15, 10, 5 neighbours sampled at hops 1 (the seeds), 2, 3 without replacement, a self-loop per "
+           "destination in every block. edgeattn: `edgeattn train --batch-size 1024 --fanout 15,10,5`; DGL: "
+           "`dgl.dataloading.NeighborSampler([5, 10, 15])` (DGL lists fan-outs input layer first) + `DataLoader` "
+           "(no worker processes) + `dgl.nn.GATConv`; PyG: `NeighborLoader(num_neighbors=[15, 10, 5])` + `GATConv`. "
+           "Seconds per epoch: the mean over the timed epochs, sampling included, no warm-up for anyone; "
+           "test accuracy: a full-graph forward after the last epoch; peak memory: the process's `ru_maxrss`. "
+           f"Data: {suite_commands(recs)}.", ""]
+    out += busy_note(recs)
+    out += ["| input | epochs | library | s / epoch | peer / edgeattn | steps / epoch | peak MB | test accuracy |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for c in cm:
+        for lib in sorted(c.by_lib, key=lambda x: (x != "edgeattn", x)):
+            r = c.by_lib[lib]
+            name = label(lib, [r])
+            if r.get("status") != "ok":
+                msg = " ".join(str(r.get("message", "")).split())[:300].replace("|", "\\|")
+                out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {name} | {r.get('status')}: {msg} | | | | |")
+                continue
+            q = ratio(r, c.base, "seconds_per_epoch") if lib != "edgeattn" else None
+            acc = r.get("test_accuracy")
+            busy = " (busy machine)" if r.get("busy_machine") else ""
+            out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {name}{busy} | {r['seconds_per_epoch']:.3g} | "
+                       f"{f'{q:.2f}' if q else ''} | {r.get('steps_per_epoch', '')} | {r.get('peak_rss_mb', 0):.0f} | "
+                       f"{f'{acc:.3f}' if acc is not None else ''} |")
+    accs = [r.get("test_accuracy") for r in recs if r.get("status") == "ok" and r.get("test_accuracy") is not None]
+    if len(accs) > 1 and min(accs) >= 0.99:
+        out += ["", f"Every library reached a test accuracy of at least {min(accs):.5f}: at this size the task is easy (a node has "
+                "about 40 same-class neighbours), so the accuracy column only checks that each trains the same model "
+                "correctly; the comparison is time and memory."]
+    out += ["", "Commands of these runs:", ""]
+    for c in cm:
+        for lib, r in sorted(c.by_lib.items()):
+            out.append(f"- {label(lib, [r])}: `{r.get('command', '')}`")
+    out.append("")
+    return out
+
+
 def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
     records, latest = load(raw)
     ck, cd = configs(latest, "kernel"), configs(latest, "dense")
     cl, ct = configs(latest, "layer"), configs(latest, "train")
+    cs_sdpa, cm = configs(latest, "sdpa"), configs(latest, "minibatch")
     rel = lambda p: os.path.relpath(p, results.parent)  # noqa: E731
     quick = any(r.get("quick") for r in records if r.get("workload") == "limits")
-    out = [BEGIN, "## Peers: PyTorch, PyTorch Geometric, DGL and GraphBLAS (issue 5)", ""]
+    out = [BEGIN, "## Peers: PyTorch, PyTorch Geometric, DGL and GraphBLAS (issues 5, 18, 23)", ""]
     if quick:
         out += ["**Quick mode** (small sizes, development only; not the published comparison).", ""]
-    out += ["```sh", "bench/peers/setup.sh                                   # peers into build/peers-venv",
+    out += ["```sh", "bench/peers/setup.sh        # peers into build/peers-venv, build/peers-torch2, build/peers-dgl2",
             "cmake --build build/release --target edgeattn_tool",
             f"build/peers-venv/bin/python bench/peers/run_suite.py{' --quick' if quick else ''}   # then this report",
+            f"build/peers-venv/bin/python bench/peers/run_suite.py --only sdpa,minibatch{' --quick' if quick else ''}"
+            "   # PyTorch 2 SDPA, sampled epochs",
             f"build/peers-venv/bin/python bench/peers/report.py --raw {os.path.relpath(raw, ROOT)}"
             f"{' --results ' + os.path.relpath(results, ROOT) + ' --plot-suffix=' + suffix if suffix else ''}",
             "```", "",
             f"Raw records (one JSON object per run, with its command): `{os.path.relpath(raw, ROOT)}`. Times are "
             "medians of repeated runs after a warm-up, in ms; forward runs without autograd, forward + backward "
             "computes all input gradients. Ratios are peer / edgeattn: above 1 edgeattn is faster. Peak memory is "
-            "each process's own `ru_maxrss` (it includes the interpreter and PyTorch, about 250 MB for the Python "
-            "peers, and the loaded input). All libraries read the same `.npz` written by `edgeattn bench "
-            "write-inputs`. PyTorch dense attention masks with -inf off the graph and materialises [H, N, N].", ""]
+            "each process's own `ru_maxrss` (it includes the interpreter and PyTorch, about 250 MB with PyTorch 1.13 and "
+            "600–800 MB in the PyTorch 2 environments, and the loaded input). All libraries read the same `.npz` "
+            "written by `edgeattn bench write-inputs` (the minibatch group's by `bench/peers/sbm_input.py`). PyTorch dense attention masks with -inf off the graph and materialises [H, N, N].", ""]
     out += machine_section(records, latest, ROOT / "build/peers/dgl_error.txt")
     out += target_lines(latest, ck, cd, ct)
 
-    lost = losses(ck + cd, ["forward_ms", "forward_backward_ms"]) + losses(cl, ["forward_ms", "forward_backward_ms"]) \
-        + losses(ct, ["seconds_per_epoch"])
+    dense_keys = {(c.input_name, c.params) for c in cd}
+    lost = losses(ck + cd + [c for c in cs_sdpa if (c.input_name, c.params) not in dense_keys],
+                  ["forward_ms", "forward_backward_ms"]) + losses(cl, ["forward_ms", "forward_backward_ms"]) \
+        + losses(ct + cm, ["seconds_per_epoch"])
     out += ["### Where edgeattn loses", "",
             "Every configuration where a peer beat edgeattn's fastest path (sparse, dense or implicit pattern):", ""]
     if lost:
         out += ["| workload | input | parameters | faster library | measure | peer / edgeattn | edgeattn path | why |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c, lib, f, q, path in lost:
-            out.append(f"| {c.group} | {c.input_name} | {' '.join(c.params)} | {LABELS.get(lib, lib)} | {f} | "
+            out.append(f"| {c.group} | {c.input_name} | {' '.join(c.params)} | {label(lib, c.by_lib.values())} | {f} | "
                        f"{q:.2f} | {path} | {why(c, lib)} |")
     else:
         out.append("Nowhere in this run: every peer result that completed was slower than edgeattn.")
@@ -458,27 +666,37 @@ def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
                     f"(data: `run_suite.py --only kernel{' --quick' if quick else ''}`).", ""]
     if cl:
         out += ["### Layer: GATConv, GATv2Conv, TransformerConv (8 heads × 8, concatenated, self-loops added)", ""]
-        out += timing_tables(cl, ["edgeattn", "pyg", "dgl"], fields)
+        out += timing_tables(cl, ["edgeattn", "pyg", "pyg2", "dgl", "dgl2"], fields)
+    if cs_sdpa:
+        out += sdpa_section(cs_sdpa, records)
     if ct:
         out += ["### End to end: the GAT paper's 2-layer model (8 × 8 heads, dropout 0.6, Adam)", "",
                 "| input | epochs | library | s / epoch | peer / edgeattn | peak MB | test accuracy |",
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for c in ct:
-            for lib in ("edgeattn", "pyg", "dgl"):
+            for lib in ("edgeattn", "pyg", "dgl", "pyg2", "dgl2"):
                 r = c.by_lib.get(lib)
                 if not r:
                     continue
                 if r.get("status") != "ok":
-                    out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {LABELS[lib]} | {r.get('status')} | | | |")
+                    out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {label(lib, [r])} | {r.get('status')} | | | |")
                     continue
                 q = ratio(r, c.base, "seconds_per_epoch") if lib != "edgeattn" else None
                 acc = r.get("test_accuracy")
-                out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {LABELS[lib]} | {r['seconds_per_epoch']:.4g} | "
+                busy = " (busy machine)" if r.get("busy_machine") else ""
+                out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {label(lib, [r])}{busy} | {r['seconds_per_epoch']:.4g} | "
                            f"{f'{q:.2f}' if q else ''} | {r.get('peak_rss_mb', 0):.0f} | "
                            f"{f'{acc:.3f}' if acc is not None else ''} |")
         out.append("")
+        newer = sorted({r.get("suite_command") for c in ct for r in c.by_lib.values()
+                        if r.get("library") in ("pyg2", "dgl2") and r.get("suite_command")})
+        if newer:
+            out += ["PyG 2.8 / DGL 2.1 rows (and the edgeattn rows measured with them): " +
+                    "; ".join(f"`{x}`" for x in newer) + ". Each run's own command is its record's `command`.", ""]
+    if cm:
+        out += minibatch_section(cm)
     bad = [r for r in latest.values() if r.get("status", "ok") != "ok" and r.get("group") in
-           ("kernel", "dense", "layer", "train", "inputs")]
+           ("kernel", "dense", "layer", "train", "sdpa", "minibatch", "inputs")]
     if bad:
         out += ["### Runs without a number", "", "| run | status | message |", "| --- | --- | --- |"]
         for r in sorted(bad, key=lambda r: r["key"]):

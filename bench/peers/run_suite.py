@@ -6,6 +6,15 @@ One command (after bench/peers/setup.sh and a release build of the `edgeattn` to
     build/peers-venv/bin/python bench/peers/run_suite.py            # full matrix
     build/peers-venv/bin/python bench/peers/run_suite.py --quick    # small sizes, ~5 minutes
     build/peers-venv/bin/python bench/peers/run_suite.py --only kernel,train --dry-run
+    build/peers-venv/bin/python bench/peers/run_suite.py --only sdpa,minibatch   # PyTorch 2 SDPA, sampled epochs
+
+The peers run in three virtual environments (bench/peers/setup.sh): build/peers-venv (Debian's
+PyTorch 1.13 with PyG 2.6.1 and DGL 1.1.2: libraries torch, pyg, dgl), build/peers-torch2 (the
+newest PyTorch 2.x with PyG 2.8.1: torch2, pyg2) and build/peers-dgl2 (PyTorch 2.2.1 with DGL
+2.1.0: dgl2). Every peer record carries the exact torch, torch_geometric and dgl versions it ran
+with. Before the measurements of a full-size run the suite waits (up to --quiet-wait minutes) for
+the 1-minute load average to drop below --quiet-load, and marks the records `busy_machine` when
+it never did.
 
 It writes the inputs with `edgeattn bench write-inputs` into build/peers/inputs/ (reused when
 present), measures `edgeattn bench limits`, picks the fastest OPENBLAS_CORETYPE for PyTorch's
@@ -20,6 +29,7 @@ is skipped unless --rerun. Failures, timeouts and out-of-memory runs are records
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -31,7 +41,14 @@ from pathlib import Path
 from typing import Any, Iterable
 
 ROOT = Path(__file__).resolve().parents[2]
-GROUPS = ("kernel", "dense", "layer", "train")
+GROUPS = ("kernel", "dense", "layer", "train", "sdpa", "minibatch")
+# Peer libraries → the virtual environment (interpreter) they run in and peer.py's --library.
+PEER_ENV = {"torch": "old", "pyg": "old", "dgl": "old", "torch2": "torch2", "pyg2": "torch2", "dgl2": "dgl2"}
+PEER_BASE = {"torch": "torch", "pyg": "pyg", "dgl": "dgl", "torch2": "torch", "pyg2": "pyg", "dgl2": "dgl"}
+# The error file setup.sh leaves when an environment (or one library of it) did not install.
+ENV_ERROR = {"dgl": "dgl_error.txt", "torch2": "torch2_error.txt", "pyg2": "torch2_error.txt",
+             "dgl2": "dgl2_error.txt"}
+ALL_LIBRARIES = "edgeattn,graphblas,torch,pyg,dgl,torch2,pyg2,dgl2"
 CORETYPES = ("auto", "Haswell", "SkylakeX", "Cooperlake", "Zen")
 
 
@@ -40,12 +57,19 @@ class InputSpec:
     """One input file: `edgeattn bench write-inputs` arguments."""
 
     name: str
-    graph: str  # uniform | rmat | cora | complete | causal | window:W
+    graph: str  # uniform | rmat | cora | complete | causal | window:W | sbm (bench/peers/sbm_input.py)
     nodes: int = 0
     edges: int = 0
     features: int = 64
     heads: int = 8
     classes: int = 8
+
+    def write_command(self, edgeattn: Path, out: Path, threads: int) -> list[str]:
+        """The command writing this input: `edgeattn bench write-inputs`, or sbm_input.py for sbm."""
+        if self.graph == "sbm":  # edgeattn's stochastic block model through its Python module
+            return [sys.executable, str(ROOT / "bench/peers/sbm_input.py"), "--out", str(out), "--nodes",
+                    str(self.nodes), "--features", str(self.features), "--classes", str(self.classes)]
+        return [str(edgeattn), *self.write_args(out), "--threads", str(threads)]
 
     def write_args(self, out: Path) -> list[str]:
         """The write-inputs command-line arguments (cora takes no sizes)."""
@@ -80,6 +104,8 @@ class Settings:
     groups: tuple[str, ...]
     edgeattn: Path
     python: Path
+    python_torch2: Path
+    python_dgl2: Path
     inputs_dir: Path
     raw: Path
     results: Path
@@ -90,6 +116,21 @@ class Settings:
     libraries: tuple[str, ...]
     max_peer_edges: int
     targets: bool = False
+    quiet_load: float = 0.8
+    quiet_wait_min: float = 20.0
+    argv: tuple[str, ...] = ()
+    rerun_after: str = ""
+
+    def stale(self, rec: dict[str, Any] | None) -> bool:
+        """True when a job must run: no record, --rerun, or --rerun-after covers its latest record."""
+        if rec is None or self.rerun:
+            return True
+        return bool(self.rerun_after) and (rec.get("time", "") >= self.rerun_after or bool(rec.get("busy_machine")))
+
+    def interpreter(self, library: str) -> Path:
+        """The Python of a peer library's virtual environment."""
+        env = PEER_ENV[library]
+        return {"old": self.python, "torch2": self.python_torch2, "dgl2": self.python_dgl2}[env]
 
 
 def parse_args(argv: list[str] | None = None) -> Settings:
@@ -98,9 +139,20 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     p.add_argument("--quick", action="store_true", help="small sizes for development (about 5 minutes)")
     p.add_argument("--threads", type=int, default=2, help="threads for every library (default 2)")
     p.add_argument("--only", default=",".join(GROUPS), help=f"comma-separated groups of {', '.join(GROUPS)}")
-    p.add_argument("--libraries", default="edgeattn,graphblas,torch,pyg,dgl", help="comma-separated libraries")
+    p.add_argument("--libraries", default=ALL_LIBRARIES,
+                   help="comma-separated libraries (torch, pyg, dgl: Debian's PyTorch 1.13 venv; torch2, pyg2: "
+                        "PyTorch 2.x + PyG 2.8.1; dgl2: DGL 2.1.0 + PyTorch 2.2.1)")
     p.add_argument("--edgeattn", type=Path, default=ROOT / "build/release/bin/edgeattn")
-    p.add_argument("--python", type=Path, default=ROOT / "build/peers-venv/bin/python")
+    p.add_argument("--python", type=Path, default=ROOT / "build/peers-venv/bin/python",
+                   help="interpreter of torch, pyg, dgl (PyTorch 1.13)")
+    p.add_argument("--python-torch2", type=Path, default=ROOT / "build/peers-torch2/bin/python",
+                   help="interpreter of torch2 and pyg2 (PyTorch 2.x, PyG 2.8.1)")
+    p.add_argument("--python-dgl2", type=Path, default=ROOT / "build/peers-dgl2/bin/python",
+                   help="interpreter of dgl2 (DGL 2.1.0, PyTorch 2.2.1)")
+    p.add_argument("--quiet-load", type=float, default=0.8,
+                   help="before measuring (not --quick), wait for the 1-minute load average to fall below this")
+    p.add_argument("--quiet-wait", type=float, default=20.0,
+                   help="minutes to wait for --quiet-load (then run anyway, records marked busy_machine); 0: no wait")
     p.add_argument("--inputs-dir", type=Path, default=ROOT / "build/peers/inputs")
     p.add_argument("--raw", type=Path, help="JSON lines file (default bench/results/peers/raw[-quick].jsonl)")
     p.add_argument("--results", type=Path,
@@ -109,6 +161,9 @@ def parse_args(argv: list[str] | None = None) -> Settings:
                    help="only the runs behind the issue's four targets (Cora and 1M-node training, complete "
                         "N=1024/4096 vs PyTorch, 10M-edge d=64 kernel vs GraphBLAS): about 15 minutes")
     p.add_argument("--rerun", action="store_true", help="measure again runs already in the raw file")
+    p.add_argument("--rerun-after", default="",
+                   help="measure again runs whose latest record is from this UTC time on (ISO, e.g. "
+                        "2026-11-25T14:55:00Z: runs disturbed by a compiler), or marked busy_machine")
     p.add_argument("--dry-run", action="store_true", help="list the runs and the time estimate, run nothing")
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every run's timeout")
     p.add_argument("--max-peer-edges", type=float, default=5e7,
@@ -123,9 +178,14 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         p.error(f"--only: unknown group(s) {bad}; expected {GROUPS}")
     raw = a.raw or ROOT / "bench/results/peers" / ("raw-quick.jsonl" if a.quick else "raw.jsonl")
     results = a.results or (raw.parent / "quick.md" if a.quick else ROOT / "bench/RESULTS.md")
-    return Settings(a.quick, a.threads, groups, a.edgeattn, a.python, a.inputs_dir, raw, results, a.rerun, a.dry_run,
-                    a.timeout_scale, a.mem_limit_gb, tuple(a.libraries.split(",")), int(a.max_peer_edges),
-                    a.targets)
+    libs = tuple(x for x in a.libraries.split(",") if x)
+    bad = [x for x in libs if x not in ALL_LIBRARIES.split(",")]
+    if bad:
+        p.error(f"--libraries: unknown {bad}; expected some of {ALL_LIBRARIES}")
+    return Settings(a.quick, a.threads, groups, a.edgeattn, a.python, a.python_torch2, a.python_dgl2, a.inputs_dir,
+                    raw, results, a.rerun, a.dry_run, a.timeout_scale, a.mem_limit_gb, libs, int(a.max_peer_edges),
+                    a.targets, a.quiet_load, a.quiet_wait, tuple(argv if argv is not None else sys.argv[1:]),
+                    a.rerun_after)
 
 
 # The runs behind the issue's targets (report.py's target_lines reads exactly these).
@@ -198,9 +258,46 @@ def train_inputs(quick: bool) -> list[tuple[InputSpec, int]]:
     return [(InputSpec("cora", "cora", heads=8), 20 if quick else 200), (big, 2)]
 
 
+def sdpa_inputs(quick: bool) -> list[tuple[InputSpec, int]]:
+    """(input, heads) of the sdpa group: PyTorch 2's scaled_dot_product_attention against edgeattn.
+
+    N ∈ {1024, 4096} (quick: 512), H ∈ {1, 8}, d = 64 (F = 64 H): complete (SDPA without a mask),
+    causal (is_causal=True), sliding window w = 256 and uniform random graphs at 1 % and 10 %
+    density (a boolean attn_mask); plus the window at N = 16384 (quick: 2048). The H = 1 inputs are
+    the dense group's files (same names, same keys)."""
+    sizes = (512,) if quick else (1024, 4096)
+    w = 32 if quick else 256
+    out = []
+    for h in (1, 8):
+        f = 64 * h
+        for n in sizes:
+            out.append((InputSpec(f"complete_{n}_f{f}", "complete", n, features=f, heads=h), h))
+            out.append((InputSpec(f"causal_{n}_f{f}", "causal", n, features=f, heads=h), h))
+            out.append((InputSpec(f"window{w}_{n}_f{f}", f"window:{w}", n, features=f, heads=h), h))
+            for rho in ((0.01,) if quick else (0.01, 0.1)):
+                out.append((InputSpec(f"uniform_{n}_p{rho:g}_f{f}", "uniform", n, round(rho * n * n), f, heads=h), h))
+        n = 2048 if quick else 16384
+        out.append((InputSpec(f"window{w}_{n}_f{f}", f"window:{w}", n, features=f, heads=h), h))
+    return out
+
+
+# The sampled-training workload (issue 23): a products-like stochastic-block-model graph (47 classes,
+# 100 features, mean degree 50, 8 % of the nodes for training), a 3-layer GAT (8 heads × 8, the
+# output layer 1 head), fan-outs 15,10,5 (hop 1 = the seeds), batches of 1024 training nodes.
+MINIBATCH = {"batch_size": 1024, "fanout": "15,10,5", "heads": 8, "hidden": 8, "dropout": 0.2, "lr": 0.01}
+
+
+def minibatch_inputs(quick: bool) -> list[tuple[InputSpec, int]]:
+    """(input, epochs): the SBM graph at 250k nodes / ~12.5M edges, 3 epochs (quick: 20k nodes, 2)."""
+    if quick:
+        return [(InputSpec("sbm_products_20k", "sbm", 20_000, features=100, classes=47), 2)]
+    return [(InputSpec("sbm_products_250k", "sbm", 250_000, features=100, classes=47), 3)]
+
+
 # Rough throughputs on 2 cores of the development machine (edge × feature per second of a forward),
 # for the time estimate and the timeouts only.
-EDGE_RATE = {"edgeattn": 1.5e9, "edgeattn-pattern": 1.5e9, "graphblas": 2e8, "pyg": 1.5e8, "dgl": 3e8}
+EDGE_RATE = {"edgeattn": 1.5e9, "edgeattn-pattern": 1.5e9, "graphblas": 2e8, "pyg": 1.5e8, "dgl": 3e8,
+             "pyg2": 1.5e8, "dgl2": 3e8}
 
 
 def work_scale(edges: int, width: int, library: str = "pyg") -> float:
@@ -233,7 +330,9 @@ class Matrix:
         return [str(self.s.edgeattn), *args, "--threads", str(self.s.threads)]
 
     def peer(self, library: str, workload: str, spec: InputSpec, *args: str) -> list[str]:
-        cmd = [str(self.s.python), str(ROOT / "bench/peers/peer.py"), "--library", library, "--workload", workload,
+        """peer.py under the interpreter of the library's virtual environment (torch2 → torch in peers-torch2)."""
+        cmd = [str(self.s.interpreter(library)), str(ROOT / "bench/peers/peer.py"), "--library", PEER_BASE[library],
+               "--workload", workload,
                "--input", str(self.path(spec)), "--threads", str(self.s.threads), *args]
         if self.coretype != "auto":
             cmd += ["--openblas-coretype", self.coretype]
@@ -245,6 +344,8 @@ class Matrix:
             return None
         key = "|".join([library, workload, spec.name, *parts, f"T{self.s.threads}"])
         timeout = min(1800.0, max(300.0, 20 * estimate_s)) * self.s.timeout_scale
+        if library in PEER_ENV:
+            meta = dict(meta, venv=PEER_ENV[library])
         return Job(key, group, library, workload, command, timeout, estimate_s,
                    dict(meta, input_name=spec.name, graph=spec.graph, input_file=str(self.path(spec))))
 
@@ -281,9 +382,58 @@ class Matrix:
             if score == "dot" and group == "dense":  # where PyTorch's fused attention would matter
                 jobs.append(self.job(group, "torch", "sdpa", spec, parts, self.peer("torch", "sdpa", spec, *common),
                                      load, score=score))
-            for lib in () if big else ("pyg", "dgl"):
+            for lib in () if big else ("pyg", "dgl", "pyg2", "dgl2"):
                 jobs.append(self.job(group, lib, "kernel", spec, parts, self.peer(lib, "kernel", spec, *common),
                                      est[lib], score=score))
+        return jobs
+
+    def sdpa_jobs(self, spec: InputSpec, heads: int, repeat: int) -> list[Job | None]:
+        """One sdpa-group input: edgeattn (explicit edges, implicit pattern, dense path) and PyTorch 2's
+        scaled_dot_product_attention (complete: no mask; causal: is_causal; else a boolean mask)."""
+        e = spec.edges or spec.nodes * spec.nodes
+        d, n = 64, spec.nodes
+        parts = [f"H{heads}", f"d{d}", "dot"]
+        load, runs = input_load_s(spec), repeat + 1
+        jobs: list[Job | None] = []
+        common = ["--heads", str(heads), "--head-dim", str(d), "--repeat", str(repeat)]
+        ea_args = ["bench", "attention", "--input", str(self.path(spec)), *common, "--score", "dot", "--no-dense"]
+        jobs.append(self.job("sdpa", "edgeattn", "kernel", spec, parts, self.ea(*ea_args),
+                             load + runs * work_scale(e, heads * d, "edgeattn"), score="dot"))
+        if spec.graph in ("complete", "causal") or spec.graph.startswith("window:"):
+            jobs.append(self.job("sdpa", "edgeattn-pattern", "kernel", spec, parts, self.ea(
+                "bench", "attention", "--pattern", spec.graph, "--nodes", str(n), *common, "--score", "dot",
+                "--no-dense"), 1.0 + runs * work_scale(e, heads * d, "edgeattn"), score="dot"))
+        if n <= 4096:
+            jobs.append(self.job("sdpa", "edgeattn-dense", "kernel", spec, parts,
+                                 self.ea(*ea_args, "--path", "dense"), load + runs * dense_scale(n, heads, d) / 2,
+                                 score="dot"))
+        mode = "none" if spec.graph == "complete" else ("causal" if spec.graph == "causal" else "bool")
+        jobs.append(self.job("sdpa", "torch2", "sdpa", spec, parts, self.peer(
+            "torch2", "sdpa", spec, *common, "--score", "dot", "--sdpa-mask", mode),
+            load + 5.0 + runs * dense_scale(n, heads, d), score="dot", sdpa_mask=mode))
+        return jobs
+
+    def minibatch_jobs(self, spec: InputSpec, epochs: int) -> list[Job | None]:
+        """Sampled training epochs: edgeattn train --batch-size/--fanout, DGL 2.1 and PyG 2.8.1 samplers."""
+        m = MINIBATCH
+        layers = len(m["fanout"].split(","))
+        parts = [f"H{m['heads']}", f"D{m['hidden']}", f"B{m['batch_size']}", f"F{m['fanout'].replace(',', '-')}",
+                 f"E{epochs}"]
+        train_nodes = 0.08 * spec.nodes
+        steps = max(1.0, train_nodes / m["batch_size"])
+        per_step = {"edgeattn": 0.3, "dgl2": 2.0, "pyg2": 6.0}  # seconds, rough (estimates and timeouts)
+        jobs: list[Job | None] = [self.job("minibatch", "edgeattn", "minibatch", spec, parts, self.ea(
+            "train", "--dataset", str(self.path(spec)), "--batch-size", str(m["batch_size"]), "--fanout",
+            m["fanout"], "--layers", str(layers), "--heads", str(m["heads"]), "--hidden", str(m["hidden"]),
+            "--dropout", str(m["dropout"]), "--lr", str(m["lr"]), "--epochs", str(epochs), "--patience", "0",
+            "--no-normalize", "--json", "--quiet"), input_load_s(spec) + epochs * (steps * per_step["edgeattn"] + 5),
+            epochs=epochs, **m)]
+        for lib in ("dgl2", "pyg2"):
+            jobs.append(self.job("minibatch", lib, "minibatch", spec, parts, self.peer(
+                lib, "minibatch", spec, "--epochs", str(epochs), "--warmup", "0", "--heads", str(m["heads"]),
+                "--hidden", str(m["hidden"]), "--batch-size", str(m["batch_size"]), "--fanout", m["fanout"],
+                "--dropout", str(m["dropout"]), "--lr", str(m["lr"])),
+                input_load_s(spec) + 10 + epochs * steps * per_step[lib], epochs=epochs, **m))
         return jobs
 
     def pattern_jobs(self, spec: InputSpec, repeat: int) -> list[Job | None]:
@@ -316,15 +466,16 @@ class Matrix:
             for spec in layer_inputs(q):
                 specs.append(spec)
                 e = 10556 if spec.graph == "cora" else spec.edges
-                per = {lib: input_load_s(spec) + 12 * work_scale(e, 64, lib) for lib in ("edgeattn", "pyg", "dgl")}
+                per = {lib: input_load_s(spec) + 12 * work_scale(e, 64, lib)
+                       for lib in ("edgeattn", "pyg", "dgl", "pyg2", "dgl2")}
                 for layer in ("gat", "gatv2", "transformer"):
                     parts = ["H8", "D8", layer]
                     repeat = "3" if q else "5"
                     jobs.append(self.job("layer", "edgeattn", "layer", spec, parts, self.ea(
                         "bench", "layer", "--input", str(self.path(spec)), "--layer", layer, "--heads", "8",
                         "--hidden", "8", "--repeat", repeat), per["edgeattn"], layer=layer))
-                    for lib in ("pyg", "dgl"):
-                        if lib == "dgl" and layer == "transformer":
+                    for lib in ("pyg", "dgl", "pyg2", "dgl2"):
+                        if lib.startswith("dgl") and layer == "transformer":
                             continue  # DGL has no TransformerConv
                         jobs.append(self.job("layer", lib, "layer", spec, parts, self.peer(
                             lib, "layer", spec, "--layer", layer, "--heads", "8", "--hidden", "8",
@@ -333,16 +484,26 @@ class Matrix:
             for spec, epochs in train_inputs(q):
                 specs.append(spec)
                 e = 10556 if spec.graph == "cora" else spec.edges
-                per_epoch = {lib: 0.01 + 3 * work_scale(e, 64, lib) for lib in ("edgeattn", "pyg", "dgl")}
+                per_epoch = {lib: 0.01 + 3 * work_scale(e, 64, lib) for lib in ("edgeattn", "pyg", "dgl", "pyg2", "dgl2")}
                 parts = ["H8", "D8", f"E{epochs}"]
                 jobs.append(self.job("train", "edgeattn", "train", spec, parts, self.ea(
                     "train", "--dataset", str(self.path(spec)), "--epochs", str(epochs), "--patience", "0",
                     "--json", "--quiet"), input_load_s(spec) + per_epoch["edgeattn"] * epochs, epochs=epochs))
-                for lib in ("pyg", "dgl"):
+                for lib in ("pyg", "dgl", "pyg2", "dgl2"):
                     warm = "1" if spec.graph == "cora" else "0"
                     jobs.append(self.job("train", lib, "train", spec, parts, self.peer(
                         lib, "train", spec, "--epochs", str(epochs), "--warmup", warm, "--heads", "8",
                         "--hidden", "8"), input_load_s(spec) + per_epoch[lib] * (epochs + 2), epochs=epochs))
+        if "sdpa" in self.s.groups:
+            for spec, heads in sdpa_inputs(q):
+                specs.append(spec)
+                jobs += self.sdpa_jobs(spec, heads, 3 if q or spec.nodes > 4096 else 5)
+        if "minibatch" in self.s.groups:
+            for spec, epochs in minibatch_inputs(q):
+                specs.append(spec)
+                jobs += self.minibatch_jobs(spec, epochs)
+        seen: set[str] = set()  # the sdpa group shares its H = 1 runs with the dense group: once each
+        jobs = [j for j in jobs if j is not None and not (j.key in seen or seen.add(j.key))]
         kept = [j for j in jobs if j is not None and (not self.s.targets or is_target_job(j))]
         used = {j.meta["input_name"] for j in kept}
         unique = [x for x in {s.name: s for s in specs}.values() if x.name in used]
@@ -446,8 +607,7 @@ def ensure_input(s: Settings, spec: InputSpec, path: Path, mem_limit: int) -> di
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
-    rec = run_json([str(s.edgeattn), *spec.write_args(tmp), "--threads", str(s.threads)], 3600,
-                   dict(os.environ), mem_limit)
+    rec = run_json(spec.write_command(s.edgeattn, tmp, s.threads), 3600, dict(os.environ), mem_limit)
     if rec.get("status", "ok") == "ok" and tmp.exists():
         os.replace(tmp, path)
     return rec
@@ -475,7 +635,8 @@ def pick_coretype(s: Settings, raw: RawLog, mem_limit: int) -> str:
     return best
 
 
-def pick_wait_policy(s: Settings, raw: RawLog, coretype: str, probe: Path, mem_limit: int) -> str:
+def pick_wait_policy(s: Settings, raw: RawLog, coretype: str, probe: Path, mem_limit: int,
+                     library: str = "pyg") -> str:
     """Times PyG's kernel (forward + backward) under OMP_WAIT_POLICY unset and passive, returns the faster.
 
     PyTorch's OpenMP threads spin at barriers by default; when anything else competes for the cores
@@ -483,22 +644,86 @@ def pick_wait_policy(s: Settings, raw: RawLog, coretype: str, probe: Path, mem_l
     slower. On a quiet machine spinning is usually as fast or faster. Measured, recorded, chosen."""
     best, best_ms = "default", float("inf")
     for policy in ("default", "passive"):
-        key = f"pyg|omp-wait|{probe.stem}|{policy}|{coretype}|T{s.threads}"
+        key = f"{library}|omp-wait|{probe.stem}|{policy}|{coretype}|T{s.threads}"
         rec = None if s.rerun else raw.latest(key)
         if rec is None:
-            cmd = [str(s.python), str(ROOT / "bench/peers/peer.py"), "--library", "pyg", "--workload", "kernel",
+            cmd = [str(s.interpreter(library)), str(ROOT / "bench/peers/peer.py"), "--library", PEER_BASE[library],
+                   "--workload", "kernel",
                    "--input", str(probe), "--heads", "8", "--head-dim", "8", "--repeat", "10",
                    "--threads", str(s.threads)]
             rec = run_json(cmd, 300, child_env(s.threads, coretype, policy), mem_limit)
-            rec.update(key=key, group="calibration", library="pyg", workload="omp-wait", omp_wait_policy=policy,
+            rec.update(key=key, group="calibration", library=library, workload="omp-wait", omp_wait_policy=policy,
+                       venv=PEER_ENV[library],
                        time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
             raw.append(rec)
-        log(f"PyG kernel on {probe.name} with OMP_WAIT_POLICY={policy}: forward+backward "
+        log(f"{library} kernel on {probe.name} with OMP_WAIT_POLICY={policy}: forward+backward "
             f"{rec.get('forward_backward_ms', float('nan')):.2f} ms ({rec.get('status')})")
         if rec.get("status") == "ok" and rec["forward_backward_ms"] < best_ms:
             best, best_ms = policy, rec["forward_backward_ms"]
-    log(f"OMP_WAIT_POLICY for every run: {best}")
+    log(f"OMP_WAIT_POLICY for the runs in {PEER_ENV[library]}'s environment: {best}")
     return best
+
+
+def load_average() -> tuple[float, int]:
+    """(1-minute load average, runnable processes now) from /proc/loadavg."""
+    try:
+        parts = Path("/proc/loadavg").read_text().split()
+        return float(parts[0]), int(parts[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan"), -1
+
+
+def busy_cores(seconds: float = 2.0) -> float:
+    """Cores kept busy by the whole machine over `seconds` (/proc/stat). Sampled between runs, while
+    the suite itself sleeps, it is the load of other processes: a compiler, another benchmark."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        idle = v[3] + (v[4] if len(v) > 4 else 0)
+        return sum(v[:8]), idle
+    try:
+        t0, i0 = sample()
+        time.sleep(seconds)
+        t1, i1 = sample()
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    total = t1 - t0
+    return (os.cpu_count() or 1) * (1.0 - (i1 - i0) / total) if total > 0 else float("nan")
+
+
+class QuietGate:
+    """Before each full-size run: wait while other processes keep more than `max_busy` cores busy,
+    polling every 30 s, within a budget of `minutes` for the whole invocation (then run anyway and
+    mark the record busy_machine)."""
+
+    def __init__(self, enabled: bool, max_busy: float, minutes: float) -> None:
+        self.enabled, self.max_busy, self.budget_s = enabled, max_busy, minutes * 60
+
+    def wait(self) -> tuple[bool, float, float]:
+        """(quiet, busy cores of others when the run starts, seconds waited)."""
+        t0 = time.monotonic()
+        busy = busy_cores()
+        while self.enabled and not busy < self.max_busy and self.budget_s > 0:
+            log(f"other processes keep {busy:.2f} cores busy (>= {self.max_busy}): waiting 30 s "
+                f"({self.budget_s / 60:.1f} min of waiting left)")
+            time.sleep(28)
+            self.budget_s -= time.monotonic() - t0
+            t0 = time.monotonic()
+            busy = busy_cores()
+        return busy < self.max_busy, busy, 0.0
+
+
+def wait_for_quiet(threshold: float, minutes: float) -> tuple[bool, float, float]:
+    """Polls the 1-minute load average every 30 s until below threshold, at most `minutes`.
+    Returns (quiet, load when it stopped waiting, seconds waited)."""
+    t0 = time.monotonic()
+    load, _ = load_average()
+    while not load < threshold and time.monotonic() - t0 < minutes * 60:
+        log(f"waiting for a quiet machine: 1-minute load {load:.2f} >= {threshold} "
+            f"({(time.monotonic() - t0) / 60:.1f} of {minutes:g} min)")
+        time.sleep(30)
+        load, _ = load_average()
+    return load < threshold, load, time.monotonic() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -515,35 +740,54 @@ def main(argv: list[str] | None = None) -> int:
         specs, jobs = Matrix(s, "auto").jobs()
         for j in jobs:
             print(f"{j.key}  ~{j.estimate_s:.1f}s (timeout {j.timeout_s:.0f}s)")
-        todo = [j for j in jobs if s.rerun or raw.latest(j.key) is None]
+        todo = [j for j in jobs if s.stale(raw.latest(j.key))]
         print(f"{len(jobs)} runs, {len(todo)} to do, {len(specs)} inputs; "
               f"estimate {sum(j.estimate_s for j in todo) / 60:.0f} min plus writing the inputs")
         return 0
 
-    for tool in (s.edgeattn, s.python):
-        if not tool.exists():
-            log(f"missing {tool}: build the tool (cmake --build build/release --target edgeattn_tool) "
-                f"and run bench/peers/setup.sh")
-            return 2
+    if not s.edgeattn.exists():
+        log(f"missing {s.edgeattn}: build the tool (cmake --build build/release --target edgeattn_tool)")
+        return 2
+    # Peer libraries whose virtual environment is missing are left out (run bench/peers/setup.sh).
+    missing = sorted({PEER_ENV[x] for x in s.libraries if x in PEER_ENV and not s.interpreter(x).exists()})
+    for env in missing:
+        dropped = [x for x in s.libraries if PEER_ENV.get(x) == env]
+        log(f"no interpreter for the '{env}' environment: leaving out {', '.join(dropped)} "
+            f"(bench/peers/setup.sh --only {env})")
+    s.libraries = tuple(x for x in s.libraries if PEER_ENV.get(x) not in missing)
 
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    quiet, load0, waited = True, load_average()[0], 0.0
+    if not s.quick and s.quiet_wait_min > 0:
+        quiet, load0, waited = wait_for_quiet(s.quiet_load, s.quiet_wait_min)
+        log(f"1-minute load average {load0:.2f} after waiting {waited:.0f} s: "
+            f"{'quiet' if quiet else 'BUSY: the records are marked busy_machine'}")
+    suite_command = "build/peers-venv/bin/python bench/peers/run_suite.py " + " ".join(s.argv)
     limits = run_json([str(s.edgeattn), "bench", "limits", "--threads", str(s.threads)], 600, dict(os.environ), 0)
     limits.update(key=f"limits|{stamp}", group="machine", library="edgeattn", workload="limits", time=stamp,
                   quick=s.quick, mem_limit_gb=mem_limit / 2**30, nproc=os.cpu_count(),
-                  max_peer_edges=s.max_peer_edges)
+                  max_peer_edges=s.max_peer_edges, load_avg_at_start=load0, quiet_wait_s=waited,
+                  busy_machine=not quiet, suite_command=suite_command.strip(), groups=list(s.groups),
+                  libraries=list(s.libraries), edgeattn_binary=str(s.edgeattn), edgeattn_binary_mtime=time.strftime(
+                      "%Y-%m-%dT%H:%M:%SZ", time.gmtime(s.edgeattn.stat().st_mtime)),
+                  edgeattn_sha256=hashlib.sha256(s.edgeattn.read_bytes()).hexdigest())
     raw.append(limits)
     log(f"limits: {json.dumps({k: limits.get(k) for k in ('cpu_model', 'stream_triad_gbps', 'fma_peak_gflops')})}")
-    dgl_error = ROOT / "build/peers/dgl_error.txt"
 
-    python_peers = bool({"torch", "pyg", "dgl"} & set(s.libraries))
-    coretype = pick_coretype(s, raw, mem_limit) if python_peers else "auto"
+    old_peers = bool({"torch", "pyg", "dgl"} & set(s.libraries)) and s.python.exists()
+    coretype = pick_coretype(s, raw, mem_limit) if old_peers else "auto"
     specs, jobs = Matrix(s, coretype).jobs()
-    todo = [j for j in jobs if s.rerun or raw.latest(j.key) is None]
+    todo = [j for j in jobs if s.stale(raw.latest(j.key))]
     log(f"{len(jobs)} runs, {len(todo)} to do; estimate {sum(j.estimate_s for j in todo) / 60:.0f} min "
         f"plus writing {len(specs)} inputs (mem limit per run {mem_limit / 2**30:.1f} GiB)")
 
+    # The OpenMP wait policy, chosen per environment on the probe input (PyG's kernel where the
+    # environment has PyG, DGL's in the DGL 2 environment).
     probe = PROBE_INPUT
-    needed = {j.meta["input_name"] for j in todo} | ({probe.name} if python_peers else set())
+    envs_used = sorted({j.meta["venv"] for j in todo if "venv" in j.meta})
+    probe_lib = {"old": "pyg", "torch2": "pyg2", "dgl2": "dgl2"}
+    envs_used = [e for e in envs_used if not (ROOT / "build/peers" / ENV_ERROR.get(probe_lib[e], "-")).exists()]
+    needed = {j.meta["input_name"] for j in todo} | ({probe.name} if envs_used else set())
     for spec in [probe, *(x for x in specs if x.name != probe.name)]:
         if spec.name in needed:
             path = Matrix(s, coretype).path(spec)
@@ -555,23 +799,36 @@ def main(argv: list[str] | None = None) -> int:
                            workload="write-inputs", input_name=spec.name, time=stamp)
                 raw.append(rec)
 
-    wait_policy = "default"
-    if python_peers:
-        wait_policy = pick_wait_policy(s, raw, coretype, Matrix(s, coretype).path(probe), mem_limit)
-    env = child_env(s.threads, coretype, wait_policy)
+    policy = {e: pick_wait_policy(s, raw, coretype, Matrix(s, coretype).path(probe), mem_limit, probe_lib[e])
+              for e in envs_used}
+    # The budget left of --quiet-wait after the initial wait; the per-run threshold is the same load
+    # figure (cores busy), taken between runs while the suite sleeps, so its own runs do not count.
+    gate = QuietGate(not s.quick and s.quiet_wait_min > 0, s.quiet_load, max(0.0, s.quiet_wait_min - waited / 60))
     for i, job in enumerate(todo, 1):
-        if job.library == "dgl" and dgl_error.exists():
-            rec: dict[str, Any] = {"status": "error", "message": "DGL is not installed: " +
-                                   dgl_error.read_text()[-1500:]}
+        job_quiet, others, _ = gate.wait()
+        venv = job.meta.get("venv")
+        wait_policy = policy.get(venv, "default") if venv else "default"
+        env = child_env(s.threads, coretype, wait_policy)
+        err_file = ROOT / "build/peers" / ENV_ERROR.get(job.library, "-")
+        load, runnable = load_average()
+        if job.library in ENV_ERROR and err_file.exists():
+            rec: dict[str, Any] = {"status": "error", "message": f"{job.library} is not installed "
+                                   f"({err_file.relative_to(ROOT)}): " + err_file.read_text()[-1500:]}
         elif not Path(job.meta["input_file"]).exists():
             rec = {"status": "error", "message": f"input {job.meta['input_name']} was not written"}
         else:
             rec = run_json(job.command, job.timeout_s, env, mem_limit)
+        if job.library == "pyg2" and job.workload == "minibatch" and rec.get("status") == "unsupported":
+            pyglib = ROOT / "build/peers/pyglib_error.txt"
+            if pyglib.exists():
+                rec["message"] = (rec.get("message") or "") + "; pyg-lib: " + " ".join(pyglib.read_text().split())[-400:]
         rec.update(job.meta)
         rec.update(key=job.key, group=job.group, library=job.library, workload=job.workload,
                    threads=s.threads, time=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    command=" ".join(job.command), openblas_coretype=coretype, omp_wait_policy=wait_policy,
-                   quick=s.quick)
+                   quick=s.quick, load_avg_1m_before=load, runnable_before=runnable,
+                   other_busy_cores_before=others, busy_machine=not (quiet and job_quiet),
+                   suite_command=suite_command.strip())
         raw.append(rec)
         t = rec.get("forward_ms", rec.get("seconds_per_epoch"))
         log(f"[{i}/{len(todo)}] {job.key}: {rec['status']} {t if t is not None else ''} "
