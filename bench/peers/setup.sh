@@ -139,6 +139,28 @@ setup_old() {
   fi
 }
 
+# install_checked NAME PY ERR CHECK WHAT SIZE PKG...: when the python CHECK fails in PY, pip
+# installs PKG... and checks again; a failure of either step goes to ERR (quoting pip or Python)
+# and returns 1 so the caller skips the rest of NAME's setup. Success removes ERR.
+install_checked() {
+  local name=$1 py=$2 err=$3 check=$4 what=$5 size=$6 out
+  shift 6
+  if ! "$py" -c "$check" 2>/dev/null; then
+    echo "setup: $name: pip install $* ($size)"
+    if ! out=$(pip_into "$py" "$@" 2>&1); then
+      record_error "$err" "pip install $* failed" "$out"
+      echo "setup: $name: install failed; the error is in $err" >&2
+      return 1
+    fi
+    if ! out=$("$py" -c "$check" 2>&1); then
+      record_error "$err" "installed, but the check ($what) failed" "$out"
+      echo "setup: $name: check failed; the error is in $err" >&2
+      return 1
+    fi
+  fi
+  rm -f "$err"
+}
+
 # --- torch2: the newest PyTorch 2.x with PyG 2.8.1 -------------------------------------------------
 setup_torch2() {
   local venv="$ROOT/build/peers-torch2" err="$STATE/torch2_error.txt" out
@@ -147,20 +169,9 @@ setup_torch2() {
   local check="import sys, torch, numpy, scipy, torch_geometric as g, torch.nn.functional as F
 sys.exit(not (int(torch.__version__.split('.')[0]) >= 2 and hasattr(F, 'scaled_dot_product_attention')
               and g.__version__ == '$PYG2_VERSION'))"
-  if ! "$py" -c "$check" 2>/dev/null; then
-    echo "setup: torch2: pip install '$TORCH2_SPEC' torch_geometric==$PYG2_VERSION numpy scipy (PyTorch's CUDA wheels: ~5 GB)"
-    if ! out=$(pip_into "$py" "$TORCH2_SPEC" "torch_geometric==$PYG2_VERSION" numpy scipy 2>&1); then
-      record_error "$err" "pip install $TORCH2_SPEC torch_geometric==$PYG2_VERSION numpy scipy failed" "$out"
-      echo "setup: torch2: install failed; the error is in $err" >&2
-      return 0
-    fi
-    if ! out=$("$py" -c "$check" 2>&1); then
-      record_error "$err" "installed, but the check (torch >= 2 with scaled_dot_product_attention, torch_geometric $PYG2_VERSION) failed" "$out"
-      echo "setup: torch2: check failed; the error is in $err" >&2
-      return 0
-    fi
-  fi
-  rm -f "$err"
+  install_checked torch2 "$py" "$err" "$check" \
+    "torch >= 2 with scaled_dot_product_attention, torch_geometric $PYG2_VERSION" "PyTorch's CUDA wheels: ~5 GB" \
+    "$TORCH2_SPEC" "torch_geometric==$PYG2_VERSION" numpy scipy || return 0
   "$py" -c 'import torch, torch_geometric; print("setup: torch2: torch", torch.__version__, "torch_geometric", torch_geometric.__version__)'
 
   # pyg-lib: PyG's NeighborLoader needs pyg-lib or torch-sparse to sample. Install pyg-lib only
@@ -193,20 +204,8 @@ setup_dgl2() {
   local py="$venv/bin/python"
   local check="import sys, torch, dgl, dgl.nn, dgl.ops, dgl.dataloading
 sys.exit(dgl.__version__ != '$DGL2_VERSION')"
-  if ! "$py" -c "$check" 2>/dev/null; then
-    echo "setup: dgl2: pip install dgl==$DGL2_VERSION ${DGL2_PINS[*]} (PyTorch's CUDA wheels: ~3 GB)"
-    if ! out=$(pip_into "$py" "dgl==$DGL2_VERSION" "${DGL2_PINS[@]}" 2>&1); then
-      record_error "$err" "pip install dgl==$DGL2_VERSION ${DGL2_PINS[*]} failed" "$out"
-      echo "setup: dgl2: install failed; the error is in $err" >&2
-      return 0
-    fi
-    if ! out=$("$py" -c "$check" 2>&1); then
-      record_error "$err" "dgl==$DGL2_VERSION installed but \`import dgl\` failed" "$out"
-      echo "setup: dgl2: import failed; the error is in $err" >&2
-      return 0
-    fi
-  fi
-  rm -f "$err"
+  install_checked dgl2 "$py" "$err" "$check" "import dgl $DGL2_VERSION" "PyTorch's CUDA wheels: ~3 GB" \
+    "dgl==$DGL2_VERSION" "${DGL2_PINS[@]}" || return 0
   "$py" -c 'import torch, dgl; print("setup: dgl2: dgl", dgl.__version__, "torch", torch.__version__)'
 }
 
