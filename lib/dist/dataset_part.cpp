@@ -164,22 +164,19 @@ PartitionQuality write_partitions(const std::filesystem::path& dir, const data::
     const DatasetPart d = make_dataset_part(ds, split, part, parts, r);
     const LocalPartition& p = d.part;
     std::vector<data::NpzMember> m;
-    auto add_ints = [&](const char* key, std::span<const int64_t> v) {
-      m.push_back({key, data::make_npy(v, {static_cast<int64_t>(v.size())})});
-    };
-    auto add_int32 = [&](const char* key, std::span<const int32_t> v) {
-      m.push_back({key, data::make_npy(v, {static_cast<int64_t>(v.size())})});
+    auto add = [&](const std::string& key, const auto& v) {  // a 1-d member (int64 or int32)
+      m.push_back({key, data::make_npy(std::span(v.data(), v.size()), {static_cast<int64_t>(v.size())})});
     };
     const std::vector<int64_t> sizes{r, parts, p.num_nodes, d.train.total, d.val.total, d.test.total};
-    add_ints("sizes", sizes);
-    add_ints("owned", p.owned);
-    add_ints("halo", p.halo);
-    add_ints("recv_rows", p.recv_rows);
-    add_ints("send_rows", p.send_rows);
-    add_int32("send_index", p.send_index);
-    add_ints("indptr", p.graph.row_ptr());
-    add_int32("indices", p.graph.col_idx());
-    add_ints("edge_ids", p.edge_ids);
+    add("sizes", sizes);
+    add("owned", p.owned);
+    add("halo", p.halo);
+    add("recv_rows", p.recv_rows);
+    add("send_rows", p.send_rows);
+    add("send_index", p.send_index);
+    add("indptr", p.graph.row_ptr());
+    add("indices", p.graph.col_idx());
+    add("edge_ids", p.edge_ids);
     const Tensor features = d.features.to_dense();
     m.push_back({"features", data::make_npy(features.span(), {features.dim(0), features.dim(1)})});
     if (!d.edge_attr.absent())
@@ -190,14 +187,12 @@ PartitionQuality write_partitions(const std::filesystem::path& dir, const data::
                                             {d.labels.multi_hot.dim(0), d.labels.multi_hot.dim(1)})});
     } else {
       const std::vector<int64_t> classes(d.labels.classes.begin(), d.labels.classes.end());
-      add_ints("labels", classes);
+      add("labels", classes);
     }
     for (const auto& [key, s] :
          {std::pair{"train", &d.train}, std::pair{"val", &d.val}, std::pair{"test", &d.test}}) {
-      m.push_back({std::string(key) + "_rows", data::make_npy(std::span<const int64_t>(s->rows),
-                                                              {static_cast<int64_t>(s->rows.size())})});
-      m.push_back({std::string(key) + "_pos", data::make_npy(std::span<const int64_t>(s->positions),
-                                                             {static_cast<int64_t>(s->positions.size())})});
+      add(std::string(key) + "_rows", s->rows);
+      add(std::string(key) + "_pos", s->positions);
     }
     data::write_npz_arrays(partition_file(dir, parts, r), m);
   }

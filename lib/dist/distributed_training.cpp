@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "edgeattn/autograd/ops/arithmetic.hpp"
-#include "edgeattn/autograd/ops/loss.hpp"
 #include "edgeattn/autograd/ops/shape.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/data/preprocess.hpp"
@@ -31,6 +30,20 @@ autograd::Var forward_part(autograd::Tape& tape, nn::Model& model, Communicator&
   };
   const nn::EdgeFeatures edges{in.edge_attr.absent() ? autograd::Var{} : tape.constant_ref(in.edge_attr)};
   return model.forward_partition(tape, part.graph, part.num_owned(), in.x_src, edges, expand, step_seed);
+}
+
+// Every rank's `mine` [rows_r, C], gathered to every rank and placed at rows `all_ids` (every
+// rank's ids, concatenated in rank order) of a [num_rows, C] tensor; rows no rank sent stay 0.
+Tensor place_gathered(Communicator& comm, ConstView mine, std::span<const int64_t> all_ids,
+                      int64_t num_rows) {
+  const int64_t c = mine.dim(1);
+  const std::vector<float> rows =
+      allgather_concat(comm, std::span<const float>(mine.data(), static_cast<size_t>(mine.numel())));
+  Tensor out({num_rows, c});
+  for (size_t k = 0; k < all_ids.size(); ++k)
+    std::memcpy(out.data() + all_ids[k] * c, rows.data() + static_cast<int64_t>(k) * c,
+                sizeof(float) * static_cast<size_t>(c));
+  return out;
 }
 
 }  // namespace
@@ -93,15 +106,7 @@ Tensor gather_owned_rows(Communicator& comm, const LocalPartition& part, ConstVi
   if (owned_rows.rank() != 2 || owned_rows.dim(0) != part.num_owned())
     raise<ShapeError>("gather_owned_rows: rows have shape ", owned_rows.shape().str(),
                       ", expected [num_owned=", part.num_owned(), ", C]");
-  const int64_t c = owned_rows.dim(1);
-  const std::vector<int64_t> ids = allgather_concat(comm, part.owned);
-  const std::vector<float> rows = allgather_concat(
-      comm, std::span<const float>(owned_rows.data(), static_cast<size_t>(owned_rows.numel())));
-  Tensor out({part.num_nodes, c});
-  for (size_t k = 0; k < ids.size(); ++k)
-    std::memcpy(out.data() + ids[k] * c, rows.data() + static_cast<int64_t>(k) * c,
-                sizeof(float) * static_cast<size_t>(c));
-  return out;
+  return place_gathered(comm, owned_rows, allgather_concat(comm, part.owned), part.num_nodes);
 }
 
 Tensor predict_distributed(nn::Model& model, Communicator& comm, const DistributedInputs& inputs) {
@@ -133,10 +138,7 @@ train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const D
                                   train::TrainResult&) {
     optimizer.zero_grad();
     const autograd::Var logits = forward_part(tape, model, comm, in, train::step_seed(config.seed, epoch));
-    const autograd::Var local =
-        in.labels.multi_label()
-            ? autograd::bce_with_logits(tape, logits, tape.constant_ref(in.labels.multi_hot), loss_rows)
-            : autograd::cross_entropy(tape, logits, in.labels.classes, loss_rows);
+    const autograd::Var local = train::training_loss(tape, logits, in.labels, loss_rows);
     const autograd::Var loss = autograd::scale(tape, local, factor);
     double value = static_cast<double>(tape.value(loss).data()[0]);
     tape.backward(loss);
@@ -185,13 +187,8 @@ train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const D
   scored_labels.num_classes = in.labels.num_classes;
   scored_labels.eval_metric = in.labels.eval_metric;
   if (in.labels.multi_label()) {
-    const Tensor mine = gather_rows(in.labels.multi_hot.view(), mine_rows);
-    const std::vector<float> all = allgather_concat(comm, mine.span());
-    const int64_t c = in.labels.multi_hot.dim(1);
-    scored_labels.multi_hot = Tensor({scored, c});
-    for (size_t k = 0; k < all_ids.size(); ++k)
-      std::memcpy(scored_labels.multi_hot.data() + all_ids[k] * c, all.data() + static_cast<int64_t>(k) * c,
-                  sizeof(float) * static_cast<size_t>(c));
+    scored_labels.multi_hot =
+        place_gathered(comm, gather_rows(in.labels.multi_hot.view(), mine_rows), all_ids, scored);
   } else {
     std::vector<int64_t> mine(mine_rows.size());
     for (size_t k = 0; k < mine_rows.size(); ++k)
@@ -203,13 +200,7 @@ train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const D
   }
   const train::ForwardFn evaluate = [&](autograd::Tape& tape, uint64_t seed) {
     const Tensor& logits = tape.value(forward_part(tape, model, comm, in, seed));
-    const Tensor mine = gather_rows(logits.view(), mine_rows);
-    const int64_t c = logits.dim(1);
-    const std::vector<float> rows = allgather_concat(comm, mine.span());
-    Tensor out({scored, c});
-    for (size_t k = 0; k < all_ids.size(); ++k)
-      std::memcpy(out.data() + all_ids[k] * c, rows.data() + static_cast<int64_t>(k) * c,
-                  sizeof(float) * static_cast<size_t>(c));
+    Tensor out = place_gathered(comm, gather_rows(logits.view(), mine_rows), all_ids, scored);
     return tape.constant(std::move(out));
   };
   return train::fit_with("fit_distributed", step, evaluate, params, scored_labels, scored_split, config);

@@ -15,15 +15,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The training loss of `logits` on the tape (cross-entropy, or BCE for multi-label data).
-autograd::Var loss_of(autograd::Tape& tape, autograd::Var logits, const data::Labels& labels,
-                      std::span<const int64_t> nodes) {
+}  // namespace
+
+autograd::Var training_loss(autograd::Tape& tape, autograd::Var logits, const data::Labels& labels,
+                            std::span<const int64_t> nodes) {
   if (labels.multi_label())
     return autograd::bce_with_logits(tape, logits, tape.constant_ref(labels.multi_hot), nodes);
   return autograd::cross_entropy(tape, logits, labels.classes, nodes);
 }
-
-}  // namespace
 
 uint64_t step_seed(uint64_t seed, int64_t epoch) {
   const auto r =
@@ -39,7 +38,7 @@ Evaluation evaluate(const autograd::Tape& tape, autograd::Var logits, const data
   autograd::Tape scratch;
   scratch.training = false;
   const autograd::Var x = scratch.constant_ref(tape.value(logits));
-  e.loss = static_cast<double>(scratch.value(loss_of(scratch, x, labels, nodes)).data()[0]);
+  e.loss = static_cast<double>(scratch.value(training_loss(scratch, x, labels, nodes)).data()[0]);
   e.accuracy = score(labels.metric(), tape.value(logits), labels, nodes);
   return e;
 }
@@ -176,7 +175,7 @@ TrainResult fit(const ForwardFn& forward, std::vector<autograd::Parameter*> para
   const auto step = [&](autograd::Tape& tape, int64_t epoch, Adam& optimizer, TrainResult& result) {
     optimizer.zero_grad();
     const autograd::Var logits = forward(tape, step_seed(config.seed, epoch));
-    const autograd::Var loss = loss_of(tape, logits, labels, split.train);
+    const autograd::Var loss = training_loss(tape, logits, labels, split.train);
     const double value = static_cast<double>(tape.value(loss).data()[0]);
     backward_and_step(tape, loss, optimizer, result, config.profile);
     return value;
@@ -218,7 +217,7 @@ TrainResult fit_minibatch(const BatchForwardFn& batch_forward, const ForwardFn& 
       const data::Labels batch_labels = select_labels(labels, seeds);
       std::vector<int64_t> rows(seeds.size());
       for (size_t k = 0; k < rows.size(); ++k) rows[k] = static_cast<int64_t>(k);
-      const autograd::Var loss = loss_of(tape, logits, batch_labels, rows);
+      const autograd::Var loss = training_loss(tape, logits, batch_labels, rows);
       loss_sum += static_cast<double>(tape.value(loss).data()[0]) * static_cast<double>(seeds.size());
       backward_and_step(tape, loss, optimizer, result, config.profile);
     }

@@ -136,6 +136,11 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
                      std::vector<autograd::Parameter*> parameters, const data::Labels& labels,
                      const data::Split& split, const TrainConfig& config);
 
+/// What fit() minimises: the mean cross-entropy of logits [N, C] over `nodes`, or for multi-label
+/// data BCE-with-logits against Labels::multi_hot -> [].
+autograd::Var training_loss(autograd::Tape& tape, autograd::Var logits, const data::Labels& labels,
+                            std::span<const int64_t> nodes);
+
 /// The labels of `nodes`, in that order: row k of the result is node nodes[k]'s.
 data::Labels select_labels(const data::Labels& labels, std::span<const int64_t> nodes);
 
