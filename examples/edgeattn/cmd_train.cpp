@@ -28,6 +28,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <numeric>
 #include <optional>
@@ -40,6 +41,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
 #include "edgeattn/core/parallel.hpp"
+#include "edgeattn/data/mapped_features.hpp"
 #include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/data/splits.hpp"
 #include "edgeattn/dist/distributed_training.hpp"
@@ -488,6 +490,23 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
 #endif
 }
 
+// --features FILE[:MEMBER]: FILE mapped in place (an .npz path may name its member after a ':').
+data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
+  std::string file = spec, member;
+  const size_t colon = spec.rfind(':');
+  if (colon != std::string::npos && spec.substr(0, colon).ends_with(".npz")) {
+    file = spec.substr(0, colon);
+    member = spec.substr(colon + 1);
+    if (member.ends_with(".npy")) member.resize(member.size() - 4);
+  }
+  if (!std::filesystem::exists(file)) throw UsageError("--features: '" + file + "' does not exist");
+  data::Features f = data::map_features(file, member);
+  if (f.rows() != num_nodes)
+    throw UsageError("--features: " + f.mapped_from() + " has " + std::to_string(f.rows()) +
+                     " rows, but the dataset has " + std::to_string(num_nodes) + " nodes (one row per node)");
+  return f;
+}
+
 }  // namespace
 
 int run_train(std::span<const std::string> argv) {
@@ -513,6 +532,14 @@ int run_train(std::span<const std::string> argv) {
       .option("pe-dim", "K", "8", "columns of the positional encoding")
       .flag("residual", "residual connections (gat, gatv2)")
       .flag("no-normalize", "do not row-normalise the features")
+      .flag("mmap-features",
+            "read the dense features of an .npz --dataset (a stored float32 attr_matrix) in place, "
+            "memory-mapped, instead of into memory: for features larger than RAM, with --batch-size. "
+            "They are used as stored: give --no-normalize")
+      .option("features", "FILE[:MEMBER]", "",
+              "node features from FILE instead of the dataset's (which are still loaded, then dropped): a "
+              "float32 [N, F] .npy, or MEMBER of an .npz (default attr_matrix), read in place like "
+              "--mmap-features (give --no-normalize)")
       .flag("json", "print one JSON summary on stdout (progress stays on stderr)")
       .flag("quiet", "no progress lines")
       .flag("profile", "split the training-step time by op (table on stderr; \"op_ms_per_epoch\" in --json)")
@@ -610,10 +637,25 @@ int run_train(std::span<const std::string> argv) {
   cfg.pe_dim = cfg.pe == nn::PositionalEncodingKind::none ? 0 : args.integer("pe-dim", 1, 1024);
   if (cfg.kind == nn::ModelKind::transformer) cfg.add_self_loops = false;  // PyG TransformerConv adds none
 
+  const bool map_features = args.flag_set("mmap-features");
+  if (map_features || args.given("features")) {
+    const char* which = map_features ? "--mmap-features" : "--features";
+    if (normalize)
+      throw UsageError(std::string(which) +
+                       " reads the features in place and uses them as stored: give --no-normalize too "
+                       "(row-normalising would copy every row into memory)");
+    if (args.flag_set("distributed"))
+      throw UsageError(std::string(which) + " applies to one-process training, not --distributed");
+    if (task == "graph") throw UsageError(std::string(which) + " applies to --task node");
+    if (cfg.pe != nn::PositionalEncodingKind::none)
+      throw UsageError(std::string(which) +
+                       " and --pe: appending the encoding would copy the features into memory");
+  }
   if (args.flag_set("distributed")) {
     return train_distributed(args, cfg, train_config_from(args), !args.flag_set("quiet"), normalize);
   }
-  data::Dataset ds = load_dataset_arg(args.str("dataset"), args, true);
+  data::Dataset ds = load_dataset_arg(args.str("dataset"), args, true, map_features);
+  if (args.given("features")) ds.features = mapped_features_arg(args.str("features"), ds.num_nodes());
   // Training reads no per-edge data in the file's order: the maps from file entries to CSR edges
   // (two int64s per edge) would only take memory.
   ds.graph = ds.graph.with_input_maps({}, {});

@@ -34,15 +34,22 @@ data::LoadOptions load_options_from(const Args& args, bool verify) {
   return options;
 }
 
-data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify) {
+data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify, bool map_features) {
   bool known = false;
   for (const std::string& n : data::dataset_names()) known = known || n == what;
-  if (known && !std::filesystem::exists(what))
+  if (known && !std::filesystem::exists(what)) {
+    if (map_features)
+      throw UsageError("--mmap-features reads an .npz file's features in place; '" + what +
+                       "' is a named dataset (give its features as a float32 .npy with --features FILE)");
     return data::load_dataset(what, load_options_from(args, verify));
+  }
   if (std::filesystem::exists(what)) {
     if (args.given("format") || args.given("root"))
       throw UsageError("--format and --root apply to named datasets; '" + what + "' is a path");
-    return data::load_dataset_path(what);
+    if (map_features && (std::filesystem::is_directory(what) || !what.ends_with(".npz")))
+      throw UsageError("--mmap-features reads an .npz file's features in place; '" + what +
+                       "' is not an .npz file (give its features as a float32 .npy with --features FILE)");
+    return data::load_dataset_path(what, map_features);
   }
   throw UsageError("'" + what + "' is neither a known dataset (" + known_dataset_names() +
                    ") nor an existing file or directory");

@@ -25,7 +25,9 @@ void log_to_stderr(const std::string& line);
 data::LoadOptions load_options_from(const Args& args, bool verify);
 
 /// Throws UsageError when `what` is neither a known name nor an existing path, or when
-/// --format/--root are given for a path.
-data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify);
+/// --format/--root are given for a path. `map_features`: read an .npz path's dense features in
+/// place (data::load_dataset_path); UsageError for a named dataset or another format.
+data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify,
+                               bool map_features = false);
 
 }  // namespace edgeattn::cli

@@ -40,9 +40,31 @@ MappedFile MappedFile::map_or_read(const std::filesystem::path& path) {
   return f;
 }
 
+MappedFile MappedFile::map_copy_on_write(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) raise<IoError>(path.string(), ": cannot stat (", std::strerror(errno), ")");
+  if (!S_ISREG(st.st_mode) || st.st_size == 0)
+    raise<IoError>(path.string(), ": cannot be memory-mapped: ",
+                   S_ISREG(st.st_mode) ? "the file is empty" : "not a regular file");
+  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) raise<IoError>(path.string(), ": cannot map (", std::strerror(errno), ")");
+  MappedFile f;
+  f.mapped_ = static_cast<char*>(p);
+  f.size_ = static_cast<size_t>(st.st_size);
+  f.copy_on_write_ = true;
+  return f;
+}
+
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : mapped_(std::exchange(other.mapped_, nullptr)),
       size_(std::exchange(other.size_, 0)),
+      copy_on_write_(std::exchange(other.copy_on_write_, false)),
       owned_(std::move(other.owned_)) {}
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
@@ -50,6 +72,7 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     if (mapped_) ::munmap(mapped_, size_);
     mapped_ = std::exchange(other.mapped_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    copy_on_write_ = std::exchange(other.copy_on_write_, false);
     owned_ = std::move(other.owned_);
   }
   return *this;
@@ -60,7 +83,7 @@ MappedFile::~MappedFile() {
 }
 
 void MappedFile::release(std::string_view range) const {
-  if (!mapped_ || range.empty()) return;
+  if (!mapped_ || copy_on_write_ || range.empty()) return;
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto lo = reinterpret_cast<uintptr_t>(range.data());
   const uintptr_t hi = lo + range.size();

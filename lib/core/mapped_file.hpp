@@ -31,6 +31,12 @@ class MappedFile {
   /// owned buffer instead. Throws IoError naming the path when it cannot be opened or mapped.
   static MappedFile map_or_read(const std::filesystem::path& path);
 
+  /// Maps `path` privately and copy-on-write (PROT_READ | PROT_WRITE, MAP_PRIVATE), for data used
+  /// in place as tensors: a write changes this process's copy of that page only, never the file.
+  /// Unlike map_or_read it never reads the file into memory: IoError when `path` is not a
+  /// regular, non-empty file (a gzip file is mapped as is; callers check the magic).
+  static MappedFile map_copy_on_write(const std::filesystem::path& path);
+
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;
   MappedFile& operator=(MappedFile&& other) noexcept;
@@ -42,14 +48,18 @@ class MappedFile {
     return mapped_ ? std::string_view(mapped_, size_) : std::string_view(owned_);
   }
   bool is_mapped() const { return mapped_ != nullptr; }
+  /// The mapping's bytes, writable: only for map_copy_on_write (nullptr otherwise).
+  char* copy_on_write_data() const { return copy_on_write_ ? mapped_ : nullptr; }
 
   /// Drops the resident pages wholly inside `range` (a sub-view of bytes()); the bytes stay
-  /// readable. A no-op for an owned buffer.
+  /// readable. A no-op for an owned buffer and for a copy-on-write mapping (whose private copies
+  /// of written pages it would discard).
   void release(std::string_view range) const;
 
  private:
   char* mapped_ = nullptr;
   size_t size_ = 0;
+  bool copy_on_write_ = false;
   std::string owned_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -105,6 +106,17 @@ Tensor Tensor::share_reshaped(Shape shape) const {
   Tensor t;
   t.shape_ = shape;
   t.data_ = data_;
+  return t;
+}
+
+Tensor Tensor::external(Shape shape, std::shared_ptr<float[]> storage) {
+  if (!storage) raise<InvalidArgument>("Tensor::external: the storage of a ", shape.str(), " tensor is null");
+  if (reinterpret_cast<uintptr_t>(storage.get()) % alignof(float) != 0)
+    raise<InvalidArgument>("Tensor::external: the storage of a ", shape.str(),
+                           " tensor is not 4-byte aligned (floats cannot be read in place)");
+  Tensor t;
+  t.shape_ = shape;
+  t.data_ = std::move(storage);
   return t;
 }
 

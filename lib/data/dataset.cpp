@@ -16,6 +16,27 @@ Features::Features(Tensor dense) : storage_(std::move(dense)) {
 
 Features::Features(CsrMatrix sparse) : storage_(std::move(sparse)) {}
 
+Features Features::mapped(Tensor dense, std::string source) {
+  if (source.empty()) raise<InvalidArgument>("Features::mapped: the source name is empty");
+  Features f(std::move(dense));
+  f.mapped_from_ = std::move(source);
+  return f;
+}
+
+Features::Features(const Features& other) : mapped_from_(other.mapped_from_) {
+  if (other.is_mapped()) {
+    const Tensor& t = std::get<Tensor>(other.storage_);
+    storage_ = t.share_reshaped(t.shape());
+  } else {
+    storage_ = other.storage_;
+  }
+}
+
+Features& Features::operator=(const Features& other) {
+  if (this != &other) *this = Features(other);
+  return *this;
+}
+
 int64_t Features::rows() const {
   if (is_sparse()) return sparse().rows();
   const Tensor& t = std::get<Tensor>(storage_);

@@ -77,8 +77,14 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
   return ds;
 }
 
-Dataset load_dataset_path(const fs::path& path) {
+Dataset load_dataset_path(const fs::path& path, bool map_features) {
   if (!fs::exists(path)) raise<IoError>(path.string(), ": no such file or directory");
+  if (map_features && (fs::is_directory(path) || !ends_with(path.filename().string(), ".npz")))
+    raise<InvalidArgument>(
+        path.string(),
+        ": only .npz datasets can have their features mapped in place (a stored float32 "
+        "attr_matrix); for other formats save the features as a float32 .npy file and map that "
+        "(map_features)");
   Dataset ds;
   if (fs::is_directory(path)) {
     // Planetoid: ind.<name>.x (or .gz) inside; OGB: raw/edge.csv(.gz) or raw/data.npz (binary);
@@ -119,7 +125,9 @@ Dataset load_dataset_path(const fs::path& path) {
   }
   const std::string file = strip_gz(path.filename().string());
   if (ends_with(file, ".npz")) {
-    ds = load_npz(path);
+    NpzOptions options;
+    options.map_features = map_features;
+    ds = load_npz(path, options);
     add_default_random_split(ds);
   } else if (ends_with(file, ".mtx")) {
     ds = load_matrix_market_graph(path);

@@ -11,6 +11,7 @@
 #include "data/zip_archive.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
+#include "edgeattn/data/mapped_features.hpp"
 
 namespace edgeattn::data {
 namespace {
@@ -374,11 +375,18 @@ Dataset dataset_from_arrays(const std::map<std::string, NpyArray>& arrays,
 }
 
 // `file`, when given, maps `bytes`: each stored member's pages are released once parsed.
+// `path`: the file, for NpzOptions::map_features (nullptr when loading from bytes).
 Dataset load_npz_impl(std::string_view bytes, const std::string& what, const NpzOptions& options,
-                      const edgeattn::detail::MappedFile* file) {
+                      const edgeattn::detail::MappedFile* file, const std::filesystem::path* path) {
+  if (options.map_features && !path)
+    raise<InvalidArgument>(what, ": NpzOptions::map_features needs a file (load_npz), not bytes in memory");
+  const bool mapping = options.map_features;
   ZipLimits limits;
   limits.max_member_bytes = options.limits.max_member_bytes;
   limits.max_total_bytes = options.limits.max_total_bytes;
+  // A mapped attr_matrix is never unpacked, so it may exceed the limits on what unpacking makes
+  // (deflated members stay bounded by their compression ratio).
+  if (mapping) limits.max_member_bytes = limits.max_total_bytes = UINT64_MAX;
   const ZipArchive zip(bytes, what, limits);
   // Only the members this loader reads are parsed: an unrelated member (e.g. a pickled dict some
   // files of this family carry) must not stop the load.
@@ -386,6 +394,7 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
   std::vector<std::string> notes;
   for (const ZipMember& m : zip.members()) {
     const std::string key = m.name.ends_with(".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
+    if (mapping && key == "attr_matrix") continue;  // mapped below, never read here
     if (!m.name.ends_with(".npy") || !known_keys().contains(key)) {
       notes.push_back(what + ": ignored member '" + m.name + "'");
       continue;
@@ -404,6 +413,20 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
     if (stored && file) file->release(*stored);
   }
   Dataset ds = dataset_from_arrays(arrays, &arrays, what, options);
+  if (mapping) {
+    bool has_attr_matrix = false;
+    for (const ZipMember& m : zip.members()) has_attr_matrix = has_attr_matrix || m.name == "attr_matrix.npy";
+    if (has_attr_matrix) {
+      if (ds.features.cols() > 0)
+        raise<ParseError>(what,
+                          ": holds both attr_matrix and sparse attr_* members: which are the features?");
+      ds.features = map_features(*path, "attr_matrix");
+      if (ds.features.rows() != ds.num_nodes())
+        raise<ParseError>(what, ":attr_matrix.npy: ", ds.features.rows(), " rows, expected one per node (",
+                          ds.num_nodes(), ")");
+      notes.push_back(what + ": attr_matrix mapped in place (read from the file as rows are used)");
+    }
+  }
   ds.notes.insert(ds.notes.begin(), notes.begin(), notes.end());
   ds.sources.push_back({what, "", static_cast<int64_t>(bytes.size())});
   return ds;
@@ -413,24 +436,28 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
 
 Dataset dataset_from_npz_arrays(const std::map<std::string, NpyArray>& arrays, const std::string& what,
                                 const NpzOptions& options) {
+  if (options.map_features)
+    raise<InvalidArgument>(what, ": NpzOptions::map_features needs a file (load_npz), not parsed arrays");
   return dataset_from_arrays(arrays, nullptr, what, options);
 }
 
 Dataset dataset_from_npz_arrays(std::map<std::string, NpyArray>&& arrays, const std::string& what,
                                 const NpzOptions& options) {
+  if (options.map_features)
+    raise<InvalidArgument>(what, ": NpzOptions::map_features needs a file (load_npz), not parsed arrays");
   std::map<std::string, NpyArray> owned = std::move(arrays);
   return dataset_from_arrays(owned, &owned, what, options);
 }
 
 Dataset load_npz_from_bytes(std::string_view bytes, const std::string& what, const NpzOptions& options) {
-  return load_npz_impl(bytes, what, options, nullptr);
+  return load_npz_impl(bytes, what, options, nullptr, nullptr);
 }
 
 Dataset load_npz(const std::filesystem::path& path, const NpzOptions& options) {
   // Mapped, not read: a stored member's pages are dropped once parsed, so the file never sits in
   // memory whole beside the arrays made from it.
   const auto file = edgeattn::detail::MappedFile::map_or_read(path);
-  return load_npz_impl(file.bytes(), path.string(), options, &file);
+  return load_npz_impl(file.bytes(), path.string(), options, &file, &path);
 }
 
 }  // namespace edgeattn::data

@@ -12,6 +12,7 @@ namespace edgeattn::data {
 namespace {
 
 constexpr uint32_t kLocalSig = 0x04034b50, kCentralSig = 0x02014b50, kEndSig = 0x06054b50;
+constexpr uint64_t kDataAlignment = 64;  // where each member's array data starts
 constexpr uint32_t kZip64EndSig = 0x06064b50, kZip64LocatorSig = 0x07064b50;
 constexpr uint64_t kSat32 = 0xFFFFFFFFu;
 constexpr uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980-01-01, time 00:00:00
@@ -163,13 +164,25 @@ std::string npz_bytes(std::span<const NpzMember> members, bool force_zip64) {
     put32(out, size64 ? static_cast<uint32_t>(kSat32) : static_cast<uint32_t>(e.size));
     put32(out, size64 ? static_cast<uint32_t>(kSat32) : static_cast<uint32_t>(e.size));
     put16(out, static_cast<uint16_t>(e.name.size()));
-    put16(out, size64 ? 20 : 0);
+    // The .npy header is a multiple of 64 bytes long; padding the local header's extra field
+    // (zipalign's record 0xD935: the alignment, then zeros) makes the array's data start at a
+    // multiple of 64 in the file too, so it can be read in place (data/mapped_features.hpp).
+    const uint64_t unpadded = out.size() + 2 + e.name.size() + (size64 ? 20 : 0);
+    uint64_t pad = (kDataAlignment - unpadded % kDataAlignment) % kDataAlignment;
+    if (pad != 0 && pad < 6) pad += kDataAlignment;  // a record is at least 4 + 2 bytes
+    put16(out, static_cast<uint16_t>((size64 ? 20 : 0) + pad));
     out += e.name;
     if (size64) {
       put16(out, 0x0001);
       put16(out, 16);
       put64(out, e.size);
       put64(out, e.size);
+    }
+    if (pad != 0) {
+      put16(out, 0xD935);
+      put16(out, static_cast<uint16_t>(pad - 4));
+      put16(out, static_cast<uint16_t>(kDataAlignment));
+      out.append(pad - 6, '\0');
     }
     out += header;
     out += m.array.bytes;

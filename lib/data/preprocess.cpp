@@ -117,6 +117,10 @@ Dataset with_graph(const Dataset& ds, Graph graph, std::vector<float> edge_weigh
 }  // namespace
 
 void normalize_features(Features& features) {
+  if (features.is_mapped())
+    raise<InvalidArgument>("normalize_features: the features are read in place from ", features.mapped_from(),
+                           "; row-normalising them would copy every row into memory. Use them as stored, or "
+                           "normalise the file beforehand");
   auto normalize = [](std::span<float> row) {
     double sum = 0.0;
     for (float v : row) sum += std::abs(static_cast<double>(v));
@@ -146,7 +150,9 @@ void normalize_features(Features& features) {
 }
 
 Features sparsify_features(const Features& features, double max_density) {
-  if (features.is_sparse() || features.rows() == 0 || features.cols() == 0) return features;
+  // Mapped features stay as they are: counting their zeros alone would read the whole file.
+  if (features.is_sparse() || features.is_mapped() || features.rows() == 0 || features.cols() == 0)
+    return features;
   if (features.density() > max_density)
     return Features(features.dense().share_reshaped(features.dense().shape()));
   const Tensor& x = features.dense();

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/data/npz.hpp"
+#include "edgeattn/data/npz_writer.hpp"
 #include "edgeattn/data/synthetic.hpp"
 #include "edgeattn/graph/neighbor_sampler.hpp"
 #include "edgeattn/nn/model.hpp"
@@ -17,6 +19,7 @@
 #include "nn_test_util.hpp"
 #include "support/expect_error.hpp"
 #include "support/gradcheck.hpp"
+#include "support/temp_dir.hpp"
 #include "support/test_graphs.hpp"
 
 namespace edgeattn::nn {
@@ -225,6 +228,52 @@ TEST(FitMiniBatch, SampledTrainingLearnsAnSbmAsWellAsFullBatchAndIsDeterministic
                                    ds.split(), 0, tc);
       },
       {"batch_size is 0"});
+}
+
+TEST(FitMiniBatch, FeaturesMappedFromAFileTrainExactlyAsFeaturesInMemory) {
+  data::SbmConfig sc;
+  sc.num_nodes = 300;
+  sc.num_classes = 3;
+  sc.feature_dim = 6;
+  sc.train_per_class = 20;
+  sc.num_val = 60;
+  sc.num_test = 100;
+  sc.seed = 9;
+  const data::Dataset ds = data::sbm_dataset(sc);
+  const edgeattn::testing::TempDir dir;
+  data::write_npz(ds, dir / "sbm.npz");
+  const data::Dataset mapped = data::load_npz(dir / "sbm.npz", [] {
+    data::NpzOptions o;
+    o.map_features = true;
+    return o;
+  }());
+  ASSERT_TRUE(mapped.features.is_mapped());
+  ModelConfig cfg = config(ModelKind::gat, 2);
+  cfg.in_channels = 6;
+  cfg.hidden = 4;
+  cfg.heads = 2;
+  cfg.dropout = cfg.attention_dropout = 0.3f;
+  train::TrainConfig tc;
+  tc.epochs = 8;
+  tc.patience = 0;
+  auto run = [&](const data::Dataset& d) {
+    Model model(cfg);
+    const data::Features x = model.prepare_features(d.graph, d.features);
+    EXPECT_EQ(x.is_mapped(), d.features.is_mapped());
+    const Graph g = model.prepare_graph(d.graph);
+    auto forward = [&](Tape& tape, uint64_t s) { return model.forward(tape, g, x, s); };
+    auto batch = [&](Tape& tape, std::span<const int64_t> seeds, uint64_t s) {
+      return model.forward(tape, sample_neighbors(d.graph, seeds, {.fanouts = {4, 3}, .seed = s}), x, s);
+    };
+    return train::fit_minibatch(batch, forward, model.parameters(), d.labels, d.split(), 16, tc);
+  };
+  const train::TrainResult in_memory = run(ds), from_file = run(mapped);
+  ASSERT_EQ(in_memory.history.size(), from_file.history.size());
+  for (size_t e = 0; e < in_memory.history.size(); ++e) {
+    EXPECT_EQ(in_memory.history[e].train_loss, from_file.history[e].train_loss) << "epoch " << e;
+    EXPECT_EQ(in_memory.history[e].val_loss, from_file.history[e].val_loss) << "epoch " << e;
+  }
+  EXPECT_EQ(in_memory.test_accuracy, from_file.test_accuracy);
 }
 
 }  // namespace

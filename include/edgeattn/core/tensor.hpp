@@ -145,6 +145,14 @@ class Tensor {
   /// True when another tensor shares this one's storage (see share_reshaped).
   bool shares_storage() const { return data_ && data_.use_count() > 1; }
 
+  /// A tensor over storage owned elsewhere, e.g. a memory-mapped file's elements
+  /// (data/mapped_features.hpp): `storage` points at shape.numel() floats (4-byte aligned) and
+  /// keeps their owner alive (an aliasing shared_ptr). No copy is made; copies of the result are
+  /// deep as usual, share_reshaped shares. InvalidArgument for a null `storage`.
+  ///   auto owner = std::make_shared<MyBuffer>(...);
+  ///   Tensor t = Tensor::external({rows, cols}, std::shared_ptr<float[]>(owner, owner->floats()));
+  static Tensor external(Shape shape, std::shared_ptr<float[]> storage);
+
   template <class... I>
   float& operator()(I... idx) {
     return data()[offset(static_cast<int64_t>(idx)...)];

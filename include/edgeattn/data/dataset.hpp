@@ -30,12 +30,29 @@
 
 namespace edgeattn::data {
 
-/// Node features, dense or sparse.
+/// Node features, dense or sparse; dense ones may be read in place from a file (mapped()).
 class Features {
  public:
   Features() = default;
   Features(Tensor dense);      // NOLINT(google-explicit-constructor): [num_nodes, num_features]
   Features(CsrMatrix sparse);  // NOLINT(google-explicit-constructor)
+  /// Dense features whose storage is a memory-mapped file (data/mapped_features.hpp makes them);
+  /// `source` names it in messages, e.g. "x.npy" or "graph.npz:attr_matrix".
+  static Features mapped(Tensor dense, std::string source);
+
+  /// Copies are deep, except of mapped features: those share the mapping (a copy must not read
+  /// a file larger than memory into memory).
+  Features(const Features& other);
+  Features& operator=(const Features& other);
+  Features(Features&&) noexcept = default;
+  Features& operator=(Features&&) noexcept = default;
+
+  /// True for features read in place from a file: rows are paged in when read and evicted by the
+  /// kernel under memory pressure, so they may exceed RAM. Writing them (normalize_features
+  /// refuses) would make private copies of every page.
+  bool is_mapped() const { return !mapped_from_.empty(); }
+  /// The file (and member) mapped features are read from; empty otherwise.
+  const std::string& mapped_from() const { return mapped_from_; }
 
   bool is_sparse() const { return std::holds_alternative<CsrMatrix>(storage_); }
   int64_t rows() const;
@@ -54,6 +71,7 @@ class Features {
 
  private:
   std::variant<Tensor, CsrMatrix> storage_;
+  std::string mapped_from_;
 };
 
 /// Class labels of the nodes.

@@ -50,6 +50,10 @@ struct NpzOptions {
   /// Dataset::name; the file's stem ("cora") when empty.
   std::string name;
   NpzLimits limits;
+  /// Read a dense attr_matrix in place instead of into memory (data/mapped_features.hpp: it must be
+  /// a stored, C-order float32 member; ParseError otherwise). load_npz only: the *_from_bytes and
+  /// *_from_arrays forms reject it (InvalidArgument). Sparse features (attr_data ...) load as usual.
+  bool map_features = false;
 };
 
 /// Loads a gnn-benchmark .npz file. Throws IoError when the file cannot be read, ParseError naming

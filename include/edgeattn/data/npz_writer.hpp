@@ -3,7 +3,9 @@
 //
 // An array is written as an .npy member: v1.0 header (v2.0 when the header would exceed 65535
 // bytes), little-endian C order, the header padded so the data starts at a multiple of 64 bytes
-// (as numpy does). The archive is a ZIP of *stored* (uncompressed) members named "<key>.npy";
+// (as numpy does). The archive is a ZIP of *stored* (uncompressed) members named "<key>.npy",
+// each member's data also at a multiple of 64 bytes of the file (padding in the local header's
+// extra field, as Android's zipalign does), so arrays can be mapped in place (data/mapped_features.hpp);
 // ZIP64 fields are used for a member or offset of 4 GiB or more (or always, with force_zip64, as
 // numpy >= 1.15 does). Timestamps are fixed (1980-01-01) so equal inputs give equal files. The
 // file is written through write_file_atomic.

@@ -29,7 +29,8 @@ namespace edgeattn::data {
 
 /// Divides each row by the sum of its absolute values (for non-negative features, the row then
 /// sums to 1, as Kipf & Welling's preprocess_features does). Rows of zeros stay zero. Dense and
-/// sparse features alike; the sparsity pattern does not change.
+/// sparse features alike; the sparsity pattern does not change. InvalidArgument for mapped
+/// features (Features::is_mapped): writing every row would copy the file into memory.
 void normalize_features(Features& features);
 
 /// Dense features with at most `max_density` non-zeros (a share of rows * cols) as CSR, so that
@@ -37,6 +38,7 @@ void normalize_features(Features& features);
 /// bag-of-words features are 1.3% non-zero); any other features are returned unchanged. Dense
 /// features returned unchanged share the input's storage (Tensor::share_reshaped) instead of
 /// being copied: for the features of a large graph a copy is the size of the whole input.
+/// Mapped features (Features::is_mapped) are returned as they are, without reading them.
 Features sparsify_features(const Features& features, double max_density = 0.1);
 
 /// The dataset with exactly one self-loop per node. Existing edges keep their weights and

@@ -109,7 +109,9 @@ Dataset load_dataset(const std::string& name, const LoadOptions& options = {});
 /// directory or .content file, an npz archive, an OGB node-property directory (raw/edge.csv.gz),
 /// a GraphSAGE directory (<prefix>-G.json), a TUDataset directory (<DS>_graph_indicator.txt),
 /// a Matrix Market .mtx, an adjacency list (.adjlist), or otherwise an edge list.
-Dataset load_dataset_path(const std::filesystem::path& path);
+/// With `map_features`, the dense features of an .npz are read in place (NpzOptions::map_features;
+/// data/mapped_features.hpp); InvalidArgument for any other format.
+Dataset load_dataset_path(const std::filesystem::path& path, bool map_features = false);
 
 /// Checks `file`'s content against a manifest entry; throws ChecksumError naming the file and
 /// both digests. Returns the sha256 it computed.
