@@ -1,9 +1,14 @@
 #include "edgeattn/data/mapped_features.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "core/mapped_file.hpp"
 #include "data/zip_archive.hpp"
@@ -90,6 +95,37 @@ Features map_features(const std::filesystem::path& path, const std::string& memb
   }
   raise<ParseError>(name, ": no member '", key, ".npy' (the archive holds: ", keys.empty() ? "nothing" : keys,
                     ")");
+}
+
+void prefetch_rows(const Features& features, std::span<const int64_t> rows) {
+  if (!features.is_mapped() || rows.empty()) return;
+  const Tensor& x = features.dense();
+  const int64_t n = x.dim(0);
+  const auto row_bytes = static_cast<uintptr_t>(x.dim(1)) * sizeof(float);
+  if (row_bytes == 0) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<uintptr_t>(x.data());
+  // Page ranges [first, last) of the rows, sorted and merged: one madvise per run of pages.
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges;
+  ranges.reserve(rows.size());
+  for (const int64_t r : rows) {
+    if (r < 0 || r >= n)
+      raise<InvalidArgument>("prefetch_rows: row ", r, " of ", features.mapped_from(),
+                             " is out of range [0, ", n, ")");
+    const uintptr_t lo = base + static_cast<uintptr_t>(r) * row_bytes;
+    ranges.emplace_back(lo / page * page, (lo + row_bytes + page - 1) / page * page);
+  }
+  std::sort(ranges.begin(), ranges.end());
+  uintptr_t first = ranges.front().first, last = ranges.front().second;
+  auto advise = [&] { ::madvise(reinterpret_cast<void*>(first), last - first, MADV_WILLNEED); };  // a hint
+  for (const auto& [lo, hi] : ranges) {
+    if (lo > last) {
+      advise();
+      first = lo;
+    }
+    last = std::max(last, hi);
+  }
+  advise();
 }
 
 }  // namespace edgeattn::data

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/data/mapped_features.hpp"
 #include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/nn/gat_conv.hpp"
 #include "edgeattn/nn/gatv2_conv.hpp"
@@ -498,6 +499,7 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
     const CsrMatrix x_dst = x_src.select_rows(first);
     return run(NodeInput(x_src), NodeInput(x_dst));
   }
+  data::prefetch_rows(x, batch.input_nodes);  // features read in place: start all the reads at once
   const Var x_src = tape.constant(gather_rows(x.dense().view(), batch.input_nodes));
   return run(NodeInput::with_dropout(x_src, c.dropout, input_seed),
              NodeInput::with_dropout(autograd::leading_rows(tape, x_src, nd0), c.dropout, input_seed));

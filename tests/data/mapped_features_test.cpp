@@ -197,6 +197,20 @@ TEST(MapFeatures, RefusesWhatCannotBeReadInPlaceNamingFileFieldAndFix) {
   expect_throw_naming<IoError>([&] { (void)map_features(dir.path()); }, {"not a regular file"});
 }
 
+TEST(MapFeatures, PrefetchRowsChecksTheRowsAndChangesNoValue) {
+  const TempDir dir;
+  write_file_atomic(dir / "x.npy", features_npy());
+  const Features f = map_features(dir / "x.npy");
+  const std::vector<int64_t> rows = {3, 0, 3, 1};
+  prefetch_rows(f, rows);
+  prefetch_rows(f, {});
+  expect_values(f);
+  const std::vector<int64_t> bad = {1, 4};
+  expect_throw_naming<InvalidArgument>([&] { prefetch_rows(f, bad); }, {"row 4", "x.npy", "[0, 4)"});
+  // Features in memory: nothing to read, so nothing is checked or done.
+  prefetch_rows(Features(Tensor({2, 2}, 1.f)), bad);
+}
+
 TEST(MapFeatures, LoadNpzMapsOnlyFromAFile) {
   const std::string bytes = make_zip({{.name = "attr_matrix.npy", .data = features_npy()}});
   expect_throw_naming<InvalidArgument>([&] { (void)load_npz_from_bytes(bytes, "mem.npz", mapping()); },

@@ -23,7 +23,9 @@
 //   ds.features.is_mapped();  // true; ds.features.dense() is a [N, F] Tensor over the file
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include "edgeattn/data/dataset.hpp"
@@ -36,5 +38,12 @@ namespace edgeattn::data {
 /// file, the member is missing or deflated, or the array is not C-order float32 [N, F] in place;
 /// InvalidArgument when `member` is given for an .npy file.
 Features map_features(const std::filesystem::path& path, const std::string& member = "");
+
+/// Asks the kernel to start reading the pages of `rows` of mapped features now, all at once and
+/// in file order (madvise MADV_WILLNEED over the coalesced page ranges), so that the gather that
+/// follows finds them in memory instead of faulting them in one synchronous read at a time. A
+/// no-op for features that are not mapped. nn::Model's mini-batch forward calls it for a batch's
+/// input rows. InvalidArgument for a row out of range.
+void prefetch_rows(const Features& features, std::span<const int64_t> rows);
 
 }  // namespace edgeattn::data
