@@ -8,9 +8,11 @@
 #include "edgeattn/graph/pattern.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -226,6 +228,83 @@ Graph materialize(const Pattern& p) {
           return materialize_rows(q);
       },
       p);
+}
+
+std::optional<Pattern> structured_equivalent(const Graph& graph) {
+  const int64_t nd = graph.num_dst(), ns = graph.num_src();
+  if (nd == 0 || ns == 0 || graph.num_edges() == 0) return std::nullopt;
+  const std::span<const int64_t> ptr = graph.row_ptr();
+  const std::span<const int32_t> col = graph.col_idx();
+  // Row i's extent [first, last] (empty rows: first > last), from its ends alone.
+  auto extent = [&](int64_t i) -> std::pair<int64_t, int64_t> {
+    const int64_t b = ptr[static_cast<size_t>(i)], e = ptr[static_cast<size_t>(i) + 1];
+    if (b == e) return {1, 0};
+    return {col[static_cast<size_t>(b)], col[static_cast<size_t>(e) - 1]};
+  };
+  // The forms a graph may equal. Row i of each is one range, clipped to [0, ns): complete
+  // [0, ns - 1], causal [0, i + shift], square window [i - left, i + right].
+  enum class Form { complete, causal, window };
+  const int64_t shift = ns - nd;
+  const int64_t l0 = extent(0).second;
+  int64_t left = 0, right = 0;
+  if (nd == ns) {  // a window's right reach shows in row 0, its left reach in the last row
+    right = l0;
+    const auto [fl, ll] = extent(nd - 1);
+    left = ll == ns - 1 ? nd - 1 - fl : -1;
+  }
+  auto expected = [&](Form form, int64_t i) -> std::pair<int64_t, int64_t> {
+    switch (form) {
+      case Form::complete:
+        return {0, ns - 1};
+      case Form::causal:
+        return i + shift < 0 ? std::pair<int64_t, int64_t>{1, 0}
+                             : std::pair<int64_t, int64_t>{0, std::min(ns - 1, i + shift)};
+      case Form::window:
+        break;
+    }
+    return {std::max<int64_t>(0, i - left), std::min(ns - 1, i + right)};
+  };
+  // O(num_dst): every row's extent and length match the form's.
+  auto rows_match = [&](Form form) {
+    if (form == Form::window && (nd != ns || left < 0)) return false;
+    for (int64_t i = 0; i < nd; ++i) {
+      const auto [f, l] = extent(i);
+      const auto [ef, el] = expected(form, i);
+      const int64_t len = ptr[static_cast<size_t>(i) + 1] - ptr[static_cast<size_t>(i)];
+      if (len != std::max<int64_t>(0, el - ef + 1) || (len > 0 && (f != ef || l != el))) return false;
+    }
+    return true;
+  };
+  std::optional<Form> form;
+  for (const Form candidate : {Form::complete, Form::causal, Form::window})
+    if (rows_match(candidate)) {
+      form = candidate;
+      break;
+    }
+  if (!form) return std::nullopt;
+  // O(num_edges): each row's sources are consecutive (no duplicate hides a missing source).
+  std::atomic<bool> consecutive{true};
+  parallel_for(0, nd, 64, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e && consecutive.load(std::memory_order_relaxed); ++i) {
+      const auto lo = static_cast<size_t>(ptr[static_cast<size_t>(i)]);
+      const auto hi = static_cast<size_t>(ptr[static_cast<size_t>(i) + 1]);
+      for (size_t k = lo + 1; k < hi; ++k)
+        if (col[k] != col[k - 1] + 1) {
+          consecutive.store(false, std::memory_order_relaxed);
+          break;
+        }
+    }
+  });
+  if (!consecutive.load()) return std::nullopt;
+  switch (*form) {
+    case Form::complete:
+      return Pattern(CompletePattern(nd, ns));
+    case Form::causal:
+      return Pattern(CausalPattern(nd, ns));
+    case Form::window:
+      break;
+  }
+  return Pattern(WindowPattern(nd, left, right));
 }
 
 }  // namespace edgeattn

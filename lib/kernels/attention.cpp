@@ -281,8 +281,24 @@ Score parse_score(const std::string& name) {
                          "', expected one of: dot_product, additive, gatv2, bilinear, perceptron");
 }
 
+namespace {
+
+// The structured pattern an explicit graph equals (complete, causal, sliding window), on every
+// path but the reference (the oracle takes the graph as given): users who pass a dense or banded
+// mask as edges get the structured kernels, with the same CSR edge numbering
+// (graph/pattern.hpp: structured_equivalent).
+std::optional<Pattern> routed_pattern(const Pattern& pattern, const AttentionConfig& config) {
+  if (config.path == AttentionPath::reference) return std::nullopt;
+  const Graph* g = std::get_if<Graph>(&pattern);
+  return g ? structured_equivalent(*g) : std::nullopt;
+}
+
+}  // namespace
+
 AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs& inputs,
                                   const AttentionConfig& config) {
+  if (const std::optional<Pattern> s = routed_pattern(pattern, config))
+    return attention_forward(*s, inputs, config);
   Prepared prep = prepare(pattern, inputs, config);
   AttentionResult result;
   result.path = prep.path;
@@ -331,6 +347,8 @@ bool overlaps(const float* a, int64_t an, const float* b, int64_t bn) {
 // AttentionGrads::value (see the public overload).
 AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, const AttentionConfig& config,
                         const AttentionResult& forward, ConstView grad_out, bool to_caller, View value_grad) {
+  if (const std::optional<Pattern> s = routed_pattern(pattern, config))  // as attention_forward routed it
+    return backward(*s, inputs, config, forward, grad_out, to_caller, value_grad);
   Prepared prep = prepare(pattern, inputs, config);
   prep.path = forward.path;  // backward runs where forward ran
   const int64_t nd = prep.num_dst, ns = prep.num_src, h = prep.heads;

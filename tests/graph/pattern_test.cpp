@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -385,6 +386,56 @@ TEST(PatternTest, InvalidParametersThrowNamingTheParameter) {
   expect_invalid([] { WindowGlobalPattern(10, -1, {}); }, "radius");
   expect_invalid([] { WindowGlobalPattern(10, 1, {0, 10}); }, "global_tokens[1]");
   expect_invalid([] { WindowGlobalPattern(10, 1, {-1}); }, "global_tokens[0]");
+}
+
+TEST(StructuredEquivalent, RecognisesEveryMaterialisedCompleteCausalAndWindowPattern) {
+  auto same = [](const Pattern& original, const char* what) {
+    const std::optional<Pattern> back = structured_equivalent(materialize(original));
+    ASSERT_TRUE(back.has_value()) << what << ": " << describe(original);
+    EXPECT_EQ(back->index(), original.index()) << what << ": " << describe(*back);
+    const Graph a = materialize(*back), b = materialize(original);
+    EXPECT_EQ(std::vector<int64_t>(a.row_ptr().begin(), a.row_ptr().end()),
+              std::vector<int64_t>(b.row_ptr().begin(), b.row_ptr().end()))
+        << what;
+    EXPECT_EQ(std::vector<int32_t>(a.col_idx().begin(), a.col_idx().end()),
+              std::vector<int32_t>(b.col_idx().begin(), b.col_idx().end()))
+        << what;
+  };
+  same(CompletePattern(7, 7), "complete square");
+  same(CompletePattern(3, 9), "complete wide");
+  same(CompletePattern(9, 3), "complete tall");
+  same(CompletePattern(1, 1), "one edge");
+  same(CausalPattern(8), "causal");
+  same(CausalPattern(4, 10), "causal with more sources (KV cache)");
+  same(CausalPattern(10, 4), "causal with fewer sources: leading rows empty");
+  same(WindowPattern::sliding(20, 3), "sliding window");
+  same(WindowPattern::sliding(20, 3, true), "causal sliding window");
+  same(WindowPattern(20, 0, 4), "forward-looking window");
+  same(WindowPattern(20, 5, 2), "asymmetric window");
+}
+
+TEST(StructuredEquivalent, RejectsGraphsThatDifferAnywhere) {
+  // A complete graph with one edge missing, or a duplicate standing in for a missing source.
+  const Graph full = materialize(CompletePattern(5, 5));
+  std::vector<int64_t> ptr(full.row_ptr().begin(), full.row_ptr().end());
+  std::vector<int32_t> col(full.col_idx().begin(), full.col_idx().end());
+  {
+    std::vector<int64_t> p = ptr;
+    std::vector<int32_t> c = col;
+    c.erase(c.begin() + 12);  // row 2 loses source 2
+    for (size_t i = 3; i < p.size(); ++i) --p[i];
+    EXPECT_FALSE(structured_equivalent(Graph::from_csr(5, 5, p, c)).has_value());
+  }
+  {
+    std::vector<int32_t> c = col;
+    c[17] = 1;  // row 3 = {0, 1, 1, 3, 4}: ends and length as complete, but 2 is missing
+    EXPECT_FALSE(structured_equivalent(Graph::from_csr(5, 5, ptr, c, CsrCheck::sort)).has_value());
+  }
+  EXPECT_FALSE(structured_equivalent(testing::uniform_graph(50, 50, 400, 3)).has_value());
+  EXPECT_FALSE(structured_equivalent(materialize(WindowPattern::sliding(20, 3, false, 2))).has_value())
+      << "dilated windows are not contiguous";
+  EXPECT_FALSE(structured_equivalent(Graph::from_csr(3, 3, {0, 0, 0, 0}, {})).has_value());
+  EXPECT_FALSE(structured_equivalent(materialize(BlockDiagonalPattern::padded_batch(4, {4, 2}))).has_value());
 }
 
 }  // namespace

@@ -732,5 +732,31 @@ TEST(ParallelAttention, ShapeMismatchesAreRejectedWithTheOperandNamed) {
                ShapeError);
 }
 
+TEST(ParallelAttention, AnExplicitDenseCausalOrBandedGraphRunsAsItsPatternWithTheSameResults) {
+  // attention_forward/backward (any path but the reference) route such graphs to the structured
+  // kernels; the reference path takes the graph as given, so the two must agree to rounding, per-edge tensors
+  // (edge bias in, attention weights out) in the same CSR numbering.
+  for (const Pattern& structured : {Pattern(CompletePattern(40, 40)), Pattern(CausalPattern(33, 40)),
+                                    Pattern(WindowPattern::sliding(60, 5, true))}) {
+    const Pattern explicit_graph = materialize(structured);
+    for (const Score score : {Score::dot_product, Score::additive}) {
+      AttentionConfig c{.score = score, .return_attention = true};
+      const Operands o = make_operands(explicit_graph, c, 2, 8, 8, true, 17);
+      const AttentionResult routed = attention_forward(explicit_graph, o.inputs(), c);
+      const AttentionResult direct = attention_forward(structured, o.inputs(), c);
+      AttentionConfig ref_c = c;
+      ref_c.path = AttentionPath::reference;
+      const AttentionResult ref = attention_forward(explicit_graph, o.inputs(), ref_c);
+      const std::string what = describe(structured) + " " + to_string(score);
+      EXPECT_EQ(max_abs_diff(routed.out, direct.out), 0.f) << what << ": not routed to the pattern";
+      EXPECT_EQ(routed.path, direct.path) << what;
+      expect_close(what.c_str(), routed.out, ref.out);
+      expect_close(what.c_str(), routed.attention, ref.attention);
+      expect_same_grads(attention_backward(explicit_graph, o.inputs(), c, routed, o.grad_out),
+                        attention_backward(explicit_graph, o.inputs(), ref_c, ref, o.grad_out));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace edgeattn

@@ -23,6 +23,7 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -238,6 +239,16 @@ double density(const Pattern& p);
 std::string describe(const Pattern& p);
 /// The explicit CSR of any pattern (same edge numbering). O(num_edges) memory, by design.
 Graph materialize(const Pattern& p);
+
+/// The structured pattern an explicit graph equals, edge for edge in the same CSR numbering:
+/// CompletePattern, CausalPattern (any shape, as CausalPattern(num_dst, num_src) aligns it), or a
+/// square sliding WindowPattern (dilation 1, rows clipped at the ends); nullopt for any other
+/// graph, including one with a duplicate edge. O(num_dst) when the row extents already rule the
+/// forms out (any irregular sparse graph: usually at the first rows), else one O(num_edges) scan.
+/// attention_forward/backward run a Graph through this on every path but the reference, so users
+/// who pass the edges of a dense, causal or banded mask get the structured kernels.
+///   std::optional<Pattern> p = structured_equivalent(materialize(CausalPattern(512)));  // causal(512x512)
+std::optional<Pattern> structured_equivalent(const Graph& graph);
 
 }  // namespace edgeattn
 

@@ -45,7 +45,11 @@ enum class Normalization { softmax, relu };
 enum class HeadCombine { concat, mean };
 
 /// Which implementation runs. `automatic` picks dense for dot-product/bilinear scores when the
-/// pattern's density is at least `AttentionConfig::dense_threshold`, else sparse.
+/// pattern's density is at least `AttentionConfig::dense_threshold`, else sparse. On every path
+/// but `reference`, a Graph that equals a complete, causal or sliding-window pattern runs as that
+/// pattern (graph/pattern.hpp: structured_equivalent; same CSR edge numbering, so per-edge
+/// tensors are unchanged): passing the edges of a dense or banded mask costs one O(E) check,
+/// not the 8-10x slower explicit-index kernel.
 enum class AttentionPath {
   automatic,
   sparse,     ///< fused, parallel, any pattern and score
