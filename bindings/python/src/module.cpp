@@ -35,6 +35,7 @@
 #include "edgeattn/core/sparse_matrix.hpp"
 #include "edgeattn/core/tensor.hpp"
 #include "edgeattn/data/dataset.hpp"
+#include "edgeattn/data/npz_writer.hpp"
 #include "edgeattn/data/ogb_binary.hpp"
 #include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/data/registry.hpp"
@@ -1021,6 +1022,10 @@ NB_MODULE(_edgeattn, m) {
       .def_prop_ro("num_classes", &data::Dataset::num_classes)
       .def_prop_ro("features_are_sparse", [](const data::Dataset& d) { return d.features.is_sparse(); })
       .def_prop_ro(
+          "features_are_mapped", [](const data::Dataset& d) { return d.features.is_mapped(); },
+          "True when the dense features are read in place from the file (load_dataset_path(..., "
+          "map_features=True)): rows are paged in as training reads them, so they may exceed memory")
+      .def_prop_ro(
           "dense_features",
           [](nb::handle self) -> nb::object {
             const auto& d = nb::cast<const data::Dataset&>(self);
@@ -1116,6 +1121,16 @@ NB_MODULE(_edgeattn, m) {
           "name"_a = "", "{'train','val','test'}: bool [N] masks")
       .def_ro("notes", &data::Dataset::notes)
       .def(
+          "save_npz",
+          [](const data::Dataset& d, const std::string& path) {
+            nb::gil_scoped_release release;
+            data::write_npz(d, path);
+          },
+          "path"_a,
+          "Writes the dataset as an .npz that numpy.load and load_dataset_path read (data/npz_writer.hpp; "
+          "written atomically). Every member's data is 64-byte aligned, so load_dataset_path(path, "
+          "map_features=True) reads the features in place.")
+      .def(
           "normalize_features", [](data::Dataset& d) { data::normalize_features(d.features); },
           "Row-normalises the features in place (each row sums to 1; GAT's Cora preprocessing).")
       .def("__repr__", [](const data::Dataset& d) {
@@ -1158,11 +1173,15 @@ NB_MODULE(_edgeattn, m) {
       "Downloads what a named dataset lacks (as load_dataset would) and returns the data root holding it.");
   m.def(
       "load_dataset_path",
-      [](const std::string& path) {
+      [](const std::string& path, bool map_features) {
         nb::gil_scoped_release release;
-        return data::load_dataset_path(path);
+        return data::load_dataset_path(path, map_features);
       },
-      "path"_a, "A dataset file or directory in any supported format.");
+      "path"_a, "map_features"_a = false,
+      "A dataset file or directory in any supported format. map_features: read an .npz's dense float32 "
+      "attr_matrix in place (memory-mapped) instead of into memory, for features larger than RAM "
+      "(mini-batch training: fit(..., batch_size=B)); they are used as stored (normalize_features "
+      "refuses them).");
   m.def(
       "ogb_binary_info",
       [](const std::string& path) {

@@ -151,3 +151,24 @@ def test_gatv2_and_transformer_layers(sbm):
         t.parameter("att")
     with pytest.raises(ea.InvalidArgument):
         ea.TransformerConv(12, 0)
+
+
+def test_features_mapped_from_an_npz_train_as_features_in_memory(sbm, tmp_path):
+    path = tmp_path / "sbm.npz"
+    sbm.save_npz(str(path))
+    in_memory = ea.load_dataset_path(str(path))
+    mapped = ea.load_dataset_path(str(path), map_features=True)
+    assert mapped.features_are_mapped and not in_memory.features_are_mapped
+    assert (mapped.dense_features == sbm.dense_features).all()
+    assert np.load(path)["attr_matrix"].shape == (400, 12)  # numpy reads the aligned archive
+    runs = [ea.fit(ea.Model(in_channels=12, num_classes=4, seed=3), d, epochs=4, patience=0, lr=0.01, seed=2,
+                   batch_size=32, fanout=[4, 4]) for d in (in_memory, mapped)]
+    assert [h["train_loss"] for h in runs[0]["history"]] == [h["train_loss"] for h in runs[1]["history"]]
+    assert runs[0]["test_accuracy"] == runs[1]["test_accuracy"]
+    with pytest.raises(ea.InvalidArgument, match="read in place"):
+        mapped.normalize_features()
+    np.savez(tmp_path / "f64.npz", attr_matrix=np.zeros((3, 2)), labels=np.zeros(3, np.int64),
+             adj_indptr=np.zeros(4, np.int64), adj_indices=np.zeros(0, np.int32), adj_data=np.zeros(0, np.float32),
+             adj_shape=np.array([3, 3]))
+    with pytest.raises(ea.ParseError, match="'<f8'"):
+        ea.load_dataset_path(str(tmp_path / "f64.npz"), map_features=True)

@@ -330,6 +330,12 @@ class Dataset:
     def features_are_sparse(self) -> bool: ...
 
     @property
+    def features_are_mapped(self) -> bool:
+        """
+        True when the dense features are read in place from the file (load_dataset_path(..., map_features=True)): rows are paged in as training reads them, so they may exceed memory
+        """
+
+    @property
     def dense_features(self) -> object:
         """
         float32 [N, F]: a view of dense features, or a new dense copy of sparse ones
@@ -387,6 +393,11 @@ class Dataset:
     @property
     def notes(self) -> list[str]: ...
 
+    def save_npz(self, path: str) -> None:
+        """
+        Writes the dataset as an .npz that numpy.load and load_dataset_path read (data/npz_writer.hpp; written atomically). Every member's data is 64-byte aligned, so load_dataset_path(path, map_features=True) reads the features in place.
+        """
+
     def normalize_features(self) -> None:
         """
         Row-normalises the features in place (each row sums to 1; GAT's Cora preprocessing).
@@ -404,8 +415,10 @@ def fetch_dataset(name: str, root: str = '', format: str = '', offline: bool | N
     Downloads what a named dataset lacks (as load_dataset would) and returns the data root holding it.
     """
 
-def load_dataset_path(path: str) -> Dataset:
-    """A dataset file or directory in any supported format."""
+def load_dataset_path(path: str, map_features: bool = False) -> Dataset:
+    """
+    A dataset file or directory in any supported format. map_features: read an .npz's dense float32 attr_matrix in place (memory-mapped) instead of into memory, for features larger than RAM (mini-batch training: fit(..., batch_size=B)); they are used as stored (normalize_features refuses them).
+    """
 
 def ogb_binary_info(path: str) -> dict:
     """
