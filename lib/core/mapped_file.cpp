@@ -15,48 +15,57 @@
 
 namespace edgeattn::detail {
 
-MappedFile MappedFile::map_or_read(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+namespace {
+
+// A file opened read-only, with its stat; closed on scope exit. IoError naming the path.
+struct OpenFile {
+  int fd;
   struct stat st {};
-  if (::fstat(fd, &st) != 0) raise<IoError>(path.string(), ": cannot stat (", std::strerror(errno), ")");
+  explicit OpenFile(const std::filesystem::path& path) : fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd < 0) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      raise<IoError>(path.string(), ": cannot stat (", std::strerror(err), ")");
+    }
+  }
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile() { ::close(fd); }
+
+  char* map(const std::filesystem::path& path, int protection) const {
+    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), protection, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) raise<IoError>(path.string(), ": cannot map (", std::strerror(errno), ")");
+    return static_cast<char*>(p);
+  }
+};
+
+}  // namespace
+
+MappedFile MappedFile::map_or_read(const std::filesystem::path& path) {
+  const OpenFile file(path);
   MappedFile f;
   // Pipes, FIFOs and empty files have nothing to map; gzip needs decompressing.
   unsigned char magic[2] = {0, 0};
-  const bool regular = S_ISREG(st.st_mode) && st.st_size > 0;
-  if (!regular || ::pread(fd, magic, 2, 0) != 2 || (magic[0] == 0x1f && magic[1] == 0x8b)) {
+  const bool regular = S_ISREG(file.st.st_mode) && file.st.st_size > 0;
+  if (!regular || ::pread(file.fd, magic, 2, 0) != 2 || (magic[0] == 0x1f && magic[1] == 0x8b)) {
     f.owned_ = read_file(path);
     return f;
   }
-  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED) raise<IoError>(path.string(), ": cannot map (", std::strerror(errno), ")");
-  f.mapped_ = static_cast<char*>(p);
-  f.size_ = static_cast<size_t>(st.st_size);
-  ::madvise(p, f.size_, MADV_SEQUENTIAL);  // a hint: members are read front to back
+  f.mapped_ = file.map(path, PROT_READ);
+  f.size_ = static_cast<size_t>(file.st.st_size);
+  ::madvise(f.mapped_, f.size_, MADV_SEQUENTIAL);  // a hint: members are read front to back
   return f;
 }
 
 MappedFile MappedFile::map_copy_on_write(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) raise<IoError>(path.string(), ": cannot stat (", std::strerror(errno), ")");
-  if (!S_ISREG(st.st_mode) || st.st_size == 0)
+  const OpenFile file(path);
+  if (!S_ISREG(file.st.st_mode) || file.st.st_size == 0)
     raise<IoError>(path.string(), ": cannot be memory-mapped: ",
-                   S_ISREG(st.st_mode) ? "the file is empty" : "not a regular file");
-  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED) raise<IoError>(path.string(), ": cannot map (", std::strerror(errno), ")");
+                   S_ISREG(file.st.st_mode) ? "the file is empty" : "not a regular file");
   MappedFile f;
-  f.mapped_ = static_cast<char*>(p);
-  f.size_ = static_cast<size_t>(st.st_size);
+  f.mapped_ = file.map(path, PROT_READ | PROT_WRITE);
+  f.size_ = static_cast<size_t>(file.st.st_size);
   f.copy_on_write_ = true;
   return f;
 }
