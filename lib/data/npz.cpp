@@ -392,9 +392,13 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
   // files of this family carry) must not stop the load.
   std::map<std::string, NpyArray> arrays;
   std::vector<std::string> notes;
+  bool map_attr_matrix = false;  // mapping, and the archive has an attr_matrix to map
   for (const ZipMember& m : zip.members()) {
     const std::string key = m.name.ends_with(".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
-    if (mapping && key == "attr_matrix") continue;  // mapped below, never read here
+    if (mapping && m.name == "attr_matrix.npy") {  // mapped below, never read here
+      map_attr_matrix = true;
+      continue;
+    }
     if (!m.name.ends_with(".npy") || !known_keys().contains(key)) {
       notes.push_back(what + ": ignored member '" + m.name + "'");
       continue;
@@ -413,19 +417,14 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
     if (stored && file) file->release(*stored);
   }
   Dataset ds = dataset_from_arrays(arrays, &arrays, what, options);
-  if (mapping) {
-    bool has_attr_matrix = false;
-    for (const ZipMember& m : zip.members()) has_attr_matrix = has_attr_matrix || m.name == "attr_matrix.npy";
-    if (has_attr_matrix) {
-      if (ds.features.cols() > 0)
-        raise<ParseError>(what,
-                          ": holds both attr_matrix and sparse attr_* members: which are the features?");
-      ds.features = map_features(*path, "attr_matrix");
-      if (ds.features.rows() != ds.num_nodes())
-        raise<ParseError>(what, ":attr_matrix.npy: ", ds.features.rows(), " rows, expected one per node (",
-                          ds.num_nodes(), ")");
-      notes.push_back(what + ": attr_matrix mapped in place (read from the file as rows are used)");
-    }
+  if (map_attr_matrix) {
+    if (ds.features.cols() > 0)
+      raise<ParseError>(what, ": holds both attr_matrix and sparse attr_* members: which are the features?");
+    ds.features = map_features(*path, "attr_matrix");
+    if (ds.features.rows() != ds.num_nodes())
+      raise<ParseError>(what, ":attr_matrix.npy: ", ds.features.rows(), " rows, expected one per node (",
+                        ds.num_nodes(), ")");
+    notes.push_back(what + ": attr_matrix mapped in place (read from the file as rows are used)");
   }
   ds.notes.insert(ds.notes.begin(), notes.begin(), notes.end());
   ds.sources.push_back({what, "", static_cast<int64_t>(bytes.size())});
