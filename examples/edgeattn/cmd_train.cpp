@@ -713,7 +713,10 @@ int run_train(std::span<const std::string> argv) {
       progress.epoch(s, ms_sum / static_cast<double>(s.epoch + 1));
       return true;
     };
+    // Evaluation (tape.training = false) runs layer by layer (nn::Model::inference): the same
+    // logits, with memory for one layer's tensors instead of the whole stack's.
     auto forward = [&](autograd::Tape& tape, uint64_t seed) {
+      if (!tape.training) return tape.constant(model.inference(g, x, prepared.edge_attr));
       return forward_on(tape, model, g, x, prepared.edge_attr, seed);
     };
     if (batch_size > 0) {
@@ -842,7 +845,7 @@ Loaded load_model_and_data(const Args& args) {
 
 autograd::Var eval_logits(autograd::Tape& tape, Loaded& l) {
   tape.training = false;
-  return forward_on(tape, *l.model, l.data.graph, l.data.features, l.data.edge_attr, 0);
+  return tape.constant(l.model->inference(l.data.graph, l.data.features, l.data.edge_attr));  // layer-wise
 }
 
 }  // namespace

@@ -135,16 +135,29 @@ Var Tape::record(const char* op, Tensor value, std::initializer_list<Var> inputs
 const Tensor& Tape::value(Var v) const {
   const Node& n = node(v, "value");
   if (n.released)
-    raise<InvalidArgument>("autograd: value of node ", v.index_, " ('", n.op,
-                           "') was released by backward() (release_in_backward); read it before backward");
+    raise<InvalidArgument>(
+        "autograd: value of node ", v.index_, " ('", n.op,
+        "') was released (by backward() with release_in_backward, or take_value); read it before");
   return value_of(this, n.value, n.borrowed, n.param);
+}
+
+Tensor Tape::take_value(Var v) {
+  const Tensor& current = value(v);
+  Node& n = nodes_[static_cast<size_t>(v.index_)];
+  Tensor out = (n.param || n.borrowed) ? Tensor(current) : std::move(n.value);
+  n.value = Tensor();
+  n.grad = Tensor();
+  n.backward = nullptr;
+  n.released = true;
+  released_ = true;
+  return out;
 }
 
 const Tensor& Tape::grad(Var v) const {
   const Node& n = node(v, "grad");
   if (n.released)
     raise<InvalidArgument>("autograd: gradient of node ", v.index_, " ('", n.op,
-                           "') was released by backward() (release_in_backward)");
+                           "') was released (by backward() with release_in_backward, or take_value)");
   return n.param ? n.param->grad : n.grad;
 }
 
@@ -168,8 +181,8 @@ Tensor& Tape::grad_storage(int32_t index) {
 void Tape::backward(Var loss) {
   if (released_)
     raise<InvalidArgument>(
-        "autograd: backward: the previous backward() released this tape's values "
-        "(release_in_backward); clear() it and record the forward again");
+        "autograd: backward: this tape's values were released (by a backward() with "
+        "release_in_backward, or take_value); clear() it and record the forward again");
   const Node& l = node(loss, "backward: loss");
   const Tensor& lv = value_of(this, l.value, l.borrowed, l.param);
   if (lv.numel() != 1 || lv.rank() > 1)

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
@@ -80,15 +81,19 @@ class StorageCache {
         if (it->second.empty()) free_.erase(it);
         cached_bytes_ -= capacity;
         ++stats_.hits;
+        count_in_use(capacity);
         return p;
       }
       ++stats_.misses;
       evict_for_locked(capacity);
     }
-    return allocate_block(capacity);
+    float* p = allocate_block(capacity);  // may throw: then nothing is counted
+    count_in_use(capacity);
+    return p;
   }
 
   void release(float* p, size_t capacity) noexcept {
+    in_use_.fetch_sub(capacity, std::memory_order_relaxed);
     if (capacity >= kCacheMinBytes) {
       std::lock_guard lock(mutex_);
       if (cached_bytes_ + capacity <= limit_) {
@@ -128,10 +133,25 @@ class StorageCache {
     TensorCacheStats s = stats_;
     s.cached_bytes = cached_bytes_;
     s.limit_bytes = limit_;
+    s.in_use_bytes = in_use_.load(std::memory_order_relaxed);
+    s.peak_in_use_bytes = peak_in_use_.load(std::memory_order_relaxed);
     return s;
   }
 
+  void reset_peak() {
+    peak_in_use_.store(in_use_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+
  private:
+  // Storage in use (acquired, not yet released) and its high-water mark; relaxed atomics: they
+  // count, they do not synchronise.
+  void count_in_use(size_t capacity) {
+    const size_t now = in_use_.fetch_add(capacity, std::memory_order_relaxed) + capacity;
+    size_t peak = peak_in_use_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_in_use_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+
   void trim_locked() {
     while (cached_bytes_ > limit_ && !free_.empty()) evict_locked(free_.begin());
   }
@@ -169,6 +189,7 @@ class StorageCache {
   size_t cached_bytes_ = 0;
   size_t limit_ = initial_limit();
   TensorCacheStats stats_;
+  std::atomic<size_t> in_use_{0}, peak_in_use_{0};
 };
 
 // Never destroyed: tensors in static objects may be freed after any static destructor ran.
@@ -192,5 +213,7 @@ TensorCacheStats tensor_cache_stats() { return cache().stats(); }
 void set_tensor_cache_limit(size_t bytes) { cache().set_limit(bytes); }
 
 void release_tensor_cache() { cache().release_all(); }
+
+void reset_tensor_peak() { cache().reset_peak(); }
 
 }  // namespace edgeattn

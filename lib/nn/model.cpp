@@ -384,6 +384,24 @@ data::Features Model::prepare_features(const Graph& graph, const data::Features&
 
 namespace {
 
+// Conv layer l of the stack (of `layers`) on the whole graph: GATConv fuses the ELU and the
+// next layer's input dropout that follow every layer but the last into its attention op.
+template <class Conv>
+Var conv_layer(autograd::Tape& tape, const Graph& graph, const NodeInput& input, const EdgeFeatures& edges,
+               Conv& conv, size_t l, size_t layers, const ModelConfig& c, uint64_t step_seed, Tensor* att) {
+  const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
+  const bool hidden = l + 1 < layers;
+  if constexpr (std::is_same_v<Conv, GATConv>) {
+    const EluDropout then{1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1)};
+    return conv.forward(tape, graph, input, edges, att_seed, att, hidden ? &then : nullptr);
+  } else {
+    const Var h = conv.forward(tape, graph, input, edges, att_seed, att);
+    return hidden
+               ? autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1))
+               : h;
+  }
+}
+
 // The conv stack shared by the gat, gatv2 and transformer kinds. `expand`, when given, rewrites
 // each layer's output before the next layer reads it (distributed training: the halo exchange).
 template <class Conv>
@@ -395,19 +413,26 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, co
     if (l > 0 && expand) h = (*expand)(tape, h);  // a part's halo rows, from their owners
     Tensor* att = nullptr;
     if (attention) att = &attention->emplace_back();
-    const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
-    // Every layer but the last is followed by ELU and the next layer's input dropout; GATConv
-    // fuses them into its attention op.
-    const bool hidden = l + 1 < convs.size();
-    const NodeInput input = l == 0 ? x0 : NodeInput(h);
-    if constexpr (std::is_same_v<Conv, GATConv>) {
-      const EluDropout then{1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1)};
-      h = convs[l]->forward(tape, graph, input, edges, att_seed, att, hidden ? &then : nullptr);
-    } else {
-      h = convs[l]->forward(tape, graph, input, edges, att_seed, att);
-      if (hidden)
-        h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1));
-    }
+    h = conv_layer(tape, graph, l == 0 ? x0 : NodeInput(h), edges, *convs[l], l, convs.size(), c, step_seed,
+                   att);
+  }
+  return h;
+}
+
+// Layer-wise inference over the conv stack (Model::inference): each layer on a tape of its own,
+// whose output is moved out before the tape, and with it the layer's input and state, is dropped.
+template <class Conv>
+Tensor conv_inference(const Graph& graph, const data::Features& x, const Tensor& edge_attr,
+                      std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c) {
+  Tensor h;
+  for (size_t l = 0; l < convs.size(); ++l) {
+    autograd::Tape tape;
+    tape.training = false;
+    const EdgeFeatures edges{edge_attr.absent() ? Var{} : tape.constant_ref(edge_attr)};
+    const NodeInput input = l > 0           ? NodeInput(tape.constant(std::move(h)))
+                            : x.is_sparse() ? NodeInput(x.sparse())
+                                            : NodeInput(tape.constant_ref(x.dense()));
+    h = tape.take_value(conv_layer(tape, graph, input, edges, *convs[l], l, convs.size(), c, 0, nullptr));
   }
   return h;
 }
@@ -606,6 +631,47 @@ Var Model::run_layers(autograd::Tape& tape, const Graph& graph, const Input& dro
     h = m.blocks[l]->forward(tape, graph, h, site_seed(step_seed, kBlockSite + l), att);
   }
   return m.lin_out->forward(tape, h);
+}
+
+Tensor Model::inference(const Graph& graph, const data::Features& x, const Tensor& edge_attr) {
+  const ModelConfig& c = config_;
+  if (c.edge_dim > 0 && edge_attr.absent())
+    raise<InvalidArgument>("Model::inference: the model was built with edge_dim = ", c.edge_dim,
+                           "; pass the graph's edge attributes (Model::prepare_graph(graph, edge_attr))");
+  if (c.edge_dim == 0 && !edge_attr.absent())
+    raise<InvalidArgument>("Model::inference: edge attributes were given but the model has no edge_dim");
+  const int64_t in = c.in_channels + c.pe_dim;
+  if (x.rows() != graph.num_dst() || x.cols() != in)
+    raise<ShapeError>("Model::inference: x", x.is_sparse() ? " (sparse)" : "", " has shape [", x.rows(), ", ",
+                      x.cols(), "], expected [num_nodes=", graph.num_dst(), ", in_channels + pe_dim=", in,
+                      "]");
+  Impl& m = *impl_;
+  switch (c.kind) {
+    case ModelKind::gat:
+      return conv_inference(graph, x, edge_attr, m.gat, c);
+    case ModelKind::gatv2:
+      return conv_inference(graph, x, edge_attr, m.gatv2, c);
+    case ModelKind::transformer:
+      return conv_inference(graph, x, edge_attr, m.transformer, c);
+    case ModelKind::graph_transformer:
+      break;
+  }
+  // lin_in, each block, lin_out: a tape each.
+  auto stage = [](const auto& run) {
+    autograd::Tape tape;
+    tape.training = false;
+    return tape.take_value(run(tape));
+  };
+  Tensor h = stage([&](autograd::Tape& tape) {
+    return x.is_sparse() ? m.lin_in->forward(tape, NodeInput(x.sparse()))
+                         : m.lin_in->forward(tape, NodeInput(tape.constant_ref(x.dense())));
+  });
+  for (size_t l = 0; l < m.blocks.size(); ++l)
+    h = stage([&](autograd::Tape& tape) {
+      return m.blocks[l]->forward(tape, graph, tape.constant(std::move(h)), site_seed(0, kBlockSite + l),
+                                  nullptr);
+    });
+  return stage([&](autograd::Tape& tape) { return m.lin_out->forward(tape, tape.constant(std::move(h))); });
 }
 
 std::vector<autograd::Parameter*> Model::parameters() {

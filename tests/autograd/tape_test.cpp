@@ -145,6 +145,32 @@ TEST(Tape, ParameterWithGradOfAnotherShapeIsRejected) {
   expect_throw_naming<ShapeError>([&] { (void)tape.parameter(p); }, {"att_src", "[4, 2]", "[2, 4]"});
 }
 
+TEST(Tape, TakeValueMovesAnOwnedValueOutAndCopiesABorrowedOne) {
+  Parameter p{"w", Tensor({2}, std::vector<float>{1, 2}), {}};
+  const Tensor features({2}, std::vector<float>{4, 5});
+  Tape tape;
+  const Var w = tape.parameter(p);
+  const Var f = tape.constant_ref(features);
+  const Var y = add(tape, w, f);
+  const float* storage = tape.value(y).data();
+  const Tensor taken = tape.take_value(y);
+  EXPECT_EQ(taken.data(), storage);  // moved, not copied
+  EXPECT_EQ(taken.data()[1], 7.f);
+  expect_throw_naming<InvalidArgument>([&] { (void)tape.value(y); }, {"released", "take_value"});
+  const Tensor wt = tape.take_value(w);
+  const Tensor ft = tape.take_value(f);
+  EXPECT_NE(wt.data(), p.value.data());  // the parameter keeps its own
+  EXPECT_EQ(p.value.data()[0], 1.f);
+  EXPECT_EQ(ft.data()[1], 5.f);
+  EXPECT_NE(ft.data(), features.data());
+  expect_throw_naming<InvalidArgument>([&] { tape.backward(sum(tape, tape.parameter(p))); },
+                                       {"released", "take_value", "clear()"});
+  tape.clear();
+  const Var again = tape.parameter(p);
+  tape.backward(sum(tape, again));  // usable again after clear()
+  EXPECT_EQ(p.grad.data()[0], 1.f);
+}
+
 TEST(Tape, ValuesStayValidWhileTheTapeGrows) {
   Tape tape;
   const Var x = tape.constant(Tensor({2}, 1.f));

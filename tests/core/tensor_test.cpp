@@ -79,6 +79,26 @@ TEST(TensorCache, ReusesAFreedBlockOfTheSameSizeClass) {
   EXPECT_EQ(tensor_cache_stats().cached_bytes, size_t{0});
 }
 
+TEST(TensorCache, CountsTheStorageInUseAndItsPeak) {
+  reset_tensor_peak();
+  const size_t base = tensor_cache_stats().in_use_bytes;
+  EXPECT_EQ(tensor_cache_stats().peak_in_use_bytes, base);
+  const size_t big = size_t{256} * 1000 * sizeof(float), small = 100 * sizeof(float);
+  {
+    const Tensor a({256, 1000});  // cacheable
+    const Tensor b({100});        // below the cache's minimum: counted all the same
+    const TensorCacheStats s = tensor_cache_stats();
+    EXPECT_GE(s.in_use_bytes, base + big + small);
+    EXPECT_LE(s.in_use_bytes, base + big + big / 8 + 64 + small + 64);  // rounded up to a class
+    EXPECT_EQ(s.peak_in_use_bytes, s.in_use_bytes);
+  }
+  const TensorCacheStats after = tensor_cache_stats();
+  EXPECT_EQ(after.in_use_bytes, base);  // a cached block is not in use
+  EXPECT_GE(after.peak_in_use_bytes, base + big + small);
+  reset_tensor_peak();
+  EXPECT_EQ(tensor_cache_stats().peak_in_use_bytes, base);
+}
+
 TEST(TensorCache, AMissFreesCachedBlocksOfOtherClassesFirst) {
   set_tensor_cache_limit(size_t{64} << 20);
   release_tensor_cache();

@@ -260,6 +260,102 @@ TEST(Model, EdgeFeaturesReachEveryConvLayerWithGradients) {
   }
 }
 
+// Layer-wise inference runs the same layers on the same inputs as the eval-mode forward, one
+// tape per layer: the logits agree bit for bit, for every kind, dense and sparse features, three
+// layers (so a middle layer too) and edge attributes.
+TEST(Model, InferenceEqualsTheEvalForwardBitForBit) {
+  const Toy t = toy(8);
+  const data::Features sparse(CsrMatrix::from_dense(t.features.dense()));
+  for (ModelKind kind :
+       {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+    SCOPED_TRACE(to_string(kind));
+    Model model(
+        {.kind = kind, .in_channels = 6, .hidden = 4, .heads = 3, .num_classes = 3, .layers = 3, .seed = 3});
+    const Graph g = model.prepare_graph(t.raw);
+    for (const data::Features* x : {&t.features, &sparse}) {
+      const Tensor expected = logits_of(model, g, *x, 7, false);
+      const Tensor got = model.inference(g, *x);
+      ASSERT_EQ(got.shape(), (Shape{20, 3}));
+      EXPECT_EQ(values(got), values(expected)) << (x->is_sparse() ? "sparse" : "dense");
+    }
+  }
+  const Tensor raw_attr = edgeattn::testing::random_tensor({t.raw.num_edges(), 2}, 9);
+  for (ModelKind kind : {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer}) {
+    SCOPED_TRACE(std::string(to_string(kind)) + " with edge attributes");
+    Model model({.kind = kind,
+                 .in_channels = 6,
+                 .hidden = 3,
+                 .heads = 2,
+                 .num_classes = 3,
+                 .edge_dim = 2,
+                 .seed = 1});
+    const PreparedGraph p = model.prepare_graph(t.raw, raw_attr);
+    Tape tape;
+    tape.training = false;
+    const Tensor expected =
+        tape.value(model.forward(tape, p.graph, t.features, EdgeFeatures{tape.constant_ref(p.edge_attr)}, 0));
+    EXPECT_EQ(values(model.inference(p.graph, t.features, p.edge_attr)), values(expected));
+    expect_throw_naming<InvalidArgument>([&] { (void)model.inference(p.graph, t.features); },
+                                         {"Model::inference", "edge_dim = 2", "edge attributes"});
+  }
+}
+
+// What layer-wise inference is for: memory for one layer at a time, whatever the depth, where the
+// eval-mode forward's grows with every layer. Measured as tensor storage in use
+// (core/tensor.hpp) beyond the inputs, on 3000 nodes with hidden width 64.
+TEST(Model, InferenceMemoryDoesNotGrowWithDepth) {
+  const Graph raw = edgeattn::testing::uniform_graph(3000, 3000, 30000, 4);
+  const data::Features x(edgeattn::testing::random_tensor({3000, 32}, 5));
+  const size_t layer_out = size_t{3000} * 64 * sizeof(float);
+  for (ModelKind kind :
+       {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+    SCOPED_TRACE(to_string(kind));
+    size_t forward_peak[2], inference_peak[2];
+    for (int d = 0; d < 2; ++d) {
+      Model model({.kind = kind,
+                   .in_channels = 32,
+                   .hidden = 16,
+                   .heads = 4,
+                   .num_classes = 5,
+                   .layers = 3 * (d + 1)});
+      const Graph g = model.prepare_graph(raw);
+      reset_tensor_peak();
+      size_t base = tensor_cache_stats().in_use_bytes;
+      Tensor expected;
+      {
+        Tape tape;
+        tape.training = false;
+        expected = tape.value(model.forward(tape, g, x, 0));
+      }
+      forward_peak[d] = tensor_cache_stats().peak_in_use_bytes - base;
+      reset_tensor_peak();
+      base = tensor_cache_stats().in_use_bytes;
+      const Tensor got = model.inference(g, x);
+      inference_peak[d] = tensor_cache_stats().peak_in_use_bytes - base;
+      EXPECT_EQ(values(got), values(expected));
+    }
+    EXPECT_EQ(inference_peak[1], inference_peak[0]);              // 6 layers need what 3 need
+    EXPECT_GE(forward_peak[1], forward_peak[0] + 3 * layer_out);  // at least an output per extra layer
+    EXPECT_LT(2 * inference_peak[1], forward_peak[1]) << inference_peak[1] << " vs " << forward_peak[1];
+  }
+}
+
+TEST(Model, InferenceChecksItsInputs) {
+  const Toy t = toy(9);
+  Model model({.kind = ModelKind::gat, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3});
+  const Graph g = model.prepare_graph(t.raw);
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        (void)model.inference(g, t.features, edgeattn::testing::random_tensor({g.num_edges(), 2}, 1));
+      },
+      {"Model::inference", "no edge_dim"});
+  const data::Features narrow(edgeattn::testing::random_tensor({20, 5}, 2));
+  expect_throw_naming<ShapeError>([&] { (void)model.inference(g, narrow); },
+                                  {"Model::inference", "[20, 5]", "in_channels + pe_dim=6"});
+  expect_throw_naming<InvalidArgument>([&] { (void)model.inference(t.raw, t.features); },
+                                       {"conv1", "prepare_graph"});
+}
+
 TEST(ModelConfig, JsonRoundTripsEveryField) {
   const ModelConfig cfg{.kind = ModelKind::graph_transformer,
                         .in_channels = 1433,

@@ -158,6 +158,11 @@ class Tape {
   /// release_in_backward). The reference stays valid until clear() (nodes never move).
   const Tensor& value(Var v) const;
   const Shape& shape(Var v) const { return value(v).shape(); }
+  /// Moves the value of `v` out of the tape (a copy for a parameter or constant_ref, which the
+  /// tape does not own): for a result that outlives the tape without a second copy of it, e.g.
+  /// one layer's output in layer-wise inference (nn::Model::inference). The node is released:
+  /// value() and grad() of it, and backward(), throw InvalidArgument until clear().
+  Tensor take_value(Var v);
   /// The gradient of `v` from the last backward (for a parameter, Parameter::grad); absent when
   /// no gradient reached it.
   const Tensor& grad(Var v) const;

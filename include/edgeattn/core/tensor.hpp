@@ -190,9 +190,17 @@ struct TensorCacheStats {
   size_t limit_bytes = 0;   ///< most bytes the cache keeps; blocks beyond it go back to the system
   int64_t hits = 0;         ///< allocations served from the cache
   int64_t misses = 0;       ///< cacheable allocations that had to ask the system
+  /// Bytes of tensor storage in use now (every size, cached or not; as allocated, i.e. rounded
+  /// up to the size class), and its high-water mark since the start or reset_tensor_peak(): what
+  /// a step or an evaluation needs, like torch.cuda.max_memory_allocated. Storage edgeattn does
+  /// not allocate (Tensor::external, e.g. memory-mapped features) is not counted.
+  size_t in_use_bytes = 0;
+  size_t peak_in_use_bytes = 0;
 };
 /// Counters of the process-wide cache.
 TensorCacheStats tensor_cache_stats();
+/// Restarts TensorCacheStats::peak_in_use_bytes from the bytes in use now.
+void reset_tensor_peak();
 /// Sets the cache's byte limit (default a third of physical memory, at least 2 GiB, or
 /// $EDGEATTN_TENSOR_CACHE_MB; 0 under
 /// AddressSanitizer so use-after-free stays detectable); frees cached blocks beyond it.

@@ -31,8 +31,10 @@
 // first block). DGL's NeighborSampler lists fanouts by model layer instead, i.e. in the reverse
 // order: DGL's [5, 10, 15] is this [15, 10, 5].
 //
-// Layer-wise full-neighbourhood inference (PyG's and DGL's evaluation path) uses fanout -1, one
-// layer at a time over batches of destination nodes: full_neighborhood_block.
+// Layer-wise full-neighbourhood inference (PyG's and DGL's evaluation path) takes every in-edge
+// (fanout -1), one layer at a time: nn::Model::inference runs each layer over the whole graph
+// (its kernels hold nothing per edge, so batches would save no memory); full_neighborhood_block
+// gives the block of a batch of destination nodes, for a layer-wise loop of one's own.
 //
 // Example (2-layer GAT, a mini-batch of seeds):
 //   edgeattn::NeighborSamplerOptions opt{.fanouts = {10, 5}, .replace = false, .seed = epoch};

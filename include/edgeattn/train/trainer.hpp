@@ -111,11 +111,15 @@ using BatchForwardFn =
 /// step per batch of `batch_size` seeds (the last batch may be smaller) with `batch_forward`.
 /// EpochStats::train_loss is the mean over the epoch's seeds. Evaluation, early stopping and the
 /// result are as fit()'s, with `forward` the whole-graph forward in eval mode, i.e. exact
-/// full-neighbourhood inference. InvalidArgument when batch_size < 1 (and as fit).
+/// full-neighbourhood inference: e.g. nn::Model::inference when !tape.training (layer by layer,
+/// the least memory). InvalidArgument when batch_size < 1 (and as fit).
 ///
 /// Example (GraphSAGE-style fan-outs 10, 5 for a 2-layer model):
 ///   auto batch = [&](autograd::Tape& t, std::span<const int64_t> seeds, uint64_t s) {
 ///     return model.forward(t, sample_neighbors(ds.graph, seeds, {.fanouts = {10, 5}, .seed = s}), x, s);
+///   };
+///   auto forward = [&](autograd::Tape& t, uint64_t s) {
+///     return t.training ? model.forward(t, g, x, s) : t.constant(model.inference(g, x));
 ///   };
 ///   TrainResult r = fit_minibatch(batch, forward, model.parameters(), ds.labels, ds.split(), 512, {});
 TrainResult fit_minibatch(const BatchForwardFn& batch_forward, const ForwardFn& forward,
