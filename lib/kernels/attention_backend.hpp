@@ -91,7 +91,8 @@ void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInpu
 /// needed), in the task that reads v_j for the last time, after every other read of v: then dv
 /// may overwrite v itself. Then it also writes every element of dq, dk, dsd, dss, dbias and dse
 /// exactly once, so those need no zero-fill either (datt is accumulated: zero it). False for the
-/// tiled form (it reads v by tiles across tasks and accumulates).
+/// tiled form: it does write dq, dk and dv once each and reads v only while packing it, before
+/// any dv write, but it is not held to this contract (no test runs it with dv over v).
 bool parallel_backward_writes_each_dv_once(const Pattern& p, const KernelArgs& a);
 
 // Dense blocked-GEMM path; a.score.kind must be EdgeScore::dot.

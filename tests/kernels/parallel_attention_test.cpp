@@ -362,7 +362,7 @@ TEST_P(ParallelVsReference, MatchesOnEveryStructuredPattern) {
 INSTANTIATE_TEST_SUITE_P(AllScores, ParallelVsReference, ::testing::ValuesIn(all_cases()), case_name);
 
 TEST(ParallelAttention, TiledKernelOnLongContiguousRowsMatchesReference) {
-  // Rows of >= 64 sources take the BLAS-tiled schedule (kernels/parallel/tiled_forward.cpp); row
+  // Rows of >= 64 sources take the tiled schedule (kernels/parallel/tiled_forward.cpp); row
   // tiles straddle block boundaries and windows clip at the sequence ends.
   const std::vector<std::pair<std::string, Pattern>> patterns = {
       {"complete", CompletePattern(150, 300)},
@@ -539,8 +539,8 @@ TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
 }
 
 TEST(ParallelAttention, ConcurrentGemmPathsGiveIdenticalResultsOnEveryCall) {
-  // The tiled sparse path and the dense path call BLAS from several TBB tasks at once. A BLAS that
-  // is not thread-safe (Debian's serial OpenBLAS) corrupts results nondeterministically; repeated
+  // The tiled sparse path (microkernels) and the dense path (BLAS) run from several TBB tasks at once. A BLAS
+  // that is not thread-safe (Debian's serial OpenBLAS) corrupts results nondeterministically; repeated
   // identical calls must agree bit for bit.
   ThreadLimit limit(2);
   const Pattern p = CompletePattern(512, 512);

@@ -1,18 +1,29 @@
 // Tiled dot-product attention over patterns whose rows are contiguous source ranges (complete,
 // causal, sliding window with dilation 1, padded batches): the FlashAttention schedule
-// (Dao et al. 2022; backward as in FlashAttention-2, Dao 2023) on the CPU with BLAS tiles.
+// (Dao et al. 2022; backward as in FlashAttention-2, Dao 2023) on the CPU with register-blocked
+// microkernels (flash_microkernel.hpp), no BLAS call per tile.
 //
-// Forward, per (head, tile of kRowTile rows), walking the tile's source hull in kColTile blocks:
-//   S = scale * Q_tile K_block^T                  (sgemm)
-//   per row: mask entries outside the row's range, add bias, online-softmax update, dropout
-//   acc = diag(rescale) acc + P V_block             (sgemm)
+// Once per call, per head: K^T (pre-multiplied by the score scale) packed into NR-wide panels,
+// and the other B operands (V; the backward's V^T panels, K, Q, dO) with widths padded to NR.
+// Forward, per (head, tile of TileShape::kRows rows), walking the tile's source hull in blocks
+// of kCols columns, and within a block MR-row strips of the tile:
+//   S = Q_strip (scale K_block)^T       microkernel, only the NR panels the strip's rows reach
+//   per row: mask (-inf) outside the row's range, add bias, online softmax (vector exp, max,
+//            sum, rescale of the row's accumulator) or relu, dropout
+//   acc_strip += P V_block               microkernel, over the strip's columns only
 // Backward, with P recomputed from the saved row log-sum-exp and D_i = <dO_i, O_i>:
-//   row pass    per (head, row tile):    dS = P o (dP - D), dQ += scale dS K       (3 sgemm/block)
-//   column pass per (head, column tile): dV += P~^T dO, dK += scale dS^T Q       (4 sgemm/block)
+//   row pass    per (head, row tile):    per strip S, P, dP = dO V^T, dS = P o (dP - D),
+//                                        dQ += dS K                                (3 products)
+//   column pass per (head, column tile): per row tile S, P, dP, dS for the tile, then
+//                                        dV += P~^T dO, dK += dS^T Q               (4 products)
+// Masking: blocks outside a tile's hull are skipped, and a strip computes only the panels its rows
+// reach, so causal costs about half of complete and only diagonal blocks pay for masked entries.
+// Bias, dropout and relu run in the same schedule with scalar per-row epilogues (slower than the
+// plain softmax, whose epilogue is all vector code).
 // Each output element is owned by one task and blocks are visited in a fixed order, so results
-// are bit-identical for any thread count. Memory is O(tile) per task; nothing of size
-// edges x features exists. `tiled_applies` says when the schedule is used; other calls take the
-// per-edge kernels.
+// are bit-identical for any thread count. Memory: O(tile) per task plus the packed operands
+// (the size of K and V, and in the backward also of Q and dO when their width is not a multiple
+// of NR). `tiled_applies` says when the schedule is used; other calls take the per-edge kernels.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +34,15 @@
 
 namespace edgeattn::kernels {
 
-inline constexpr int64_t kRowTile = 64;
-inline constexpr int64_t kColTile = 256;
+/// The microkernel families (flash_microkernel.hpp). `automatic` is the widest compiled in;
+/// tests name the others to check each against the reference on one machine.
+enum class SimdPath { automatic, portable, avx2, avx512 };
+
+/// True when `path` is compiled into this build (automatic and portable always are).
+bool simd_path_available(SimdPath path);
+/// The path `automatic` takes: "avx512", "avx2" or "portable".
+const char* automatic_simd_path_name();
+
 /// Below this mean row length the per-edge kernels win (tile hulls would be mostly masked).
 inline constexpr double kTiledMinMeanRow = 64.0;
 
@@ -42,8 +60,11 @@ bool has_contiguous_rows(const P& p) {
 /// (`want_alpha`), contiguous rows of mean length >= kTiledMinMeanRow.
 bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha);
 
-void tiled_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out);
+/// `path` must be available (simd_path_available); grads as in BackwardBuffers, except that
+/// every element of dq, dk, dv and dbias is written (no zero-fill needed).
+void tiled_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out,
+                   SimdPath path = SimdPath::automatic);
 void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
-                    const BackwardBuffers& grads);
+                    const BackwardBuffers& grads, SimdPath path = SimdPath::automatic);
 
 }  // namespace edgeattn::kernels

@@ -1,21 +1,31 @@
 // Backward of the tiled schedule; see tiled_attention.hpp for the algorithm and its references.
+#include <cfloat>
 #include <cmath>
-#include <tuple>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
-#include "kernels/blas.hpp"
+#include "kernels/parallel/flash_microkernel.hpp"
+#include "kernels/parallel/flash_schedule.hpp"
 #include "kernels/parallel/tiled_attention.hpp"
 #include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 namespace {
 
-template <bool kSoftmax, class P>
+using flash::align_down;
+using flash::align_up;
+
+/// kSoftmax: softmax weights from the saved lse, else relu; kExtras: bias and/or dropout.
+template <class Pol, bool kSoftmax, bool kExtras, class Pat>
 class TiledBackward {
+  using Shape = flash::TileShape<Pol>;
+  static constexpr int64_t NR = flash::kPanel<Pol>, MR = Pol::kRows;
+  static constexpr int64_t BR = Shape::kRows, BC = Shape::kCols;
+  static constexpr int64_t CT = Shape::kColumnTile, CR = Shape::kColumnPassRows;
+
  public:
-  TiledBackward(const P& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g)
+  TiledBackward(const Pat& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g)
       : p_(p),
         a_(a),
         in_(in),
@@ -24,195 +34,261 @@ class TiledBackward {
         dk_(a.score.dk),
         dv_(a.dv),
         nd_(p.num_dst()),
-        ns_(p.num_src()) {
+        ns_(p.num_src()),
+        dkp_(flash::round_up_panel<Pol>(a.score.dk)),
+        dvp_(flash::round_up_panel<Pol>(a.dv)),
+        rows_(p, BR),
+        column_rows_(p, CR) {
     keep_scale_ = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
-    first_.resize(static_cast<size_t>(nd_));
-    last_.resize(static_cast<size_t>(nd_));
-    for (int64_t i = 0; i < nd_; ++i)
-      std::tie(first_[static_cast<size_t>(i)], last_[static_cast<size_t>(i)]) = p.row_range(i);
-    const int64_t blocks = (nd_ + kRowTile - 1) / kRowTile;
-    hull_lo_.assign(static_cast<size_t>(blocks), INT64_MAX);
-    hull_hi_.assign(static_cast<size_t>(blocks), INT64_MIN);
-    for (int64_t i = 0; i < nd_; ++i) {
-      const size_t b = static_cast<size_t>(i / kRowTile);
-      if (first_[static_cast<size_t>(i)] < last_[static_cast<size_t>(i)]) {
-        hull_lo_[b] = std::min(hull_lo_[b], first_[static_cast<size_t>(i)]);
-        hull_hi_[b] = std::max(hull_hi_[b], last_[static_cast<size_t>(i)]);
-      }
-    }
     if (kSoftmax) row_sum_.assign(static_cast<size_t>(nd_ * heads_), 0.f);
   }
 
   void run() {
-    const int64_t row_blocks = static_cast<int64_t>(hull_lo_.size());
-    if (kSoftmax || g_.dq || g_.dbias)
-      parallel_for(0, row_blocks * heads_, 1, [&](int64_t b, int64_t e) {
-        Scratch s;
-        for (int64_t t = b; t < e; ++t) row_task(t % heads_, t / heads_, s);
+    const bool row_pass = kSoftmax || g_.dq || g_.dbias, column_pass = g_.dk || g_.dv;
+    kt_ = flash::pack_panels<Pol>(ns_, heads_, dk_, a_.score.k, a_.score.scale, kt_buf_);
+    vt_ = flash::pack_panels<Pol>(ns_, heads_, dv_, a_.v, 1.f, vt_buf_);
+    if (g_.dq) kr_ = flash::rows_operand<Pol>(ns_, heads_, dk_, a_.score.k, kr_buf_);
+    if (g_.dk) qr_ = flash::rows_operand<Pol>(nd_, heads_, dk_, a_.score.q, qr_buf_);
+    if (g_.dv) dor_ = flash::rows_operand<Pol>(nd_, heads_, dv_, in_.dout, dor_buf_);
+    if (row_pass)
+      parallel_for(0, rows_.tiles() * heads_, 1, [&](int64_t b, int64_t e) {
+        RowScratch s(dkp_);
+        // Head-major, as the forward: a thread's consecutive tasks share one head's operands.
+        for (int64_t t = b; t < e; ++t) row_task(t / rows_.tiles(), t % rows_.tiles(), s);
       });
-    if (g_.dk || g_.dv) {
-      const int64_t col_blocks = (ns_ + kColTile - 1) / kColTile;
-      parallel_for(0, col_blocks * heads_, 1, [&](int64_t b, int64_t e) {
-        Scratch s;
-        for (int64_t t = b; t < e; ++t) column_task(t % heads_, t / heads_, s);
+    if (column_pass) {
+      const int64_t col_tiles = (ns_ + CT - 1) / CT;
+      parallel_for(0, col_tiles * heads_, 1, [&](int64_t b, int64_t e) {
+        ColumnScratch s(dkp_, dvp_);
+        for (int64_t t = b; t < e; ++t) column_task(t / col_tiles, t % col_tiles, s);
       });
     }
   }
 
  private:
-  struct Scratch {
-    std::vector<float> prob = std::vector<float>(static_cast<size_t>(kRowTile * kColTile));   // P
-    std::vector<float> dprob = std::vector<float>(static_cast<size_t>(kRowTile * kColTile));  // dP, then dS
-    std::vector<float> kept = std::vector<float>(static_cast<size_t>(kRowTile * kColTile));   // P o mask
+  struct RowScratch {
+    explicit RowScratch(int64_t dkp) : dq(static_cast<size_t>(BR * dkp)) {}
+    std::vector<float> prob = std::vector<float>(static_cast<size_t>(MR * BC));   // P of a strip
+    std::vector<float> dprob = std::vector<float>(static_cast<size_t>(MR * BC));  // dP, then dS
+    std::vector<float> dq;                                                        // [BR, dkp]
+  };
+  struct ColumnScratch {
+    ColumnScratch(int64_t dkp, int64_t dvp)
+        : dk(static_cast<size_t>(CT * dkp)), dv(static_cast<size_t>(CT * dvp)) {}
+    std::vector<float> prob = std::vector<float>(static_cast<size_t>(CR * CT));   // P~ = P o mask
+    std::vector<float> dprob = std::vector<float>(static_cast<size_t>(CR * CT));  // dS
+    std::vector<float> dk, dv;                                                    // [CT, dkp], [CT, dvp]
   };
 
   float keep(int64_t i, int64_t j, int64_t h) const {
-    return a_.dropout > 0.f
-               ? (dropout_keep(a_.seed, i, j, static_cast<int32_t>(h), a_.dropout) ? keep_scale_ : 0.f)
-               : 1.f;
-  }
-  // Columns of row i inside block [c0, c0 + cols), relative to c0.
-  std::pair<int64_t, int64_t> valid(int64_t i, int64_t c0, int64_t cols) const {
-    const int64_t vb = std::clamp(first_[static_cast<size_t>(i)] - c0, int64_t{0}, cols);
-    return {vb, std::clamp(last_[static_cast<size_t>(i)] - c0, vb, cols)};
+    return dropout_keep(a_.seed, i, j, static_cast<int32_t>(h), a_.dropout) ? keep_scale_ : 0.f;
   }
 
-  // prob <- P (0 outside the pattern) for rows [r0, r0 + rows) x cols [c0, c0 + cols), head h.
-  void probabilities(int64_t h, int64_t r0, int64_t rows, int64_t c0, int64_t cols, float* prob) const {
-    gemm(false, true, rows, cols, dk_, a_.score.scale, a_.score.q + (r0 * heads_ + h) * dk_, heads_ * dk_,
-         a_.score.k + (c0 * heads_ + h) * dk_, heads_ * dk_, 0.f, prob, kColTile);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = r0 + r;
-      float* s = prob + r * kColTile;
-      const auto [vb, ve] = valid(i, c0, cols);
-      std::fill(s, s + vb, 0.f);
-      std::fill(s + ve, s + cols, 0.f);
-      if (a_.bias) {
-        const int64_t e0 = p_.row_offset(i) + (c0 + vb - first_[static_cast<size_t>(i)]);
-        for (int64_t x = vb; x < ve; ++x) s[x] += a_.bias[(e0 + x - vb) * heads_ + h];
+  // For the rows [i0, i0 + mr) of head h and the source panels [pa, pa + w): prob <- P (0 outside
+  // the rows' ranges within [c0, c1)), dprob <- dS, both with row stride ld; dropout applied to dP
+  // and, when `keep_prob`, to P (P~, for dV). Also writes d bias when `write_dbias`.
+  void strip(int64_t h, const flash::RowRanges& rr, int64_t i0, int64_t mr, int64_t c0, int64_t c1,
+             int64_t pa, int64_t w, float* prob, float* dprob, int64_t ld, bool keep_prob,
+             bool write_dbias) const {
+    const int64_t ldq = heads_ * dk_, ldo = heads_ * dv_;
+    flash::gemm_tile<Pol, false>(mr, w, dk_, a_.score.q + i0 * ldq + h * dk_, ldq, 1, kt_.head(h) + pa * dk_,
+                                 NR, NR * dk_, prob, ld);
+    flash::gemm_tile<Pol, false>(mr, w, dv_, in_.dout + i0 * ldo + h * dv_, ldo, 1, vt_.head(h) + pa * dv_,
+                                 NR, NR * dv_, dprob, ld);
+    for (int64_t r = 0; r < mr; ++r) {
+      const int64_t i = i0 + r;
+      float* s = prob + r * ld;
+      float* ds = dprob + r * ld;
+      const auto [b, e] = rr.clip(i, c0, c1);
+      if (b >= e) {
+        std::fill(s, s + w, 0.f);
+        std::fill(ds, ds + w, 0.f);
+        continue;
+      }
+      std::fill(s, s + (b - pa), -INFINITY);
+      std::fill(s + (e - pa), s + w, -INFINITY);
+      // Edge of (i, b) and head h in the per-edge [E, H] arrays.
+      const int64_t eh = (p_.row_offset(i) + (b - rr.first[static_cast<size_t>(i)])) * heads_ + h;
+      if constexpr (kExtras) {
+        if (a_.bias)
+          for (int64_t x = 0; x < e - b; ++x) s[b - pa + x] += a_.bias[eh + x * heads_];
+        if (a_.dropout > 0.f)
+          for (int64_t j = b; j < e; ++j) ds[j - pa] *= keep(i, j, h);
       }
       if constexpr (kSoftmax) {
-        const float lse = in_.lse[i * heads_ + h];
-        for (int64_t x = vb; x < ve; ++x) s[x] = fast_exp(s[x] - lse);
+        flash::exp_shifted_row<Pol>(s, w, in_.lse[i * heads_ + h]);
+        flash::softmax_grad_row<Pol>(s, ds, w, row_sum_[static_cast<size_t>(i * heads_ + h)]);
       } else {
-        for (int64_t x = vb; x < ve; ++x) s[x] = std::max(s[x], 0.f);
+        flash::relu_row<Pol>(s, w);
+        flash::relu_grad_row<Pol>(s, ds, w);
       }
-    }
-  }
-
-  // dprob <- dS given P in prob: dP = mask o (dO V^T); dS = P o (dP - D) or dP [P > 0].
-  void score_gradients(int64_t h, int64_t r0, int64_t rows, int64_t c0, int64_t cols, const float* prob,
-                       float* dprob) const {
-    gemm(false, true, rows, cols, dv_, 1.f, in_.dout + (r0 * heads_ + h) * dv_, heads_ * dv_,
-         a_.v + (c0 * heads_ + h) * dv_, heads_ * dv_, 0.f, dprob, kColTile);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = r0 + r;
-      const float* pr = prob + r * kColTile;
-      float* ds = dprob + r * kColTile;
-      const auto [vb, ve] = valid(i, c0, cols);
-      std::fill(ds, ds + vb, 0.f);
-      std::fill(ds + ve, ds + cols, 0.f);
-      const float d = kSoftmax ? row_sum_[static_cast<size_t>(i * heads_ + h)] : 0.f;
-      for (int64_t x = vb; x < ve; ++x) {
-        const float dp = ds[x] * keep(i, c0 + x, h);
-        ds[x] = kSoftmax ? pr[x] * (dp - d) : (pr[x] > 0.f ? dp : 0.f);
-      }
-    }
-  }
-
-  void row_task(int64_t h, int64_t block, Scratch& s) {
-    const int64_t r0 = block * kRowTile, rows = std::min(kRowTile, nd_ - r0);
-    const int64_t lo = hull_lo_[static_cast<size_t>(block)], hi = hull_hi_[static_cast<size_t>(block)];
-    if constexpr (kSoftmax) {  // D_i = <dO_i, O_i>, or sum_j P_ij dP_ij when O is not available
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t i = r0 + r;
-        float d = 0.f;
-        if (in_.out) d = dot(in_.dout + (i * heads_ + h) * dv_, in_.out + (i * heads_ + h) * dv_, dv_);
-        row_sum_[static_cast<size_t>(i * heads_ + h)] = d;
-      }
-      if (!in_.out)
-        for (int64_t c0 = lo; c0 < hi; c0 += kColTile) {
-          const int64_t cols = std::min(kColTile, hi - c0);
-          probabilities(h, r0, rows, c0, cols, s.prob.data());
-          gemm(false, true, rows, cols, dv_, 1.f, in_.dout + (r0 * heads_ + h) * dv_, heads_ * dv_,
-               a_.v + (c0 * heads_ + h) * dv_, heads_ * dv_, 0.f, s.dprob.data(), kColTile);
-          for (int64_t r = 0; r < rows; ++r) {
-            const auto [vb, ve] = valid(r0 + r, c0, cols);
-            float d = 0.f;
-            for (int64_t x = vb; x < ve; ++x)
-              d += s.prob[static_cast<size_t>(r * kColTile + x)] *
-                   s.dprob[static_cast<size_t>(r * kColTile + x)] * keep(r0 + r, c0 + x, h);
-            row_sum_[static_cast<size_t>((r0 + r) * heads_ + h)] += d;
-          }
+      if constexpr (kExtras) {
+        if (write_dbias && g_.dbias) {
+          for (int64_t x = 0; x < e - b; ++x) g_.dbias[eh + x * heads_] = ds[b - pa + x];
         }
+        if (keep_prob && a_.dropout > 0.f)
+          for (int64_t j = b; j < e; ++j) s[j - pa] *= keep(i, j, h);
+      }
+    }
+  }
+
+  // D_i = sum_j P_ij dP_ij (dropout applied to dP) over row i's sources, for rows without the
+  // forward output.
+  void row_sums_from_weights(int64_t h, int64_t r0, int64_t rows, int64_t lo, int64_t hi, RowScratch& s) {
+    const int64_t ldq = heads_ * dk_, ldo = heads_ * dv_;
+    for (int64_t c0 = align_down(lo, BC); c0 < hi; c0 += BC) {
+      const int64_t c1 = std::min(c0 + BC, hi);
+      for (int64_t i0 = r0; i0 < r0 + rows; i0 += MR) {
+        const int64_t mr = std::min(MR, r0 + rows - i0);
+        const auto [u0, u1] = rows_.span(i0, i0 + mr, c0, c1);
+        if (u0 >= u1) continue;
+        const int64_t pa = align_down(u0, NR), w = align_up(u1, NR) - pa;
+        flash::gemm_tile<Pol, false>(mr, w, dk_, a_.score.q + i0 * ldq + h * dk_, ldq, 1,
+                                     kt_.head(h) + pa * dk_, NR, NR * dk_, s.prob.data(), BC);
+        flash::gemm_tile<Pol, false>(mr, w, dv_, in_.dout + i0 * ldo + h * dv_, ldo, 1,
+                                     vt_.head(h) + pa * dv_, NR, NR * dv_, s.dprob.data(), BC);
+        for (int64_t r = 0; r < mr; ++r) {
+          const int64_t i = i0 + r;
+          const auto [b, e] = rows_.clip(i, c0, c1);
+          const float* sr = s.prob.data() + r * BC - pa;
+          const float* dp = s.dprob.data() + r * BC - pa;
+          const float* bias =
+              a_.bias ? a_.bias + (p_.row_offset(i) + (b - rows_.first[static_cast<size_t>(i)])) * heads_ + h
+                      : nullptr;
+          const float lse = in_.lse[i * heads_ + h];
+          float d = 0.f;
+          for (int64_t j = b; j < e; ++j) {
+            const float pj = fast_exp(sr[j] + (bias ? bias[(j - b) * heads_] : 0.f) - lse);
+            d += pj * dp[j] * (a_.dropout > 0.f ? keep(i, j, h) : 1.f);
+          }
+          row_sum_[static_cast<size_t>(i * heads_ + h)] += d;
+        }
+      }
+    }
+  }
+
+  void row_task(int64_t h, int64_t tile, RowScratch& s) {
+    const int64_t r0 = tile * BR, rows = std::min(BR, nd_ - r0);
+    const int64_t lo = rows_.hull_lo[static_cast<size_t>(tile)],
+                  hi = rows_.hull_hi[static_cast<size_t>(tile)];
+    if constexpr (kSoftmax) {  // D_i = <dO_i, O_i>, or sum_j P_ij dP_ij when O is not available
+      for (int64_t i = r0; i < r0 + rows; ++i)
+        row_sum_[static_cast<size_t>(i * heads_ + h)] =
+            in_.out ? dot(in_.dout + (i * heads_ + h) * dv_, in_.out + (i * heads_ + h) * dv_, dv_) : 0.f;
+      if (!in_.out && lo < hi) row_sums_from_weights(h, r0, rows, lo, hi, s);
     }
     if (!g_.dq && !g_.dbias) return;
-    for (int64_t c0 = lo; c0 < hi; c0 += kColTile) {
-      const int64_t cols = std::min(kColTile, hi - c0);
-      probabilities(h, r0, rows, c0, cols, s.prob.data());
-      score_gradients(h, r0, rows, c0, cols, s.prob.data(), s.dprob.data());
-      if (g_.dbias)
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t i = r0 + r;
-          const auto [vb, ve] = valid(i, c0, cols);
-          const int64_t e0 = p_.row_offset(i) + (c0 + vb - first_[static_cast<size_t>(i)]);
-          for (int64_t x = vb; x < ve; ++x)
-            g_.dbias[(e0 + x - vb) * heads_ + h] = s.dprob[static_cast<size_t>(r * kColTile + x)];
-        }
-      if (g_.dq)  // dQ_rows += scale dS K_block
-        gemm(false, false, rows, dk_, cols, a_.score.scale, s.dprob.data(), kColTile,
-             a_.score.k + (c0 * heads_ + h) * dk_, heads_ * dk_, 1.f, g_.dq + (r0 * heads_ + h) * dk_,
-             heads_ * dk_);
+    std::fill(s.dq.begin(), s.dq.end(), 0.f);
+    for (int64_t c0 = lo < hi ? align_down(lo, BC) : hi; c0 < hi; c0 += BC) {
+      const int64_t c1 = std::min(c0 + BC, hi);
+      for (int64_t i0 = 0; i0 < rows; i0 += MR) {
+        const int64_t mr = std::min(MR, rows - i0);
+        const auto [u0, u1] = rows_.span(r0 + i0, r0 + i0 + mr, c0, c1);
+        if (u0 >= u1) continue;
+        const int64_t pa = align_down(u0, NR), w = align_up(u1, NR) - pa;
+        strip(h, rows_, r0 + i0, mr, c0, c1, pa, w, s.prob.data(), s.dprob.data(), BC, false, true);
+        if (g_.dq)  // dQ_strip += dS K[u0, u1)
+          flash::gemm_tile<Pol, true>(mr, dkp_, u1 - u0, s.dprob.data() + (u0 - pa), BC, 1,
+                                      kr_.head(h) + u0 * kr_.ld, kr_.ld, NR, s.dq.data() + i0 * dkp_, dkp_);
+      }
     }
+    if (g_.dq)
+      for (int64_t r = 0; r < rows; ++r) {
+        float* dq = g_.dq + ((r0 + r) * heads_ + h) * dk_;
+        const float* acc = s.dq.data() + r * dkp_;
+        for (int64_t x = 0; x < dk_; ++x) dq[x] = a_.score.scale * acc[x];
+      }
   }
 
-  void column_task(int64_t h, int64_t block, Scratch& s) {
-    const int64_t c0 = block * kColTile, cols = std::min(kColTile, ns_ - c0);
-    for (size_t b = 0; b < hull_lo_.size(); ++b) {
-      if (hull_lo_[b] >= c0 + cols || hull_hi_[b] <= c0) continue;  // row block misses these columns
-      const int64_t r0 = static_cast<int64_t>(b) * kRowTile, rows = std::min(kRowTile, nd_ - r0);
-      probabilities(h, r0, rows, c0, cols, s.prob.data());
-      if (g_.dv) {  // dV_block += (P o mask)^T dO_rows
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t x = 0; x < cols; ++x) {
-            const float pv = s.prob[static_cast<size_t>(r * kColTile + x)];
-            s.kept[static_cast<size_t>(r * kColTile + x)] = pv != 0.f ? pv * keep(r0 + r, c0 + x, h) : 0.f;
+  void column_task(int64_t h, int64_t tile, ColumnScratch& s) {
+    const int64_t c0 = tile * CT, c1 = std::min(c0 + CT, ns_), cols = c1 - c0;
+    std::fill(s.dk.begin(), s.dk.end(), 0.f);
+    std::fill(s.dv.begin(), s.dv.end(), 0.f);
+    const flash::RowRanges& rr = column_rows_;
+    for (int64_t b = 0; b < rr.tiles(); ++b) {
+      if (rr.hull_lo[static_cast<size_t>(b)] >= c1 || rr.hull_hi[static_cast<size_t>(b)] <= c0) continue;
+      const int64_t r0 = b * CR, rows = std::min(CR, nd_ - r0);
+      const auto [t0, t1] = rr.span(r0, r0 + rows, c0, c1);
+      if (t0 >= t1) continue;
+      // The tile's columns [ta, ta + wt): every strip fills them (zeros where its rows miss).
+      const int64_t ta = align_down(t0, NR), wt = align_up(t1, NR) - ta;
+      for (int64_t i0 = 0; i0 < rows; i0 += MR) {
+        const int64_t mr = std::min(MR, rows - i0);
+        float* prob = s.prob.data() + i0 * CT;
+        float* dprob = s.dprob.data() + i0 * CT;
+        const auto [u0, u1] = rr.span(r0 + i0, r0 + i0 + mr, c0, c1);
+        if (u0 >= u1) {
+          for (int64_t r = 0; r < mr; ++r) {
+            std::fill_n(prob + r * CT, wt, 0.f);
+            std::fill_n(dprob + r * CT, wt, 0.f);
           }
-        gemm(true, false, cols, dv_, rows, 1.f, s.kept.data(), kColTile, in_.dout + (r0 * heads_ + h) * dv_,
-             heads_ * dv_, 1.f, g_.dv + (c0 * heads_ + h) * dv_, heads_ * dv_);
+          continue;
+        }
+        const int64_t pa = align_down(u0, NR), pb = align_up(u1, NR);
+        strip(h, rr, r0 + i0, mr, c0, c1, pa, pb - pa, prob + (pa - ta), dprob + (pa - ta), CT, true, false);
+        for (int64_t r = 0; r < mr; ++r) {
+          std::fill(prob + r * CT, prob + r * CT + (pa - ta), 0.f);
+          std::fill(prob + r * CT + (pb - ta), prob + r * CT + wt, 0.f);
+          std::fill(dprob + r * CT, dprob + r * CT + (pa - ta), 0.f);
+          std::fill(dprob + r * CT + (pb - ta), dprob + r * CT + wt, 0.f);
+        }
       }
-      if (g_.dk) {  // dK_block += scale dS^T Q_rows
-        score_gradients(h, r0, rows, c0, cols, s.prob.data(), s.dprob.data());
-        gemm(true, false, cols, dk_, rows, a_.score.scale, s.dprob.data(), kColTile,
-             a_.score.q + (r0 * heads_ + h) * dk_, heads_ * dk_, 1.f, g_.dk + (c0 * heads_ + h) * dk_,
-             heads_ * dk_);
+      // The tile's columns relative to c0: acc rows [ta - c0, ta - c0 + wt), clipped to cols.
+      const int64_t m = std::min(wt, c1 - ta);
+      if (g_.dv)  // dV[ta, ta + m) += P~^T dO_rows
+        flash::gemm_tile<Pol, true>(m, dvp_, rows, s.prob.data(), 1, CT, dor_.head(h) + r0 * dor_.ld, dor_.ld,
+                                    NR, s.dv.data() + (ta - c0) * dvp_, dvp_);
+      if (g_.dk)  // dK[ta, ta + m) += dS^T Q_rows
+        flash::gemm_tile<Pol, true>(m, dkp_, rows, s.dprob.data(), 1, CT, qr_.head(h) + r0 * qr_.ld, qr_.ld,
+                                    NR, s.dk.data() + (ta - c0) * dkp_, dkp_);
+    }
+    for (int64_t x = 0; x < cols; ++x) {
+      const int64_t j = c0 + x;
+      if (g_.dv) std::copy_n(s.dv.data() + x * dvp_, dv_, g_.dv + (j * heads_ + h) * dv_);
+      if (g_.dk) {
+        float* dk = g_.dk + (j * heads_ + h) * dk_;
+        const float* acc = s.dk.data() + x * dkp_;
+        for (int64_t y = 0; y < dk_; ++y) dk[y] = a_.score.scale * acc[y];
       }
     }
   }
 
-  const P& p_;
+  const Pat& p_;
   const KernelArgs& a_;
   const BackwardInputs& in_;
   const BackwardBuffers& g_;
-  int64_t heads_, dk_, dv_, nd_, ns_;
+  int64_t heads_, dk_, dv_, nd_, ns_, dkp_, dvp_;
   float keep_scale_ = 1.f;
-  std::vector<int64_t> first_, last_;       // row ranges [num_dst]
-  std::vector<int64_t> hull_lo_, hull_hi_;  // source hull of each row tile
-  std::vector<float> row_sum_;              // D [num_dst, H]
+  flash::RowRanges rows_;         // tiles of BR rows: the row pass
+  flash::RowRanges column_rows_;  // tiles of CR rows: the column pass
+  std::vector<float> row_sum_;    // D [num_dst, H]
+  flash::PackBuffer kt_buf_, vt_buf_, kr_buf_, qr_buf_, dor_buf_;
+  flash::HeadOperand kt_, vt_, kr_, qr_, dor_;  // scale K^T and V^T panels; K, Q, dO rows
 };
 
 }  // namespace
 
-void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
-                    const BackwardBuffers& g) {
-  visit_pattern(p, [&](const auto& pattern) {
-    using P = std::decay_t<decltype(pattern)>;
-    if constexpr (ContiguousRowPattern<P>) {
-      if (a.norm == Normalization::softmax)
-        TiledBackward<true, P>(pattern, a, in, g).run();
-      else
-        TiledBackward<false, P>(pattern, a, in, g).run();
-    }
+void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g,
+                    SimdPath path) {
+  flash::with_policy(path, [&](auto policy) {
+    using Pol = decltype(policy);
+    visit_pattern(p, [&](const auto& pattern) {
+      using P = std::decay_t<decltype(pattern)>;
+      if constexpr (ContiguousRowPattern<P>) {
+        const bool extras = a.bias != nullptr || a.dropout > 0.f || g.dbias != nullptr;
+        if (a.norm == Normalization::softmax) {
+          if (extras)
+            TiledBackward<Pol, true, true, P>(pattern, a, in, g).run();
+          else
+            TiledBackward<Pol, true, false, P>(pattern, a, in, g).run();
+        } else {
+          if (extras)
+            TiledBackward<Pol, false, true, P>(pattern, a, in, g).run();
+          else
+            TiledBackward<Pol, false, false, P>(pattern, a, in, g).run();
+        }
+      }
+    });
   });
 }
 

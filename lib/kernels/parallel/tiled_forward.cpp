@@ -1,3 +1,4 @@
+// Forward of the tiled schedule; see tiled_attention.hpp for the algorithm and its references.
 #include <cfloat>
 #include <cmath>
 #include <type_traits>
@@ -5,89 +6,103 @@
 
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
-#include "kernels/blas.hpp"
+#include "kernels/parallel/flash_microkernel.hpp"
+#include "kernels/parallel/flash_schedule.hpp"
 #include "kernels/parallel/tiled_attention.hpp"
 #include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 namespace {
 
-template <bool kSoftmax, class P>
-void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
-  const int64_t heads = a.heads, dk = a.score.dk, dv = a.dv, nd = p.num_dst();
-  const int64_t ldq = heads * dk, ldv = heads * dv;
-  const float scale = a.score.scale;
+using flash::align_down;
+using flash::align_up;
+
+/// kSoftmax: online softmax, else relu weights; kExtras: bias and/or dropout (scalar epilogue).
+template <class P, bool kSoftmax, bool kExtras, class Pat>
+void run_tiles(const Pat& p, const KernelArgs& a, const ForwardBuffers& out) {
+  using Shape = flash::TileShape<P>;
+  constexpr int64_t NR = flash::kPanel<P>, MR = P::kRows, BR = Shape::kRows, BC = Shape::kCols;
+  const int64_t heads = a.heads, dk = a.score.dk, dv = a.dv, nd = p.num_dst(), ns = p.num_src();
+  const int64_t ldq = heads * dk, dvp = flash::round_up_panel<P>(dv);
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
-  const int64_t row_tiles = (nd + kRowTile - 1) / kRowTile;
-  parallel_for(0, row_tiles * heads, 1, [&](int64_t t_begin, int64_t t_end) {
-    std::vector<float> s_buf(static_cast<size_t>(kRowTile * kColTile));
-    std::vector<float> acc(static_cast<size_t>(kRowTile * dv));
-    std::vector<float> m(kRowTile), l(kRowTile), c(kRowTile);
-    std::vector<int64_t> first(kRowTile), last(kRowTile);
+  flash::PackBuffer kbuf, vbuf;
+  const flash::HeadOperand kt = flash::pack_panels<P>(ns, heads, dk, a.score.k, a.score.scale, kbuf);
+  const flash::HeadOperand vr = flash::rows_operand<P>(ns, heads, dv, a.v, vbuf);
+  const flash::RowRanges rr(p, BR);
+  parallel_for(0, rr.tiles() * heads, 1, [&](int64_t t_begin, int64_t t_end) {
+    std::vector<float> s_buf(static_cast<size_t>(MR * BC));  // one strip of scores, then weights
+    std::vector<float> acc(static_cast<size_t>(BR * dvp));
+    std::vector<float> m(BR), l(BR);
     for (int64_t t = t_begin; t < t_end; ++t) {
-      const int64_t h = t % heads, r0 = (t / heads) * kRowTile, rows = std::min(kRowTile, nd - r0);
-      int64_t lo = INT64_MAX, hi = INT64_MIN;
-      for (int64_t r = 0; r < rows; ++r) {
-        const auto [f, e] = p.row_range(r0 + r);
-        first[static_cast<size_t>(r)] = f;
-        last[static_cast<size_t>(r)] = e;
-        if (f < e) lo = std::min(lo, f), hi = std::max(hi, e);
-        m[static_cast<size_t>(r)] = -FLT_MAX;
-        l[static_cast<size_t>(r)] = 0.f;
-      }
+      // Head-major: consecutive tasks (and each thread's share of them) read one head's K and V.
+      const int64_t h = t / rr.tiles(), tile = t % rr.tiles(), r0 = tile * BR, rows = std::min(BR, nd - r0);
+      const int64_t lo = rr.hull_lo[static_cast<size_t>(tile)], hi = rr.hull_hi[static_cast<size_t>(tile)];
+      const float* ktp = kt.head(h);
+      const float* vp = vr.head(h);
+      std::fill(m.begin(), m.end(), -FLT_MAX);
+      std::fill(l.begin(), l.end(), 0.f);
       std::fill(acc.begin(), acc.end(), 0.f);
-      for (int64_t c0 = lo; c0 < hi; c0 += kColTile) {
-        const int64_t cols = std::min(kColTile, hi - c0);
-        gemm(false, true, rows, cols, dk, scale, a.score.q + (r0 * heads + h) * dk, ldq,
-             a.score.k + (c0 * heads + h) * dk, ldq, 0.f, s_buf.data(), kColTile);
-        for (int64_t r = 0; r < rows; ++r) {
-          float* s = s_buf.data() + r * kColTile;
-          const int64_t i = r0 + r;
-          // Valid columns of this row within the block: [vb, ve) relative to c0.
-          const int64_t vb = std::clamp(first[static_cast<size_t>(r)] - c0, int64_t{0}, cols);
-          const int64_t ve = std::clamp(last[static_cast<size_t>(r)] - c0, vb, cols);
-          std::fill(s, s + vb, 0.f);
-          std::fill(s + ve, s + cols, 0.f);
-          c[static_cast<size_t>(r)] = 1.f;
-          if (vb == ve) continue;
-          if (a.bias) {
-            const int64_t e0 = p.row_offset(i) + (c0 + vb - first[static_cast<size_t>(r)]);
-            for (int64_t x = vb; x < ve; ++x) s[x] += a.bias[(e0 + x - vb) * heads + h];
+      for (int64_t c0 = lo < hi ? align_down(lo, BC) : hi; c0 < hi; c0 += BC) {
+        const int64_t c1 = std::min(c0 + BC, hi);
+        for (int64_t i0 = 0; i0 < rows; i0 += MR) {
+          const int64_t mr = std::min(MR, rows - i0);
+          const auto [u0, u1] = rr.span(r0 + i0, r0 + i0 + mr, c0, c1);
+          if (u0 >= u1) continue;
+          // Scores of the panels [pa, pb) the strip's rows reach.
+          const int64_t pa = align_down(u0, NR), pb = align_up(u1, NR), w = pb - pa;
+          flash::gemm_tile<P, false>(mr, w, dk, a.score.q + (r0 + i0) * ldq + h * dk, ldq, 1, ktp + pa * dk,
+                                     NR, NR * dk, s_buf.data(), BC);
+          for (int64_t r = 0; r < mr; ++r) {
+            const int64_t i = r0 + i0 + r;
+            float* s = s_buf.data() + r * BC;
+            const auto [b, e] = rr.clip(i, c0, c1);
+            if (b >= e) {
+              std::fill(s, s + w, 0.f);
+              continue;
+            }
+            std::fill(s, s + (b - pa), -INFINITY);
+            std::fill(s + (e - pa), s + w, -INFINITY);
+            if constexpr (kExtras) {
+              if (a.bias) {
+                const float* bias =
+                    a.bias + (p.row_offset(i) + (b - rr.first[static_cast<size_t>(i)])) * heads + h;
+                for (int64_t x = 0; x < e - b; ++x) s[b - pa + x] += bias[x * heads];
+              }
+            }
+            if constexpr (kSoftmax) {
+              const size_t ri = static_cast<size_t>(i0 + r);
+              const float mx = flash::row_max<P>(s, w, m[ri]);
+              const float row_sum = flash::exp_shifted_row<P>(s, w, mx);
+              const float rescale = fast_exp(m[ri] - mx);
+              l[ri] = l[ri] * rescale + row_sum;
+              m[ri] = mx;
+              if (rescale != 1.f) flash::scale_row<P>(acc.data() + (i0 + r) * dvp, dvp, rescale);
+            } else {
+              flash::relu_row<P>(s, w);
+            }
+            if constexpr (kExtras) {
+              if (a.dropout > 0.f)
+                for (int64_t j = b; j < e; ++j)
+                  s[j - pa] *=
+                      dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f;
+            }
           }
-          if constexpr (kSoftmax) {
-            const float mx = max_of(s + vb, ve - vb, m[static_cast<size_t>(r)]);
-            for (int64_t x = vb; x < ve; ++x) s[x] = fast_exp(s[x] - mx);
-            const float row_sum = sum(s + vb, ve - vb);
-            const float rescale = fast_exp(m[static_cast<size_t>(r)] - mx);
-            c[static_cast<size_t>(r)] = rescale;
-            l[static_cast<size_t>(r)] = l[static_cast<size_t>(r)] * rescale + row_sum;
-            m[static_cast<size_t>(r)] = mx;
-          } else {
-            for (int64_t x = vb; x < ve; ++x) s[x] = std::max(s[x], 0.f);
-          }
-          if (a.dropout > 0.f)
-            for (int64_t x = vb; x < ve; ++x)
-              s[x] *= dropout_keep(a.seed, i, c0 + x, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f;
+          // acc_strip += P[:, u0 - pa, u1 - pa) V[u0, u1)
+          flash::gemm_tile<P, true>(mr, dvp, u1 - u0, s_buf.data() + (u0 - pa), BC, 1, vp + u0 * vr.ld, vr.ld,
+                                    NR, acc.data() + i0 * dvp, dvp);
         }
-        if constexpr (kSoftmax)
-          for (int64_t r = 0; r < rows; ++r) {
-            const float cr = c[static_cast<size_t>(r)];
-            if (cr != 1.f)
-              for (int64_t d = 0; d < dv; ++d) acc[static_cast<size_t>(r * dv + d)] *= cr;
-          }
-        gemm(false, false, rows, dv, cols, 1.f, s_buf.data(), kColTile, a.v + (c0 * heads + h) * dv, ldv, 1.f,
-             acc.data(), dv);
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = r0 + r;
         float* o = out.out + (i * heads + h) * dv;
+        const float* ar = acc.data() + r * dvp;
         const float lr = l[static_cast<size_t>(r)];
         if constexpr (kSoftmax) {
           const float inv = lr > 0.f ? 1.f / lr : 0.f;
-          for (int64_t d = 0; d < dv; ++d) o[d] = acc[static_cast<size_t>(r * dv + d)] * inv;
+          for (int64_t d = 0; d < dv; ++d) o[d] = ar[d] * inv;
           out.lse[i * heads + h] = lr > 0.f ? m[static_cast<size_t>(r)] + std::log(lr) : -INFINITY;
         } else {
-          for (int64_t d = 0; d < dv; ++d) o[d] = acc[static_cast<size_t>(r * dv + d)];
+          std::copy_n(ar, dv, o);
         }
       }
     }
@@ -95,6 +110,29 @@ void run_tiles(const P& p, const KernelArgs& a, const ForwardBuffers& out) {
 }
 
 }  // namespace
+
+bool simd_path_available(SimdPath path) {
+  switch (path) {
+    case SimdPath::automatic:
+    case SimdPath::portable:
+      return true;
+    case SimdPath::avx2:
+#if defined(__AVX2__) && defined(__FMA__)
+      return true;
+#else
+      return false;
+#endif
+    case SimdPath::avx512:
+#if defined(__AVX512F__)
+      return true;
+#else
+      return false;
+#endif
+  }
+  return false;
+}
+
+const char* automatic_simd_path_name() { return flash::Best::kName; }
 
 bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
   if (a.score.kind != EdgeScore::dot || a.score.ea || want_alpha || num_dst(p) == 0) return false;
@@ -109,15 +147,26 @@ bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
   });
 }
 
-void tiled_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
-  visit_pattern(p, [&](const auto& pattern) {
-    using P = std::decay_t<decltype(pattern)>;
-    if constexpr (ContiguousRowPattern<P>) {
-      if (a.norm == Normalization::softmax)
-        run_tiles<true>(pattern, a, out);
-      else
-        run_tiles<false>(pattern, a, out);
-    }
+void tiled_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out, SimdPath path) {
+  flash::with_policy(path, [&](auto policy) {
+    using Pol = decltype(policy);
+    visit_pattern(p, [&](const auto& pattern) {
+      using P = std::decay_t<decltype(pattern)>;
+      if constexpr (ContiguousRowPattern<P>) {
+        const bool extras = a.bias != nullptr || a.dropout > 0.f;
+        if (a.norm == Normalization::softmax) {
+          if (extras)
+            run_tiles<Pol, true, true>(pattern, a, out);
+          else
+            run_tiles<Pol, true, false>(pattern, a, out);
+        } else {
+          if (extras)
+            run_tiles<Pol, false, true>(pattern, a, out);
+          else
+            run_tiles<Pol, false, false>(pattern, a, out);
+        }
+      }
+    });
   });
 }
 

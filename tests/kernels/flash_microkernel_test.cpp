@@ -1,0 +1,344 @@
+// The tiled (flash) attention's building blocks and each of its SIMD paths against the serial
+// reference, on this machine: every vector policy compiled in (portable always, AVX2 with
+// __AVX2__ and __FMA__, AVX-512 with __AVX512F__) is instantiated directly, whichever the
+// automatic dispatch picks.
+//   - the register-blocked product C (+)= A B with every row count 1..MR, row-major and transposed
+//     A, panel-packed and row-major B, against a double-precision loop;
+//   - the vector exp against std::exp (and exactly 0 at -inf and below the clamp);
+//   - tiled_forward and tiled_backward per path against reference_forward / reference_backward on
+//     complete, causal, causal with more keys, sliding window, padded batch (rows of length 0),
+//     with N not a multiple of any tile, H = 1 and 8, dk != dv, softmax and relu, bias and dropout;
+//   - bit-identical results for 1 and 2 threads on every path.
+#include "kernels/parallel/flash_microkernel.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/graph/pattern.hpp"
+#include "kernels/attention_backend.hpp"
+#include "kernels/parallel/tiled_attention.hpp"
+#include "support/test_graphs.hpp"
+
+namespace edgeattn::kernels {
+namespace {
+
+using edgeattn::testing::random_tensor;
+
+template <class P>
+struct PolicyTest : ::testing::Test {};
+
+using Policies = ::testing::Types<flash::Portable
+#if defined(__AVX2__) && defined(__FMA__)
+                                  ,
+                                  flash::Avx2
+#endif
+#if defined(__AVX512F__)
+                                  ,
+                                  flash::Avx512
+#endif
+                                  >;
+struct PolicyName {
+  template <class P>
+  static std::string GetName(int) {
+    return P::kName;
+  }
+};
+TYPED_TEST_SUITE(PolicyTest, Policies, PolicyName);
+
+std::vector<float> random_vector(int64_t n, uint64_t seed) {
+  const Tensor t = random_tensor({n}, seed);
+  return {t.data(), t.data() + n};
+}
+
+TYPED_TEST(PolicyTest, GemmTileMatchesADoubleLoopForEveryLayoutAndRowCount) {
+  using P = TypeParam;
+  constexpr int64_t NR = flash::kPanel<P>;
+  for (bool transposed_a : {false, true})
+    for (bool packed_b : {false, true})
+      for (bool accumulate : {false, true})
+        for (int64_t m : {int64_t{1}, int64_t{P::kRows} - 1, int64_t{P::kRows}, 2 * int64_t{P::kRows} + 3})
+          for (int64_t k : {1, 7, 64}) {
+            if (m < 1) continue;
+            SCOPED_TRACE(std::string(transposed_a ? "A^T " : "A ") + (packed_b ? "panels " : "rows ") +
+                         (accumulate ? "+= " : "= ") + "m=" + std::to_string(m) + " k=" + std::to_string(k));
+            const int64_t n = 3 * NR, lda = transposed_a ? m + 5 : k + 3, ldb = n + 2 * NR, ldc = n + NR;
+            const std::vector<float> a = random_vector((transposed_a ? k : m) * lda, 1);
+            const std::vector<float> b = random_vector(k * ldb, 2);
+            std::vector<float> c = random_vector(m * ldc, 3);
+            const std::vector<float> c0 = c;
+            // A(i, kk): row-major [m, lda], or the transpose of a row-major [k, lda].
+            const int64_t ars = transposed_a ? 1 : lda, acs = transposed_a ? lda : 1;
+            // B: row-major [k, ldb], or its first n columns packed as [n / NR][k][NR].
+            std::vector<float> panels(static_cast<size_t>(n * k));
+            for (int64_t j = 0; j < n; ++j)
+              for (int64_t kk = 0; kk < k; ++kk)
+                panels[static_cast<size_t>((j / NR) * k * NR + kk * NR + j % NR)] =
+                    b[static_cast<size_t>(kk * ldb + j)];
+            if (accumulate)
+              flash::gemm_tile<P, true>(m, n, k, a.data(), ars, acs, packed_b ? panels.data() : b.data(),
+                                        packed_b ? NR : ldb, packed_b ? k * NR : NR, c.data(), ldc);
+            else
+              flash::gemm_tile<P, false>(m, n, k, a.data(), ars, acs, packed_b ? panels.data() : b.data(),
+                                         packed_b ? NR : ldb, packed_b ? k * NR : NR, c.data(), ldc);
+            for (int64_t i = 0; i < m; ++i) {
+              for (int64_t j = 0; j < n; ++j) {
+                double want = accumulate ? c0[static_cast<size_t>(i * ldc + j)] : 0.0;
+                for (int64_t kk = 0; kk < k; ++kk)
+                  want += double{a[static_cast<size_t>(i * ars + kk * acs)]} *
+                          b[static_cast<size_t>(kk * ldb + j)];
+                ASSERT_NEAR(c[static_cast<size_t>(i * ldc + j)], want, 1e-5 * (1.0 + std::fabs(want)))
+                    << "C(" << i << ", " << j << ")";
+              }
+              // Columns past n are not touched.
+              for (int64_t j = n; j < ldc; ++j)
+                ASSERT_EQ(c[static_cast<size_t>(i * ldc + j)], c0[static_cast<size_t>(i * ldc + j)]);
+            }
+          }
+}
+
+TYPED_TEST(PolicyTest, VectorExpMatchesStdExpAndIsZeroFarBelow) {
+  using P = TypeParam;
+  std::vector<float> xs;
+  for (float x = -87.f; x <= 88.f; x += 0.0137f) xs.push_back(x);
+  for (float x : {0.f, -0.f, 1e-8f, -1e-8f, 0.5f, -0.5f, 88.f, -87.3f}) xs.push_back(x);
+  while (xs.size() % P::kLanes != 0) xs.push_back(0.f);
+  float worst = 0.f;
+  for (size_t i = 0; i < xs.size(); i += P::kLanes) {
+    float y[P::kLanes];
+    P::store(y, P::exp(P::load(xs.data() + i)));
+    for (int l = 0; l < P::kLanes; ++l) {
+      const double want = std::exp(static_cast<double>(xs[i + static_cast<size_t>(l)]));
+      worst = std::max(worst, static_cast<float>(std::fabs(y[l] - want) / want));
+    }
+  }
+  EXPECT_LE(worst, 3e-7f);
+  std::vector<float> low(P::kLanes, -INFINITY);
+  low[1] = -88.f, low[2] = -1e30f, low[3] = -87.34f;
+  float y[P::kLanes];
+  P::store(y, P::exp(P::load(low.data())));
+  for (int l = 0; l < P::kLanes; ++l) EXPECT_EQ(y[l], 0.f) << "lane " << l;
+}
+
+TYPED_TEST(PolicyTest, RowReductionsUseEveryLane) {
+  using P = TypeParam;
+  const int64_t n = 4 * flash::kPanel<P>;
+  std::vector<float> row = random_vector(n, 5);
+  row[static_cast<size_t>(n - 3)] = 9.f;
+  EXPECT_EQ(flash::row_max<P>(row.data(), n, -1e30f), 9.f);
+  EXPECT_EQ(flash::row_max<P>(row.data(), n, 12.f), 12.f);
+  double want = 0;
+  for (float x : row) want += std::exp(static_cast<double>(x) - 9.0);
+  std::vector<float> e = row;
+  EXPECT_NEAR(flash::exp_shifted_row<P>(e.data(), n, 9.f), want, 1e-5 * want);
+  for (int64_t x = 0; x < n; ++x)
+    EXPECT_NEAR(e[static_cast<size_t>(x)], std::exp(row[static_cast<size_t>(x)] - 9.0), 1e-6);
+}
+
+// One tiled call per SIMD path against the reference.
+struct Case {
+  std::string name;
+  Pattern pattern;
+  int64_t heads, dk, dv;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"complete H1", CompletePattern(150, 301), 1, 64, 64},
+      {"complete H8 dk!=dv", CompletePattern(77, 130), 8, 24, 40},
+      {"causal H1", CausalPattern(261), 1, 32, 32},
+      {"causal H8", CausalPattern(200), 8, 16, 12},
+      {"causal more keys", CausalPattern(100, 401), 2, 20, 36},
+      {"window", WindowPattern::sliding(333, 45), 2, 64, 8},
+      {"window causal", WindowPattern::sliding(290, 70, /*causal=*/true), 1, 17, 64},
+      {"padded batch, empty rows", BlockDiagonalPattern::padded_batch(100, {100, 0, 70, 1}), 3, 8, 16},
+  };
+}
+
+struct Operands {
+  Tensor q, k, v, bias, dout, out, lse, dq, dk, dv, dbias;
+};
+
+Operands make_run(const Case& c, bool bias, uint64_t seed) {
+  const int64_t nd = num_dst(c.pattern), ns = num_src(c.pattern), h = c.heads;
+  Operands r;
+  r.q = random_tensor({nd, h, c.dk}, seed + 1, -1.5f, 1.5f);
+  r.k = random_tensor({ns, h, c.dk}, seed + 2, -1.5f, 1.5f);
+  r.v = random_tensor({ns, h, c.dv}, seed + 3);
+  if (bias) r.bias = random_tensor({num_edges(c.pattern), h}, seed + 4, -0.5f, 0.5f);
+  r.dout = random_tensor({nd, h, c.dv}, seed + 5);
+  return r;
+}
+
+KernelArgs args_for(const Case& c, const Operands& r, Normalization norm, float dropout) {
+  KernelArgs a;
+  a.heads = c.heads;
+  a.dv = c.dv;
+  a.score = {.kind = EdgeScore::dot,
+             .scale = 1.f / std::sqrt(static_cast<float>(c.dk)),
+             .dk = c.dk,
+             .q = r.q.data(),
+             .k = r.k.data()};
+  a.v = r.v.data();
+  a.bias = r.bias.absent() ? nullptr : r.bias.data();
+  a.norm = norm;
+  a.dropout = dropout;
+  a.seed = 17;
+  return a;
+}
+
+// Forward then backward on `path` (or the reference when `reference`); gradients into buffers
+// full of NaN on the tiled paths (they write every element), zeros on the reference.
+void forward_backward(const Case& c, Operands& r, Normalization norm, float dropout, bool reference,
+                      SimdPath path, bool with_out = true) {
+  const int64_t nd = num_dst(c.pattern), ns = num_src(c.pattern), h = c.heads;
+  const float fill = reference ? 0.f : std::nanf("");
+  r.out = Tensor({nd, h, c.dv}, fill);
+  r.lse = Tensor({nd, h}, fill);
+  r.dq = Tensor({nd, h, c.dk}, fill);
+  r.dk = Tensor({ns, h, c.dk}, fill);
+  r.dv = Tensor({ns, h, c.dv}, fill);
+  if (!r.bias.absent()) r.dbias = Tensor(r.bias.shape(), fill);
+  const KernelArgs a = args_for(c, r, norm, dropout);
+  const ForwardBuffers fb{.out = r.out.data(), .lse = r.lse.data()};
+  const BackwardInputs bi{.dout = r.dout.data(),
+                          .lse = norm == Normalization::softmax ? r.lse.data() : nullptr,
+                          .out = with_out ? r.out.data() : nullptr};
+  const BackwardBuffers bb{.dq = r.dq.data(),
+                           .dk = r.dk.data(),
+                           .dv = r.dv.data(),
+                           .dbias = r.bias.absent() ? nullptr : r.dbias.data()};
+  if (reference) {
+    const Graph g = materialize(c.pattern);
+    reference_forward(g, a, fb);
+    reference_backward(g, a, bi, bb);
+  } else {
+    tiled_forward(c.pattern, a, fb, path);
+    tiled_backward(c.pattern, a, bi, bb, path);
+  }
+}
+
+float scaled_error(const Tensor& got, const Tensor& want) {
+  float scale = 0.f, err = 0.f;
+  for (int64_t x = 0; x < want.numel(); ++x) {
+    scale = std::max(scale, std::fabs(want.data()[x]));
+    const float d = std::fabs(got.data()[x] - want.data()[x]);
+    err = std::isnan(d) ? INFINITY : std::max(err, d);
+  }
+  return err / (1.f + scale);
+}
+
+void expect_close(const char* what, const Tensor& got, const Tensor& want, float tol = 2e-4f) {
+  if (want.absent()) return;
+  EXPECT_LE(scaled_error(got, want), tol) << what;
+}
+
+class TiledPath : public ::testing::TestWithParam<SimdPath> {};
+
+std::string path_name(const ::testing::TestParamInfo<SimdPath>& info) {
+  switch (info.param) {
+    case SimdPath::automatic:
+      return "automatic";
+    case SimdPath::portable:
+      return "portable";
+    case SimdPath::avx2:
+      return "avx2";
+    case SimdPath::avx512:
+      return "avx512";
+  }
+  return "unknown";
+}
+
+TEST_P(TiledPath, ForwardAndBackwardMatchTheReference) {
+  ASSERT_TRUE(simd_path_available(GetParam()));
+  for (const Case& c : cases())
+    for (Normalization norm : {Normalization::softmax, Normalization::relu})
+      for (bool extras : {false, true}) {
+        SCOPED_TRACE(c.name + (norm == Normalization::relu ? " relu" : " softmax") +
+                     (extras ? " bias+dropout" : ""));
+        const float dropout = extras ? 0.3f : 0.f;
+        Operands want = make_run(c, extras, 7), got = make_run(c, extras, 7);
+        forward_backward(c, want, norm, dropout, true, GetParam());
+        forward_backward(c, got, norm, dropout, false, GetParam());
+        expect_close("out", got.out, want.out);
+        if (norm == Normalization::softmax)
+          for (int64_t x = 0; x < want.lse.numel(); ++x) {
+            const float w = want.lse.data()[x], g = got.lse.data()[x];
+            if (std::isinf(w))
+              EXPECT_EQ(g, w) << "lse[" << x << "]";
+            else
+              EXPECT_NEAR(g, w, 1e-4f * (1.f + std::fabs(w))) << "lse[" << x << "]";
+          }
+        expect_close("dq", got.dq, want.dq);
+        expect_close("dk", got.dk, want.dk);
+        expect_close("dv", got.dv, want.dv);
+        expect_close("dbias", got.dbias, want.dbias);
+      }
+}
+
+TEST_P(TiledPath, BackwardWithoutTheForwardOutputMatchesTheReference) {
+  // Without O (heads averaged by the caller) D_i = sum_j P_ij dP_ij takes an extra sweep.
+  for (const Case& c : {cases()[2], cases()[7]})
+    for (bool extras : {false, true}) {
+      SCOPED_TRACE(c.name + (extras ? " bias+dropout" : ""));
+      Operands want = make_run(c, extras, 3), got = make_run(c, extras, 3);
+      forward_backward(c, want, Normalization::softmax, extras ? 0.2f : 0.f, true, GetParam(), false);
+      forward_backward(c, got, Normalization::softmax, extras ? 0.2f : 0.f, false, GetParam(), false);
+      expect_close("dq", got.dq, want.dq);
+      expect_close("dk", got.dk, want.dk);
+      expect_close("dv", got.dv, want.dv);
+      expect_close("dbias", got.dbias, want.dbias);
+    }
+}
+
+TEST_P(TiledPath, ResultsAreBitIdenticalForOneAndTwoThreads) {
+  const Case c{"causal H2", CausalPattern(530), 2, 64, 64};
+  Operands one = make_run(c, false, 9), two = make_run(c, false, 9);
+  {
+    ThreadLimit limit(1);
+    forward_backward(c, one, Normalization::softmax, 0.f, false, GetParam());
+  }
+  {
+    ThreadLimit limit(2);
+    forward_backward(c, two, Normalization::softmax, 0.f, false, GetParam());
+  }
+  for (const auto& [a, b] : {std::pair{&one.out, &two.out},
+                             {&one.lse, &two.lse},
+                             {&one.dq, &two.dq},
+                             {&one.dk, &two.dk},
+                             {&one.dv, &two.dv}})
+    EXPECT_EQ(max_abs_diff(*a, *b), 0.f);
+}
+
+std::vector<SimdPath> compiled_paths() {
+  std::vector<SimdPath> paths;
+  for (SimdPath p : {SimdPath::automatic, SimdPath::portable, SimdPath::avx2, SimdPath::avx512})
+    if (simd_path_available(p)) paths.push_back(p);
+  return paths;
+}
+
+INSTANTIATE_TEST_SUITE_P(CompiledPaths, TiledPath, ::testing::ValuesIn(compiled_paths()), path_name);
+
+TEST(TiledPath, UnavailablePathsAreRejectedAndAutomaticIsTheWidest) {
+#if defined(__AVX512F__)
+  EXPECT_STREQ(automatic_simd_path_name(), "avx512");
+#elif defined(__AVX2__) && defined(__FMA__)
+  EXPECT_STREQ(automatic_simd_path_name(), "avx2");
+  EXPECT_FALSE(simd_path_available(SimdPath::avx512));
+#else
+  EXPECT_STREQ(automatic_simd_path_name(), "portable");
+#endif
+  for (SimdPath p : {SimdPath::avx2, SimdPath::avx512})
+    if (!simd_path_available(p)) {
+      const Case c{"complete", CompletePattern(70, 70), 1, 8, 8};
+      Operands r = make_run(c, false, 1);
+      EXPECT_THROW(forward_backward(c, r, Normalization::softmax, 0.f, false, p), InvalidArgument);
+    }
+}
+
+}  // namespace
+}  // namespace edgeattn::kernels
