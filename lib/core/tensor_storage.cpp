@@ -24,6 +24,7 @@ namespace {
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kCacheMinBytes = size_t{64} << 10;  // smaller blocks: malloc's bins serve them well
 constexpr size_t kMinDefaultLimitBytes = size_t{2} << 30;
+constexpr size_t kReuseSlack = 4;  // a cached block up to 1/kReuseSlack larger serves a request
 
 std::align_val_t alignment_for(size_t capacity) {
   return std::align_val_t{capacity >= kHugePageBytes ? kHugePageBytes : 64};
@@ -75,7 +76,16 @@ class StorageCache {
     if (capacity >= kCacheMinBytes) {
       std::lock_guard lock(mutex_);
       auto it = free_.find(capacity);
+      if (it == free_.end()) {
+        // Shapes that change a little from step to step (sampled mini-batches: every batch
+        // reaches another number of nodes) fall into neighbouring classes. A cached block at most
+        // a quarter larger serves them (its real capacity is reported), where a miss would free
+        // a cached block and page-fault a new one, zeroed by the kernel, every step.
+        const auto larger = free_.upper_bound(capacity);
+        if (larger != free_.end() && larger->first <= capacity + capacity / kReuseSlack) it = larger;
+      }
       if (it != free_.end()) {
+        capacity = it->first;
         float* p = it->second.back();
         it->second.pop_back();
         if (it->second.empty()) free_.erase(it);

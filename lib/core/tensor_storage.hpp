@@ -5,7 +5,8 @@
 // page-faults its whole working set back in and the kernel zero-fills it: on Cora that was ~4000
 // page faults per epoch, a third of the step's CPU time. Blocks of at least kCacheMinBytes are
 // therefore rounded up to a size class (at most 1/8 larger) and, when freed, kept for the next
-// request of the same class, up to a byte limit (tensor.hpp: set_tensor_cache_limit).
+// request of the same class, or of a class at most a quarter smaller (mini-batch shapes vary),
+// up to a byte limit (tensor.hpp: set_tensor_cache_limit).
 //
 // Blocks of 2 MiB or more are 2 MiB-aligned and advised onto transparent huge pages (random row
 // gathers on 4 KiB pages are TLB misses). Under AddressSanitizer the cache is off by default, so

@@ -99,6 +99,28 @@ TEST(TensorCache, CountsTheStorageInUseAndItsPeak) {
   EXPECT_EQ(tensor_cache_stats().peak_in_use_bytes, base);
 }
 
+TEST(TensorCache, ASlightlySmallerRequestReusesACachedBlock) {
+  set_tensor_cache_limit(size_t{64} << 20);
+  release_tensor_cache();
+  const float* first = nullptr;
+  {
+    const Tensor a({256, 1000});  // ~1 MB
+    first = a.data();
+  }
+  const int64_t hits = tensor_cache_stats().hits;
+  {
+    const Tensor b({230, 1000});  // another class, ~10% smaller: a's block serves it
+    EXPECT_EQ(b.data(), first);
+    EXPECT_EQ(tensor_cache_stats().hits, hits + 1);
+    EXPECT_GE(tensor_cache_stats().in_use_bytes, size_t{256} * 1000 * sizeof(float));  // a's capacity
+  }
+  const int64_t misses = tensor_cache_stats().misses;
+  const Tensor c({128, 1000});  // half the size: not served by a's block
+  EXPECT_EQ(tensor_cache_stats().hits, hits + 1);
+  EXPECT_EQ(tensor_cache_stats().misses, misses + 1);
+  release_tensor_cache();
+}
+
 TEST(TensorCache, AMissFreesCachedBlocksOfOtherClassesFirst) {
   set_tensor_cache_limit(size_t{64} << 20);
   release_tensor_cache();

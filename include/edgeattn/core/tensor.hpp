@@ -184,7 +184,8 @@ class Tensor {
 };
 
 /// The tensor storage cache: blocks of at least 64 KiB, rounded up to a size class (at most 1/8
-/// larger), are kept when freed and reused for the next tensor of that class.
+/// larger), are kept when freed and reused for the next tensor of that class (or of a class at
+/// most a quarter smaller).
 struct TensorCacheStats {
   size_t cached_bytes = 0;  ///< bytes held in the cache now (free blocks)
   size_t limit_bytes = 0;   ///< most bytes the cache keeps; blocks beyond it go back to the system
