@@ -136,6 +136,29 @@ struct RowRanges {
 inline int64_t align_down(int64_t x, int64_t a) { return x / a * a; }
 inline int64_t align_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
+/// One strip of the row schedule: rows [i, i + mr) against the column block [c0, c1), which the
+/// rows reach at sources [u0, u1) (not empty), inside the panels [pa, pa + w) (w a multiple of NR).
+struct Strip {
+  int64_t i, mr, c0, c1, u0, u1, pa, w;
+};
+
+/// The row schedule of a tile, rows [r0, r0 + rows) over their hull [lo, hi): f(strip) for every
+/// BC-column block (outer) and MR-row strip (inner), skipping strips whose rows reach no source of
+/// the block. The forward and both row computations of the backward walk it in this order.
+template <int64_t MR, int64_t BC, int64_t NR, class F>
+void for_each_strip(const RowRanges& rr, int64_t r0, int64_t rows, int64_t lo, int64_t hi, F&& f) {
+  for (int64_t c0 = lo < hi ? align_down(lo, BC) : hi; c0 < hi; c0 += BC) {
+    const int64_t c1 = std::min(c0 + BC, hi);
+    for (int64_t i = r0; i < r0 + rows; i += MR) {
+      const int64_t mr = std::min(MR, r0 + rows - i);
+      const auto [u0, u1] = rr.span(i, i + mr, c0, c1);
+      if (u0 >= u1) continue;
+      const int64_t pa = align_down(u0, NR);
+      f(Strip{i, mr, c0, c1, u0, u1, pa, align_up(u1, NR) - pa});
+    }
+  }
+}
+
 /// Calls f(Policy{}) for the policy `path` names.
 template <class F>
 void with_policy(SimdPath path, F&& f) {

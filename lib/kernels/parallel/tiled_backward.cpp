@@ -136,35 +136,29 @@ class TiledBackward {
   // forward output.
   void row_sums_from_weights(int64_t h, int64_t r0, int64_t rows, int64_t lo, int64_t hi, RowScratch& s) {
     const int64_t ldq = heads_ * dk_, ldo = heads_ * dv_;
-    for (int64_t c0 = align_down(lo, BC); c0 < hi; c0 += BC) {
-      const int64_t c1 = std::min(c0 + BC, hi);
-      for (int64_t i0 = r0; i0 < r0 + rows; i0 += MR) {
-        const int64_t mr = std::min(MR, r0 + rows - i0);
-        const auto [u0, u1] = rows_.span(i0, i0 + mr, c0, c1);
-        if (u0 >= u1) continue;
-        const int64_t pa = align_down(u0, NR), w = align_up(u1, NR) - pa;
-        flash::gemm_tile<Pol, false>(mr, w, dk_, a_.score.q + i0 * ldq + h * dk_, ldq, 1,
-                                     kt_.head(h) + pa * dk_, NR, NR * dk_, s.prob.data(), BC);
-        flash::gemm_tile<Pol, false>(mr, w, dv_, in_.dout + i0 * ldo + h * dv_, ldo, 1,
-                                     vt_.head(h) + pa * dv_, NR, NR * dv_, s.dprob.data(), BC);
-        for (int64_t r = 0; r < mr; ++r) {
-          const int64_t i = i0 + r;
-          const auto [b, e] = rows_.clip(i, c0, c1);
-          const float* sr = s.prob.data() + r * BC - pa;
-          const float* dp = s.dprob.data() + r * BC - pa;
-          const float* bias =
-              a_.bias ? a_.bias + (p_.row_offset(i) + (b - rows_.first[static_cast<size_t>(i)])) * heads_ + h
-                      : nullptr;
-          const float lse = in_.lse[i * heads_ + h];
-          float d = 0.f;
-          for (int64_t j = b; j < e; ++j) {
-            const float pj = fast_exp(sr[j] + (bias ? bias[(j - b) * heads_] : 0.f) - lse);
-            d += pj * dp[j] * (a_.dropout > 0.f ? keep(i, j, h) : 1.f);
-          }
-          row_sum_[static_cast<size_t>(i * heads_ + h)] += d;
+    flash::for_each_strip<MR, BC, NR>(rows_, r0, rows, lo, hi, [&](const flash::Strip& st) {
+      const auto [i0, mr, c0, c1, u0, u1, pa, w] = st;
+      flash::gemm_tile<Pol, false>(mr, w, dk_, a_.score.q + i0 * ldq + h * dk_, ldq, 1,
+                                   kt_.head(h) + pa * dk_, NR, NR * dk_, s.prob.data(), BC);
+      flash::gemm_tile<Pol, false>(mr, w, dv_, in_.dout + i0 * ldo + h * dv_, ldo, 1, vt_.head(h) + pa * dv_,
+                                   NR, NR * dv_, s.dprob.data(), BC);
+      for (int64_t r = 0; r < mr; ++r) {
+        const int64_t i = i0 + r;
+        const auto [b, e] = rows_.clip(i, c0, c1);
+        const float* sr = s.prob.data() + r * BC - pa;
+        const float* dp = s.dprob.data() + r * BC - pa;
+        const float* bias =
+            a_.bias ? a_.bias + (p_.row_offset(i) + (b - rows_.first[static_cast<size_t>(i)])) * heads_ + h
+                    : nullptr;
+        const float lse = in_.lse[i * heads_ + h];
+        float d = 0.f;
+        for (int64_t j = b; j < e; ++j) {
+          const float pj = fast_exp(sr[j] + (bias ? bias[(j - b) * heads_] : 0.f) - lse);
+          d += pj * dp[j] * (a_.dropout > 0.f ? keep(i, j, h) : 1.f);
         }
+        row_sum_[static_cast<size_t>(i * heads_ + h)] += d;
       }
-    }
+    });
   }
 
   void row_task(int64_t h, int64_t tile, RowScratch& s) {
@@ -179,19 +173,13 @@ class TiledBackward {
     }
     if (!g_.dq && !g_.dbias) return;
     std::fill(s.dq.begin(), s.dq.end(), 0.f);
-    for (int64_t c0 = lo < hi ? align_down(lo, BC) : hi; c0 < hi; c0 += BC) {
-      const int64_t c1 = std::min(c0 + BC, hi);
-      for (int64_t i0 = 0; i0 < rows; i0 += MR) {
-        const int64_t mr = std::min(MR, rows - i0);
-        const auto [u0, u1] = rows_.span(r0 + i0, r0 + i0 + mr, c0, c1);
-        if (u0 >= u1) continue;
-        const int64_t pa = align_down(u0, NR), w = align_up(u1, NR) - pa;
-        strip(h, rows_, r0 + i0, mr, c0, c1, pa, w, s.prob.data(), s.dprob.data(), BC, false, true);
-        if (g_.dq)  // dQ_strip += dS K[u0, u1)
-          flash::gemm_tile<Pol, true>(mr, dkp_, u1 - u0, s.dprob.data() + (u0 - pa), BC, 1,
-                                      kr_.head(h) + u0 * kr_.ld, kr_.ld, NR, s.dq.data() + i0 * dkp_, dkp_);
-      }
-    }
+    flash::for_each_strip<MR, BC, NR>(rows_, r0, rows, lo, hi, [&](const flash::Strip& st) {
+      strip(h, rows_, st.i, st.mr, st.c0, st.c1, st.pa, st.w, s.prob.data(), s.dprob.data(), BC, false, true);
+      if (g_.dq)  // dQ_strip += dS K[u0, u1)
+        flash::gemm_tile<Pol, true>(st.mr, dkp_, st.u1 - st.u0, s.dprob.data() + (st.u0 - st.pa), BC, 1,
+                                    kr_.head(h) + st.u0 * kr_.ld, kr_.ld, NR,
+                                    s.dq.data() + (st.i - r0) * dkp_, dkp_);
+    });
     if (g_.dq)
       for (int64_t r = 0; r < rows; ++r) {
         float* dq = g_.dq + ((r0 + r) * heads_ + h) * dk_;

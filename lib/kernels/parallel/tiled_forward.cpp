@@ -42,56 +42,51 @@ void run_tiles(const Pat& p, const KernelArgs& a, const ForwardBuffers& out) {
       std::fill(m.begin(), m.end(), -FLT_MAX);
       std::fill(l.begin(), l.end(), 0.f);
       std::fill(acc.begin(), acc.end(), 0.f);
-      for (int64_t c0 = lo < hi ? align_down(lo, BC) : hi; c0 < hi; c0 += BC) {
-        const int64_t c1 = std::min(c0 + BC, hi);
-        for (int64_t i0 = 0; i0 < rows; i0 += MR) {
-          const int64_t mr = std::min(MR, rows - i0);
-          const auto [u0, u1] = rr.span(r0 + i0, r0 + i0 + mr, c0, c1);
-          if (u0 >= u1) continue;
-          // Scores of the panels [pa, pb) the strip's rows reach.
-          const int64_t pa = align_down(u0, NR), pb = align_up(u1, NR), w = pb - pa;
-          flash::gemm_tile<P, false>(mr, w, dk, a.score.q + (r0 + i0) * ldq + h * dk, ldq, 1, ktp + pa * dk,
-                                     NR, NR * dk, s_buf.data(), BC);
-          for (int64_t r = 0; r < mr; ++r) {
-            const int64_t i = r0 + i0 + r;
-            float* s = s_buf.data() + r * BC;
-            const auto [b, e] = rr.clip(i, c0, c1);
-            if (b >= e) {
-              std::fill(s, s + w, 0.f);
-              continue;
-            }
-            std::fill(s, s + (b - pa), -INFINITY);
-            std::fill(s + (e - pa), s + w, -INFINITY);
-            if constexpr (kExtras) {
-              if (a.bias) {
-                const float* bias =
-                    a.bias + (p.row_offset(i) + (b - rr.first[static_cast<size_t>(i)])) * heads + h;
-                for (int64_t x = 0; x < e - b; ++x) s[b - pa + x] += bias[x * heads];
-              }
-            }
-            if constexpr (kSoftmax) {
-              const size_t ri = static_cast<size_t>(i0 + r);
-              const float mx = flash::row_max<P>(s, w, m[ri]);
-              const float row_sum = flash::exp_shifted_row<P>(s, w, mx);
-              const float rescale = fast_exp(m[ri] - mx);
-              l[ri] = l[ri] * rescale + row_sum;
-              m[ri] = mx;
-              if (rescale != 1.f) flash::scale_row<P>(acc.data() + (i0 + r) * dvp, dvp, rescale);
-            } else {
-              flash::relu_row<P>(s, w);
-            }
-            if constexpr (kExtras) {
-              if (a.dropout > 0.f)
-                for (int64_t j = b; j < e; ++j)
-                  s[j - pa] *=
-                      dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f;
+      flash::for_each_strip<MR, BC, NR>(rr, r0, rows, lo, hi, [&](const flash::Strip& st) {
+        // Scores of the panels [pa, pa + w) the strip's rows reach.
+        const auto [strip_row, mr, c0, c1, u0, u1, pa, w] = st;
+        const int64_t i0 = strip_row - r0;
+        flash::gemm_tile<P, false>(mr, w, dk, a.score.q + (r0 + i0) * ldq + h * dk, ldq, 1, ktp + pa * dk, NR,
+                                   NR * dk, s_buf.data(), BC);
+        for (int64_t r = 0; r < mr; ++r) {
+          const int64_t i = r0 + i0 + r;
+          float* s = s_buf.data() + r * BC;
+          const auto [b, e] = rr.clip(i, c0, c1);
+          if (b >= e) {
+            std::fill(s, s + w, 0.f);
+            continue;
+          }
+          std::fill(s, s + (b - pa), -INFINITY);
+          std::fill(s + (e - pa), s + w, -INFINITY);
+          if constexpr (kExtras) {
+            if (a.bias) {
+              const float* bias =
+                  a.bias + (p.row_offset(i) + (b - rr.first[static_cast<size_t>(i)])) * heads + h;
+              for (int64_t x = 0; x < e - b; ++x) s[b - pa + x] += bias[x * heads];
             }
           }
-          // acc_strip += P[:, u0 - pa, u1 - pa) V[u0, u1)
-          flash::gemm_tile<P, true>(mr, dvp, u1 - u0, s_buf.data() + (u0 - pa), BC, 1, vp + u0 * vr.ld, vr.ld,
-                                    NR, acc.data() + i0 * dvp, dvp);
+          if constexpr (kSoftmax) {
+            const size_t ri = static_cast<size_t>(i0 + r);
+            const float mx = flash::row_max<P>(s, w, m[ri]);
+            const float row_sum = flash::exp_shifted_row<P>(s, w, mx);
+            const float rescale = fast_exp(m[ri] - mx);
+            l[ri] = l[ri] * rescale + row_sum;
+            m[ri] = mx;
+            if (rescale != 1.f) flash::scale_row<P>(acc.data() + (i0 + r) * dvp, dvp, rescale);
+          } else {
+            flash::relu_row<P>(s, w);
+          }
+          if constexpr (kExtras) {
+            if (a.dropout > 0.f)
+              for (int64_t j = b; j < e; ++j)
+                s[j - pa] *=
+                    dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f;
+          }
         }
-      }
+        // acc_strip += P[:, u0 - pa, u1 - pa) V[u0, u1)
+        flash::gemm_tile<P, true>(mr, dvp, u1 - u0, s_buf.data() + (u0 - pa), BC, 1, vp + u0 * vr.ld, vr.ld,
+                                  NR, acc.data() + i0 * dvp, dvp);
+      });
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = r0 + r;
         float* o = out.out + (i * heads + h) * dv;
