@@ -419,21 +419,32 @@ Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, co
   return h;
 }
 
-// Layer-wise inference over the conv stack (Model::inference): each layer on a tape of its own,
-// whose output is moved out before the tape, and with it the layer's input and state, is dropped.
+// One stage of layer-wise inference (Model::inference): run(tape) on a tape of its own in eval
+// mode; the result is moved out before the tape, and with it the stage's input and state, is
+// dropped.
+template <class F>
+Tensor on_own_tape(const F& run) {
+  autograd::Tape tape;
+  tape.training = false;
+  return tape.take_value(run(tape));
+}
+
+// The prepared features as the first layer's input, not copied (eval mode: no dropout).
+NodeInput features_input(autograd::Tape& tape, const data::Features& x) {
+  return x.is_sparse() ? NodeInput(x.sparse()) : NodeInput(tape.constant_ref(x.dense()));
+}
+
+// Layer-wise inference over the conv stack: each layer one stage.
 template <class Conv>
 Tensor conv_inference(const Graph& graph, const data::Features& x, const Tensor& edge_attr,
                       std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c) {
   Tensor h;
-  for (size_t l = 0; l < convs.size(); ++l) {
-    autograd::Tape tape;
-    tape.training = false;
-    const EdgeFeatures edges{edge_attr.absent() ? Var{} : tape.constant_ref(edge_attr)};
-    const NodeInput input = l > 0           ? NodeInput(tape.constant(std::move(h)))
-                            : x.is_sparse() ? NodeInput(x.sparse())
-                                            : NodeInput(tape.constant_ref(x.dense()));
-    h = tape.take_value(conv_layer(tape, graph, input, edges, *convs[l], l, convs.size(), c, 0, nullptr));
-  }
+  for (size_t l = 0; l < convs.size(); ++l)
+    h = on_own_tape([&](autograd::Tape& tape) {
+      const EdgeFeatures edges{edge_attr.absent() ? Var{} : tape.constant_ref(edge_attr)};
+      const NodeInput input = l > 0 ? NodeInput(tape.constant(std::move(h))) : features_input(tape, x);
+      return conv_layer(tape, graph, input, edges, *convs[l], l, convs.size(), c, 0, nullptr);
+    });
   return h;
 }
 
@@ -656,22 +667,16 @@ Tensor Model::inference(const Graph& graph, const data::Features& x, const Tenso
     case ModelKind::graph_transformer:
       break;
   }
-  // lin_in, each block, lin_out: a tape each.
-  auto stage = [](const auto& run) {
-    autograd::Tape tape;
-    tape.training = false;
-    return tape.take_value(run(tape));
-  };
-  Tensor h = stage([&](autograd::Tape& tape) {
-    return x.is_sparse() ? m.lin_in->forward(tape, NodeInput(x.sparse()))
-                         : m.lin_in->forward(tape, NodeInput(tape.constant_ref(x.dense())));
-  });
+  // lin_in, each block, lin_out: a stage each.
+  Tensor h =
+      on_own_tape([&](autograd::Tape& tape) { return m.lin_in->forward(tape, features_input(tape, x)); });
   for (size_t l = 0; l < m.blocks.size(); ++l)
-    h = stage([&](autograd::Tape& tape) {
+    h = on_own_tape([&](autograd::Tape& tape) {
       return m.blocks[l]->forward(tape, graph, tape.constant(std::move(h)), site_seed(0, kBlockSite + l),
                                   nullptr);
     });
-  return stage([&](autograd::Tape& tape) { return m.lin_out->forward(tape, tape.constant(std::move(h))); });
+  return on_own_tape(
+      [&](autograd::Tape& tape) { return m.lin_out->forward(tape, tape.constant(std::move(h))); });
 }
 
 std::vector<autograd::Parameter*> Model::parameters() {

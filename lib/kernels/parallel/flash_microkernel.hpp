@@ -22,6 +22,7 @@
 // and for -inf).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <utility>
@@ -284,10 +285,10 @@ void gemm_tile(int64_t m, int64_t n, int64_t k, const float* a, int64_t ars, int
 }
 
 /// Packs rows [0, n) of a row-major src (row stride lds, width w) as NR-wide panels of its
-/// transpose: dst[p][x][c] = src[(p * NR + c) * lds + x], x < w; rows past n are zero.
-/// dst holds round_up_panel(n) * w floats.
+/// transpose times `scale`: dst[p][x][c] = scale * src[(p * NR + c) * lds + x], x < w; rows past
+/// n are zero. dst holds round_up_panel(n) * w floats.
 template <class P>
-void pack_transposed_panels(int64_t n, int64_t w, const float* src, int64_t lds, float* dst) {
+void pack_transposed_panels(int64_t n, int64_t w, const float* src, int64_t lds, float scale, float* dst) {
   constexpr int64_t NR = kPanel<P>;
   for (int64_t p0 = 0; p0 < n; p0 += NR) {
     float* panel = dst + p0 * w;
@@ -295,22 +296,22 @@ void pack_transposed_panels(int64_t n, int64_t w, const float* src, int64_t lds,
     for (int64_t c = 0; c < NR; ++c) {
       const float* s = src + (p0 + c) * lds;
       if (c < rows)
-        for (int64_t x = 0; x < w; ++x) panel[x * NR + c] = s[x];
+        for (int64_t x = 0; x < w; ++x) panel[x * NR + c] = scale * s[x];
       else
         for (int64_t x = 0; x < w; ++x) panel[x * NR + c] = 0.f;
     }
   }
 }
 
-/// dst[r][0, wp) = scale * src[r][0, w) then zeros, for r < n: a row-major operand with its width
-/// padded to wp = round_up_panel(w).
+/// dst[r][0, wp) = src[r][0, w) then zeros, for r < n: a row-major operand with its width padded
+/// to wp = round_up_panel(w).
 template <class P>
-void pack_rows(int64_t n, int64_t w, const float* src, int64_t lds, float scale, float* dst) {
+void pack_rows(int64_t n, int64_t w, const float* src, int64_t lds, float* dst) {
   const int64_t wp = round_up_panel<P>(w);
   for (int64_t r = 0; r < n; ++r) {
     const float* s = src + r * lds;
     float* d = dst + r * wp;
-    for (int64_t x = 0; x < w; ++x) d[x] = scale * s[x];
+    std::copy_n(s, w, d);
     for (int64_t x = w; x < wp; ++x) d[x] = 0.f;
   }
 }

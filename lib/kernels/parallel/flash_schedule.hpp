@@ -64,9 +64,8 @@ HeadOperand pack_panels(int64_t n, int64_t heads, int64_t w, const float* src, f
       const int64_t h = t / chunks, r0 = (t % chunks) * kPackRows, rows = std::min(kPackRows, np - r0);
       float* panel = dst + h * step + r0 * w;
       // Chunks start on panel boundaries, so n - r0 > 0 and the last panel is zero-padded.
-      pack_transposed_panels<P>(std::min(rows, n - r0), w, src + r0 * heads * w + h * w, heads * w, panel);
-      if (scale != 1.f)
-        for (int64_t x = 0; x < rows * w; ++x) panel[x] *= scale;
+      pack_transposed_panels<P>(std::min(rows, n - r0), w, src + r0 * heads * w + h * w, heads * w, scale,
+                                panel);
     }
   });
   return {dst, step, kPanel<P>};
@@ -86,7 +85,7 @@ HeadOperand rows_operand(int64_t n, int64_t heads, int64_t w, const float* src, 
   parallel_for(0, heads * chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
       const int64_t h = t / chunks, r0 = (t % chunks) * kPackRows, rows = std::min(kPackRows, n - r0);
-      pack_rows<P>(rows, w, src + r0 * heads * w + h * w, heads * w, 1.f, dst + h * n * wp + r0 * wp);
+      pack_rows<P>(rows, w, src + r0 * heads * w + h * w, heads * w, dst + h * n * wp + r0 * wp);
     }
   });
   return {dst, n * wp, wp};

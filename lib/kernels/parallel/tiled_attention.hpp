@@ -22,8 +22,9 @@
 // plain softmax, whose epilogue is all vector code).
 // Each output element is owned by one task and blocks are visited in a fixed order, so results
 // are bit-identical for any thread count. Memory: O(tile) per task plus the packed operands
-// (the size of K and V, and in the backward also of Q and dO when their width is not a multiple
-// of NR). `tiled_applies` says when the schedule is used; other calls take the per-edge kernels.
+// (the size of K and V, and in the backward also of Q and dO, each copied per head when H > 1 or
+// its width is not a multiple of NR). `tiled_applies` says when the schedule is used; other calls take the
+// per-edge kernels.
 #pragma once
 
 #include <cstdint>
