@@ -66,6 +66,31 @@ TEST(Dropout, MaskDependsOnTheSeedButNotOnTheThreadCount) {
   EXPECT_NE(values(tape.value(dropout(tape, tape.constant(x), 0.5f, 10))), runs[0]);
 }
 
+// Four consecutive elements share a hash: every element still gets its own draw, for any shape
+// and thread count. (Spans starting inside a group of four, as the fused epilogue's rows of odd
+// width do, are covered by GraphAttentionEpilogue.EqualsAddBiasThenEluDropout.)
+TEST(Dropout, EveryElementGetsItsOwnDrawWhereverASpanStarts) {
+  for (const Shape& shape : {Shape{1, 1}, Shape{3, 5}, Shape{4099, 37}}) {
+    const Tensor ones(shape, 1.f);
+    for (int threads : {1, 2, 3}) {
+      ThreadLimit limit(threads);
+      Tape tape;
+      const Tensor& y = tape.value(dropout(tape, tape.constant(ones), 0.3f, 77));
+      const Tensor& z = tape.value(elu_dropout(tape, tape.constant(ones), 1.f, 0.3f, 77));
+      int64_t kept = 0;
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const bool keep = dropout_keeps_element(77, i, 0.3f);
+        kept += keep;
+        ASSERT_EQ(y.data()[i] != 0.f, keep) << "element " << i << " of " << y.numel() << ", " << threads << " threads";
+        ASSERT_EQ(z.data()[i], y.data()[i]) << "element " << i;
+      }
+      if (y.numel() > 100000) {  // 151663 Bernoulli(0.7) draws: sd ~178
+        EXPECT_NEAR(static_cast<double>(kept), 0.7 * static_cast<double>(y.numel()), 900.0);
+      }
+    }
+  }
+}
+
 TEST(Dropout, GradientMatchesFiniteDifferencesForAFixedSeed) {
   Parameter x{"x", random_tensor({6, 7}, 3), {}};
   EXPECT_TRUE(check_gradients(

@@ -1,12 +1,13 @@
-// Dropout masks from a counter-based hash (the SplitMix64 finaliser, core/rng.hpp's mix64): 24
-// bits per dense element keyed by its flat index, or per sparse entry keyed by (row, column). The
-// dense backward draws the same mask again instead of storing it.
+// Dropout masks from a counter-based hash (the SplitMix64 finaliser, core/rng.hpp's mix64): a
+// 16-bit draw per dense element keyed by its flat index, four per 64-bit hash, or per sparse entry
+// keyed by (row, column). The dense backward draws the same mask again instead of storing it.
 #include "edgeattn/autograd/ops/dropout.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -30,26 +31,74 @@ void check_p(const char* op, float p) {
 }
 
 // Feature masks are large (every element of every hidden layer, every step), so they use the
-// SplitMix64 finaliser on a (seed, stream, position) counter: a few multiply-xorshifts per
-// element, vectorisable, and as counter-based as Philox (pure function of its inputs; the
-// generator Java's SplittableRandom and xoshiro's seeding use; core/rng.hpp's mix64).
+// SplitMix64 finaliser on a (seed, stream, counter) key: a few multiply-xorshifts per hash,
+// vectorisable, and as counter-based as Philox (a pure function of its inputs; the generator of
+// Java's SplittableRandom and of xoshiro's seeding; core/rng.hpp's mix64). One hash gives the
+// 16-bit draws of four consecutive dense elements, the resolution of the attention dropout's
+// per-head draws (core/rng.hpp's dropout_keep): drawing a hash per element made the mask most of
+// the cost of dropping a large input (the sampled blocks' features: 24M elements, drawn in the
+// forward and again in the backward of every step).
 
 inline uint64_t stream_key(uint64_t seed, uint32_t stream) { return mix64(seed ^ (uint64_t{stream} << 32)); }
 
-inline uint32_t element_bits(uint64_t key, uint64_t position) {
-  return static_cast<uint32_t>(mix64(key + position * 0x9e3779b97f4a7c15ULL) >> 40);
+constexpr uint64_t kCounterStep = 0x9e3779b97f4a7c15ULL;
+
+// The hash of group g: the draws of dense elements [4g, 4g + 4), element 4g + l in bits
+// [16 l, 16 l + 16).
+inline uint64_t group_hash(uint64_t key, uint64_t group) { return mix64(key + group * kCounterStep); }
+
+inline uint32_t dense_draw(uint64_t key, uint64_t position) {
+  return static_cast<uint32_t>(group_hash(key, position >> 2) >> (16 * (position & 3))) & 0xffffu;
 }
 
-inline uint32_t element_bits(uint64_t seed, uint32_t stream, uint64_t position) {
-  return element_bits(stream_key(seed, stream), position);
+// A sparse entry's draw: its own hash of the (row, column) position.
+inline uint32_t entry_draw(uint64_t key, uint64_t position) {
+  return static_cast<uint32_t>(mix64(key + position * kCounterStep) >> 48);
 }
 
-// 24 random bits against p: kept when bits24 * 2^-24 >= p, i.e. bits24 >= ceil(p * 2^24) (both
-// sides exact: bits24 < 2^24, and p * 2^24 is p with another exponent).
-inline uint32_t keep_threshold(float p) {
-  return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 16777216.0));
+// A 16-bit draw against p: kept when draw * 2^-16 >= p, i.e. draw >= ceil(p * 2^16) (both sides
+// exact: draw < 2^16, and p * 2^16 is p with another exponent). The drop probability is p rounded
+// up to a multiple of 2^-16.
+inline uint32_t keep_threshold(float p) { return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0)); }
+
+// The dense mask of one dropout site: draws in blocks of up to kDraws consecutive positions.
+struct DenseMask {
+  static constexpr int64_t kDraws = 512;
+  uint64_t key;
+  uint32_t threshold;
+  float scale;
+
+  // draws[k] for k in [0, n), n <= kDraws: the draw of position begin + k. `buffer` holds
+  // kDraws + 4 draws; the result points into it.
+  const uint16_t* draw(uint64_t begin, int64_t n, uint16_t* buffer) const {
+    const uint64_t g0 = begin >> 2;
+    const int64_t groups = static_cast<int64_t>(((begin + static_cast<uint64_t>(n) + 3) >> 2) - g0);
+    alignas(64) uint64_t hashes[kDraws / 4 + 1];
+#pragma omp simd
+    for (int64_t g = 0; g < groups; ++g) hashes[g] = group_hash(key, g0 + static_cast<uint64_t>(g));
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(buffer, hashes, static_cast<size_t>(groups) * sizeof(uint64_t));
+    } else {
+      for (int64_t g = 0; g < groups; ++g)
+        for (int l = 0; l < 4; ++l) buffer[4 * g + l] = static_cast<uint16_t>(hashes[g] >> (16 * l));
+    }
+    return buffer + (begin & 3);
+  }
+
+  // f(offset, m, draws) over [begin, begin + n) in blocks: draws[k] is position begin + offset + k's.
+  template <class F>
+  void for_each_block(uint64_t begin, int64_t n, F&& f) const {
+    alignas(64) uint16_t buffer[kDraws + 4];
+    for (int64_t offset = 0; offset < n; offset += kDraws) {
+      const int64_t m = std::min(kDraws, n - offset);
+      f(offset, m, draw(begin + static_cast<uint64_t>(offset), m, buffer));
+    }
+  }
+};
+
+inline DenseMask dense_mask(uint64_t seed, float p) {
+  return {stream_key(seed, kDenseStream), keep_threshold(p), 1.f / (1.f - p)};
 }
-inline bool keep_from_bits(uint32_t bits24, uint32_t threshold) { return bits24 >= threshold; }
 
 // keep ? v : +0.f, without a branch (the decision is random, so a branch mispredicts every other
 // element; it made the dense dropout ~4 ns per element). Bitwise, so a dropped inf or NaN is +0
@@ -61,14 +110,12 @@ inline float keep_or_zero(bool keep, float v) {
 // Elements [begin, begin + n) of a dense dropout: y = x * scale or 0. The forward applies it to x,
 // the backward to dy (dx = dy * scale or 0): the mask is a function of (key, position), so it is
 // drawn again rather than stored (storing it cost a byte per element of fresh memory every step).
-// Plain loop over restrict pointers, so the 64-bit hashing vectorises.
-void dropout_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, float scale,
-                  const float* __restrict x, float* __restrict y) {
+void dropout_span(const DenseMask& mask, int64_t begin, int64_t n, const float* __restrict x,
+                  float* __restrict y) {
+  mask.for_each_block(static_cast<uint64_t>(begin), n, [&](int64_t o, int64_t m, const uint16_t* draws) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
-    y[i] = keep_or_zero(keep, x[i] * scale);
-  }
+    for (int64_t i = 0; i < m; ++i) y[o + i] = keep_or_zero(draws[i] >= mask.threshold, x[o + i] * mask.scale);
+  });
 }
 
 // ELU's derivative at v, from ELU's value as the elu op computes both (activation.cpp), so the
@@ -78,34 +125,33 @@ inline float elu_derivative(float v, float alpha) {
 }
 
 // Elements [begin, begin + n) of y = dropout(elu(x)).
-void elu_dropout_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, float scale, float alpha,
-                      const float* __restrict x, float* __restrict y) {
+void elu_dropout_span(const DenseMask& mask, int64_t begin, int64_t n, float alpha, const float* __restrict x,
+                      float* __restrict y) {
+  mask.for_each_block(static_cast<uint64_t>(begin), n, [&](int64_t o, int64_t m, const uint16_t* draws) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
-    y[i] = keep_or_zero(keep, kernels::elu(x[i], alpha) * scale);
-  }
+    for (int64_t i = 0; i < m; ++i)
+      y[o + i] = keep_or_zero(draws[i] >= mask.threshold, kernels::elu(x[o + i], alpha) * mask.scale);
+  });
 }
 
 // g[i] = (keep ? g[i] * scale : 0) * elu'(x[i]), in place (dy becomes dx): the backward of
 // elu_dropout_span, in the unfused pair's order (dropout's backward, then elu's).
-void elu_dropout_backward_span(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, float scale,
-                               float alpha, const float* __restrict x, float* __restrict g) {
+void elu_dropout_backward_span(const DenseMask& mask, int64_t begin, int64_t n, float alpha,
+                               const float* __restrict x, float* __restrict g) {
+  mask.for_each_block(static_cast<uint64_t>(begin), n, [&](int64_t o, int64_t m, const uint16_t* draws) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
-    g[i] = keep_or_zero(keep, g[i] * scale) * elu_derivative(x[i], alpha);
-  }
+    for (int64_t i = 0; i < m; ++i)
+      g[o + i] =
+          keep_or_zero(draws[i] >= mask.threshold, g[o + i] * mask.scale) * elu_derivative(x[o + i], alpha);
+  });
 }
 
 // g[i] = keep ? g[i] * scale : 0, in place: the dense dropout's backward (dy becomes dx).
-void dropout_span_in_place(uint64_t key, int64_t begin, int64_t n, uint32_t threshold, float scale,
-                           float* __restrict g) {
+void dropout_span_in_place(const DenseMask& mask, int64_t begin, int64_t n, float* __restrict g) {
+  mask.for_each_block(static_cast<uint64_t>(begin), n, [&](int64_t o, int64_t m, const uint16_t* draws) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    const bool keep = keep_from_bits(element_bits(key, static_cast<uint64_t>(begin + i)), threshold);
-    g[i] = keep_or_zero(keep, g[i] * scale);
-  }
+    for (int64_t i = 0; i < m; ++i) g[o + i] = keep_or_zero(draws[i] >= mask.threshold, g[o + i] * mask.scale);
+  });
 }
 
 // One row of a sparse dropout, keyed by (row, column): the mask follows the entry, not its slot.
@@ -115,7 +161,7 @@ void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, uint32_t threshold
 #pragma omp simd
   for (int64_t q = 0; q < n; ++q) {
     const uint64_t position = row_bits | static_cast<uint32_t>(cols[q]);
-    values[q] = keep_or_zero(keep_from_bits(element_bits(key, position), threshold), values[q] * scale);
+    values[q] = keep_or_zero(entry_draw(key, position) >= threshold, values[q] * scale);
   }
 }
 
@@ -123,7 +169,7 @@ void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, uint32_t threshold
 
 bool dropout_keeps_element(uint64_t seed, int64_t index, float p) {
   return p <= 0.f ||
-         keep_from_bits(element_bits(seed, kDenseStream, static_cast<uint64_t>(index)), keep_threshold(p));
+         dense_draw(stream_key(seed, kDenseStream), static_cast<uint64_t>(index)) >= keep_threshold(p);
 }
 
 Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
@@ -138,20 +184,17 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
     });
   }
   const int64_t n = xv.numel();
-  const float scale = 1.f / (1.f - p);
-  const uint32_t threshold = keep_threshold(p);
+  const DenseMask mask = dense_mask(seed, p);
   Tensor y = Tensor::uninitialized(xv.shape());
   const float* xd = xv.data();
   float* yd = y.data();
-  const uint64_t key = stream_key(seed, kDenseStream);
-  detail::for_each_span(
-      n, [&](int64_t b, int64_t e) { dropout_span(key, b, e - b, threshold, scale, xd + b, yd + b); });
-  return tape.record("dropout", std::move(y), {x}, [x, key, threshold, scale](BackwardContext& ctx) {
+  detail::for_each_span(n, [&](int64_t b, int64_t e) { dropout_span(mask, b, e - b, xd + b, yd + b); });
+  return tape.record("dropout", std::move(y), {x}, [x, mask](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
     Tensor dx = ctx.take_grad_out();
     float* g = dx.data();
     detail::for_each_span(dx.numel(), [&](int64_t b, int64_t e) {
-      dropout_span_in_place(key, b, e - b, threshold, scale, g + b);
+      dropout_span_in_place(mask, b, e - b, g + b);
     });
     ctx.add_grad(x, std::move(dx));
   });
@@ -185,17 +228,11 @@ namespace {
 
 // dst = the mask (times scale) of rows [r0, r1) of x applied to src, both holding just those rows.
 struct RowMask {
-  uint64_t key;
-  uint32_t threshold;
-  float scale;
+  DenseMask mask;
   int64_t in;
-  explicit RowMask(const DroppedInput& d)
-      : key(stream_key(d.seed, kDenseStream)),
-        threshold(keep_threshold(d.p)),
-        scale(d.p > 0.f ? 1.f / (1.f - d.p) : 1.f),
-        in(d.x.dim(1)) {}
+  explicit RowMask(const DroppedInput& d) : mask(dense_mask(d.seed, d.p)), in(d.x.dim(1)) {}
   void operator()(const float* src, int64_t r0, int64_t r1, float* dst) const {
-    dropout_span(key, r0 * in, (r1 - r0) * in, threshold, scale, src, dst);
+    dropout_span(mask, r0 * in, (r1 - r0) * in, src, dst);
   }
 };
 
@@ -305,28 +342,26 @@ Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {
   if (!(alpha > 0.f)) raise<InvalidArgument>("elu_dropout: alpha is ", alpha, ", expected > 0");
   check_p("elu_dropout", p);
   const Tensor& xv = tape.value(x);
-  const uint64_t key = stream_key(seed, kDenseStream);
   // Not training, or p == 0: nothing is dropped (threshold 0 keeps every element, scale 1).
   const bool active = tape.training && p > 0.f;
-  const uint32_t threshold = active ? keep_threshold(p) : 0;
-  const float scale = active ? 1.f / (1.f - p) : 1.f;
+  const DenseMask mask = active ? dense_mask(seed, p) : DenseMask{0, 0, 1.f};
   Tensor y = Tensor::uninitialized(xv.shape());
   const float* xd = xv.data();
   float* yd = y.data();
   detail::for_each_span(xv.numel(), [&](int64_t b, int64_t e) {
     if (active)
-      elu_dropout_span(key, b, e - b, threshold, scale, alpha, xd + b, yd + b);
+      elu_dropout_span(mask, b, e - b, alpha, xd + b, yd + b);
     else
       detail::map_span(xd + b, yd + b, e - b, [alpha](float v) { return kernels::elu(v, alpha); });
   });
   return tape.record("elu_dropout", std::move(y), {x},
-                     [x, key, threshold, scale, alpha](BackwardContext& ctx) {
+                     [x, mask, alpha](BackwardContext& ctx) {
                        if (!ctx.needs_grad(x)) return;
                        const float* xd = ctx.value(x).data();
                        Tensor dx = ctx.take_grad_out();
                        float* g = dx.data();
                        detail::for_each_span(dx.numel(), [&](int64_t b, int64_t e) {
-                         elu_dropout_backward_span(key, b, e - b, threshold, scale, alpha, xd + b, g + b);
+                         elu_dropout_backward_span(mask, b, e - b, alpha, xd + b, g + b);
                        });
                        ctx.add_grad(x, std::move(dx));
                      });
@@ -337,25 +372,29 @@ namespace detail {
 void apply_output_epilogue(Tensor& y, const float* bias, int64_t width, const OutputEpilogue& e) {
   const int64_t n = y.numel(), rows = width > 0 ? n / width : 0;
   const bool active = e.dropout > 0.f;
-  const uint32_t threshold = active ? keep_threshold(e.dropout) : 0;
-  const float scale = active ? 1.f / (1.f - e.dropout) : 1.f, alpha = e.elu_alpha;
-  const uint64_t key = stream_key(e.seed, kDenseStream);
+  const DenseMask mask = active ? dense_mask(e.seed, e.dropout) : DenseMask{0, 0, 1.f};
+  const float alpha = e.elu_alpha;
   const bool elu = e.elu;
   float* yd = y.data();
+  // Columns [c0, c0 + m) of a row; draws: theirs, or null when nothing is dropped.
+  auto columns = [&](float* row, int64_t c0, int64_t m, const uint16_t* draws) {
+#pragma omp simd
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t c = c0 + i;
+      float v = bias ? row[c] + bias[c] : row[c];
+      if (elu) v = kernels::elu(v, alpha);
+      if (draws) v = keep_or_zero(draws[i] >= mask.threshold, v * mask.scale);
+      row[c] = v;
+    }
+  };
   for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       float* row = yd + r * width;
-      const uint64_t base = static_cast<uint64_t>(r * width);
-#pragma omp simd
-      for (int64_t c = 0; c < width; ++c) {
-        float v = bias ? row[c] + bias[c] : row[c];
-        if (elu) v = kernels::elu(v, alpha);
-        if (active) {
-          const bool keep = keep_from_bits(element_bits(key, base + static_cast<uint64_t>(c)), threshold);
-          v = keep_or_zero(keep, v * scale);
-        }
-        row[c] = v;
-      }
+      if (active)
+        mask.for_each_block(static_cast<uint64_t>(r * width), width,
+                            [&](int64_t c0, int64_t m, const uint16_t* draws) { columns(row, c0, m, draws); });
+      else
+        columns(row, 0, width, nullptr);
     }
   });
 }
@@ -364,25 +403,32 @@ void output_epilogue_backward(Tensor& g, const Tensor& y, int64_t width, const O
                               float* dbias) {
   const int64_t n = g.numel(), rows = width > 0 ? n / width : 0;
   const bool active = e.dropout > 0.f;
-  const uint32_t threshold = active ? keep_threshold(e.dropout) : 0;
-  const float scale = active ? 1.f / (1.f - e.dropout) : 1.f, alpha_scale = e.elu_alpha * scale;
-  const uint64_t key = stream_key(e.seed, kDenseStream);
+  const DenseMask mask = active ? dense_mask(e.seed, e.dropout) : DenseMask{0, 0, 1.f};
+  const float scale = mask.scale, alpha_scale = e.elu_alpha * scale;
   const bool elu = e.elu;
   float* gd = g.data();
   const float* yd = y.data();
+  // Columns [c0, c0 + m) of a row; draws: theirs, or null when nothing is dropped.
+  auto columns = [&](float* grow, const float* yrow, int64_t c0, int64_t m, const uint16_t* draws) {
+#pragma omp simd
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t c = c0 + i;
+      const float slope = elu ? (yrow[c] > 0.f ? scale : yrow[c] + alpha_scale) : scale;
+      float v = grow[c] * slope;
+      if (draws) v = keep_or_zero(draws[i] >= mask.threshold, v);
+      grow[c] = v;
+    }
+  };
   for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       float* grow = gd + r * width;
       const float* yrow = yd + r * width;
-      const uint64_t base = static_cast<uint64_t>(r * width);
-#pragma omp simd
-      for (int64_t c = 0; c < width; ++c) {
-        const float slope = elu ? (yrow[c] > 0.f ? scale : yrow[c] + alpha_scale) : scale;
-        float v = grow[c] * slope;
-        if (active)
-          v = keep_or_zero(keep_from_bits(element_bits(key, base + static_cast<uint64_t>(c)), threshold), v);
-        grow[c] = v;
-      }
+      if (active)
+        mask.for_each_block(static_cast<uint64_t>(r * width), width, [&](int64_t c0, int64_t m, const uint16_t* d) {
+          columns(grow, yrow, c0, m, d);
+        });
+      else
+        columns(grow, yrow, 0, width, nullptr);
     }
   });
   if (!dbias) return;
