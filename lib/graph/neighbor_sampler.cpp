@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "edgeattn/core/error.hpp"
+#include "core/prefetch.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "trusted_csr.hpp"
 
@@ -162,32 +163,56 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
   Block block;
   block.dst_nodes.assign(dst.begin(), dst.end());
 
+  auto degree = [&](int64_t v) { return in_ptr[static_cast<size_t>(v) + 1] - in_ptr[static_cast<size_t>(v)]; };
+  // The destinations are scattered over the graph, so both passes over them are bound by the
+  // latency of their random reads: each prefetches the row offsets kAhead destinations ahead and
+  // (pass 2) the row's columns half as far ahead, once its offsets have arrived.
+  constexpr int64_t kAhead = 16, kRowLines = 8;
+  auto prefetch_offsets = [&](int64_t i, int64_t end) {
+    if (i + kAhead < end) detail::prefetch_read<3>(&in_ptr[static_cast<size_t>(dst[static_cast<size_t>(i + kAhead)])]);
+  };
+
   // 1. Row counts.
   std::vector<int64_t> row_ptr(static_cast<size_t>(m) + 1, 0);
   parallel_for(0, m, kRowGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i)
-      row_ptr[static_cast<size_t>(i) + 1] = sample_count(graph.degree(dst[i]), fanout, replace);
+    for (int64_t i = b; i < e; ++i) {
+      prefetch_offsets(i, e);
+      row_ptr[static_cast<size_t>(i) + 1] = sample_count(degree(dst[i]), fanout, replace);
+    }
   });
   std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
   const int64_t num_edges = row_ptr.back();
 
-  // 2. Sampled input CSR positions, ascending within each row.
+  // 2. Sampled input CSR positions, ascending within each row, and their global sources (read here,
+  // next to the row's other columns, rather than gathered from the whole graph by each later pass).
   std::vector<int64_t> edge_ids(static_cast<size_t>(num_edges));
+  std::vector<int32_t> sources(static_cast<size_t>(num_edges));
   parallel_for(0, m, kRowGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
+      prefetch_offsets(i, e);
+      if (i + kAhead / 2 < e) {  // the row's columns, up to kRowLines cache lines
+        const int64_t u = dst[static_cast<size_t>(i + kAhead / 2)];
+        const int32_t* first_col = in_col + in_ptr[static_cast<size_t>(u)];
+        const int32_t* last_col = std::min(in_col + in_ptr[static_cast<size_t>(u) + 1], first_col + 16 * kRowLines);
+        for (const int32_t* c = first_col; c < last_col; c += 16) detail::prefetch_read<3>(c);
+      }
       const int64_t v = dst[static_cast<size_t>(i)];
       const int64_t begin = row_ptr[static_cast<size_t>(i)];
       const auto out = std::span<int64_t>(edge_ids).subspan(
           static_cast<size_t>(begin), static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1] - begin));
-      sample_row(graph.degree(v), fanout, replace, seed, hop, v, out);
+      sample_row(degree(v), fanout, replace, seed, hop, v, out);
       const int64_t base = in_ptr[static_cast<size_t>(v)];
-      for (int64_t& p : out) p += base;
+      int32_t* src = sources.data() + begin;
+      for (int64_t& p : out) {
+        p += base;
+        *src++ = in_col[p];
+      }
     }
   });
 
   // 3. First appearance of each source: destinations take positions [0, num_lead), edge e takes
   // num_lead + e.
-  auto source = [&](int64_t e) -> int64_t { return in_col[edge_ids[static_cast<size_t>(e)]]; };
+  auto source = [&](int64_t e) -> int64_t { return sources[static_cast<size_t>(e)]; };
   parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) first[dst[static_cast<size_t>(i)]] = i;
   });
@@ -231,7 +256,7 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
       const auto end = static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1]);
       row.clear();
       for (size_t k = begin; k < end; ++k)
-        row.emplace_back(static_cast<int32_t>(-first[in_col[edge_ids[k]]] - 1), edge_ids[k]);
+        row.emplace_back(static_cast<int32_t>(-first[sources[k]] - 1), edge_ids[k]);
       if (!std::is_sorted(row.begin(), row.end())) std::sort(row.begin(), row.end());
       for (size_t k = begin; k < end; ++k) {
         col_idx[k] = row[k - begin].first;

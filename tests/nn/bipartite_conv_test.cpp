@@ -4,7 +4,14 @@
 // names; prepared bipartite graphs and the errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/core/rng.hpp"
+#include "edgeattn/graph/build.hpp"
 #include "edgeattn/nn/gat_conv.hpp"
 #include "edgeattn/nn/gatv2_conv.hpp"
 #include "edgeattn/nn/transformer_conv.hpp"
@@ -38,6 +45,59 @@ TEST(BipartiteGraph, PreparingAddsTheLoopsOfTheSharedNodes) {
   for (int64_t i = 0; i < kDst; ++i) {
     const auto row = g.row(i);
     EXPECT_EQ(std::count(row.begin(), row.end(), static_cast<int32_t>(i)), 1) << "row " << i;
+  }
+}
+
+// prepare_graph writes a bipartite graph's loops straight into the CSR; it must be the graph the
+// general builder makes from the list (given non-loop edges in CSR order, then the loops), maps
+// included, with given self-loops, duplicate edges, empty rows and either side larger.
+TEST(BipartiteGraph, PreparingEqualsBuildingFromTheEdgeList) {
+  for (const auto& [nd, ns] : {std::pair<int64_t, int64_t>{5, 8}, {8, 5}, {300, 1000}, {1, 2}, {3, 0}}) {
+    SCOPED_TRACE(std::to_string(nd) + " x " + std::to_string(ns));
+    std::vector<int32_t> src, dst;
+    for (int64_t k = 0; ns > 0 && k < 6 * nd; ++k) {
+      const auto i = static_cast<int32_t>(edge_uniform(3, k, 0, 0) * static_cast<float>(nd));
+      // a third of the edges are self-loops where possible, and ~1 in 8 repeats the edge before
+      const bool loop = k % 3 == 0 && i < ns;
+      const auto j = loop ? i : static_cast<int32_t>(edge_uniform(3, k, 1, 0) * static_cast<float>(ns));
+      src.push_back(j);
+      dst.push_back(i);
+      if (k % 8 == 0) src.push_back(j), dst.push_back(i);
+    }
+    const Graph given = build_graph(nd, ns, std::span<const int32_t>(src), std::span<const int32_t>(dst),
+                                    {.self_loops = SelfLoops::keep, .duplicates = Duplicates::keep});
+    std::vector<int32_t> list_src, list_dst;
+    std::vector<float> list_attr;  // attribute of list entry: its CSR edge of `given`, or -1 (a loop)
+    for (int64_t i = 0; i < nd; ++i)
+      for (int64_t e = given.row_ptr()[size_t(i)]; e < given.row_ptr()[size_t(i) + 1]; ++e)
+        if (given.col_idx()[size_t(e)] != i) {
+          list_src.push_back(given.col_idx()[size_t(e)]);
+          list_dst.push_back(static_cast<int32_t>(i));
+          list_attr.push_back(static_cast<float>(e));
+        }
+    for (int64_t i = 0; i < std::min(nd, ns); ++i) {
+      list_src.push_back(static_cast<int32_t>(i));
+      list_dst.push_back(static_cast<int32_t>(i));
+      list_attr.push_back(-1.f);
+    }
+    const Graph expected =
+        build_graph(nd, ns, std::span<const int32_t>(list_src), std::span<const int32_t>(list_dst),
+                    {.self_loops = SelfLoops::keep, .duplicates = Duplicates::keep});
+    const Graph prepared = prepare_graph(given, true);
+    ASSERT_EQ(prepared.num_dst(), nd);
+    ASSERT_EQ(prepared.num_src(), ns);
+    EXPECT_TRUE(std::ranges::equal(prepared.row_ptr(), expected.row_ptr()));
+    EXPECT_TRUE(std::ranges::equal(prepared.col_idx(), expected.col_idx()));
+    EXPECT_TRUE(std::ranges::equal(prepared.input_edge_of_csr(), expected.input_edge_of_csr()));
+    EXPECT_TRUE(std::ranges::equal(prepared.csr_edge_of_input(), expected.csr_edge_of_input()));
+    // Edge attributes follow their edges; each loop gets a constant fill.
+    Tensor attr({given.num_edges(), 1});
+    for (int64_t e = 0; e < given.num_edges(); ++e) attr.data()[e] = static_cast<float>(e);
+    const PreparedGraph with_attr = prepare_graph(given, true, attr.view(), FillValue::constant(-1.f));
+    ASSERT_EQ(with_attr.edge_attr.dim(0), expected.num_edges());
+    for (int64_t e = 0; e < expected.num_edges(); ++e)
+      ASSERT_EQ(with_attr.edge_attr.data()[e], list_attr[size_t(expected.input_edge_of_csr()[size_t(e)])])
+          << "edge " << e;
   }
 }
 
