@@ -99,8 +99,10 @@ namespace edgeattn::kernels {
 
 // Reductions with a fixed association order over 8 independent lanes: GCC vectorises them without
 // -ffast-math (which it needs to reassociate a plain `t += a[i] * b[i]`), and the fixed order keeps
-// results independent of anything but the data.
-inline float dot(const float* a, const float* b, int64_t n) {
+// results independent of anything but the data. dot is always inlined: the attention kernels call
+// it per edge and head with a compile-time length (8 or 64), and GCC left it out of line inside
+// their large loop bodies (a call per 8-element dot in the backward).
+[[gnu::always_inline]] inline float dot(const float* a, const float* b, int64_t n) {
   float acc[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)

@@ -184,20 +184,17 @@ class WindowGlobalPattern : public PatternRows {
 /// An explicit Graph seen through the AttentionPattern concept (a non-owning view).
 class CsrPattern {
  public:
-  explicit CsrPattern(const Graph& g) : g_(&g) {}
+  explicit CsrPattern(const Graph& g) : g_(&g), row_ptr_(g.row_ptr().data()), col_idx_(g.col_idx().data()) {}
   const Graph& graph() const { return *g_; }
   int64_t num_dst() const { return g_->num_dst(); }
   int64_t num_src() const { return g_->num_src(); }
   int64_t num_edges() const { return g_->num_edges(); }
-  int64_t row_offset(int64_t i) const { return g_->row_ptr()[static_cast<size_t>(i)]; }
+  int64_t row_offset(int64_t i) const { return row_ptr_[i]; }
   std::span<const int64_t> partition() const { return g_->partition(); }
   bool contains(int64_t i, int64_t j) const;
   template <class F>
   void for_each_in_row(int64_t i, F&& f) const {
-    const auto rp = g_->row_ptr();
-    const auto ci = g_->col_idx();
-    for (int64_t e = rp[static_cast<size_t>(i)]; e < rp[static_cast<size_t>(i) + 1]; ++e)
-      f(ci[static_cast<size_t>(e)], e);
+    for (int64_t e = row_ptr_[i], end = row_ptr_[i + 1]; e < end; ++e) f(col_idx_[e], e);
   }
   /// f(i, e) for the in-edges of column j; e comes from Graph::transpose_edges() (built on first
   /// use). A caller that needs no edge ids iterates Graph::transpose() directly.
@@ -211,6 +208,10 @@ class CsrPattern {
 
  private:
   const Graph* g_;
+  // The graph's arrays (immutable for its lifetime), read per row by the kernels' inner loops:
+  // Graph's accessors are out of line.
+  const int64_t* row_ptr_;
+  const int32_t* col_idx_;
 };
 
 /// Any pattern the public API accepts.

@@ -10,6 +10,10 @@
 //   AdditiveScore leaky(sd_ih + ss_jh [+ se_eh])    sd [H]          ss [H]
 //   VectorScore   sum_c a_hc act(q_ihc + k_jhc       q  [H*C]        k  [H*C]       a [H*C]
 //                   [+ we_hc . ea_e])
+//
+// Every per-edge method is always inlined: the kernels call them once or twice per edge inside
+// large loop bodies, where GCC left scores and grad_dst out of line, and each call made the
+// caller spill its live vector registers (all caller-saved) around it.
 #pragma once
 
 #include <algorithm>
@@ -36,15 +40,17 @@ struct DotScore {
   const float* we = nullptr;  // [H * dk, fe]
   int64_t fe = 0;
 
-  int64_t width() const { return heads * dk; }
-  void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
-  void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
-  float edge_term(int64_t e, int64_t hd) const { return dot(we + hd * fe, ea + e * fe, fe); }
+  [[gnu::always_inline]] int64_t width() const { return heads * dk; }
+  [[gnu::always_inline]] void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
+  [[gnu::always_inline]] void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
+  [[gnu::always_inline]] float edge_term(int64_t e, int64_t hd) const {
+    return dot(we + hd * fe, ea + e * fe, fe);
+  }
   /// ve_e [H * dk] (edge attributes only).
-  void edge_values(int64_t e, float* __restrict ve) const {
+  [[gnu::always_inline]] void edge_values(int64_t e, float* __restrict ve) const {
     for (int64_t hd = 0; hd < heads * dk; ++hd) ve[hd] = edge_term(e, hd);
   }
-  void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
+  [[gnu::always_inline]] void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) s[h] = scale * dot(qi + h * dk, kj + h * dk, dk);
@@ -56,8 +62,8 @@ struct DotScore {
       }
   }
   // dq_i += scale * ds * (k_j [+ ve_e])
-  void grad_dst(int64_t /*i*/, int64_t j, int64_t e, const float* __restrict ds, float* __restrict dst_acc,
-                float* /*datt*/) const {
+  [[gnu::always_inline]] void grad_dst(int64_t /*i*/, int64_t j, int64_t e, const float* __restrict ds,
+                                       float* __restrict dst_acc, float* /*datt*/) const {
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
       const float g = scale * ds[h];
@@ -68,8 +74,8 @@ struct DotScore {
         for (int64_t d = 0; d < dk; ++d) dst_acc[h * dk + d] += scale * ds[h] * edge_term(e, h * dk + d);
   }
   // dk_j += scale * ds * q_i
-  void grad_src(int64_t i, int64_t /*j*/, int64_t /*e*/, const float* __restrict ds,
-                float* __restrict src_acc) const {
+  [[gnu::always_inline]] void grad_src(int64_t i, int64_t /*j*/, int64_t /*e*/, const float* __restrict ds,
+                                       float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
       const float g = scale * ds[h];
@@ -79,8 +85,8 @@ struct DotScore {
   // With edge attributes: ve_e gets g_hd = scale ds_h q_ihd (through the key) + wk_h dO_ihd
   // (through the value; wk = the kept weight alpha * keep); dea_e = sum_hd g_hd we_hd (written
   // whole, when dea_e is given), dwe_hd += g_hd ea_e.
-  void grad_edge(int64_t i, int64_t e, const float* ds, const float* wk, const float* dout_i, float* dea_e,
-                 float* dwe) const {
+  [[gnu::always_inline]] void grad_edge(int64_t i, int64_t e, const float* ds, const float* wk,
+                                        const float* dout_i, float* dea_e, float* dwe) const {
     const float* qi = q + i * heads * dk;
     const float* a_e = ea + e * fe;
     if (dea_e) std::fill_n(dea_e, fe, 0.f);
@@ -113,17 +119,17 @@ struct AdditiveScore {
   float slope;
   const float* se = nullptr;
 
-  int64_t nh() const {
+  [[gnu::always_inline]] int64_t nh() const {
     if constexpr (kH > 0)
       return kH;
     else
       return heads;
   }
-  int64_t width() const { return nh(); }
-  void prefetch_src(int64_t j) const { prefetch_row(ss + j * nh(), nh()); }
-  void prefetch_dst(int64_t i) const { prefetch_row(sd + i * nh(), nh()); }
+  [[gnu::always_inline]] int64_t width() const { return nh(); }
+  [[gnu::always_inline]] void prefetch_src(int64_t j) const { prefetch_row(ss + j * nh(), nh()); }
+  [[gnu::always_inline]] void prefetch_dst(int64_t i) const { prefetch_row(sd + i * nh(), nh()); }
   /// z = sd_i + ss_j (+ se_e): the activation's input, all heads.
-  void pre_activation(int64_t i, int64_t j, int64_t e, float* __restrict z) const {
+  [[gnu::always_inline]] void pre_activation(int64_t i, int64_t j, int64_t e, float* __restrict z) const {
     const int64_t n = nh();
     const float* a = sd + i * n;
     const float* b = ss + j * n;
@@ -136,22 +142,22 @@ struct AdditiveScore {
       for (int64_t h = 0; h < n; ++h) z[h] = a[h] + b[h];
     }
   }
-  void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
+  [[gnu::always_inline]] void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
     const int64_t n = nh();
     pre_activation(i, j, e, s);
 #pragma omp simd
     for (int64_t h = 0; h < n; ++h) s[h] = leaky_relu(s[h], slope);
   }
   /// dz = ds * leaky'(z): the gradient of every additive term (sd_i, ss_j and se_e) of the edge.
-  void pre_activation_grad(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
-                           float* __restrict dz) const {
+  [[gnu::always_inline]] void pre_activation_grad(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                                                  float* __restrict dz) const {
     const int64_t n = nh();
     pre_activation(i, j, e, dz);
 #pragma omp simd
     for (int64_t h = 0; h < n; ++h) dz[h] = ds[h] * leaky_relu_grad(dz[h], slope);
   }
-  void grad_dst(int64_t i, int64_t j, int64_t e, const float* __restrict ds, float* __restrict dst_acc,
-                float* /*datt*/) const {
+  [[gnu::always_inline]] void grad_dst(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                                       float* __restrict dst_acc, float* /*datt*/) const {
     const int64_t n = nh();
     if (se) {
       const float* c = se + e * n;
@@ -166,8 +172,8 @@ struct AdditiveScore {
 #pragma omp simd
     for (int64_t h = 0; h < n; ++h) dst_acc[h] += ds[h] * leaky_relu_grad(a[h] + b[h], slope);
   }
-  void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
-                float* __restrict src_acc) const {
+  [[gnu::always_inline]] void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                                       float* __restrict src_acc) const {
     grad_dst(i, j, e, ds, src_acc, nullptr);  // the same term: d/d ss_j = d/d sd_i
   }
 };
@@ -201,19 +207,21 @@ struct VectorScore {
     }
   }
 
-  int64_t width() const { return heads * dk; }
-  void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
-  void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
+  [[gnu::always_inline]] int64_t width() const { return heads * dk; }
+  [[gnu::always_inline]] void prefetch_src(int64_t j) const { prefetch_row(k + j * heads * dk, heads * dk); }
+  [[gnu::always_inline]] void prefetch_dst(int64_t i) const { prefetch_row(q + i * heads * dk, heads * dk); }
   // The edge term of feature hc of edge e (kEdge only).
-  float edge_term(int64_t e, int64_t hc) const { return dot(we + hc * fe, ea + e * fe, fe); }
+  [[gnu::always_inline]] float edge_term(int64_t e, int64_t hc) const {
+    return dot(we + hc * fe, ea + e * fe, fe);
+  }
   // The activation input of feature hc.
-  float input(const float* qi, const float* kj, int64_t e, int64_t hc) const {
+  [[gnu::always_inline]] float input(const float* qi, const float* kj, int64_t e, int64_t hc) const {
     if constexpr (kEdge)
       return qi[hc] + kj[hc] + edge_term(e, hc);
     else
       return (void)e, qi[hc] + kj[hc];
   }
-  void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
+  [[gnu::always_inline]] void scores(int64_t i, int64_t j, int64_t e, float* __restrict s) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h) {
@@ -223,7 +231,8 @@ struct VectorScore {
     }
   }
   // dq_i += ds * a * act'(u);  datt += ds * act(u)
-  void grad_dst(int64_t i, int64_t j, int64_t e, const float* ds, float* dst_acc, float* datt) const {
+  [[gnu::always_inline]] void grad_dst(int64_t i, int64_t j, int64_t e, const float* ds, float* dst_acc,
+                                       float* datt) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
@@ -233,8 +242,8 @@ struct VectorScore {
         if (datt) datt[h * dk + c] += ds[h] * act(u, slope);
       }
   }
-  void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
-                float* __restrict src_acc) const {
+  [[gnu::always_inline]] void grad_src(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
+                                       float* __restrict src_acc) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     for (int64_t h = 0; h < heads; ++h)
@@ -243,7 +252,8 @@ struct VectorScore {
   }
   // With edge attributes: dea_e = sum_hc dz_hc we_hc (written whole, when dea_e is given) and
   // dwe_hc += dz_hc ea_e, where dz_hc = ds_h a_hc act'(u_hc).
-  void grad_edge(int64_t i, int64_t j, int64_t e, const float* ds, float* dea_e, float* dwe) const {
+  [[gnu::always_inline]] void grad_edge(int64_t i, int64_t j, int64_t e, const float* ds, float* dea_e,
+                                        float* dwe) const {
     const float* qi = q + i * heads * dk;
     const float* kj = k + j * heads * dk;
     const float* a_e = ea + e * fe;
