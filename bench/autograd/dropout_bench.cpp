@@ -28,7 +28,9 @@ constexpr int64_t kInputRows = 240000, kFeatures = 100, kOut = 64, kHiddenRows =
 constexpr float kP = 0.2f;
 
 // The sum of y weighted by a fixed tensor, so the backward has a dense dy.
-Var weighted_loss(Tape& t, Var y, const Tensor& weights) { return sum(t, mul(t, y, t.constant_ref(weights))); }
+Var weighted_loss(Tape& t, Var y, const Tensor& weights) {
+  return sum(t, mul(t, y, t.constant_ref(weights)));
+}
 
 void BM_Dropout(benchmark::State& state) {
   Parameter x{"x", random_tensor({kInputRows, kFeatures}, 1), {}};

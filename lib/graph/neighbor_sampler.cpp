@@ -24,8 +24,8 @@
 #include <numeric>
 #include <utility>
 
-#include "edgeattn/core/error.hpp"
 #include "core/prefetch.hpp"
+#include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "trusted_csr.hpp"
 
@@ -163,13 +163,16 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
   Block block;
   block.dst_nodes.assign(dst.begin(), dst.end());
 
-  auto degree = [&](int64_t v) { return in_ptr[static_cast<size_t>(v) + 1] - in_ptr[static_cast<size_t>(v)]; };
+  auto degree = [&](int64_t v) {
+    return in_ptr[static_cast<size_t>(v) + 1] - in_ptr[static_cast<size_t>(v)];
+  };
   // The destinations are scattered over the graph, so both passes over them are bound by the
   // latency of their random reads: each prefetches the row offsets kAhead destinations ahead and
   // (pass 2) the row's columns half as far ahead, once its offsets have arrived.
   constexpr int64_t kAhead = 16, kRowLines = 8;
   auto prefetch_offsets = [&](int64_t i, int64_t end) {
-    if (i + kAhead < end) detail::prefetch_read<3>(&in_ptr[static_cast<size_t>(dst[static_cast<size_t>(i + kAhead)])]);
+    if (i + kAhead < end)
+      detail::prefetch_read<3>(&in_ptr[static_cast<size_t>(dst[static_cast<size_t>(i + kAhead)])]);
   };
 
   // 1. Row counts.
@@ -193,7 +196,8 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
       if (i + kAhead / 2 < e) {  // the row's columns, up to kRowLines cache lines
         const int64_t u = dst[static_cast<size_t>(i + kAhead / 2)];
         const int32_t* first_col = in_col + in_ptr[static_cast<size_t>(u)];
-        const int32_t* last_col = std::min(in_col + in_ptr[static_cast<size_t>(u) + 1], first_col + 16 * kRowLines);
+        const int32_t* last_col =
+            std::min(in_col + in_ptr[static_cast<size_t>(u) + 1], first_col + 16 * kRowLines);
         for (const int32_t* c = first_col; c < last_col; c += 16) detail::prefetch_read<3>(c);
       }
       const int64_t v = dst[static_cast<size_t>(i)];

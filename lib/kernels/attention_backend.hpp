@@ -87,6 +87,12 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
 void parallel_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out);
 void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
                        const BackwardBuffers& grads);
+/// Whether the sparse backward's destination pass keeps per-edge records (kept weight and score
+/// gradient) for its source pass to read instead of recomputing them (parallel_backward.cpp):
+/// `automatic` lets its memory budget decide. Results are bit-identical either way; tests force
+/// each. Not thread-safe: set it while no kernel runs.
+enum class EdgeRecords { automatic, never, always };
+void set_edge_records(EdgeRecords mode);
 /// True when parallel_backward writes every element of grads.dv exactly once (no zero-fill
 /// needed), in the task that reads v_j for the last time, after every other read of v: then dv
 /// may overwrite v itself. Then it also writes every element of dq, dk, dsd, dss, dbias and dse

@@ -49,7 +49,8 @@ Rebuilt with_bipartite_loops(const Graph& graph) {
   std::partial_sum(out_ptr.begin(), out_ptr.end(), out_ptr.begin());
   const int64_t kept = kept_before.back(), edges = out_ptr.back();
   std::vector<int32_t> out_col(static_cast<size_t>(edges));
-  std::vector<int64_t> input_of_csr(static_cast<size_t>(edges)), csr_of_input(static_cast<size_t>(kept + loops));
+  std::vector<int64_t> input_of_csr(static_cast<size_t>(edges)),
+      csr_of_input(static_cast<size_t>(kept + loops));
   Rebuilt r;
   r.origin.resize(static_cast<size_t>(edges));
   parallel_for(0, nd, kRows, [&](int64_t b, int64_t e) {
@@ -91,7 +92,8 @@ Rebuilt with_square_loops(const Graph& graph) {
       dst[static_cast<size_t>(e)] = static_cast<int32_t>(i);
   Rebuilt r;
   r.graph = build_graph(graph.num_dst(), graph.num_src(), std::span<const int32_t>(src),
-                        std::span<const int32_t>(dst), {.self_loops = SelfLoops::add, .duplicates = Duplicates::keep});
+                        std::span<const int32_t>(dst),
+                        {.self_loops = SelfLoops::add, .duplicates = Duplicates::keep});
   // The list given to build_graph is the CSR itself: input edge k is CSR edge k.
   const auto input_of_csr = r.graph.input_edge_of_csr();
   r.origin.assign(input_of_csr.begin(), input_of_csr.end());
@@ -99,7 +101,7 @@ Rebuilt with_square_loops(const Graph& graph) {
 }
 
 Rebuilt rebuild(const Graph& graph, bool add_self_loops) {
-  Rebuilt r = !add_self_loops                           ? Rebuilt{graph, {}}
+  Rebuilt r = !add_self_loops                      ? Rebuilt{graph, {}}
               : graph.num_dst() == graph.num_src() ? with_square_loops(graph)
                                                    : with_bipartite_loops(graph);
   (void)r.graph.transpose();

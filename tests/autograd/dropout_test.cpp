@@ -81,7 +81,8 @@ TEST(Dropout, EveryElementGetsItsOwnDrawWhereverASpanStarts) {
       for (int64_t i = 0; i < y.numel(); ++i) {
         const bool keep = dropout_keeps_element(77, i, 0.3f);
         kept += keep;
-        ASSERT_EQ(y.data()[i] != 0.f, keep) << "element " << i << " of " << y.numel() << ", " << threads << " threads";
+        ASSERT_EQ(y.data()[i] != 0.f, keep)
+            << "element " << i << " of " << y.numel() << ", " << threads << " threads";
         ASSERT_EQ(z.data()[i], y.data()[i]) << "element " << i;
       }
       if (y.numel() > 100000) {  // 151663 Bernoulli(0.7) draws: sd ~178

@@ -59,7 +59,9 @@ inline uint32_t entry_draw(uint64_t key, uint64_t position) {
 // A 16-bit draw against p: kept when draw * 2^-16 >= p, i.e. draw >= ceil(p * 2^16) (both sides
 // exact: draw < 2^16, and p * 2^16 is p with another exponent). The drop probability is p rounded
 // up to a multiple of 2^-16.
-inline uint32_t keep_threshold(float p) { return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0)); }
+inline uint32_t keep_threshold(float p) {
+  return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
+}
 
 // The dense mask of one dropout site: draws in blocks of up to kDraws consecutive positions.
 struct DenseMask {
@@ -114,7 +116,8 @@ void dropout_span(const DenseMask& mask, int64_t begin, int64_t n, const float* 
                   float* __restrict y) {
   mask.for_each_block(static_cast<uint64_t>(begin), n, [&](int64_t o, int64_t m, const uint16_t* draws) {
 #pragma omp simd
-    for (int64_t i = 0; i < m; ++i) y[o + i] = keep_or_zero(draws[i] >= mask.threshold, x[o + i] * mask.scale);
+    for (int64_t i = 0; i < m; ++i)
+      y[o + i] = keep_or_zero(draws[i] >= mask.threshold, x[o + i] * mask.scale);
   });
 }
 
@@ -150,7 +153,8 @@ void elu_dropout_backward_span(const DenseMask& mask, int64_t begin, int64_t n, 
 void dropout_span_in_place(const DenseMask& mask, int64_t begin, int64_t n, float* __restrict g) {
   mask.for_each_block(static_cast<uint64_t>(begin), n, [&](int64_t o, int64_t m, const uint16_t* draws) {
 #pragma omp simd
-    for (int64_t i = 0; i < m; ++i) g[o + i] = keep_or_zero(draws[i] >= mask.threshold, g[o + i] * mask.scale);
+    for (int64_t i = 0; i < m; ++i)
+      g[o + i] = keep_or_zero(draws[i] >= mask.threshold, g[o + i] * mask.scale);
   });
 }
 
@@ -193,9 +197,8 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
     if (!ctx.needs_grad(x)) return;
     Tensor dx = ctx.take_grad_out();
     float* g = dx.data();
-    detail::for_each_span(dx.numel(), [&](int64_t b, int64_t e) {
-      dropout_span_in_place(mask, b, e - b, g + b);
-    });
+    detail::for_each_span(dx.numel(),
+                          [&](int64_t b, int64_t e) { dropout_span_in_place(mask, b, e - b, g + b); });
     ctx.add_grad(x, std::move(dx));
   });
 }
@@ -354,17 +357,16 @@ Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {
     else
       detail::map_span(xd + b, yd + b, e - b, [alpha](float v) { return kernels::elu(v, alpha); });
   });
-  return tape.record("elu_dropout", std::move(y), {x},
-                     [x, mask, alpha](BackwardContext& ctx) {
-                       if (!ctx.needs_grad(x)) return;
-                       const float* xd = ctx.value(x).data();
-                       Tensor dx = ctx.take_grad_out();
-                       float* g = dx.data();
-                       detail::for_each_span(dx.numel(), [&](int64_t b, int64_t e) {
-                         elu_dropout_backward_span(mask, b, e - b, alpha, xd + b, g + b);
-                       });
-                       ctx.add_grad(x, std::move(dx));
-                     });
+  return tape.record("elu_dropout", std::move(y), {x}, [x, mask, alpha](BackwardContext& ctx) {
+    if (!ctx.needs_grad(x)) return;
+    const float* xd = ctx.value(x).data();
+    Tensor dx = ctx.take_grad_out();
+    float* g = dx.data();
+    detail::for_each_span(dx.numel(), [&](int64_t b, int64_t e) {
+      elu_dropout_backward_span(mask, b, e - b, alpha, xd + b, g + b);
+    });
+    ctx.add_grad(x, std::move(dx));
+  });
 }
 
 namespace detail {
@@ -391,8 +393,9 @@ void apply_output_epilogue(Tensor& y, const float* bias, int64_t width, const Ou
     for (int64_t r = r0; r < r1; ++r) {
       float* row = yd + r * width;
       if (active)
-        mask.for_each_block(static_cast<uint64_t>(r * width), width,
-                            [&](int64_t c0, int64_t m, const uint16_t* draws) { columns(row, c0, m, draws); });
+        mask.for_each_block(
+            static_cast<uint64_t>(r * width), width,
+            [&](int64_t c0, int64_t m, const uint16_t* draws) { columns(row, c0, m, draws); });
       else
         columns(row, 0, width, nullptr);
     }
@@ -424,9 +427,8 @@ void output_epilogue_backward(Tensor& g, const Tensor& y, int64_t width, const O
       float* grow = gd + r * width;
       const float* yrow = yd + r * width;
       if (active)
-        mask.for_each_block(static_cast<uint64_t>(r * width), width, [&](int64_t c0, int64_t m, const uint16_t* d) {
-          columns(grow, yrow, c0, m, d);
-        });
+        mask.for_each_block(static_cast<uint64_t>(r * width), width,
+                            [&](int64_t c0, int64_t m, const uint16_t* d) { columns(grow, yrow, c0, m, d); });
       else
         columns(grow, yrow, 0, width, nullptr);
     }

@@ -12,6 +12,13 @@
 // edge attributes' own gradient.
 // Pass 2 (source-parallel over the transpose, `for_each_in_col`) recomputes alpha and ds for each
 // in-edge of source j and accumulates dk (or d score_src) and dv for j.
+// Edge records (additive score on an explicit graph, without edge bias or per-edge term, when
+// they fit the budget below): pass 1 also writes each edge's kept weight w = alpha * keep and its
+// score-input gradient dz = ds * leaky'(z) (2H floats, CSR order), and pass 2 reads them through
+// Graph::transpose_edges instead of recomputing the score, its exp, the dropout hash and the
+// <dO_i, v_j> dots: dv_j = sum_i w dO_i and d score_src_j = sum_i dz. The same values in the same
+// order, so the gradients are bit for bit those of the recomputing pass (tested); it made the
+// source pass of a sampled GAT step's blocks about half as costly.
 // Every output element is written by exactly one task, and chunking depends only on the pattern,
 // so gradients are bit-identical for any thread count. Pass 2 reads v only as v_j, in the task
 // that then writes dv_j, and pass 1 has finished every read of v before: dv may overwrite v
@@ -51,6 +58,27 @@ std::vector<int64_t> column_chunks(const P& pattern) {
     for (int64_t j = 0; j < ns; j += grain) b.push_back(j);
     b.push_back(ns);
     return b;
+  }
+}
+
+// Edge records are kept when they take no more memory than the value and output gradients the
+// backward holds anyway ([Ns + Nd, H, dv] floats), or 64 MiB, whichever is larger: always for
+// sampled blocks and graphs up to a few million edges, never to double the footprint of a large
+// graph (there the source pass recomputes). set_edge_records forces either way (tests).
+EdgeRecords g_edge_records = EdgeRecords::automatic;
+
+template <class P, class S>
+bool edge_records_apply(const P& pattern, const KernelArgs& a, int64_t dv, bool softmax) {
+  if constexpr (!std::is_same_v<P, CsrPattern> || !kIsAdditive<S>) {
+    (void)pattern, (void)a, (void)dv, (void)softmax;
+    return false;
+  } else {
+    if (!softmax || a.bias || a.score.se) return false;
+    if (g_edge_records != EdgeRecords::automatic) return g_edge_records == EdgeRecords::always;
+    const int64_t heads = a.heads;
+    const int64_t record_bytes = pattern.num_edges() * 2 * heads * int64_t{sizeof(float)};
+    const int64_t held = (pattern.num_src() + pattern.num_dst()) * heads * dv * int64_t{sizeof(float)};
+    return record_bytes <= std::max<int64_t>(held, int64_t{64} << 20);
   }
 }
 
@@ -128,6 +156,21 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   std::vector<float> dwe_partial(num_chunks * static_cast<size_t>(we_size));
   const bool edge_attr_grads = kHasEdgeAttributes<S> && (g.dea || g.dwe);
   const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || edge_attr_grads || kSoftmax;
+  const bool records = need_pass1 && (src_grad || g.dv) && edge_records_apply<P, S>(pattern, a, dv, kSoftmax);
+  Tensor record_storage(Shape{records ? pattern.num_edges() : 0, 2 * heads});  // [E, 2H]: w, dz
+  float* record_data = record_storage.data();
+  // Writes edge e's record: w = alpha * keep, dz = ds * leaky'(z) (what grad_dst adds for it).
+  auto write_record = [&](int64_t i, int64_t j, int64_t e, const float* alpha, const float* kf,
+                          const float* ds) {
+    if constexpr (kIsAdditive<S>) {
+      float* rec = record_data + e * 2 * heads;
+#pragma omp simd
+      for (int64_t h = 0; h < heads; ++h) rec[h] = alpha[h] * kf[h];
+      score.pre_activation_grad(i, j, e, ds, rec + heads);
+    } else {
+      (void)i, (void)j, (void)e, (void)alpha, (void)kf, (void)ds;
+    }
+  };
   if (need_pass1) {
     parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
       std::vector<float> scratch(static_cast<size_t>(6 * heads + width + (edge_values ? heads * dv : 0)));
@@ -167,7 +210,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
             std::copy_n(drow, heads, row_sum_data + i * heads);
           }
-          if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads) continue;
+          if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
           std::fill_n(acc, width, 0.f);
           edge_buf.resize(static_cast<size_t>(2 * heads));
           float* alpha = edge_buf.data();
@@ -186,6 +229,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
             edge_term_grad(i, j, e, ds, wk, dwe);
             score.grad_dst(i, j, e, ds, acc, datt);
+            if (records) write_record(i, j, e, alpha, kf, ds);
           });
           if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
           continue;
@@ -206,7 +250,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
         });
         if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum_data + i * heads);
-        if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads) continue;
+        if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
         std::fill_n(acc, width, 0.f);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
           const float* alpha = edge_buf.data() + 2 * heads * (e - first);
@@ -215,12 +259,12 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t h = 0; h < heads; ++h)
             ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
           if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
-          if (edge_attr_grads) {
-            keep_factors(i, j, kf);
+          if (edge_attr_grads || records) keep_factors(i, j, kf);
+          if (edge_attr_grads)
             for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
-          }
           edge_term_grad(i, j, e, ds, wk, dwe);
           score.grad_dst(i, j, e, ds, acc, datt);
+          if (records) write_record(i, j, e, alpha, kf, ds);
         });
         if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
       }
@@ -272,6 +316,40 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     // log-sum-exp and D.
     const int64_t distance =
         prefetch_distance(row_lines(width) + row_lines(heads * dv) + (kSoftmax ? 2 * row_lines(heads) : 0));
+    if (records) {  // from the edge records: no score, exp, dropout hash or dot
+      if constexpr (std::is_same_v<P, CsrPattern>) {
+        const auto edges = pattern.graph().transpose_edges();
+        const int64_t row_distance = prefetch_distance(row_lines(heads * dv) + row_lines(2 * heads));
+        for (int64_t j = col_begin; j < col_end; ++j) {
+          std::fill_n(acc, width, 0.f);
+          std::fill_n(dv_acc, heads * dv, 0.f);
+          const int64_t begin = t->col_ptr[static_cast<size_t>(j)],
+                        end = t->col_ptr[static_cast<size_t>(j) + 1];
+          const int64_t pos_end = t->col_ptr[static_cast<size_t>(col_end)];
+          for (int64_t p = begin; p < end; ++p) {
+            if (p + row_distance < pos_end) {
+              prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * heads * dv,
+                           heads * dv);
+              prefetch_row(record_data + edges[static_cast<size_t>(p + row_distance)] * 2 * heads, 2 * heads);
+            }
+            const float* rec = record_data + edges[static_cast<size_t>(p)] * 2 * heads;
+            const float* dout_i =
+                in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * heads * dv;
+            for (int64_t h = 0; h < heads; ++h) {
+              const float wt = rec[h];
+#pragma omp simd
+              for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
+            }
+#pragma omp simd
+            for (int64_t h = 0; h < heads; ++h) acc[h] += rec[heads + h];
+          }
+          if (src_grad) std::copy_n(acc, width, src_grad + j * width);
+          if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);
+        }
+        if (stream_dv) stream_fence();
+      }
+      return;
+    }
     for (int64_t j = col_begin; j < col_end; ++j) {
       std::fill_n(acc, width, 0.f);
       std::fill_n(dv_acc, heads * dv, 0.f);
@@ -327,6 +405,8 @@ void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInpu
     });
   });
 }
+
+void set_edge_records(EdgeRecords mode) { g_edge_records = mode; }
 
 bool parallel_backward_writes_each_dv_once(const Pattern& p, const KernelArgs& a) {
   return !tiled_applies(p, a, /*want_alpha=*/false);
