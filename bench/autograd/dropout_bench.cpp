@@ -32,51 +32,50 @@ Var weighted_loss(Tape& t, Var y, const Tensor& weights) {
   return sum(t, mul(t, y, t.constant_ref(weights)));
 }
 
-void BM_Dropout(benchmark::State& state) {
-  Parameter x{"x", random_tensor({kInputRows, kFeatures}, 1), {}};
-  const Tensor weights = random_tensor({kInputRows, kFeatures}, 2);
+// The timed loop: each step clears the tape and p's gradient, builds loss(tape, p's Var, seed) with
+// a fresh seed and runs its backward. Returns the loop's wall seconds.
+template <class Loss>
+double time_steps(benchmark::State& state, Parameter& p, Loss loss) {
   Tape tape;
   uint64_t seed = 0;
   LoopClock clock;
   for (auto _ : state) {
     tape.clear();
-    x.grad.fill(0.f);
-    tape.backward(weighted_loss(tape, dropout(tape, tape.parameter(x), kP, ++seed), weights));
-    benchmark::DoNotOptimize(x.grad.data());
+    p.grad.fill(0.f);
+    tape.backward(loss(tape, tape.parameter(p), ++seed));
+    benchmark::DoNotOptimize(p.grad.data());
   }
-  set_traffic_counters(state, 0, 16.0 * static_cast<double>(kInputRows * kFeatures), clock.seconds());
+  return clock.seconds();
+}
+
+// An element-wise op y = op(tape, x, seed) on x [rows, cols], forward and backward (dx).
+template <class Op>
+void element_wise(benchmark::State& state, int64_t rows, int64_t cols, uint64_t data_seed, Op op) {
+  Parameter x{"x", random_tensor({rows, cols}, data_seed), {}};
+  const Tensor weights = random_tensor({rows, cols}, data_seed + 1);
+  const double seconds = time_steps(
+      state, x, [&](Tape& t, Var xv, uint64_t seed) { return weighted_loss(t, op(t, xv, seed), weights); });
+  set_traffic_counters(state, 0, 16.0 * static_cast<double>(rows * cols), seconds);
+}
+
+void BM_Dropout(benchmark::State& state) {
+  element_wise(state, kInputRows, kFeatures, 1,
+               [](Tape& t, Var x, uint64_t seed) { return dropout(t, x, kP, seed); });
+}
+
+void BM_EluDropout(benchmark::State& state) {
+  element_wise(state, kHiddenRows, kOut, 6,
+               [](Tape& t, Var x, uint64_t seed) { return elu_dropout(t, x, 1.f, kP, seed); });
 }
 
 void BM_DropoutLinear(benchmark::State& state) {
   const Tensor x = random_tensor({kInputRows, kFeatures}, 3);
   Parameter w{"w", random_tensor({kOut, kFeatures}, 4), {}};
   const Tensor weights = random_tensor({kInputRows, kOut}, 5);
-  Tape tape;
-  uint64_t seed = 0;
-  LoopClock clock;
-  for (auto _ : state) {
-    tape.clear();
-    w.grad.fill(0.f);
-    const Var y = dropout_linear(tape, tape.constant_ref(x), kP, ++seed, tape.parameter(w));
-    tape.backward(weighted_loss(tape, y, weights));
-    benchmark::DoNotOptimize(w.grad.data());
-  }
-  set_flop_counters(state, 4.0 * static_cast<double>(kInputRows * kFeatures * kOut), clock.seconds());
-}
-
-void BM_EluDropout(benchmark::State& state) {
-  Parameter x{"x", random_tensor({kHiddenRows, kOut}, 6), {}};
-  const Tensor weights = random_tensor({kHiddenRows, kOut}, 7);
-  Tape tape;
-  uint64_t seed = 0;
-  LoopClock clock;
-  for (auto _ : state) {
-    tape.clear();
-    x.grad.fill(0.f);
-    tape.backward(weighted_loss(tape, elu_dropout(tape, tape.parameter(x), 1.f, kP, ++seed), weights));
-    benchmark::DoNotOptimize(x.grad.data());
-  }
-  set_traffic_counters(state, 0, 16.0 * static_cast<double>(kHiddenRows * kOut), clock.seconds());
+  const double seconds = time_steps(state, w, [&](Tape& t, Var wv, uint64_t seed) {
+    return weighted_loss(t, dropout_linear(t, t.constant_ref(x), kP, seed, wv), weights);
+  });
+  set_flop_counters(state, 4.0 * static_cast<double>(kInputRows * kFeatures * kOut), seconds);
 }
 
 BENCHMARK(BM_Dropout)->Name("dropout/fwd_bwd")->Unit(benchmark::kMillisecond)->UseRealTime();
