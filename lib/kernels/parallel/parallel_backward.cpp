@@ -316,6 +316,19 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     // log-sum-exp and D.
     const int64_t distance =
         prefetch_distance(row_lines(width) + row_lines(heads * dv) + (kSoftmax ? 2 * row_lines(heads) : 0));
+    const int64_t pos_end = t ? t->col_ptr[static_cast<size_t>(col_end)] : 0;  // the chunk's last edge
+    // dv_j += w_h dO_i^h for each head h, w_h = weight(h).
+    auto add_weighted_dout = [&](const float* dout_i, auto&& weight) {
+      for (int64_t h = 0; h < heads; ++h) {
+        const float wt = weight(h);
+#pragma omp simd
+        for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
+      }
+    };
+    auto finish_column = [&](int64_t j) {
+      if (src_grad) std::copy_n(acc, width, src_grad + j * width);
+      if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);
+    };
     if (records) {  // from the edge records: no score, exp, dropout hash or dot
       if constexpr (std::is_same_v<P, CsrPattern>) {
         const auto edges = pattern.graph().transpose_edges();
@@ -325,7 +338,6 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           std::fill_n(dv_acc, heads * dv, 0.f);
           const int64_t begin = t->col_ptr[static_cast<size_t>(j)],
                         end = t->col_ptr[static_cast<size_t>(j) + 1];
-          const int64_t pos_end = t->col_ptr[static_cast<size_t>(col_end)];
           for (int64_t p = begin; p < end; ++p) {
             if (p + row_distance < pos_end) {
               prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * heads * dv,
@@ -335,16 +347,11 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             const float* rec = record_data + edges[static_cast<size_t>(p)] * 2 * heads;
             const float* dout_i =
                 in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * heads * dv;
-            for (int64_t h = 0; h < heads; ++h) {
-              const float wt = rec[h];
-#pragma omp simd
-              for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
-            }
+            add_weighted_dout(dout_i, [&](int64_t h) { return rec[h]; });
 #pragma omp simd
             for (int64_t h = 0; h < heads; ++h) acc[h] += rec[heads + h];
           }
-          if (src_grad) std::copy_n(acc, width, src_grad + j * width);
-          if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);
+          finish_column(j);
         }
         if (stream_dv) stream_fence();
       }
@@ -354,7 +361,6 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       std::fill_n(acc, width, 0.f);
       std::fill_n(dv_acc, heads * dv, 0.f);
       int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
-      const int64_t pos_end = t ? t->col_ptr[static_cast<size_t>(col_end)] : 0;
       for_each_in_col(j, [&](int32_t i, int64_t e) {
         if (t && pos + distance < pos_end) {
           const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
@@ -369,12 +375,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         score.scores(i, j, e, s);
         weights(i, e, s, alpha);
         keep_factors(i, j, kf);
-        const float* dout_i = in.dout + static_cast<int64_t>(i) * heads * dv;
-        for (int64_t h = 0; h < heads; ++h) {
-          const float wt = alpha[h] * kf[h];
-#pragma omp simd
-          for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
-        }
+        add_weighted_dout(in.dout + static_cast<int64_t>(i) * heads * dv,
+                          [&](int64_t h) { return alpha[h] * kf[h]; });
         if (!src_grad) return;
         dalpha(i, j, e, kf, da, ve);
 #pragma omp simd
@@ -383,8 +385,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               kSoftmax ? alpha[h] * (da[h] - row_sum_data[i * heads + h]) : (alpha[h] > 0.f ? da[h] : 0.f);
         score.grad_src(i, j, e, ds, acc);
       });
-      if (src_grad) std::copy_n(acc, width, src_grad + j * width);
-      if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);
+      finish_column(j);
     }
     if (stream_dv) stream_fence();
   });
