@@ -30,6 +30,18 @@ void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& 
                            " nodes; prepare it once with nn::prepare_graph(graph, /*add_self_loops=*/true)");
 }
 
+NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows, std::optional<CsrMatrix>& sparse_storage) {
+  if (x.rows(tape) < rows)
+    raise<ShapeError>("first_rows: x has ", x.rows(tape), " rows, cannot take its first ", rows,
+                      " (a block's destinations are its first sources)");
+  if (!x.is_sparse())
+    return NodeInput::with_dropout(autograd::leading_rows(tape, x.dense(), rows), x.dropout_p(), x.dropout_seed());
+  std::vector<int64_t> first(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) first[static_cast<size_t>(i)] = i;
+  sparse_storage.emplace(x.sparse().select_rows(first));
+  return NodeInput(*sparse_storage);
+}
+
 namespace {
 void check_options(const std::string& who, int64_t in, int64_t out, int64_t heads, float slope,
                    float dropout) {
@@ -132,7 +144,28 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
                      const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention) {
   check_bipartite_layer_graph(tape, "GATConv " + lin.weight.name, graph, x_src, x_dst, options_.in_channels,
                               in_dst(), options_.add_self_loops);
-  return forward_bipartite(tape, graph, x_src, x_dst, edge_scores(tape, graph, edges), dropout_seed,
+  return forward_bipartite(tape, graph, x_src, &x_dst, edge_scores(tape, graph, edges), dropout_seed,
+                           attention);
+}
+
+Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                           const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention) {
+  const std::string who = "GATConv " + lin.weight.name;
+  if (graph.num_dst() > graph.num_src())
+    raise<InvalidArgument>(who, ": a block's destinations are its first sources, but the graph has ",
+                           graph.num_dst(), " destinations for ", graph.num_src(), " sources");
+  if (lin_dst || res) {  // x_dst itself is read
+    std::optional<CsrMatrix> storage;
+    const NodeInput x_dst = first_rows(tape, x_src, graph.num_dst(), storage);
+    return forward(tape, graph, x_src, x_dst, edges, dropout_seed, attention);
+  }
+  x_src.check(tape, who + " (x_src)", graph.num_src(), options_.in_channels);
+  const int64_t loops = graph.num_dst();  // min(num_dst, num_src)
+  if (options_.add_self_loops && graph.degree_stats().self_loops != loops)
+    raise<InvalidArgument>(who, ": add_self_loops is set but the graph has ", graph.degree_stats().self_loops,
+                           " self-loops for ", loops,
+                           " nodes; prepare it once with nn::prepare_graph(graph, /*add_self_loops=*/true)");
+  return forward_bipartite(tape, graph, x_src, nullptr, edge_scores(tape, graph, edges), dropout_seed,
                            attention);
 }
 
@@ -190,23 +223,30 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
 }
 
 Var GATConv::forward_bipartite(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
-                               const NodeInput& x_dst, Var score_edge, uint64_t dropout_seed,
+                               const NodeInput* x_dst, Var score_edge, uint64_t dropout_seed,
                                Tensor* attention) {
   const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const Var hs = autograd::reshape(tape, lin.forward(tape, x_src), {ns, h, c});
-  const Var hd =
-      autograd::reshape(tape, lin_dst ? lin_dst->forward(tape, x_dst) : lin.forward(tape, x_dst), {nd, h, c});
+  // No x_dst: the destinations are the first sources, so their scores are those of hs's first
+  // rows (no second projection, and no copy of those rows).
+  Var score_dst;
+  if (x_dst) {
+    const Var hd_flat = lin_dst ? lin_dst->forward(tape, *x_dst) : lin.forward(tape, *x_dst);
+    score_dst = autograd::head_scores(tape, autograd::reshape(tape, hd_flat, {nd, h, c}), a_dst);
+  } else {
+    score_dst = autograd::head_scores(tape, hs, a_dst, nd);
+  }
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
   Var out = autograd::graph_attention(tape, graph,
                                       {.value = hs,
-                                       .score_dst = autograd::head_scores(tape, hd, a_dst),
+                                       .score_dst = score_dst,
                                        .score_src = autograd::head_scores(tape, hs, a_src),
                                        .score_edge = score_edge},
                                       config, attention);
   if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
-  if (res) out = autograd::add(tape, out, res->forward(tape, x_dst));
+  if (res) out = autograd::add(tape, out, res->forward(tape, *x_dst));  // forward_block passes x_dst with res
   if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
   return out;
 }

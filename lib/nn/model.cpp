@@ -449,19 +449,25 @@ Tensor conv_inference(const Graph& graph, const data::Features& x, const Tensor&
 }
 
 // The conv stack on sampled blocks: layer l reads graphs[l] (prepared, bipartite) with x_src =
-// the previous output (or x0) and x_dst = its first num_dst rows. x0_dst: layer 0's x_dst.
+// the previous output (or x0) and x_dst = its first num_dst rows: GATConv takes those from its
+// projection of x_src (forward_block); the other convs get them as an input of their own.
 // edges[l]: layer l's edge attributes (empty without edge features).
 template <class Conv>
 Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
-                const std::vector<EdgeFeatures>& edges, const NodeInput& x0, const NodeInput& x0_dst,
+                const std::vector<EdgeFeatures>& edges, const NodeInput& x0,
                 std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
     const NodeInput x_src = l == 0 ? x0 : NodeInput(h);
-    const NodeInput x_dst = l == 0 ? x0_dst : NodeInput(autograd::leading_rows(tape, h, graphs[l].num_dst()));
-    h = convs[l]->forward(tape, graphs[l], x_src, x_dst, edges.empty() ? EdgeFeatures{} : edges[l], att_seed,
-                          nullptr);
+    const EdgeFeatures e = edges.empty() ? EdgeFeatures{} : edges[l];
+    if constexpr (std::is_same_v<Conv, GATConv>) {
+      h = convs[l]->forward_block(tape, graphs[l], x_src, e, att_seed, nullptr);
+    } else {
+      std::optional<CsrMatrix> storage;
+      const NodeInput x_dst = first_rows(tape, x_src, graphs[l].num_dst(), storage);
+      h = convs[l]->forward(tape, graphs[l], x_src, x_dst, e, att_seed, nullptr);
+    }
     if (l + 1 < convs.size())
       h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1));
   }
@@ -517,41 +523,32 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
   if (static_cast<int64_t>(batch.input_nodes.size()) != graphs.front().num_src())
     raise<InvalidArgument>("Model::forward: ", batch.input_nodes.size(),
                            " input nodes for a first block with ", graphs.front().num_src(), " sources");
-  const int64_t nd0 = graphs.front().num_dst();
   const uint64_t input_seed = site_seed(step_seed, kInputDropout);
-  // Input dropout keyed by element index: x_dst's rows are x_src's first rows, so both see the
-  // same mask.
   // The tape takes the blocks' attributes over: the backward reads them after this returns.
   std::vector<EdgeFeatures> edges;
   for (Tensor& a : attrs) edges.push_back({tape.constant(std::move(a))});
-  auto run = [&](const NodeInput& x0, const NodeInput& x0_dst) {
-    return run_blocks(tape, graphs, edges, x0, x0_dst, step_seed);
-  };
   if (x.is_sparse()) {
     const CsrMatrix x_src =
         autograd::dropout(tape, x.sparse().select_rows(batch.input_nodes), c.dropout, input_seed);
-    std::vector<int64_t> first(static_cast<size_t>(nd0));
-    for (int64_t i = 0; i < nd0; ++i) first[static_cast<size_t>(i)] = i;
-    const CsrMatrix x_dst = x_src.select_rows(first);
-    return run(NodeInput(x_src), NodeInput(x_dst));
+    return run_blocks(tape, graphs, edges, NodeInput(x_src), step_seed);
   }
   data::prefetch_rows(x, batch.input_nodes);  // features read in place: start all the reads at once
   const Var x_src = tape.constant(gather_rows(x.dense().view(), batch.input_nodes));
-  return run(NodeInput::with_dropout(x_src, c.dropout, input_seed),
-             NodeInput::with_dropout(autograd::leading_rows(tape, x_src, nd0), c.dropout, input_seed));
+  // Input dropout keyed by element index: the destinations' rows, x_src's first rows, see the
+  // same mask whichever layer reads them.
+  return run_blocks(tape, graphs, edges, NodeInput::with_dropout(x_src, c.dropout, input_seed), step_seed);
 }
 
 Var Model::run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
-                      const std::vector<EdgeFeatures>& edges, const NodeInput& x0, const NodeInput& x0_dst,
-                      uint64_t step_seed) {
+                      const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed) {
   Impl& m = *impl_;
   switch (config_.kind) {
     case ModelKind::gat:
-      return block_stack(tape, graphs, edges, x0, x0_dst, m.gat, config_, step_seed);
+      return block_stack(tape, graphs, edges, x0, m.gat, config_, step_seed);
     case ModelKind::gatv2:
-      return block_stack(tape, graphs, edges, x0, x0_dst, m.gatv2, config_, step_seed);
+      return block_stack(tape, graphs, edges, x0, m.gatv2, config_, step_seed);
     case ModelKind::transformer:
-      return block_stack(tape, graphs, edges, x0, x0_dst, m.transformer, config_, step_seed);
+      return block_stack(tape, graphs, edges, x0, m.transformer, config_, step_seed);
     case ModelKind::graph_transformer:
       break;
   }

@@ -60,6 +60,57 @@ TEST(Matmul, IsBitIdenticalForAnyThreadCount) {
   EXPECT_TRUE(bit_identical(cs[0], cs[2]));
 }
 
+// A weight-gradient shape: C [40, 70] is one tile and k is long, so k is split into chunks
+// (3 here, the last one short) computed in parallel and summed in order.
+// A layer's weight on the right (k <= 512, n <= 256) takes the packed microkernel path: rows
+// across several 132-row blocks, n not a multiple of a panel, both layouts of b.
+TEST(Matmul, PackedWeightPathMatchesReferenceAndIsBitIdenticalForAnyThreadCount) {
+  const int64_t m = 300, k = 100, n = 70;
+  for (bool tb : {false, true}) {
+    const Tensor a = random_tensor({m, k}, 9);
+    const Tensor b = tb ? random_tensor({n, k}, 10) : random_tensor({k, n}, 10);
+    const Tensor start = random_tensor({m, n}, 11);
+    for (bool acc : {false, true}) {
+      Tensor want = start;
+      kernels::reference_matmul(a, false, b, tb, want, acc);
+      std::vector<Tensor> cs;
+      for (int threads : {1, 2, 3}) {
+        ThreadLimit limit(threads);
+        Tensor c = start;
+        kernels::matmul(a, false, b, tb, c, acc);
+        EXPECT_LE(max_abs_diff(c, want), 1e-4f) << "trans_b=" << tb << " acc=" << acc;
+        cs.push_back(std::move(c));
+      }
+      EXPECT_TRUE(bit_identical(cs[0], cs[1]));
+      EXPECT_TRUE(bit_identical(cs[0], cs[2]));
+    }
+  }
+}
+
+TEST(Matmul, SplitsALongInnerExtentBitIdenticallyForAnyThreadCount) {
+  const int64_t k = 2 * 8192 + 1000, m = 40, n = 70;
+  for (bool ta : {true, false})
+    for (bool tb : {false, true}) {
+      const Tensor a = ta ? random_tensor({k, m}, 6) : random_tensor({m, k}, 6);
+      const Tensor b = tb ? random_tensor({n, k}, 7) : random_tensor({k, n}, 7);
+      const Tensor start = random_tensor({m, n}, 8);
+      for (bool acc : {false, true}) {
+        Tensor want = start;
+        kernels::reference_matmul(a, ta, b, tb, want, acc);
+        std::vector<Tensor> cs;
+        for (int threads : {1, 2, 3}) {
+          ThreadLimit limit(threads);
+          Tensor c = start;
+          kernels::matmul(a, ta, b, tb, c, acc);
+          EXPECT_LE(max_abs_diff(c, want), 2e-3f) << "trans_a=" << ta << " trans_b=" << tb << " acc=" << acc;
+          cs.push_back(std::move(c));
+        }
+        EXPECT_TRUE(bit_identical(cs[0], cs[1]));
+        EXPECT_TRUE(bit_identical(cs[0], cs[2]));
+      }
+    }
+}
+
 TEST(Matmul, RejectsMismatchedInnerExtents) {
   Tensor c({3, 5});
   testing::expect_throw_naming<ShapeError>(

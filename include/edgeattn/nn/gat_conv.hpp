@@ -110,6 +110,17 @@ class GATConv {
                         const NodeInput& x_dst, const EdgeFeatures& edges, uint64_t dropout_seed,
                         Tensor* attention = nullptr);
 
+  /// A sampled block (graph/neighbor_sampler.hpp; DGL's blocks): graph num_dst x num_src whose
+  /// destinations are the first num_dst sources, so x_dst is x_src's first rows (with x_src's
+  /// pending dropout, keyed by element index: the same mask). Without lin_dst the sources are
+  /// projected once and the destinations take that projection's first rows, as DGL's GATConv
+  /// does; with lin_dst or a residual, x_dst is formed and forward(x_src, x_dst) runs. Equals
+  /// forward(tape, graph, x_src, leading rows of x_src, ...) in value (bit for bit where the
+  /// projection is row-independent: kernels::matmul's packed path and sparse input), and in the
+  /// gradient x_src receives in total.
+  autograd::Var forward_block(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
+                              const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention = nullptr);
+
   const GATConvOptions& options() const { return options_; }
   /// Output width: H*C (concat) or C.
   int64_t out_features() const;
@@ -133,8 +144,9 @@ class GATConv {
   autograd::Var forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
                                autograd::Var score_edge, uint64_t dropout_seed, Tensor* attention,
                                const EluDropout* then);
+  /// x_dst null: the destinations are the first rows of x_src (forward_block without lin_dst).
   autograd::Var forward_bipartite(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
-                                  const NodeInput& x_dst, autograd::Var score_edge, uint64_t dropout_seed,
+                                  const NodeInput* x_dst, autograd::Var score_edge, uint64_t dropout_seed,
                                   Tensor* attention);
   GATConvOptions options_;
 };
@@ -148,5 +160,9 @@ void check_layer_graph(const autograd::Tape& tape, const std::string& who, const
 void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
                                  const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src,
                                  int64_t in_dst, bool add_self_loops);
+/// A sampled block's destination input: x's first `rows` rows with x's pending dropout (dense,
+/// through autograd::leading_rows), or those rows of a sparse x copied into `sparse_storage`,
+/// which must outlive the returned NodeInput. ShapeError when x has fewer rows.
+NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows, std::optional<CsrMatrix>& sparse_storage);
 
 }  // namespace edgeattn::nn

@@ -198,8 +198,7 @@ class Model {
  private:
   struct Impl;
   autograd::Var run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
-                           const std::vector<EdgeFeatures>& edges, const NodeInput& x0,
-                           const NodeInput& x0_dst, uint64_t step_seed);
+                           const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed);
   template <class Input>
   autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
                            const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention,

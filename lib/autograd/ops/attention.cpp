@@ -143,9 +143,17 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
 
 Var head_scores(Tape& tape, Var h, Var a) {
   const Tensor& hv = tape.value(h);
+  detail::expect_rank("head_scores", "h", hv, 3, "[N, heads, dim]");
+  return head_scores(tape, h, a, hv.dim(0));
+}
+
+Var head_scores(Tape& tape, Var h, Var a, int64_t rows) {
+  const Tensor& hv = tape.value(h);
   const Tensor& av = tape.value(a);
   detail::expect_rank("head_scores", "h", hv, 3, "[N, heads, dim]");
-  const int64_t n = hv.dim(0), heads = hv.dim(1), d = hv.dim(2);
+  if (rows < 0 || rows > hv.dim(0))
+    raise<ShapeError>("head_scores: h has shape ", hv.shape().str(), ", cannot score its first ", rows, " rows");
+  const int64_t n = rows, heads = hv.dim(1), d = hv.dim(2);
   detail::expect_shape("head_scores", "a", av, {heads, d});
   Tensor s = Tensor::uninitialized({n, heads});
   const float *hd = hv.data(), *ad = av.data();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "edgeattn/autograd/ops/linear.hpp"
 #include "edgeattn/core/rng.hpp"
 #include "kernels/blas.hpp"
+#include "kernels/packed_gemm.hpp"
 #include "kernels/vector_math.hpp"
 
 namespace edgeattn::autograd {
@@ -206,8 +208,8 @@ Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
 namespace {
 
 // Rows per block of the fused dropout + linear: a dropped block (kBlockRows x in floats) stays in
-// L2 between the mask and the GEMM that reads it.
-constexpr int64_t kBlockRows = 128;
+// L2 between the mask and the product that reads it; whole microkernel strips (packed_gemm.hpp).
+constexpr int64_t kBlockRows = kernels::kPackedBlockRows;
 // Rows per partial weight gradient. Fixed, and the partials are summed in order, so the weight
 // gradient is bit-identical for any thread count.
 constexpr int64_t kWeightGradRows = 8192;
@@ -248,14 +250,25 @@ void dropped_project(const DroppedInput& d, const Tensor& w, Tensor& y) {
   const float* wd = w.data();
   float* yd = y.data();
   const bool keep_all = d.p == 0.f;  // x itself: no copy, no mask
-  for_each_row_block_with_buffer(d.x.dim(0), keep_all ? 0 : in, [&](int64_t r0, int64_t r1, float* buffer) {
-    const float* rows = xd + r0 * in;
-    if (!keep_all) {
-      mask(rows, r0, r1, buffer);
-      rows = buffer;
-    }
-    kernels::gemm(false, true, r1 - r0, out, in, 1.f, rows, in, wd, in, 0.f, yd + r0 * out, out);
-  });
+  // A layer-sized weight is packed once for the microkernel (as kernels::matmul does, so that
+  // p = 0 gives linear's bits); a wider one goes to BLAS block by block.
+  std::optional<kernels::PackedRight> right;
+  if (kernels::PackedRight::suits(in, out)) right.emplace(wd, in, /*trans_b=*/true, in, out);
+  const int64_t masked = keep_all ? 0 : kBlockRows * in;
+  const int64_t scratch = right ? right->scratch_floats(kBlockRows) : 0;
+  for_each_row_block_with_buffer(d.x.dim(0), (masked + scratch) / kBlockRows,
+                                 [&](int64_t r0, int64_t r1, float* buffer) {
+                                   const float* rows = xd + r0 * in;
+                                   if (!keep_all) {
+                                     mask(rows, r0, r1, buffer);
+                                     rows = buffer;
+                                   }
+                                   if (right)
+                                     right->multiply(r1 - r0, rows, in, yd + r0 * out, out, false, buffer + masked);
+                                   else
+                                     kernels::gemm(false, true, r1 - r0, out, in, 1.f, rows, in, wd, in, 0.f,
+                                                   yd + r0 * out, out);
+                                 });
 }
 
 void dropped_transpose_products(const DroppedInput& d, std::span<const TransposeProduct> products) {
@@ -303,11 +316,20 @@ void dropped_input_grad(const DroppedInput& d, const float* dy, const Tensor& w,
   const float* wd = w.data();
   float* dxd = dx.data();
   const bool keep_all = d.p == 0.f;  // dx = dy w, straight into dx
-  for_each_row_block_with_buffer(d.x.dim(0), keep_all ? 0 : in, [&](int64_t r0, int64_t r1, float* buffer) {
-    float* target = keep_all ? dxd + r0 * in : buffer;
-    kernels::gemm(false, false, r1 - r0, in, out, 1.f, dy + r0 * out, out, wd, in, 0.f, target, in);
-    if (!keep_all) mask(buffer, r0, r1, dxd + r0 * in);
-  });
+  std::optional<kernels::PackedRight> right;  // w [out, in] as the right operand [k = out, n = in]
+  if (kernels::PackedRight::suits(out, in)) right.emplace(wd, in, /*trans_b=*/false, out, in);
+  const int64_t product = keep_all ? 0 : kBlockRows * in;
+  const int64_t scratch = right ? right->scratch_floats(kBlockRows) : 0;
+  for_each_row_block_with_buffer(d.x.dim(0), (product + scratch) / kBlockRows,
+                                 [&](int64_t r0, int64_t r1, float* buffer) {
+                                   float* target = keep_all ? dxd + r0 * in : buffer;
+                                   if (right)
+                                     right->multiply(r1 - r0, dy + r0 * out, out, target, in, false, buffer + product);
+                                   else
+                                     kernels::gemm(false, false, r1 - r0, in, out, 1.f, dy + r0 * out, out, wd, in,
+                                                   0.f, target, in);
+                                   if (!keep_all) mask(buffer, r0, r1, dxd + r0 * in);
+                                 });
 }
 
 }  // namespace detail

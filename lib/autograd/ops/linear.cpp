@@ -44,8 +44,11 @@ Var linear(Tape& tape, Var x, Var weight, Var bias) {
   if (bias) detail::add_bias_rows(y, tape.value(bias));
   return tape.record("linear", std::move(y), {x, weight, bias}, [x, weight, bias](BackwardContext& ctx) {
     const Tensor& dy = ctx.grad_out();
-    if (ctx.needs_grad(x))  // dx [N, in] += dy [N, out] w [out, in]
-      kernels::matmul(dy, false, ctx.value(weight), false, ctx.grad(x), true);
+    if (ctx.needs_grad(x)) {  // dx [N, in] = dy [N, out] w [out, in], handed over (moved when x has none yet)
+      Tensor dx = Tensor::uninitialized(ctx.value(x).shape());  // matmul overwrites it
+      kernels::matmul(dy, false, ctx.value(weight), false, dx);
+      ctx.add_grad(x, std::move(dx));
+    }
     if (ctx.needs_grad(weight))  // dw [out, in] += dy^T x
       kernels::matmul(dy, true, ctx.value(x), false, ctx.grad(weight), true);
     detail::bias_backward(ctx, bias);

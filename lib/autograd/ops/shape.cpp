@@ -112,9 +112,7 @@ Var leading_rows(Tape& tape, Var x, int64_t rows) {
   return tape.record("leading_rows", std::move(y), {x}, [x](BackwardContext& ctx) {
     if (!ctx.needs_grad(x)) return;
     const Tensor& g = ctx.grad_out();
-    float* dx = ctx.grad(x).data();
-    const float* gd = g.data();
-    for (int64_t i = 0, n = g.numel(); i < n; ++i) dx[i] += gd[i];
+    detail::add_into(ctx.grad(x).data(), g.data(), g.numel());  // the first rows of x's gradient
   });
 }
 

@@ -106,6 +106,10 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
 /// Per-node, per-head score a_h . h_{n,h}: h: [N, H, D], a: [H, D] -> [N, H].
 /// (GAT's a^T [W h_i || W h_j] split into a_dst . W h_i and a_src . W h_j.)
 Var head_scores(Tape& tape, Var h, Var a);
+/// The scores of h's first `rows` rows only: [rows, H] (a sampled block's destinations, which
+/// are its first sources); the backward adds into those rows of dh. ShapeError unless
+/// 0 <= rows <= N.
+Var head_scores(Tape& tape, Var h, Var a, int64_t rows);
 
 /// The head scores of a linear map folded into one small map: weight [H * D, in], a [H, D] ->
 /// u [H, in] with u[k, f] = sum_d a[k, d] weight[k*D + d, f], so that

@@ -1,0 +1,65 @@
+#include "kernels/packed_gemm.hpp"
+
+#include <algorithm>
+
+#include "kernels/parallel/flash_microkernel.hpp"
+
+namespace edgeattn::kernels {
+namespace {
+
+using P = flash::Best;
+constexpr int64_t kNR = flash::kPanel<P>;
+static_assert(kPackedBlockRows % P::kRows == 0, "row blocks are whole tile strips");
+
+}  // namespace
+
+PackedRight::PackedRight(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n)
+    : k_(k), n_(n), padded_n_(flash::round_up_panel<P>(n)), panels_(static_cast<size_t>(padded_n_ * k)) {
+  if (trans_b) {  // b [n, k]: panel p holds rows p*NR.. of b, transposed
+    flash::pack_transposed_panels<P>(n, k, b, ldb, 1.f, panels_.data());
+    return;
+  }
+  for (int64_t p0 = 0; p0 < padded_n_; p0 += kNR) {  // b [k, n]: panel p holds columns p*NR..
+    float* panel = panels_.data() + p0 * k;
+    const int64_t cols = std::min(kNR, n - p0);
+    for (int64_t kk = 0; kk < k; ++kk) {
+      std::copy_n(b + kk * ldb + p0, cols, panel + kk * kNR);
+      std::fill(panel + kk * kNR + cols, panel + (kk + 1) * kNR, 0.f);
+    }
+  }
+}
+
+int64_t PackedRight::scratch_floats(int64_t rows) const { return n_ == padded_n_ ? 0 : rows * padded_n_; }
+
+void PackedRight::multiply(int64_t rows, const float* a, int64_t lda, float* c, int64_t ldc, bool accumulate,
+                           float* scratch) const {
+  if (rows <= 0) return;
+  // C itself when its width is whole panels; else a padded copy, written back after.
+  const bool direct = n_ == padded_n_;
+  float* target = direct ? c : scratch;
+  const int64_t ldt = direct ? ldc : padded_n_;
+  if (!direct && accumulate)
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(c + r * ldc, n_, target + r * ldt);
+  // Strips of MR rows outside, panels inside: a strip of A (MR x k) stays in L1 across panels.
+  static constexpr auto kTail = flash::micro_table<P, false>(std::make_index_sequence<P::kRows>());
+  static constexpr auto kTailAcc = flash::micro_table<P, true>(std::make_index_sequence<P::kRows>());
+  for (int64_t i = 0; i < rows; i += P::kRows) {
+    const int64_t mr = std::min<int64_t>(P::kRows, rows - i);
+    for (int64_t j = 0; j < padded_n_; j += kNR) {
+      const float* panel = panels_.data() + j * k_;
+      float* out = target + i * ldt + j;
+      if (mr == P::kRows) {
+        if (accumulate)
+          flash::micro<P, P::kRows, true>(k_, a + i * lda, lda, 1, panel, kNR, out, ldt);
+        else
+          flash::micro<P, P::kRows, false>(k_, a + i * lda, lda, 1, panel, kNR, out, ldt);
+      } else {
+        (accumulate ? kTailAcc : kTail)[static_cast<size_t>(mr - 1)](k_, a + i * lda, lda, 1, panel, kNR, out, ldt);
+      }
+    }
+  }
+  if (!direct)
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(target + r * ldt, n_, c + r * ldc);
+}
+
+}  // namespace edgeattn::kernels
