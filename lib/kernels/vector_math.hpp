@@ -112,6 +112,27 @@ namespace edgeattn::kernels {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail;
 }
 
+/// out[h] = dot(a + 8 h, b + 8 h, 8) for h < 8: the eight per-head dot products of two rows of
+/// 8 heads x 8 floats, bit for bit those of `dot` (the same products, summed in its order:
+/// ((p0 + p4) + (p1 + p5)) + ((p2 + p6) + (p3 + p7)), then + 0), as one transposed reduction on
+/// AVX2 instead of eight horizontal sums.
+[[gnu::always_inline]] inline void dot_8x8(const float* a, const float* b, float* out) {
+#if defined(__AVX2__)
+  __m256 q[4];  // q[k]: heads 2k and 2k+1, lanes (p_l + p_{l+4}) for l < 4, one head per half
+  for (int k = 0; k < 4; ++k) {
+    const __m256 p0 = _mm256_mul_ps(_mm256_loadu_ps(a + 16 * k), _mm256_loadu_ps(b + 16 * k));
+    const __m256 p1 = _mm256_mul_ps(_mm256_loadu_ps(a + 16 * k + 8), _mm256_loadu_ps(b + 16 * k + 8));
+    q[k] = _mm256_add_ps(_mm256_permute2f128_ps(p0, p1, 0x20), _mm256_permute2f128_ps(p0, p1, 0x31));
+  }
+  // hadd pairs within each 128-bit half: [d0 d2 d4 d6 | d1 d3 d5 d7] after two rounds.
+  const __m256 r = _mm256_hadd_ps(_mm256_hadd_ps(q[0], q[1]), _mm256_hadd_ps(q[2], q[3]));
+  const __m256 d = _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  _mm256_storeu_ps(out, _mm256_add_ps(d, _mm256_setzero_ps()));  // dot's "+ tail": -0 -> +0
+#else
+  for (int h = 0; h < 8; ++h) out[h] = dot(a + 8 * h, b + 8 * h, 8);
+#endif
+}
+
 inline float sum(const float* a, int64_t n) {
   float acc[8] = {};
   int64_t i = 0;

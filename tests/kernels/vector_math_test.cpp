@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include <bit>
+
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -84,6 +88,29 @@ TEST(VectorMath, LazyShiftGivesTheLogSumExpOfAnyScoreSequence) {
     for (int64_t h = 0; h < kLanes; ++h) {
       EXPECT_NEAR(m[h] + std::log(l[h]), lse, 2e-6 * (1 + std::fabs(lse)));
       EXPECT_NEAR(acc[h * kDv] / l[h], weighted / sum, 2e-6 * (1 + std::fabs(weighted / sum)));
+    }
+  }
+}
+
+// The eight per-head dots of two 8 x 8 rows give dot's bits, including signed zeros (dot ends
+// with "+ 0", so an all-negative-zero product sum is +0) and cancellations where the summation
+// order decides the rounding.
+TEST(VectorMath, DotEightByEightGivesTheBitsOfEightDots) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> a(64), b(64);
+  for (int trial = 0; trial < 2000; ++trial) {
+    for (int k = 0; k < 64; ++k) {
+      a[k] = u(rng) * (k % 3 == 0 ? 1e4f : 1.f);  // mixed magnitudes: order-sensitive rounding
+      b[k] = u(rng);
+    }
+    if (trial == 0)
+      for (int k = 0; k < 8; ++k) a[k] = -0.f, b[k] = 1.f;  // head 0: -0 products
+    float got[8];
+    dot_8x8(a.data(), b.data(), got);
+    for (int h = 0; h < 8; ++h) {
+      const float want = dot(a.data() + 8 * h, b.data() + 8 * h, 8);
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[h]), std::bit_cast<uint32_t>(want)) << "trial " << trial << " head " << h;
     }
   }
 }

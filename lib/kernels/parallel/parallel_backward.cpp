@@ -138,6 +138,12 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       score.edge_values(e, ve);
     else
       (void)e, (void)ve;
+    if constexpr (Dm::heads == 8 && Dm::dv == 8 && !edge_values) {  // GAT's 8 x 8: one reduction
+      dot_8x8(dout_i, vj, da);
+#pragma omp simd
+      for (int64_t h = 0; h < 8; ++h) da[h] *= kf[h];
+      return;
+    }
     for (int64_t h = 0; h < heads; ++h) {
       float d = dot(dout_i + h * dv, vj + h * dv, dv);
       if constexpr (edge_values) d += dot(dout_i + h * dv, ve + h * dv, dv);
@@ -206,8 +212,11 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         if (!kSoftmax || in.out) {
           // One sweep: D_i = <dO_i, O_i> is known up front (softmax), or not needed (relu).
           if constexpr (kSoftmax) {
-            for (int64_t h = 0; h < heads; ++h)
-              drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
+            if constexpr (Dm::heads == 8 && Dm::dv == 8)
+              dot_8x8(in.dout + i * 64, in.out + i * 64, drow);
+            else
+              for (int64_t h = 0; h < heads; ++h)
+                drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
             std::copy_n(drow, heads, row_sum_data + i * heads);
           }
           if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
