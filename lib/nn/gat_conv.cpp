@@ -145,11 +145,12 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
   check_bipartite_layer_graph(tape, "GATConv " + lin.weight.name, graph, x_src, x_dst, options_.in_channels,
                               in_dst(), options_.add_self_loops);
   return forward_bipartite(tape, graph, x_src, &x_dst, edge_scores(tape, graph, edges), dropout_seed,
-                           attention);
+                           attention, nullptr);
 }
 
 Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
-                           const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention) {
+                           const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention,
+                           const EluDropout* then) {
   const std::string who = "GATConv " + lin.weight.name;
   if (graph.num_dst() > graph.num_src())
     raise<InvalidArgument>(who, ": a block's destinations are its first sources, but the graph has ",
@@ -157,7 +158,8 @@ Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeI
   if (lin_dst || res) {  // x_dst itself is read
     std::optional<CsrMatrix> storage;
     const NodeInput x_dst = first_rows(tape, x_src, graph.num_dst(), storage);
-    return forward(tape, graph, x_src, x_dst, edges, dropout_seed, attention);
+    const Var out = forward(tape, graph, x_src, x_dst, edges, dropout_seed, attention);
+    return then ? autograd::elu_dropout(tape, out, then->alpha, then->p, then->seed) : out;
   }
   x_src.check(tape, who + " (x_src)", graph.num_src(), options_.in_channels);
   const int64_t loops = graph.num_dst();  // min(num_dst, num_src)
@@ -166,7 +168,7 @@ Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeI
                            " self-loops for ", loops,
                            " nodes; prepare it once with nn::prepare_graph(graph, /*add_self_loops=*/true)");
   return forward_bipartite(tape, graph, x_src, nullptr, edge_scores(tape, graph, edges), dropout_seed,
-                           attention);
+                           attention, then);
 }
 
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
@@ -224,7 +226,7 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
 
 Var GATConv::forward_bipartite(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
                                const NodeInput* x_dst, Var score_edge, uint64_t dropout_seed,
-                               Tensor* attention) {
+                               Tensor* attention, const EluDropout* then) {
   const int64_t ns = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
@@ -239,15 +241,24 @@ Var GATConv::forward_bipartite(autograd::Tape& tape, const Graph& graph, const N
     score_dst = autograd::head_scores(tape, hs, a_dst, nd);
   }
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
+  // Without a residual, bias and the activation that follows fuse into the attention op.
+  autograd::AttentionEpilogue epilogue;
+  if (!res) {
+    if (options_.bias) epilogue.bias = tape.parameter(bias);
+    if (then) epilogue = {epilogue.bias, true, then->alpha, then->p, then->seed};
+  }
   Var out = autograd::graph_attention(tape, graph,
                                       {.value = hs,
                                        .score_dst = score_dst,
                                        .score_src = autograd::head_scores(tape, hs, a_src),
                                        .score_edge = score_edge},
-                                      config, attention);
+                                      config, attention, epilogue);
   if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
-  if (res) out = autograd::add(tape, out, res->forward(tape, *x_dst));  // forward_block passes x_dst with res
-  if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
+  if (res) {
+    out = autograd::add(tape, out, res->forward(tape, *x_dst));  // forward_block passes x_dst with res
+    if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
+    if (then) out = autograd::elu_dropout(tape, out, then->alpha, then->p, then->seed);
+  }
   return out;
 }
 

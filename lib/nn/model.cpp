@@ -461,15 +461,17 @@ Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
     const NodeInput x_src = l == 0 ? x0 : NodeInput(h);
     const EdgeFeatures e = edges.empty() ? EdgeFeatures{} : edges[l];
+    // Hidden layers end in ELU and the next layer's input dropout.
+    const bool hidden = l + 1 < convs.size();
+    const EluDropout then{1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1)};
     if constexpr (std::is_same_v<Conv, GATConv>) {
-      h = convs[l]->forward_block(tape, graphs[l], x_src, e, att_seed, nullptr);
+      h = convs[l]->forward_block(tape, graphs[l], x_src, e, att_seed, nullptr, hidden ? &then : nullptr);
     } else {
       std::optional<CsrMatrix> storage;
       const NodeInput x_dst = first_rows(tape, x_src, graphs[l].num_dst(), storage);
       h = convs[l]->forward(tape, graphs[l], x_src, x_dst, e, att_seed, nullptr);
+      if (hidden) h = autograd::elu_dropout(tape, h, then.alpha, then.p, then.seed);
     }
-    if (l + 1 < convs.size())
-      h = autograd::elu_dropout(tape, h, 1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1));
   }
   return h;
 }

@@ -161,9 +161,10 @@ TEST(Bipartite, GradientsMatchFiniteDifferencesWithDifferentFeatureWidths) {
 // Without lin_dst and residual the destinations take the sources' projection; with a residual
 // x_dst is formed; both are checked, training (dropout) and not, dense and sparse x.
 void expect_block_equals_bipartite(const GATConvOptions& options, float input_dropout, bool training,
-                                   bool sparse) {
+                                   bool sparse, const EluDropout* then = nullptr) {
   SCOPED_TRACE(::testing::Message() << "residual=" << options.residual << " dropout=" << input_dropout
-                                    << " training=" << training << " sparse=" << sparse);
+                                    << " training=" << training << " sparse=" << sparse
+                                    << " then=" << (then != nullptr));
   const Graph g = bipartite_graph(true);
   GATConv conv(options, "conv", 9);
   Tensor x = random_tensor({kSrc, kInSrc}, 10);
@@ -180,10 +181,11 @@ void expect_block_equals_bipartite(const GATConvOptions& options, float input_dr
                                 : NodeInput::with_dropout(t.parameter(xs), input_dropout, /*seed=*/21);
     Var y;
     if (block) {
-      y = conv.forward_block(t, g, in, EdgeFeatures{}, 3);
+      y = conv.forward_block(t, g, in, EdgeFeatures{}, 3, nullptr, then);
     } else {
       std::optional<CsrMatrix> storage;
       y = conv.forward(t, g, in, first_rows(t, in, kDst, storage), EdgeFeatures{}, 3);
+      if (then) y = autograd::elu_dropout(t, y, then->alpha, then->p, then->seed);
     }
     outputs.push_back(t.value(y));
     t.backward(weighted_sum(t, y, 4));
@@ -204,6 +206,14 @@ TEST(Bipartite, ABlockForwardEqualsTheForwardOfItsFirstSourceRows) {
             {.in_channels = kInSrc, .out_channels = 3, .heads = 2, .dropout = 0.2f, .residual = residual}, p,
             training, false);
   expect_block_equals_bipartite({.in_channels = kInSrc, .out_channels = 3, .heads = 2}, 0.f, true, true);
+  // The ELU + dropout that follows a hidden layer, fused into the attention op (or applied after
+  // the residual).
+  const EluDropout then{1.f, 0.4f, 77};
+  for (bool residual : {false, true})
+    for (bool concat : {true, false})
+      expect_block_equals_bipartite(
+          {.in_channels = kInSrc, .out_channels = 3, .heads = 2, .concat = concat, .residual = residual}, 0.3f,
+          true, false, &then);
 }
 
 TEST(Bipartite, ABlockForwardHasTheGradientsOfFiniteDifferences) {

@@ -117,9 +117,11 @@ class GATConv {
   /// does; with lin_dst or a residual, x_dst is formed and forward(x_src, x_dst) runs. Equals
   /// forward(tape, graph, x_src, leading rows of x_src, ...) in value (bit for bit where the
   /// projection is row-independent: kernels::matmul's packed path and sparse input), and in the
-  /// gradient x_src receives in total.
+  /// gradient x_src receives in total. `then`, when given, is applied to the output as in the
+  /// one-input forward (fused into the attention op with the bias, without a residual).
   autograd::Var forward_block(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
-                              const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention = nullptr);
+                              const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention = nullptr,
+                              const EluDropout* then = nullptr);
 
   const GATConvOptions& options() const { return options_; }
   /// Output width: H*C (concat) or C.
@@ -147,7 +149,7 @@ class GATConv {
   /// x_dst null: the destinations are the first rows of x_src (forward_block without lin_dst).
   autograd::Var forward_bipartite(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
                                   const NodeInput* x_dst, autograd::Var score_edge, uint64_t dropout_seed,
-                                  Tensor* attention);
+                                  Tensor* attention, const EluDropout* then);
   GATConvOptions options_;
 };
 

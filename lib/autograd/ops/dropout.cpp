@@ -393,35 +393,57 @@ Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {
 
 namespace detail {
 
+namespace {
+
+// f.template operator()<b0, b1, ...>() for the runtime flags: a loop body per combination, so
+// that no flag is tested inside a vectorised loop (with the tests inside, GCC left the
+// epilogue's loops scalar: 8x the unfused element-wise ops).
+template <bool... kFlags, class F>
+void with_flags(F&& f) {
+  f.template operator()<kFlags...>();
+}
+template <bool... kFlags, class F, class... Rest>
+void with_flags(F&& f, bool first, Rest... rest) {
+  if (first)
+    with_flags<kFlags..., true>(std::forward<F>(f), rest...);
+  else
+    with_flags<kFlags..., false>(std::forward<F>(f), rest...);
+}
+
+}  // namespace
+
 void apply_output_epilogue(Tensor& y, const float* bias, int64_t width, const OutputEpilogue& e) {
   const int64_t n = y.numel(), rows = width > 0 ? n / width : 0;
   const bool active = e.dropout > 0.f;
   const DenseMask mask = active ? dense_mask(e.seed, e.dropout) : DenseMask{0, 0, 1.f};
   const float alpha = e.elu_alpha;
-  const bool elu = e.elu;
   float* yd = y.data();
-  // Columns [c0, c0 + m) of a row; draws: theirs, or null when nothing is dropped.
-  auto columns = [&](float* row, int64_t c0, int64_t m, const uint16_t* draws) {
+  with_flags(
+      [&]<bool kBias, bool kElu, bool kDrop>() {
+        for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            float* row = yd + r * width;
+            // Columns [c0, c0 + m) of the row; draws: theirs (kDrop).
+            auto columns = [&](int64_t c0, int64_t m, const uint16_t* draws) {
+              float* __restrict out = row + c0;
+              const float* __restrict b = kBias ? bias + c0 : nullptr;
 #pragma omp simd
-    for (int64_t i = 0; i < m; ++i) {
-      const int64_t c = c0 + i;
-      float v = bias ? row[c] + bias[c] : row[c];
-      if (elu) v = kernels::elu(v, alpha);
-      if (draws) v = keep_or_zero(draws[i] >= mask.threshold, v * mask.scale);
-      row[c] = v;
-    }
-  };
-  for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      float* row = yd + r * width;
-      if (active)
-        mask.for_each_block(
-            static_cast<uint64_t>(r * width), width,
-            [&](int64_t c0, int64_t m, const uint16_t* draws) { columns(row, c0, m, draws); });
-      else
-        columns(row, 0, width, nullptr);
-    }
-  });
+              for (int64_t i = 0; i < m; ++i) {
+                float v = out[i];
+                if constexpr (kBias) v = v + b[i];
+                if constexpr (kElu) v = kernels::elu(v, alpha);
+                if constexpr (kDrop) v = keep_or_zero(draws[i] >= mask.threshold, v * mask.scale);
+                out[i] = v;
+              }
+            };
+            if constexpr (kDrop)
+              mask.for_each_block(static_cast<uint64_t>(r * width), width, columns);
+            else
+              columns(0, width, nullptr);
+          }
+        });
+      },
+      bias != nullptr, e.elu, active);
 }
 
 void output_epilogue_backward(Tensor& g, const Tensor& y, int64_t width, const OutputEpilogue& e,
@@ -430,31 +452,32 @@ void output_epilogue_backward(Tensor& g, const Tensor& y, int64_t width, const O
   const bool active = e.dropout > 0.f;
   const DenseMask mask = active ? dense_mask(e.seed, e.dropout) : DenseMask{0, 0, 1.f};
   const float scale = mask.scale, alpha_scale = e.elu_alpha * scale;
-  const bool elu = e.elu;
   float* gd = g.data();
   const float* yd = y.data();
-  // Columns [c0, c0 + m) of a row; draws: theirs, or null when nothing is dropped.
-  auto columns = [&](float* grow, const float* yrow, int64_t c0, int64_t m, const uint16_t* draws) {
+  with_flags(
+      [&]<bool kElu, bool kDrop>() {
+        for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
+          for (int64_t r = r0; r < r1; ++r) {
+            // Columns [c0, c0 + m) of the row; draws: theirs (kDrop).
+            auto columns = [&](int64_t c0, int64_t m, const uint16_t* draws) {
+              float* __restrict grow = gd + r * width + c0;
+              const float* __restrict yrow = yd + r * width + c0;
 #pragma omp simd
-    for (int64_t i = 0; i < m; ++i) {
-      const int64_t c = c0 + i;
-      const float slope = elu ? (yrow[c] > 0.f ? scale : yrow[c] + alpha_scale) : scale;
-      float v = grow[c] * slope;
-      if (draws) v = keep_or_zero(draws[i] >= mask.threshold, v);
-      grow[c] = v;
-    }
-  };
-  for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      float* grow = gd + r * width;
-      const float* yrow = yd + r * width;
-      if (active)
-        mask.for_each_block(static_cast<uint64_t>(r * width), width,
-                            [&](int64_t c0, int64_t m, const uint16_t* d) { columns(grow, yrow, c0, m, d); });
-      else
-        columns(grow, yrow, 0, width, nullptr);
-    }
-  });
+              for (int64_t i = 0; i < m; ++i) {
+                const float slope = kElu ? (yrow[i] > 0.f ? scale : yrow[i] + alpha_scale) : scale;
+                float v = grow[i] * slope;
+                if constexpr (kDrop) v = keep_or_zero(draws[i] >= mask.threshold, v);
+                grow[i] = v;
+              }
+            };
+            if constexpr (kDrop)
+              mask.for_each_block(static_cast<uint64_t>(r * width), width, columns);
+            else
+              columns(0, width, nullptr);
+          }
+        });
+      },
+      e.elu, active);
   if (!dbias) return;
   column_sums(
       rows, width,
