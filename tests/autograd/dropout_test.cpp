@@ -168,7 +168,10 @@ Var fused_dropout_linear(Tape& t, Var x, Var w, Var b) { return dropout_linear(t
 
 TEST(DropoutLinear, EqualsLinearOfDropoutUpToRounding) {
   // 9000 rows: several row blocks of the forward and two fixed partials of the weight gradient.
-  const Tensor x = random_tensor({9000, 13}, 1), w = random_tensor({6, 13}, 2), b = random_tensor({6}, 3);
+  // 6 and 32 outputs (the latter whole microkernel panels in the forward).
+  for (int64_t out : {6, 32}) {
+  SCOPED_TRACE(out);
+  const Tensor x = random_tensor({9000, 13}, 1), w = random_tensor({out, 13}, 2), b = random_tensor({out}, 3);
   const OpRun fused = run_op(x, w, b, fused_dropout_linear);
   const OpRun unfused = run_op(x, w, b, unfused_dropout_linear);
   EXPECT_LE(max_abs_diff(fused.y, unfused.y), 1e-5f);
@@ -185,10 +188,13 @@ TEST(DropoutLinear, EqualsLinearOfDropoutUpToRounding) {
     }
   }
   EXPECT_GT(zeros, x.numel() / 2);
+  }
 }
 
 TEST(DropoutLinear, IsBitIdenticalOnOneAndTwoThreads) {
-  const Tensor x = random_tensor({20000, 9}, 4), w = random_tensor({5, 9}, 5), b = random_tensor({5}, 6);
+  for (int64_t out : {5, 32}) {
+  SCOPED_TRACE(out);
+  const Tensor x = random_tensor({20000, 9}, 4), w = random_tensor({out, 9}, 5), b = random_tensor({out}, 6);
   std::vector<OpRun> runs;
   for (int threads : {1, 2}) {
     ThreadLimit limit(threads);
@@ -198,6 +204,7 @@ TEST(DropoutLinear, IsBitIdenticalOnOneAndTwoThreads) {
   EXPECT_EQ(values(runs[0].dx), values(runs[1].dx));
   EXPECT_EQ(values(runs[0].dw), values(runs[1].dw));
   EXPECT_EQ(values(runs[0].db), values(runs[1].db));
+  }
 }
 
 TEST(DropoutLinear, GradientMatchesFiniteDifferences) {
@@ -208,6 +215,10 @@ TEST(DropoutLinear, GradientMatchesFiniteDifferences) {
   }));
   EXPECT_TRUE(check_gradients({&x, &w}, [&](Tape& t) {  // no bias
     return weighted_sum(t, dropout_linear(t, t.parameter(x), 0.5f, 13, t.parameter(w)), 5);
+  }));
+  Parameter w32{"w32", random_tensor({32, 7}, 14), {}};  // whole microkernel panels (forward)
+  EXPECT_TRUE(check_gradients({&x, &w32}, [&](Tape& t) {
+    return weighted_sum(t, dropout_linear(t, t.parameter(x), 0.3f, 15, t.parameter(w32)), 6);
   }));
 }
 

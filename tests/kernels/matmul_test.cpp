@@ -87,8 +87,10 @@ TEST(Matmul, PackedWeightPathMatchesReferenceAndIsBitIdenticalForAnyThreadCount)
   }
 }
 
+// n = 70 and 64 (a layer's width).
 TEST(Matmul, SplitsALongInnerExtentBitIdenticallyForAnyThreadCount) {
-  const int64_t k = 2 * 8192 + 1000, m = 40, n = 70;
+  const int64_t k = 2 * 8192 + 1000, m = 40;
+  for (int64_t n : {70, 64})
   for (bool ta : {true, false})
     for (bool tb : {false, true}) {
       const Tensor a = ta ? random_tensor({k, m}, 6) : random_tensor({m, k}, 6);
@@ -102,7 +104,8 @@ TEST(Matmul, SplitsALongInnerExtentBitIdenticallyForAnyThreadCount) {
           ThreadLimit limit(threads);
           Tensor c = start;
           kernels::matmul(a, ta, b, tb, c, acc);
-          EXPECT_LE(max_abs_diff(c, want), 2e-3f) << "trans_a=" << ta << " trans_b=" << tb << " acc=" << acc;
+          EXPECT_LE(max_abs_diff(c, want), 2e-3f)
+              << "n=" << n << " trans_a=" << ta << " trans_b=" << tb << " acc=" << acc;
           cs.push_back(std::move(c));
         }
         EXPECT_TRUE(bit_identical(cs[0], cs[1]));
