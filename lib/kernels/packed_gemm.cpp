@@ -54,7 +54,8 @@ void PackedRight::multiply(int64_t rows, const float* a, int64_t lda, float* c, 
         else
           flash::micro<P, P::kRows, false>(k_, a + i * lda, lda, 1, panel, kNR, out, ldt);
       } else {
-        (accumulate ? kTailAcc : kTail)[static_cast<size_t>(mr - 1)](k_, a + i * lda, lda, 1, panel, kNR, out, ldt);
+        (accumulate ? kTailAcc : kTail)[static_cast<size_t>(mr - 1)](k_, a + i * lda, lda, 1, panel, kNR, out,
+                                                                     ldt);
       }
     }
   }

@@ -30,12 +30,14 @@ void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& 
                            " nodes; prepare it once with nn::prepare_graph(graph, /*add_self_loops=*/true)");
 }
 
-NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows, std::optional<CsrMatrix>& sparse_storage) {
+NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows,
+                     std::optional<CsrMatrix>& sparse_storage) {
   if (x.rows(tape) < rows)
     raise<ShapeError>("first_rows: x has ", x.rows(tape), " rows, cannot take its first ", rows,
                       " (a block's destinations are its first sources)");
   if (!x.is_sparse())
-    return NodeInput::with_dropout(autograd::leading_rows(tape, x.dense(), rows), x.dropout_p(), x.dropout_seed());
+    return NodeInput::with_dropout(autograd::leading_rows(tape, x.dense(), rows), x.dropout_p(),
+                                   x.dropout_seed());
   std::vector<int64_t> first(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) first[static_cast<size_t>(i)] = i;
   sparse_storage.emplace(x.sparse().select_rows(first));

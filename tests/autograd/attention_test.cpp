@@ -300,8 +300,9 @@ TEST(HeadScores, OfTheLeadingRowsEqualTheLeadingRowsOfAllScores) {
   ASSERT_EQ(first.shape(), Shape({4, 3}));
   for (int64_t i = 0; i < first.numel(); ++i) EXPECT_EQ(first.data()[i], all.data()[i]) << i;
   Parameter hp{"h", random_tensor({7, 3, 4}, 1), {}}, ap{"a", random_tensor({3, 4}, 2), {}};
-  EXPECT_TRUE(check_gradients(
-      {&hp, &ap}, [&](Tape& t) { return weighted_sum(t, head_scores(t, t.parameter(hp), t.parameter(ap), 4), 3); }));
+  EXPECT_TRUE(check_gradients({&hp, &ap}, [&](Tape& t) {
+    return weighted_sum(t, head_scores(t, t.parameter(hp), t.parameter(ap), 4), 3);
+  }));
   for (int64_t i = 4 * 12; i < hp.grad.numel(); ++i) EXPECT_EQ(hp.grad.data()[i], 0.f) << i;
   expect_throw_naming<ShapeError>([&] { (void)head_scores(tape, h, a, 8); },
                                   {"head_scores", "[7, 3, 4]", "first 8 rows"});

@@ -170,40 +170,42 @@ TEST(DropoutLinear, EqualsLinearOfDropoutUpToRounding) {
   // 9000 rows: several row blocks of the forward and two fixed partials of the weight gradient.
   // 6 and 32 outputs (the latter whole microkernel panels in the forward).
   for (int64_t out : {6, 32}) {
-  SCOPED_TRACE(out);
-  const Tensor x = random_tensor({9000, 13}, 1), w = random_tensor({out, 13}, 2), b = random_tensor({out}, 3);
-  const OpRun fused = run_op(x, w, b, fused_dropout_linear);
-  const OpRun unfused = run_op(x, w, b, unfused_dropout_linear);
-  EXPECT_LE(max_abs_diff(fused.y, unfused.y), 1e-5f);
-  EXPECT_LE(max_abs_diff(fused.dx, unfused.dx), 1e-5f);
-  EXPECT_LE(max_abs_diff(fused.dw, unfused.dw), 2e-3f);  // a sum over 9000 rows
-  EXPECT_LE(max_abs_diff(fused.db, unfused.db), 1e-3f);
-  // The mask is dropout's: a dropped element has no gradient.
-  int64_t zeros = 0;
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const bool kept = dropout_keeps_element(31, i, 0.6f);
-    zeros += !kept;
-    if (!kept) {
-      ASSERT_EQ(fused.dx.data()[i], 0.f) << i;
+    SCOPED_TRACE(out);
+    const Tensor x = random_tensor({9000, 13}, 1), w = random_tensor({out, 13}, 2),
+                 b = random_tensor({out}, 3);
+    const OpRun fused = run_op(x, w, b, fused_dropout_linear);
+    const OpRun unfused = run_op(x, w, b, unfused_dropout_linear);
+    EXPECT_LE(max_abs_diff(fused.y, unfused.y), 1e-5f);
+    EXPECT_LE(max_abs_diff(fused.dx, unfused.dx), 1e-5f);
+    EXPECT_LE(max_abs_diff(fused.dw, unfused.dw), 2e-3f);  // a sum over 9000 rows
+    EXPECT_LE(max_abs_diff(fused.db, unfused.db), 1e-3f);
+    // The mask is dropout's: a dropped element has no gradient.
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const bool kept = dropout_keeps_element(31, i, 0.6f);
+      zeros += !kept;
+      if (!kept) {
+        ASSERT_EQ(fused.dx.data()[i], 0.f) << i;
+      }
     }
-  }
-  EXPECT_GT(zeros, x.numel() / 2);
+    EXPECT_GT(zeros, x.numel() / 2);
   }
 }
 
 TEST(DropoutLinear, IsBitIdenticalOnOneAndTwoThreads) {
   for (int64_t out : {5, 32}) {
-  SCOPED_TRACE(out);
-  const Tensor x = random_tensor({20000, 9}, 4), w = random_tensor({out, 9}, 5), b = random_tensor({out}, 6);
-  std::vector<OpRun> runs;
-  for (int threads : {1, 2}) {
-    ThreadLimit limit(threads);
-    runs.push_back(run_op(x, w, b, fused_dropout_linear, /*release=*/threads == 2));
-  }
-  EXPECT_EQ(values(runs[0].y), values(runs[1].y));
-  EXPECT_EQ(values(runs[0].dx), values(runs[1].dx));
-  EXPECT_EQ(values(runs[0].dw), values(runs[1].dw));
-  EXPECT_EQ(values(runs[0].db), values(runs[1].db));
+    SCOPED_TRACE(out);
+    const Tensor x = random_tensor({20000, 9}, 4), w = random_tensor({out, 9}, 5),
+                 b = random_tensor({out}, 6);
+    std::vector<OpRun> runs;
+    for (int threads : {1, 2}) {
+      ThreadLimit limit(threads);
+      runs.push_back(run_op(x, w, b, fused_dropout_linear, /*release=*/threads == 2));
+    }
+    EXPECT_EQ(values(runs[0].y), values(runs[1].y));
+    EXPECT_EQ(values(runs[0].dx), values(runs[1].dx));
+    EXPECT_EQ(values(runs[0].dw), values(runs[1].dw));
+    EXPECT_EQ(values(runs[0].db), values(runs[1].db));
   }
 }
 

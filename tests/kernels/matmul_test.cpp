@@ -60,8 +60,25 @@ TEST(Matmul, IsBitIdenticalForAnyThreadCount) {
   EXPECT_TRUE(bit_identical(cs[0], cs[2]));
 }
 
-// A weight-gradient shape: C [40, 70] is one tile and k is long, so k is split into chunks
-// (3 here, the last one short) computed in parallel and summed in order.
+// matmul(a, ta, b, tb, start, acc) on 1, 2 and 3 threads: within `tol` of the reference, and
+// the same bits on every thread count.
+void expect_reference_on_any_thread_count(const Tensor& a, bool ta, const Tensor& b, bool tb,
+                                          const Tensor& start, bool acc, float tol) {
+  SCOPED_TRACE(::testing::Message() << "trans_a=" << ta << " trans_b=" << tb << " acc=" << acc);
+  Tensor want = start;
+  kernels::reference_matmul(a, ta, b, tb, want, acc);
+  std::vector<Tensor> cs;
+  for (int threads : {1, 2, 3}) {
+    ThreadLimit limit(threads);
+    Tensor c = start;
+    kernels::matmul(a, ta, b, tb, c, acc);
+    EXPECT_LE(max_abs_diff(c, want), tol) << threads << " threads";
+    cs.push_back(std::move(c));
+  }
+  EXPECT_TRUE(bit_identical(cs[0], cs[1]));
+  EXPECT_TRUE(bit_identical(cs[0], cs[2]));
+}
+
 // A layer's weight on the right (k <= 512, n <= 256) takes the packed microkernel path: rows
 // across several 132-row blocks, n not a multiple of a panel, both layouts of b.
 TEST(Matmul, PackedWeightPathMatchesReferenceAndIsBitIdenticalForAnyThreadCount) {
@@ -69,49 +86,24 @@ TEST(Matmul, PackedWeightPathMatchesReferenceAndIsBitIdenticalForAnyThreadCount)
   for (bool tb : {false, true}) {
     const Tensor a = random_tensor({m, k}, 9);
     const Tensor b = tb ? random_tensor({n, k}, 10) : random_tensor({k, n}, 10);
-    const Tensor start = random_tensor({m, n}, 11);
-    for (bool acc : {false, true}) {
-      Tensor want = start;
-      kernels::reference_matmul(a, false, b, tb, want, acc);
-      std::vector<Tensor> cs;
-      for (int threads : {1, 2, 3}) {
-        ThreadLimit limit(threads);
-        Tensor c = start;
-        kernels::matmul(a, false, b, tb, c, acc);
-        EXPECT_LE(max_abs_diff(c, want), 1e-4f) << "trans_b=" << tb << " acc=" << acc;
-        cs.push_back(std::move(c));
-      }
-      EXPECT_TRUE(bit_identical(cs[0], cs[1]));
-      EXPECT_TRUE(bit_identical(cs[0], cs[2]));
-    }
+    for (bool acc : {false, true})
+      expect_reference_on_any_thread_count(a, false, b, tb, random_tensor({m, n}, 11), acc, 1e-4f);
   }
 }
 
-// n = 70 and 64 (a layer's width).
+// A weight-gradient shape: C [40, n] is one tile and k is long, so k is split into chunks (3
+// here, the last one short) computed in parallel and summed in order; n = 70 and a layer's 64.
 TEST(Matmul, SplitsALongInnerExtentBitIdenticallyForAnyThreadCount) {
   const int64_t k = 2 * 8192 + 1000, m = 40;
   for (int64_t n : {70, 64})
-  for (bool ta : {true, false})
-    for (bool tb : {false, true}) {
-      const Tensor a = ta ? random_tensor({k, m}, 6) : random_tensor({m, k}, 6);
-      const Tensor b = tb ? random_tensor({n, k}, 7) : random_tensor({k, n}, 7);
-      const Tensor start = random_tensor({m, n}, 8);
-      for (bool acc : {false, true}) {
-        Tensor want = start;
-        kernels::reference_matmul(a, ta, b, tb, want, acc);
-        std::vector<Tensor> cs;
-        for (int threads : {1, 2, 3}) {
-          ThreadLimit limit(threads);
-          Tensor c = start;
-          kernels::matmul(a, ta, b, tb, c, acc);
-          EXPECT_LE(max_abs_diff(c, want), 2e-3f)
-              << "n=" << n << " trans_a=" << ta << " trans_b=" << tb << " acc=" << acc;
-          cs.push_back(std::move(c));
-        }
-        EXPECT_TRUE(bit_identical(cs[0], cs[1]));
-        EXPECT_TRUE(bit_identical(cs[0], cs[2]));
+    for (bool ta : {true, false})
+      for (bool tb : {false, true}) {
+        SCOPED_TRACE(n);
+        const Tensor a = ta ? random_tensor({k, m}, 6) : random_tensor({m, k}, 6);
+        const Tensor b = tb ? random_tensor({n, k}, 7) : random_tensor({k, n}, 7);
+        for (bool acc : {false, true})
+          expect_reference_on_any_thread_count(a, ta, b, tb, random_tensor({m, n}, 8), acc, 2e-3f);
       }
-    }
 }
 
 TEST(Matmul, RejectsMismatchedInnerExtents) {

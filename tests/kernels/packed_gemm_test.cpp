@@ -21,7 +21,8 @@ using edgeattn::testing::random_tensor;
 struct Strided {
   int64_t rows, n, ld;
   std::vector<float> data;
-  Strided(int64_t r, int64_t w, uint64_t seed) : rows(r), n(w), ld(w + 3), data(static_cast<size_t>(r * (w + 3))) {
+  Strided(int64_t r, int64_t w, uint64_t seed)
+      : rows(r), n(w), ld(w + 3), data(static_cast<size_t>(r * (w + 3))) {
     const Tensor t = random_tensor({r, w + 3}, seed);
     std::copy_n(t.data(), t.numel(), data.begin());
   }
@@ -77,7 +78,7 @@ TEST(PackedRight, RowBlocksGiveTheBitsOfOneCall) {
 TEST(PackedRight, SuitsLayerSizedWeightsOnly) {
   EXPECT_TRUE(PackedRight::suits(100, 64));
   EXPECT_TRUE(PackedRight::suits(512, 256));
-  EXPECT_FALSE(PackedRight::suits(513, 64));   // Cora's 1433 input features: BLAS
+  EXPECT_FALSE(PackedRight::suits(513, 64));  // Cora's 1433 input features: BLAS
   EXPECT_FALSE(PackedRight::suits(64, 257));
   EXPECT_FALSE(PackedRight::suits(0, 64));
 }

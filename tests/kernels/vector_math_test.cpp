@@ -4,15 +4,13 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include <bit>
-
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <new>
+#include <random>
 #include <vector>
 
 namespace edgeattn::kernels {
@@ -110,7 +108,8 @@ TEST(VectorMath, DotEightByEightGivesTheBitsOfEightDots) {
     dot_8x8(a.data(), b.data(), got);
     for (int h = 0; h < 8; ++h) {
       const float want = dot(a.data() + 8 * h, b.data() + 8 * h, 8);
-      ASSERT_EQ(std::bit_cast<uint32_t>(got[h]), std::bit_cast<uint32_t>(want)) << "trial " << trial << " head " << h;
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[h]), std::bit_cast<uint32_t>(want))
+          << "trial " << trial << " head " << h;
     }
   }
 }

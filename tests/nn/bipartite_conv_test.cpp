@@ -177,8 +177,8 @@ void expect_block_equals_bipartite(const GATConvOptions& options, float input_dr
     for (auto* p : conv.parameters()) p->grad.fill(0.f);
     Tape t;
     t.training = training;
-    const NodeInput in = sparse ? NodeInput(xs_sparse)
-                                : NodeInput::with_dropout(t.parameter(xs), input_dropout, /*seed=*/21);
+    const NodeInput in =
+        sparse ? NodeInput(xs_sparse) : NodeInput::with_dropout(t.parameter(xs), input_dropout, /*seed=*/21);
     Var y;
     if (block) {
       y = conv.forward_block(t, g, in, EdgeFeatures{}, 3, nullptr, then);
@@ -195,7 +195,8 @@ void expect_block_equals_bipartite(const GATConvOptions& options, float input_dr
   ASSERT_EQ(outputs[0].shape(), outputs[1].shape());
   for (int64_t i = 0; i < outputs[0].numel(); ++i) ASSERT_EQ(outputs[0].data()[i], outputs[1].data()[i]) << i;
   const size_t half = grads.size() / 2;
-  for (size_t k = 0; k < half; ++k) EXPECT_LT(max_abs_diff(grads[k], grads[half + k]), 1e-5f) << "gradient " << k;
+  for (size_t k = 0; k < half; ++k)
+    EXPECT_LT(max_abs_diff(grads[k], grads[half + k]), 1e-5f) << "gradient " << k;
 }
 
 TEST(Bipartite, ABlockForwardEqualsTheForwardOfItsFirstSourceRows) {
@@ -212,8 +213,8 @@ TEST(Bipartite, ABlockForwardEqualsTheForwardOfItsFirstSourceRows) {
   for (bool residual : {false, true})
     for (bool concat : {true, false})
       expect_block_equals_bipartite(
-          {.in_channels = kInSrc, .out_channels = 3, .heads = 2, .concat = concat, .residual = residual}, 0.3f,
-          true, false, &then);
+          {.in_channels = kInSrc, .out_channels = 3, .heads = 2, .concat = concat, .residual = residual},
+          0.3f, true, false, &then);
 }
 
 TEST(Bipartite, ABlockForwardHasTheGradientsOfFiniteDifferences) {

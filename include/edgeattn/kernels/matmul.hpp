@@ -8,11 +8,11 @@
 //            op(a) = a ([m, k]) or a^T (a: [k, m]); likewise op(b).
 //
 // Tiles are fixed by the shapes alone (never by the thread count) and each element of C is
-// computed by exactly one GEMM (or microkernel chain) over the full k, so results are bit-identical for any number of
-// threads. A C of only a few tiles with a long k (a weight gradient dy^T x over many rows) is
-// split along k instead: fixed chunks of >= 8192 (at most 64 chunks), partial products in
-// parallel, summed in chunk order; also fixed by the shapes alone. The serial oracle (double
-// accumulation) is kernels/reference/reference_matmul.cpp.
+// computed by exactly one GEMM (or microkernel chain) over the full k, so results are bit-identical for any
+// number of threads. A C of only a few tiles with a long k (a weight gradient dy^T x over many rows) is split
+// along k instead: fixed chunks of >= 8192 (at most 64 chunks), partial products in parallel, summed in chunk
+// order; also fixed by the shapes alone. The serial oracle (double accumulation) is
+// kernels/reference/reference_matmul.cpp.
 //
 // Example (a linear layer's forward y = x W^T and its input gradient dx = dy W):
 //   edgeattn::kernels::matmul(x, false, w, true, y);     // x: [N, in], w: [out, in], y: [N, out]

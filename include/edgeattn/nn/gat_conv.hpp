@@ -165,6 +165,7 @@ void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& 
 /// A sampled block's destination input: x's first `rows` rows with x's pending dropout (dense,
 /// through autograd::leading_rows), or those rows of a sparse x copied into `sparse_storage`,
 /// which must outlive the returned NodeInput. ShapeError when x has fewer rows.
-NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows, std::optional<CsrMatrix>& sparse_storage);
+NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows,
+                     std::optional<CsrMatrix>& sparse_storage);
 
 }  // namespace edgeattn::nn

@@ -152,7 +152,8 @@ Var head_scores(Tape& tape, Var h, Var a, int64_t rows) {
   const Tensor& av = tape.value(a);
   detail::expect_rank("head_scores", "h", hv, 3, "[N, heads, dim]");
   if (rows < 0 || rows > hv.dim(0))
-    raise<ShapeError>("head_scores: h has shape ", hv.shape().str(), ", cannot score its first ", rows, " rows");
+    raise<ShapeError>("head_scores: h has shape ", hv.shape().str(), ", cannot score its first ", rows,
+                      " rows");
   const int64_t n = rows, heads = hv.dim(1), d = hv.dim(2);
   detail::expect_shape("head_scores", "a", av, {heads, d});
   Tensor s = Tensor::uninitialized({n, heads});

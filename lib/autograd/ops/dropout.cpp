@@ -256,19 +256,18 @@ void dropped_project(const DroppedInput& d, const Tensor& w, Tensor& y) {
   if (kernels::PackedRight::suits(in, out)) right.emplace(wd, in, /*trans_b=*/true, in, out);
   const int64_t masked = keep_all ? 0 : kBlockRows * in;
   const int64_t scratch = right ? right->scratch_floats(kBlockRows) : 0;
-  for_each_row_block_with_buffer(d.x.dim(0), (masked + scratch) / kBlockRows,
-                                 [&](int64_t r0, int64_t r1, float* buffer) {
-                                   const float* rows = xd + r0 * in;
-                                   if (!keep_all) {
-                                     mask(rows, r0, r1, buffer);
-                                     rows = buffer;
-                                   }
-                                   if (right)
-                                     right->multiply(r1 - r0, rows, in, yd + r0 * out, out, false, buffer + masked);
-                                   else
-                                     kernels::gemm(false, true, r1 - r0, out, in, 1.f, rows, in, wd, in, 0.f,
-                                                   yd + r0 * out, out);
-                                 });
+  for_each_row_block_with_buffer(
+      d.x.dim(0), (masked + scratch) / kBlockRows, [&](int64_t r0, int64_t r1, float* buffer) {
+        const float* rows = xd + r0 * in;
+        if (!keep_all) {
+          mask(rows, r0, r1, buffer);
+          rows = buffer;
+        }
+        if (right)
+          right->multiply(r1 - r0, rows, in, yd + r0 * out, out, false, buffer + masked);
+        else
+          kernels::gemm(false, true, r1 - r0, out, in, 1.f, rows, in, wd, in, 0.f, yd + r0 * out, out);
+      });
 }
 
 void dropped_transpose_products(const DroppedInput& d, std::span<const TransposeProduct> products) {
@@ -315,21 +314,20 @@ void dropped_input_grad(const DroppedInput& d, const float* dy, const Tensor& w,
   const int64_t in = d.x.dim(1), out = w.dim(0);
   const float* wd = w.data();
   float* dxd = dx.data();
-  const bool keep_all = d.p == 0.f;  // dx = dy w, straight into dx
+  const bool keep_all = d.p == 0.f;           // dx = dy w, straight into dx
   std::optional<kernels::PackedRight> right;  // w [out, in] as the right operand [k = out, n = in]
   if (kernels::PackedRight::suits(out, in)) right.emplace(wd, in, /*trans_b=*/false, out, in);
   const int64_t product = keep_all ? 0 : kBlockRows * in;
   const int64_t scratch = right ? right->scratch_floats(kBlockRows) : 0;
-  for_each_row_block_with_buffer(d.x.dim(0), (product + scratch) / kBlockRows,
-                                 [&](int64_t r0, int64_t r1, float* buffer) {
-                                   float* target = keep_all ? dxd + r0 * in : buffer;
-                                   if (right)
-                                     right->multiply(r1 - r0, dy + r0 * out, out, target, in, false, buffer + product);
-                                   else
-                                     kernels::gemm(false, false, r1 - r0, in, out, 1.f, dy + r0 * out, out, wd, in,
-                                                   0.f, target, in);
-                                   if (!keep_all) mask(buffer, r0, r1, dxd + r0 * in);
-                                 });
+  for_each_row_block_with_buffer(
+      d.x.dim(0), (product + scratch) / kBlockRows, [&](int64_t r0, int64_t r1, float* buffer) {
+        float* target = keep_all ? dxd + r0 * in : buffer;
+        if (right)
+          right->multiply(r1 - r0, dy + r0 * out, out, target, in, false, buffer + product);
+        else
+          kernels::gemm(false, false, r1 - r0, in, out, 1.f, dy + r0 * out, out, wd, in, 0.f, target, in);
+        if (!keep_all) mask(buffer, r0, r1, dxd + r0 * in);
+      });
 }
 
 }  // namespace detail
