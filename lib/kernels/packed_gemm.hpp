@@ -27,8 +27,6 @@ class PackedRight {
   /// Packs op(B) [k, n]: b is [k, n] (row stride ldb), or [n, k] when trans_b.
   PackedRight(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n);
 
-  int64_t k() const { return k_; }
-  int64_t n() const { return n_; }
   /// Floats of scratch that multiply needs when n is not a multiple of the panel width (else 0).
   int64_t scratch_floats(int64_t rows) const;
 

@@ -18,16 +18,25 @@ void check_layer_graph(const autograd::Tape& tape, const std::string& who, const
   check_bipartite_layer_graph(tape, who, graph, x, x, in_channels, in_channels, add_self_loops);
 }
 
-void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
-                                 const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src,
-                                 int64_t in_dst, bool add_self_loops) {
-  x_src.check(tape, who + " (x_src)", graph.num_src(), in_src);
-  x_dst.check(tape, who + " (x_dst)", graph.num_dst(), in_dst);
+namespace {
+
+// The self-loop precondition of a prepared graph: loops i -> i for i < min(num_dst, num_src).
+void check_self_loops(const std::string& who, const Graph& graph, bool add_self_loops) {
   const int64_t loops = std::min(graph.num_dst(), graph.num_src());
   if (add_self_loops && graph.degree_stats().self_loops != loops)
     raise<InvalidArgument>(who, ": add_self_loops is set but the graph has ", graph.degree_stats().self_loops,
                            " self-loops for ", loops,
                            " nodes; prepare it once with nn::prepare_graph(graph, /*add_self_loops=*/true)");
+}
+
+}  // namespace
+
+void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& who, const Graph& graph,
+                                 const NodeInput& x_src, const NodeInput& x_dst, int64_t in_src,
+                                 int64_t in_dst, bool add_self_loops) {
+  x_src.check(tape, who + " (x_src)", graph.num_src(), in_src);
+  x_dst.check(tape, who + " (x_dst)", graph.num_dst(), in_dst);
+  check_self_loops(who, graph, add_self_loops);
 }
 
 NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows,
@@ -157,20 +166,18 @@ Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeI
   if (graph.num_dst() > graph.num_src())
     raise<InvalidArgument>(who, ": a block's destinations are its first sources, but the graph has ",
                            graph.num_dst(), " destinations for ", graph.num_src(), " sources");
-  if (lin_dst || res) {  // x_dst itself is read
-    std::optional<CsrMatrix> storage;
-    const NodeInput x_dst = first_rows(tape, x_src, graph.num_dst(), storage);
-    const Var out = forward(tape, graph, x_src, x_dst, edges, dropout_seed, attention);
-    return then ? autograd::elu_dropout(tape, out, then->alpha, then->p, then->seed) : out;
+  std::optional<CsrMatrix> storage;
+  std::optional<NodeInput> x_dst;  // formed only where it is read: by lin_dst or the residual
+  if (lin_dst || res) {
+    x_dst = first_rows(tape, x_src, graph.num_dst(), storage);
+    check_bipartite_layer_graph(tape, who, graph, x_src, *x_dst, options_.in_channels, in_dst(),
+                                options_.add_self_loops);
+  } else {
+    x_src.check(tape, who + " (x_src)", graph.num_src(), options_.in_channels);
+    check_self_loops(who, graph, options_.add_self_loops);
   }
-  x_src.check(tape, who + " (x_src)", graph.num_src(), options_.in_channels);
-  const int64_t loops = graph.num_dst();  // min(num_dst, num_src)
-  if (options_.add_self_loops && graph.degree_stats().self_loops != loops)
-    raise<InvalidArgument>(who, ": add_self_loops is set but the graph has ", graph.degree_stats().self_loops,
-                           " self-loops for ", loops,
-                           " nodes; prepare it once with nn::prepare_graph(graph, /*add_self_loops=*/true)");
-  return forward_bipartite(tape, graph, x_src, nullptr, edge_scores(tape, graph, edges), dropout_seed,
-                           attention, then);
+  return forward_bipartite(tape, graph, x_src, x_dst ? &*x_dst : nullptr, edge_scores(tape, graph, edges),
+                           dropout_seed, attention, then);
 }
 
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
@@ -184,12 +191,7 @@ Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const Node
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
-  // Without a residual, bias and the activation that follows fuse into the attention op.
-  autograd::AttentionEpilogue epilogue;
-  if (!res) {
-    if (options_.bias) epilogue.bias = tape.parameter(bias);
-    if (then) epilogue = {epilogue.bias, true, then->alpha, then->p, then->seed};
-  }
+  const autograd::AttentionEpilogue epilogue = fused_epilogue(tape, then);
   Var out;
   if (!res && !x.is_sparse()) {
     // One op from x to the output: it keeps neither h = lin(x) nor the score terms, and
@@ -213,12 +215,7 @@ Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const Node
                                     config, attention, epilogue);
   }
   if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
-  if (res) {
-    out = autograd::add(tape, out, res->forward(tape, x));
-    if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
-    if (then) out = autograd::elu_dropout(tape, out, then->alpha, then->p, then->seed);
-  }
-  return out;
+  return residual_tail(tape, out, x, then);
 }
 
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src, const NodeInput& x_dst,
@@ -243,12 +240,7 @@ Var GATConv::forward_bipartite(autograd::Tape& tape, const Graph& graph, const N
     score_dst = autograd::head_scores(tape, hs, a_dst, nd);
   }
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
-  // Without a residual, bias and the activation that follows fuse into the attention op.
-  autograd::AttentionEpilogue epilogue;
-  if (!res) {
-    if (options_.bias) epilogue.bias = tape.parameter(bias);
-    if (then) epilogue = {epilogue.bias, true, then->alpha, then->p, then->seed};
-  }
+  const autograd::AttentionEpilogue epilogue = fused_epilogue(tape, then);
   Var out = autograd::graph_attention(tape, graph,
                                       {.value = hs,
                                        .score_dst = score_dst,
@@ -256,11 +248,23 @@ Var GATConv::forward_bipartite(autograd::Tape& tape, const Graph& graph, const N
                                        .score_edge = score_edge},
                                       config, attention, epilogue);
   if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
-  if (res) {
-    out = autograd::add(tape, out, res->forward(tape, *x_dst));  // forward_block passes x_dst with res
-    if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
-    if (then) out = autograd::elu_dropout(tape, out, then->alpha, then->p, then->seed);
-  }
+  return res ? residual_tail(tape, out, *x_dst, then) : out;  // forward_block forms x_dst with res
+}
+
+autograd::AttentionEpilogue GATConv::fused_epilogue(autograd::Tape& tape, const EluDropout* then) {
+  // Without a residual, bias and the activation that follows fuse into the attention op.
+  autograd::AttentionEpilogue epilogue;
+  if (res) return epilogue;
+  if (options_.bias) epilogue.bias = tape.parameter(bias);
+  if (then) epilogue = {epilogue.bias, true, then->alpha, then->p, then->seed};
+  return epilogue;
+}
+
+Var GATConv::residual_tail(autograd::Tape& tape, Var out, const NodeInput& x_dst, const EluDropout* then) {
+  if (!res) return out;  // bias and `then` were fused (fused_epilogue)
+  out = autograd::add(tape, out, res->forward(tape, x_dst));
+  if (options_.bias) out = autograd::add_bias(tape, out, tape.parameter(bias));
+  if (then) out = autograd::elu_dropout(tape, out, then->alpha, then->p, then->seed);
   return out;
 }
 

@@ -49,6 +49,7 @@
 #include <string>
 #include <vector>
 
+#include "edgeattn/autograd/ops/attention.hpp"
 #include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/graph/graph.hpp"
 #include "edgeattn/kernels/attention.hpp"
@@ -146,6 +147,11 @@ class GATConv {
   autograd::Var forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
                                autograd::Var score_edge, uint64_t dropout_seed, Tensor* attention,
                                const EluDropout* then);
+  /// The attention op's epilogue: the bias and `then`, unless a residual comes between.
+  autograd::AttentionEpilogue fused_epilogue(autograd::Tape& tape, const EluDropout* then);
+  /// With a residual: out + res(x_dst), the bias and `then`; otherwise out (all fused already).
+  autograd::Var residual_tail(autograd::Tape& tape, autograd::Var out, const NodeInput& x_dst,
+                              const EluDropout* then);
   /// x_dst null: the destinations are the first rows of x_src (forward_block without lin_dst).
   autograd::Var forward_bipartite(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
                                   const NodeInput* x_dst, autograd::Var score_edge, uint64_t dropout_seed,

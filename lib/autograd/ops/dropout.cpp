@@ -243,31 +243,53 @@ struct RowMask {
 
 }  // namespace
 
+namespace {
+
+// Row blocks of a [rows, k] operand times op(w), [k, n]: the packed microkernel for a layer-sized
+// w (as kernels::matmul, so that p = 0 gives linear's bits), BLAS otherwise.
+class RightOperand {
+ public:
+  RightOperand(const float* w, int64_t ldw, bool trans_w, int64_t k, int64_t n)
+      : w_(w), ldw_(ldw), trans_w_(trans_w), k_(k), n_(n) {
+    if (kernels::PackedRight::suits(k, n)) packed_.emplace(w, ldw, trans_w, k, n);
+  }
+  /// Scratch floats per row that multiply needs.
+  int64_t scratch_cols() const { return packed_ ? packed_->scratch_floats(1) : 0; }
+  /// c [rows, n] (row stride n) = a [rows, k] (row stride k) op(w).
+  void multiply(int64_t rows, const float* a, float* c, float* scratch) const {
+    if (packed_)
+      packed_->multiply(rows, a, k_, c, n_, false, scratch);
+    else
+      kernels::gemm(false, trans_w_, rows, n_, k_, 1.f, a, k_, w_, ldw_, 0.f, c, n_);
+  }
+
+ private:
+  const float* w_;
+  int64_t ldw_;
+  bool trans_w_;
+  int64_t k_, n_;
+  std::optional<kernels::PackedRight> packed_;
+};
+
+}  // namespace
+
 void dropped_project(const DroppedInput& d, const Tensor& w, Tensor& y) {
   const RowMask mask(d);
   const int64_t in = d.x.dim(1), out = w.dim(0);
   const float* xd = d.x.data();
-  const float* wd = w.data();
   float* yd = y.data();
   const bool keep_all = d.p == 0.f;  // x itself: no copy, no mask
-  // A layer-sized weight is packed once for the microkernel (as kernels::matmul does, so that
-  // p = 0 gives linear's bits); a wider one goes to BLAS block by block.
-  std::optional<kernels::PackedRight> right;
-  if (kernels::PackedRight::suits(in, out)) right.emplace(wd, in, /*trans_b=*/true, in, out);
-  const int64_t masked = keep_all ? 0 : kBlockRows * in;
-  const int64_t scratch = right ? right->scratch_floats(kBlockRows) : 0;
-  for_each_row_block_with_buffer(
-      d.x.dim(0), (masked + scratch) / kBlockRows, [&](int64_t r0, int64_t r1, float* buffer) {
-        const float* rows = xd + r0 * in;
-        if (!keep_all) {
-          mask(rows, r0, r1, buffer);
-          rows = buffer;
-        }
-        if (right)
-          right->multiply(r1 - r0, rows, in, yd + r0 * out, out, false, buffer + masked);
-        else
-          kernels::gemm(false, true, r1 - r0, out, in, 1.f, rows, in, wd, in, 0.f, yd + r0 * out, out);
-      });
+  const RightOperand right(w.data(), in, /*trans_w=*/true, in, out);
+  const int64_t masked = keep_all ? 0 : in;  // per row of the buffer, then the product's scratch
+  for_each_row_block_with_buffer(d.x.dim(0), masked + right.scratch_cols(),
+                                 [&](int64_t r0, int64_t r1, float* buffer) {
+                                   const float* rows = xd + r0 * in;
+                                   if (!keep_all) {
+                                     mask(rows, r0, r1, buffer);
+                                     rows = buffer;
+                                   }
+                                   right.multiply(r1 - r0, rows, yd + r0 * out, buffer + masked * kBlockRows);
+                                 });
 }
 
 void dropped_transpose_products(const DroppedInput& d, std::span<const TransposeProduct> products) {
@@ -312,20 +334,14 @@ void dropped_transpose_products(const DroppedInput& d, std::span<const Transpose
 void dropped_input_grad(const DroppedInput& d, const float* dy, const Tensor& w, Tensor& dx) {
   const RowMask mask(d);
   const int64_t in = d.x.dim(1), out = w.dim(0);
-  const float* wd = w.data();
   float* dxd = dx.data();
-  const bool keep_all = d.p == 0.f;           // dx = dy w, straight into dx
-  std::optional<kernels::PackedRight> right;  // w [out, in] as the right operand [k = out, n = in]
-  if (kernels::PackedRight::suits(out, in)) right.emplace(wd, in, /*trans_b=*/false, out, in);
-  const int64_t product = keep_all ? 0 : kBlockRows * in;
-  const int64_t scratch = right ? right->scratch_floats(kBlockRows) : 0;
+  const bool keep_all = d.p == 0.f;                                    // dx = dy w, straight into dx
+  const RightOperand right(w.data(), in, /*trans_w=*/false, out, in);  // w [out, in]: k = out, n = in
+  const int64_t product = keep_all ? 0 : in;  // per row of the buffer, then the product's scratch
   for_each_row_block_with_buffer(
-      d.x.dim(0), (product + scratch) / kBlockRows, [&](int64_t r0, int64_t r1, float* buffer) {
+      d.x.dim(0), product + right.scratch_cols(), [&](int64_t r0, int64_t r1, float* buffer) {
         float* target = keep_all ? dxd + r0 * in : buffer;
-        if (right)
-          right->multiply(r1 - r0, dy + r0 * out, out, target, in, false, buffer + product);
-        else
-          kernels::gemm(false, false, r1 - r0, in, out, 1.f, dy + r0 * out, out, wd, in, 0.f, target, in);
+        right.multiply(r1 - r0, dy + r0 * out, target, buffer + product * kBlockRows);
         if (!keep_all) mask(buffer, r0, r1, dxd + r0 * in);
       });
 }
