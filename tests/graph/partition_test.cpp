@@ -104,6 +104,23 @@ TEST(Partition, MetisCutsFewerEdgesThanRangesOfAShuffledCommunityGraph) {
   EXPECT_LT(metis.edge_imbalance, 1.2);
 }
 
+TEST(Partition, MetisBalancesNodesAndEdgesTogetherOnASkewedGraph) {
+  if (!metis_available()) GTEST_SKIP() << "built without METIS (libmetis-dev)";
+  // Power-law in-degrees: one weight of nodes + edges would let the parts holding the hubs own
+  // few nodes and the others many; both counts must come out near their mean.
+  const Graph g = testing::power_law_graph(2000, 30000, 5);
+  for (int64_t parts : {2, 3, 4}) {
+    const auto part = partition_nodes(g, {.parts = parts, .method = PartitionMethod::metis, .seed = 1});
+    expect_valid(part, g.num_dst(), parts);
+    const auto q = partition_quality(g, part, parts);
+    const double node_mean = static_cast<double>(g.num_dst()) / static_cast<double>(parts);
+    const double node_imbalance =
+        static_cast<double>(*std::max_element(q.nodes.begin(), q.nodes.end())) / node_mean;
+    EXPECT_LE(node_imbalance, 1.06) << parts << " parts";
+    EXPECT_LE(q.edge_imbalance, 1.06) << parts << " parts";
+  }
+}
+
 TEST(Partition, BadInputsAreNamed) {
   const Graph g = testing::four_node_graph();
   expect_throw_naming<InvalidArgument>([&] { partition_nodes(g, {.parts = 5}); },

@@ -9,10 +9,11 @@
 //                    (an RCM ordering, graph/ordering.hpp).
 //   degree_balanced  contiguous ranges with about the same in-edges + nodes each (the rows of a
 //                    part are one range, as contiguous, but skewed degrees are balanced).
-//   metis            METIS_PartGraphKway (Karypis & Kumar 1998) on the symmetrized pattern,
-//                    vertex weight 1 + in-degree, fixed seed: balanced edge-cut parts with a far
-//                    smaller halo on graphs with community structure. Needs the library built
-//                    with METIS (metis_available()); InvalidArgument otherwise.
+//   metis            METIS_PartGraphKway (Karypis & Kumar 1998) on the symmetrized pattern with
+//                    two balance constraints, nodes and in-edges (each part within ~3% of the
+//                    mean of both, as DistDGL), fixed seed: edge-cut parts with a far smaller
+//                    halo on graphs with community structure. Needs the library built with METIS
+//                    (metis_available()); InvalidArgument otherwise.
 // Every method is deterministic: the same graph and part count give the same parts on every rank
 // and every run, so each rank may compute the partition itself.
 //
