@@ -55,6 +55,7 @@ int run_partition(std::span<const std::string> argv) {
         .field("partitioner", to_string(method));
     j.field("edge_cut", q.edge_cut)
         .field("edge_imbalance", q.edge_imbalance)
+        .field("node_imbalance", q.node_imbalance)
         .field("halo_fraction", q.halo_fraction);
     j.field("out", args.str("out"));
     std::cout << j.str() << "\n";
@@ -66,9 +67,10 @@ int run_partition(std::span<const std::string> argv) {
     std::printf("  %4d %10lld %10lld %10lld\n", p, static_cast<long long>(q.nodes[static_cast<size_t>(p)]),
                 static_cast<long long>(q.edges[static_cast<size_t>(p)]),
                 static_cast<long long>(q.halo_nodes[static_cast<size_t>(p)]));
-  std::printf("edge cut %lld of %lld edges, edge imbalance %.3f, halo %.3f of the nodes\n",
-              static_cast<long long>(q.edge_cut), static_cast<long long>(ds.graph.num_edges()),
-              q.edge_imbalance, q.halo_fraction);
+  std::printf(
+      "edge cut %lld of %lld edges, edge imbalance %.3f, node imbalance %.3f, halo %.3f of the nodes\n",
+      static_cast<long long>(q.edge_cut), static_cast<long long>(ds.graph.num_edges()), q.edge_imbalance,
+      q.node_imbalance, q.halo_fraction);
   return 0;
 }
 

@@ -434,7 +434,13 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     const int64_t sent_rows = std::accumulate(part.send_rows.begin(), part.send_rows.end(), int64_t{0});
     const int64_t halo_bytes = (cfg.layers - 1) * (sent_rows + part.num_halo()) * width * 4;
     const std::vector<int64_t> all_halo_bytes = dist::allgather_value(comm, halo_bytes);
+    const auto max_of = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
     const std::vector<int64_t> all_owned = dist::allgather_value(comm, part.num_owned());
+    if (quality.node_imbalance == 0) {  // partition files written before the manifest carried it
+      const int64_t nodes = std::accumulate(all_owned.begin(), all_owned.end(), int64_t{0});
+      quality.node_imbalance =
+          static_cast<double>(max_of(all_owned)) * comm.size() / static_cast<double>(nodes);
+    }
     double ms_sum = 0;
     const std::string metric = in.labels.metric();
     Progress progress(name, show_progress && lead, metric == "accuracy" ? "acc" : metric);
@@ -451,7 +457,6 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
       train::save_parameters(args.str("save"), model.parameters(), meta.serialize());
     }
     if (!lead) return 0;
-    const auto max_of = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
     if (args.flag_set("json")) {
       JsonObject j;
       j.field("dataset", name).field("format", format).field("model", args.str("model"));
@@ -459,7 +464,8 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
       j.field("runs", int64_t{1}).field("threads", max_threads()).field("batch_size", int64_t{0});
       j.field("ranks", static_cast<int64_t>(comm.size())).field("partitioner", to_string(method));
       j.field("edge_cut", quality.edge_cut).field("halo_fraction", quality.halo_fraction);
-      j.field("edge_imbalance", quality.edge_imbalance).field("max_owned_nodes", max_of(all_owned));
+      j.field("edge_imbalance", quality.edge_imbalance).field("node_imbalance", quality.node_imbalance);
+      j.field("max_owned_nodes", max_of(all_owned));
       j.field("max_halo_bytes_per_epoch", max_of(all_halo_bytes));
       j.field("metric", metric);
       j.field("test_accuracy", r.test_accuracy).field("val_accuracy", r.val_accuracy);

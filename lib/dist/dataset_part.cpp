@@ -203,7 +203,7 @@ PartitionQuality write_partitions(const std::filesystem::path& dir, const data::
      << "\ndataset=" << ds.name << "\nformat=" << ds.format
      << "\nsplit=" << (split_name.empty() ? ds.default_split : split_name) << "\nmethod=" << to_string(method)
      << "\nedge_cut=" << q.edge_cut << "\nhalo_fraction=" << q.halo_fraction
-     << "\nedge_imbalance=" << q.edge_imbalance << "\n";
+     << "\nedge_imbalance=" << q.edge_imbalance << "\nnode_imbalance=" << q.node_imbalance << "\n";
   write_file_atomic(dir / kManifest, os.str());  // last: a directory with it is complete
   return q;
 }
@@ -233,6 +233,9 @@ DatasetPart read_partition(const std::filesystem::path& dir, int parts, int rank
   d.quality.edge_cut = manifest_value<int64_t>(manifest, dir, "edge_cut");
   d.quality.halo_fraction = manifest_value<double>(manifest, dir, "halo_fraction");
   d.quality.edge_imbalance = manifest_value<double>(manifest, dir, "edge_imbalance");
+  // Written since 2026-11-26; 0 (unknown) in the manifests of older partition files.
+  if (manifest.count("node_imbalance"))
+    d.quality.node_imbalance = manifest_value<double>(manifest, dir, "node_imbalance");
   const std::vector<int64_t> sizes = in.ints("sizes", 6);
   if (sizes[0] != rank || sizes[1] != parts || sizes[2] != n)
     in.fail("sizes", "expected rank " + std::to_string(rank) + " of " + std::to_string(parts) + " with " +

@@ -174,6 +174,9 @@ PartitionQuality partition_quality(const Graph& graph, std::span<const int32_t> 
   q.edge_imbalance = total_edges > 0 ? static_cast<double>(max_edges) * static_cast<double>(parts) /
                                            static_cast<double>(total_edges)
                                      : 1.0;
+  const int64_t max_nodes = *std::max_element(q.nodes.begin(), q.nodes.end());
+  q.node_imbalance =
+      n > 0 ? static_cast<double>(max_nodes) * static_cast<double>(parts) / static_cast<double>(n) : 1.0;
   q.halo_fraction =
       n > 0 ? static_cast<double>(std::accumulate(q.halo_nodes.begin(), q.halo_nodes.end(), int64_t{0})) /
                   static_cast<double>(n)

@@ -47,10 +47,14 @@ void check_parts(const Graph& g, const std::vector<int32_t>& part, int parts) {
     // The halo: remote, grouped by owner in rank order, ascending within.
     int64_t at = 0;
     for (int q = 0; q < parts; ++q) {
-      if (q == r) EXPECT_EQ(lp.recv_rows[static_cast<size_t>(q)], 0);
+      if (q == r) {
+        EXPECT_EQ(lp.recv_rows[static_cast<size_t>(q)], 0);
+      }
       for (int64_t k = 0; k < lp.recv_rows[static_cast<size_t>(q)]; ++k, ++at) {
         EXPECT_EQ(part[static_cast<size_t>(lp.halo[static_cast<size_t>(at)])], q);
-        if (k > 0) EXPECT_LT(lp.halo[static_cast<size_t>(at) - 1], lp.halo[static_cast<size_t>(at)]);
+        if (k > 0) {
+          EXPECT_LT(lp.halo[static_cast<size_t>(at) - 1], lp.halo[static_cast<size_t>(at)]);
+        }
       }
     }
     EXPECT_EQ(at, lp.num_halo());

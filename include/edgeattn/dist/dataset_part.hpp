@@ -46,7 +46,8 @@ struct SplitPart {
 struct DatasetPart {
   std::string name, format;
   /// From partition files (read_partition): the split's name, the method, and the quality of the
-  /// whole partition (parts, edge_cut, edge_imbalance, halo_fraction; no per-part vectors).
+  /// whole partition (parts, edge_cut, edge_imbalance, node_imbalance, halo_fraction; no per-part
+  /// vectors; node_imbalance is 0 in files written before it was recorded).
   std::string split, method;
   PartitionQuality quality;
   LocalPartition part;

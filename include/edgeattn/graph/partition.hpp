@@ -58,6 +58,7 @@ struct PartitionQuality {
   std::vector<int64_t> halo_nodes;  ///< [parts] distinct remote sources each part receives
   int64_t edge_cut = 0;             ///< edges whose endpoints lie in different parts
   double edge_imbalance = 0;        ///< max(edges) / mean(edges) (1 is perfect)
+  double node_imbalance = 0;        ///< max(nodes) / mean(nodes): the per-node work (projections)
   /// sum(halo_nodes) / num_nodes: the rows sent per layer, relative to the graph's node count.
   double halo_fraction = 0;
 };
