@@ -1144,7 +1144,10 @@ NB_MODULE(_edgeattn, m) {
       });
   auto load_options = [](const std::string& root, const std::string& format, bool verify, bool download,
                          std::optional<bool> offline) {
-    data::LoadOptions o{.root = root, .format = format, .verify = verify};
+    data::LoadOptions o;
+    o.root = root;
+    o.format = format;
+    o.verify = verify;
     o.download = download;
     if (offline) o.download_options.offline = *offline;
     return o;
