@@ -76,9 +76,9 @@ std::vector<int32_t> metis_parts(const Graph& graph, int64_t parts, uint64_t see
   if (adjncy.empty()) adjncy.push_back(0);
   // Two balance constraints, as DistDGL's partitioner: nodes (a GAT layer's projections,
   // activations and their gradients are per node) and in-edges (its attention is per edge), each
-  // within METIS's default tolerance of the mean (3%). One weight of 1 + in-degree, as before, let a part
-  // take 1.54M of 2.45M R-MAT nodes while its edges balanced (bench/RESULTS.md, issue 22).
-  // A graph without edges has nothing for the second constraint to weigh: nodes only.
+  // within METIS's default tolerance of the mean (3%). A single weight of 1 + in-degree balances
+  // their sum only: on R-MAT it left one of two parts 1.54M of 2.45M nodes (bench/RESULTS.md,
+  // issue 22). A graph without edges has nothing for the second constraint to weigh: nodes only.
   idx_t ncon = graph.num_edges() > 0 ? 2 : 1;
   std::vector<idx_t> vwgt(static_cast<size_t>(n * ncon));
   for (int64_t i = 0; i < n; ++i) {
