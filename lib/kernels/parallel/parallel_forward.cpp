@@ -1,164 +1,28 @@
-// Fused graph-attention forward: one pass per destination row with an online softmax.
-//
-// For row i and head h, edges arrive in CSR order; the kernel keeps a running shift m, the
-// running sum l of exp(s - m) and the running weighted sum acc of values (Milakov & Gimelshein
-// 2018, "Online normalizer calculation for softmax"; the same recurrence as FlashAttention, Dao et
-// al. 2022). At the end out = acc / l and the row log-sum-exp m + log(l) is saved for backward.
-// With edge attributes (the dot score's, TransformerConv's edge_dim) each edge adds its
-// projection ve_e to its value as it passes. Nothing of size edges x features is stored; with
-// dropout, the value sum uses the masked weights while l uses all of them, so the kept weights
-// are alpha * mask / (1 - p) exactly as in the reference.
-//
-// The shift m is raised lazily: only when a score exceeds it by more than kRescaleMargin (8) does
-// the kernel move m to the new maximum and rescale l and acc (the threshold rescaling of
-// FlashAttention-3, Shah et al. 2024). Every weight exp(s - m) therefore stays below e^8 and l
-// stays finite, while the common edge costs one exp per head and no rescale of acc. Any shift
-// gives the same softmax; the rounding differs from a max-shifted one by a few ulps.
-//
-// Rows are processed in parallel over the pattern's edge-balanced row chunks (pull style: each
-// row is written by one task, no atomics), so results are identical for any thread count. For
-// explicit graphs the kernel prefetches the source rows of the edges some way ahead (see
-// prefetch_distance), and when the output is larger than the last-level cache it is written with
-// streaming stores, which skip reading each output line before overwriting it.
-#include <array>
-#include <cfloat>
-#include <cmath>
-#include <type_traits>
-#include <vector>
-
-#include "edgeattn/core/parallel.hpp"
-#include "edgeattn/core/rng.hpp"
-#include "kernels/attention_backend.hpp"
-#include "kernels/parallel/edge_scores.hpp"
-#include "kernels/parallel/tiled_attention.hpp"
+// Fused graph-attention forward: the dispatch. The kernel and its design are in
+// parallel_forward_impl.hpp; each pattern's instantiations are compiled in a file of their own
+// (instantiations/<pattern>.cpp).
+#include "kernels/parallel/parallel_forward_impl.hpp"
 
 namespace edgeattn::kernels {
-namespace {
+namespace detail {
 
-/// Per-task state of one destination row: s (scores), w (weights), c (rescale), m (shift),
-/// l (sum), kf (dropout keep factors), [lanes] each, and acc [H, dv]. With compile-time extents it
-/// lives in a fixed-size array on the task's stack, so that every loop over heads and features
-/// has constant bounds; otherwise in a vector sized at run time.
-template <class Dm>
-class RowState {
- public:
-  static constexpr bool kFixed = Dm::heads > 0 && Dm::dv > 0;
+extern template void forward_pattern<CsrPattern>(const CsrPattern&, const KernelArgs&, const ForwardBuffers&);
+extern template void forward_pattern<CompletePattern>(const CompletePattern&, const KernelArgs&,
+                                                      const ForwardBuffers&);
+extern template void forward_pattern<CausalPattern>(const CausalPattern&, const KernelArgs&,
+                                                    const ForwardBuffers&);
+extern template void forward_pattern<WindowPattern>(const WindowPattern&, const KernelArgs&,
+                                                    const ForwardBuffers&);
+extern template void forward_pattern<BlockDiagonalPattern>(const BlockDiagonalPattern&, const KernelArgs&,
+                                                           const ForwardBuffers&);
+extern template void forward_pattern<WindowGlobalPattern>(const WindowGlobalPattern&, const KernelArgs&,
+                                                          const ForwardBuffers&);
 
-  RowState(int64_t lanes, int64_t heads, int64_t dv) {
-    if constexpr (!kFixed) storage_.resize(static_cast<size_t>(6 * lanes + heads * dv));
-    float* p = storage_.data();
-    for (float** slot : {&s, &w, &c, &m, &l, &kf}) {
-      *slot = p;
-      p += lanes;
-    }
-    acc = p;
-  }
-  RowState(const RowState&) = delete;  // the pointers below point into this object's storage
-  RowState& operator=(const RowState&) = delete;
-  float *s, *w, *c, *m, *l, *kf, *acc;
-
- private:
-  static constexpr size_t kFixedSize = kFixed ? static_cast<size_t>(6 * Dm::heads + Dm::heads * Dm::dv) : 1;
-  alignas(64) std::conditional_t<kFixed, std::array<float, kFixedSize>, std::vector<float>> storage_;
-};
-
-template <bool kSoftmax, class Dm, class P, class S>
-void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const ForwardBuffers& out) {
-  const int64_t heads = Dm::heads > 0 ? Dm::heads : a.heads;
-  const int64_t dv = Dm::dv > 0 ? Dm::dv : a.dv;
-  // State arrays are padded to whole vectors when the head count is known only at run time.
-  const int64_t lanes = Dm::heads > 0 ? Dm::heads : padded_heads(heads);
-  const int64_t width = heads * dv;
-  const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
-  const int64_t ahead = prefetch_distance(row_lines(score.width()) + row_lines(width));
-  const bool stream = streaming_stores_apply(out.out, pattern.num_dst(), width);
-  // The dot score with edge attributes adds each edge's projection ve_e to its value too.
-  constexpr bool edge_values = kIsDot<S> && kHasEdgeAttributes<S>;
-  parallel_for_chunks(pattern.partition(), [&](size_t, int64_t row_begin, int64_t row_end) {
-    RowState<Dm> st(lanes, heads, dv);
-    float *s = st.s, *w = st.w, *m = st.m, *l = st.l, *kf = st.kf, *acc = st.acc;
-    std::vector<float> ve(edge_values ? static_cast<size_t>(width) : 0);
-    // Explicit graphs gather source rows at random: prefetch them ahead. (Structured patterns
-    // walk sources in order, which the hardware prefetcher already follows.)
-    const int32_t* cols = nullptr;
-    int64_t edge_end = 0;
-    if constexpr (std::is_same_v<P, CsrPattern>) {
-      cols = pattern.graph().col_idx().data();
-      edge_end = pattern.row_offset(row_end);
-    }
-    for (int64_t i = row_begin; i < row_end; ++i) {
-      std::fill_n(m, lanes, -FLT_MAX);
-      std::fill_n(l, lanes, 0.f);
-      std::fill_n(acc, width, 0.f);
-      pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
-        if constexpr (std::is_same_v<P, CsrPattern>) {
-          if (e + ahead < edge_end) {
-            const int64_t far = cols[e + ahead];
-            score.prefetch_src(far);
-            prefetch_row(a.v + far * width, width);
-          }
-        }
-        score.scores(i, j, e, s);
-        if (a.bias)
-          for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
-        if constexpr (kSoftmax) {
-          if (exceeds_shift(lanes, s, m)) raise_shift(lanes, heads, dv, s, m, l, st.c, acc);
-          exp_shifted_sum(lanes, s, m, w, l);
-        } else {
-          for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
-        }
-        if (a.dropout > 0.f) {
-          dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
-#pragma omp simd
-          for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
-        }
-        accumulate(heads, dv, acc, w, a.v + static_cast<int64_t>(j) * width);
-        if constexpr (edge_values) {
-          score.edge_values(e, ve.data());
-          accumulate(heads, dv, acc, w, ve.data());
-        }
-      });
-      if constexpr (kSoftmax) {
-        // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).
-        for (int64_t h = 0; h < heads; ++h) {
-          const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
-#pragma omp simd
-          for (int64_t d = 0; d < dv; ++d) acc[h * dv + d] *= inv;
-        }
-#pragma omp simd
-        for (int64_t h = 0; h < heads; ++h)
-          out.lse[i * heads + h] = l[h] > 0.f ? m[h] + fast_log(l[h]) : -INFINITY;
-      }
-      store_row(out.out + i * width, acc, width, stream);
-      if (out.alpha) {  // second pass over the row, only when weights are requested
-        const float* lse = kSoftmax ? out.lse + i * heads : nullptr;
-        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
-          score.scores(i, j, e, s);
-          float* alpha_e = out.alpha + e * heads;
-          for (int64_t h = 0; h < heads; ++h) {
-            const float sh = a.bias ? s[h] + a.bias[e * heads + h] : s[h];
-            alpha_e[h] = kSoftmax ? fast_exp(sh - lse[h]) : std::max(sh, 0.f);
-          }
-        });
-      }
-    }
-    if (stream) stream_fence();
-  });
-}
-
-}  // namespace
+}  // namespace detail
 
 void parallel_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out) {
   if (tiled_applies(p, a, out.alpha != nullptr)) return tiled_forward(p, a, out);
-  visit_pattern(p, [&](const auto& pattern) {
-    visit_score_dims(a, [&](const auto& score, auto dims) {
-      using Dm = decltype(dims);
-      if (a.norm == Normalization::softmax)
-        forward_rows<true, Dm>(pattern, score, a, out);
-      else
-        forward_rows<false, Dm>(pattern, score, a, out);
-    });
-  });
+  visit_pattern(p, [&](const auto& pattern) { detail::forward_pattern(pattern, a, out); });
 }
 
 }  // namespace edgeattn::kernels

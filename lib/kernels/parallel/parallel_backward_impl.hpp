@@ -1,0 +1,422 @@
+// The templates of the fused graph-attention backward (parallel_backward.cpp dispatches to them),
+// instantiated one pattern per file (instantiations/<pattern>.cpp, with the forward's) so that a
+// build spreads them over its cores: with all 108 in one file, its ASan + UBSan compile alone took
+// 27 of CI's minutes.
+// Fused graph-attention backward without atomics, recomputing attention from the saved row
+// log-sum-exp instead of storing per-edge weights (as in FlashAttention, Dao et al. 2022).
+//
+// With alpha = softmax_j(s), mask m_ij^h in {0, 1/(1-p)} (dropout) and dO the output gradient:
+//   dalpha_ij = m_ij <dO_i, v_j>,   D_i = sum_j alpha_ij dalpha_ij,   ds_ij = alpha_ij (dalpha_ij - D_i)
+//   (relu normalisation: alpha = relu(s), ds = dalpha [s > 0])
+//   dv_j = sum_i alpha_ij m_ij dO_i
+// Pass 1 (destination-parallel over row chunks) computes D_i, ds along each row and accumulates
+// the destination-side score gradients (dq or d score_dst), the per-edge bias gradient, the
+// additive score's per-edge term's gradient and, for GATv2/perceptron, per-chunk partials of
+// d att and of the edge-attribute projection's d we (summed in chunk order afterwards) and the
+// edge attributes' own gradient.
+// Pass 2 (source-parallel over the transpose, `for_each_in_col`) recomputes alpha and ds for each
+// in-edge of source j and accumulates dk (or d score_src) and dv for j.
+// Edge records (additive score on an explicit graph, without edge bias or per-edge term, when
+// they fit the budget below): pass 1 also writes each edge's kept weight w = alpha * keep and its
+// score-input gradient dz = ds * leaky'(z) (2H floats, CSR order), and pass 2 reads them through
+// Graph::transpose_edges instead of recomputing the score, its exp, the dropout hash and the
+// <dO_i, v_j> dots: dv_j = sum_i w dO_i and d score_src_j = sum_i dz. The same values in the same
+// order, so the gradients are bit for bit those of the recomputing pass (tested); it made the
+// source pass of a sampled GAT step's blocks about half as costly.
+// Every output element is written by exactly one task, and chunking depends only on the pattern,
+// so gradients are bit-identical for any thread count. Pass 2 reads v only as v_j, in the task
+// that then writes dv_j, and pass 1 has finished every read of v before: dv may overwrite v
+// (attention_backward's value_grad). Extra memory: D [num_dst, H] plus
+// O(max_degree * H) per task.
+// Both passes prefetch their gathered rows a distance set in cache lines (vector_math.hpp:
+// prefetch_distance), and a dv of 32 MiB or more is written with streaming stores. Every element
+// of dq, dk, dsd, dss, dv, dbias and dse is written once (not accumulated), so attention_backward
+// hands this backend unzeroed buffers; d att is summed from per-chunk partials into zeros.
+#pragma once
+
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <vector>
+
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/core/rng.hpp"
+#include "edgeattn/core/tensor.hpp"
+#include "kernels/attention_backend.hpp"
+#include "kernels/parallel/edge_scores.hpp"
+#include "kernels/parallel/tiled_attention.hpp"
+
+namespace edgeattn::kernels::detail {
+
+// Source-side chunks: balanced by in-degree of the transpose for explicit graphs; structured
+// patterns have near-uniform column counts, so equal column ranges suffice.
+template <class P>
+std::vector<int64_t> column_chunks(const P& pattern) {
+  const int64_t ns = pattern.num_src();
+  if constexpr (std::is_same_v<P, CsrPattern>) {
+    const auto& t = pattern.graph().transpose();
+    const int64_t target = std::max<int64_t>(2048, (pattern.num_edges() + ns) / 256);
+    return balanced_row_chunks(t.col_ptr, target);
+  } else {
+    const int64_t grain = std::max<int64_t>(1, ns / 256);
+    std::vector<int64_t> b;
+    for (int64_t j = 0; j < ns; j += grain) b.push_back(j);
+    b.push_back(ns);
+    return b;
+  }
+}
+
+// Edge records are kept when they take no more memory than the value and output gradients the
+// backward holds anyway ([Ns + Nd, H, dv] floats), or 64 MiB, whichever is larger: always for
+// sampled blocks and graphs up to a few million edges, never to double the footprint of a large
+// graph (there the source pass recomputes). set_edge_records forces either way (tests).
+extern EdgeRecords g_edge_records;  // parallel_backward.cpp
+
+template <class P, class S>
+bool edge_records_apply(const P& pattern, const KernelArgs& a, int64_t dv, bool softmax) {
+  if constexpr (!std::is_same_v<P, CsrPattern> || !kIsAdditive<S>) {
+    (void)pattern, (void)a, (void)dv, (void)softmax;
+    return false;
+  } else {
+    if (!softmax || a.bias || a.score.se) return false;
+    if (g_edge_records != EdgeRecords::automatic) return g_edge_records == EdgeRecords::always;
+    const int64_t heads = a.heads;
+    const int64_t record_bytes = pattern.num_edges() * 2 * heads * int64_t{sizeof(float)};
+    const int64_t held = (pattern.num_src() + pattern.num_dst()) * heads * dv * int64_t{sizeof(float)};
+    return record_bytes <= std::max<int64_t>(held, int64_t{64} << 20);
+  }
+}
+
+template <bool kSoftmax, class Dm, class P, class S>
+void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const BackwardInputs& in,
+                   const BackwardBuffers& g) {
+  const int64_t heads = Dm::heads > 0 ? Dm::heads : a.heads;
+  const int64_t dv = Dm::dv > 0 ? Dm::dv : a.dv;
+  const int64_t width = score.width();
+  const int64_t nd = pattern.num_dst();
+  const bool additive = a.score.kind == EdgeScore::additive;
+  float* dst_grad = additive ? g.dsd : g.dq;  // [Nd, width]
+  float* src_grad = additive ? g.dss : g.dk;  // [Ns, width]
+  const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
+
+  // keep factor of (i, j, h): 0 or 1/(1-p) under dropout, else 1
+  auto keep_factors = [&](int64_t i, int64_t j, float* kf) {
+    if (a.dropout > 0.f)
+      dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
+    else
+      for (int64_t h = 0; h < heads; ++h) kf[h] = 1.f;
+  };
+  // s (with bias) -> alpha, for row i
+  auto weights = [&](int64_t i, int64_t e, float* s, float* alpha) {
+    if (a.bias)
+#pragma omp simd
+      for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
+#pragma omp simd
+    for (int64_t h = 0; h < heads; ++h)
+      alpha[h] = kSoftmax ? fast_exp(s[h] - in.lse[i * heads + h]) : std::max(s[h], 0.f);
+  };
+  // The per-edge additive term's gradient dse_e = ds * leaky'(z), written once per edge; edge
+  // attributes (vector and dot scores): dea_e written once per edge, dwe into the chunk's partial.
+  // wk: the kept weights alpha * keep of the edge (the dot score's value term).
+  auto edge_term_grad = [&](int64_t i, int64_t j, int64_t e, const float* ds, const float* wk, float* dwe) {
+    if constexpr (kIsAdditive<S>) {
+      (void)wk;
+      (void)dwe;
+      if (g.dse) score.pre_activation_grad(i, j, e, ds, g.dse + e * heads);
+    } else if constexpr (kHasEdgeAttributes<S>) {
+      float* dea_e = g.dea ? g.dea + e * score.fe : nullptr;
+      if constexpr (kIsVector<S>)
+        score.grad_edge(i, j, e, ds, dea_e, dwe);
+      else
+        score.grad_edge(i, e, ds, wk, in.dout + i * heads * dv, dea_e, dwe);
+    } else {
+      (void)i, (void)j, (void)e, (void)ds, (void)wk, (void)dwe;
+    }
+  };
+  // The dot score with edge attributes: each edge's value is v_j + ve_e.
+  constexpr bool edge_values = kIsDot<S> && kHasEdgeAttributes<S>;
+  // dalpha_h = kf_h * <dO_i^h, v_j^h [+ ve_e^h]>; ve: [H * dv] scratch of the task
+  auto dalpha = [&](int64_t i, int64_t j, int64_t e, const float* kf, float* da, float* ve) {
+    const float* dout_i = in.dout + i * heads * dv;
+    const float* vj = a.v + j * heads * dv;
+    if constexpr (edge_values)
+      score.edge_values(e, ve);
+    else
+      (void)e, (void)ve;
+    if constexpr (Dm::heads == 8 && Dm::dv == 8 && !edge_values) {  // GAT's 8 x 8: one reduction
+      dot_8x8(dout_i, vj, da);
+#pragma omp simd
+      for (int64_t h = 0; h < 8; ++h) da[h] *= kf[h];
+      return;
+    }
+    for (int64_t h = 0; h < heads; ++h) {
+      float d = dot(dout_i + h * dv, vj + h * dv, dv);
+      if constexpr (edge_values) d += dot(dout_i + h * dv, ve + h * dv, dv);
+      da[h] = kf[h] * d;
+    }
+  };
+
+  // ---- Pass 1: destination rows --------------------------------------------------------------
+  // D [Nd, H], gathered at random by the source pass: a Tensor, so it sits on huge pages.
+  Tensor row_sum_storage(Shape{kSoftmax ? nd : 0, heads});
+  float* row_sum_data = row_sum_storage.data();
+  const auto chunks = pattern.partition();
+  const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
+  std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
+  const int64_t we_size = g.dwe ? width * a.score.fe : 0;
+  std::vector<float> dwe_partial(num_chunks * static_cast<size_t>(we_size));
+  const bool edge_attr_grads = kHasEdgeAttributes<S> && (g.dea || g.dwe);
+  const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || edge_attr_grads || kSoftmax;
+  const bool records = need_pass1 && (src_grad || g.dv) && edge_records_apply<P, S>(pattern, a, dv, kSoftmax);
+  Tensor record_storage(Shape{records ? pattern.num_edges() : 0, 2 * heads});  // [E, 2H]: w, dz
+  float* record_data = record_storage.data();
+  // Writes edge e's record: w = alpha * keep, dz = ds * leaky'(z) (what grad_dst adds for it).
+  auto write_record = [&](int64_t i, int64_t j, int64_t e, const float* alpha, const float* kf,
+                          const float* ds) {
+    if constexpr (kIsAdditive<S>) {
+      float* rec = record_data + e * 2 * heads;
+#pragma omp simd
+      for (int64_t h = 0; h < heads; ++h) rec[h] = alpha[h] * kf[h];
+      score.pre_activation_grad(i, j, e, ds, rec + heads);
+    } else {
+      (void)i, (void)j, (void)e, (void)alpha, (void)kf, (void)ds;
+    }
+  };
+  if (need_pass1) {
+    parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
+      std::vector<float> scratch(static_cast<size_t>(6 * heads + width + (edge_values ? heads * dv : 0)));
+      float* s = scratch.data();
+      float* kf = s + heads;
+      float* ds = kf + heads;
+      float* drow = ds + heads;
+      float* wk = drow + heads;  // [H] alpha * keep (edge attributes)
+      float* acc = wk + heads;   // [width]
+      float* ve = acc + width;   // [H * dv] (the dot score's edge values)
+      float* datt = g.datt ? datt_partial.data() + chunk * static_cast<size_t>(width) : nullptr;
+      float* dwe = g.dwe ? dwe_partial.data() + chunk * static_cast<size_t>(we_size) : nullptr;
+      std::vector<float> edge_buf;    // per edge of the row: alpha [H], dalpha [H]
+      const int32_t* cols = nullptr;  // explicit graphs: prefetch the gathered source rows
+      int64_t edge_end = 0;
+      if constexpr (std::is_same_v<P, CsrPattern>) {
+        cols = pattern.graph().col_idx().data();
+        edge_end = pattern.row_offset(row_end);
+      }
+      // Each edge gathers the source's score-side row and its value row.
+      const int64_t distance = prefetch_distance(row_lines(width) + row_lines(heads * dv));
+      auto prefetch = [&](int64_t e) {
+        if constexpr (std::is_same_v<P, CsrPattern>) {
+          if (e + distance < edge_end) {
+            const int64_t ahead = cols[e + distance];
+            score.prefetch_src(ahead);
+            prefetch_row(a.v + ahead * heads * dv, heads * dv);
+          }
+        }
+      };
+      for (int64_t i = row_begin; i < row_end; ++i) {
+        const int64_t first = pattern.row_offset(i);
+        if (!kSoftmax || in.out) {
+          // One sweep: D_i = <dO_i, O_i> is known up front (softmax), or not needed (relu).
+          if constexpr (kSoftmax) {
+            if constexpr (Dm::heads == 8 && Dm::dv == 8)
+              dot_8x8(in.dout + i * 64, in.out + i * 64, drow);
+            else
+              for (int64_t h = 0; h < heads; ++h)
+                drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
+            std::copy_n(drow, heads, row_sum_data + i * heads);
+          }
+          if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
+          std::fill_n(acc, width, 0.f);
+          edge_buf.resize(static_cast<size_t>(2 * heads));
+          float* alpha = edge_buf.data();
+          float* da = alpha + heads;
+          pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+            prefetch(e);
+            score.scores(i, j, e, s);
+            weights(i, e, s, alpha);
+            keep_factors(i, j, kf);
+            dalpha(i, j, e, kf, da, ve);
+#pragma omp simd
+            for (int64_t h = 0; h < heads; ++h)
+              ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
+            if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
+            if (edge_attr_grads)
+              for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
+            edge_term_grad(i, j, e, ds, wk, dwe);
+            score.grad_dst(i, j, e, ds, acc, datt);
+            if (records) write_record(i, j, e, alpha, kf, ds);
+          });
+          if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
+          continue;
+        }
+        // Two sweeps: the first computes D_i = sum_j alpha_ij dalpha_ij, keeping alpha and dalpha
+        // per edge of the row (O(degree * H)); the second forms ds.
+        edge_buf.resize(static_cast<size_t>(2 * heads * (pattern.row_offset(i + 1) - first)));
+        std::fill_n(drow, heads, 0.f);
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+          prefetch(e);
+          float* alpha = edge_buf.data() + 2 * heads * (e - first);
+          float* da = alpha + heads;
+          score.scores(i, j, e, s);
+          weights(i, e, s, alpha);
+          keep_factors(i, j, kf);
+          dalpha(i, j, e, kf, da, ve);
+#pragma omp simd
+          for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
+        });
+        if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum_data + i * heads);
+        if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
+        std::fill_n(acc, width, 0.f);
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+          const float* alpha = edge_buf.data() + 2 * heads * (e - first);
+          const float* da = alpha + heads;
+#pragma omp simd
+          for (int64_t h = 0; h < heads; ++h)
+            ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
+          if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
+          if (edge_attr_grads || records) keep_factors(i, j, kf);
+          if (edge_attr_grads)
+            for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
+          edge_term_grad(i, j, e, ds, wk, dwe);
+          score.grad_dst(i, j, e, ds, acc, datt);
+          if (records) write_record(i, j, e, alpha, kf, ds);
+        });
+        if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
+      }
+    });
+  }
+  if (g.datt)
+    for (size_t c = 0; c < num_chunks; ++c)
+      for (int64_t k = 0; k < width; ++k)
+        g.datt[k] += datt_partial[c * static_cast<size_t>(width) + static_cast<size_t>(k)];
+  if (g.dwe)
+    for (size_t c = 0; c < num_chunks; ++c)
+      for (int64_t k = 0; k < we_size; ++k)
+        g.dwe[k] += dwe_partial[c * static_cast<size_t>(we_size) + static_cast<size_t>(k)];
+
+  // ---- Pass 2: source columns over the transpose ----------------------------------------------
+  if (!src_grad && !g.dv) return;
+  const std::vector<int64_t> col_chunks = column_chunks(pattern);
+  // dv is written once per source, after its last read of v_j (dv may be v itself): large ones
+  // with streaming stores, as the forward's output.
+  const bool stream_dv = g.dv && streaming_stores_apply(g.dv, pattern.num_src(), heads * dv);
+  parallel_for_chunks(col_chunks, [&](size_t, int64_t col_begin, int64_t col_end) {
+    std::vector<float> scratch(
+        static_cast<size_t>(5 * heads + width + heads * dv + (edge_values ? heads * dv : 0)));
+    float* s = scratch.data();
+    float* alpha = s + heads;
+    float* kf = alpha + heads;
+    float* da = kf + heads;
+    float* ds = da + heads;
+    float* acc = ds + heads;          // [width]
+    float* dv_acc = acc + width;      // [H * dv]
+    float* ve = dv_acc + heads * dv;  // [H * dv] (the dot score's edge values)
+    const Transpose* t = nullptr;     // explicit graphs: prefetch the gathered destination rows
+    if constexpr (std::is_same_v<P, CsrPattern>) t = &pattern.graph().transpose();
+    // Column j's in-edges, f(i, e). The edge id e is read only for an edge bias or a per-edge
+    // score term; without them, an explicit graph's transpose is walked directly, so its edge ids
+    // (8 bytes per edge, Graph::transpose_edges) are never built.
+    auto for_each_in_col = [&](int64_t j, auto&& f) {
+      if constexpr (std::is_same_v<P, CsrPattern>) {
+        if (!a.bias && !a.score.se && !a.score.ea) {
+          const auto end = t->col_ptr[static_cast<size_t>(j) + 1];
+          for (int64_t p = t->col_ptr[static_cast<size_t>(j)]; p < end; ++p)
+            f(t->row_idx[static_cast<size_t>(p)], int64_t{-1});
+          return;
+        }
+      }
+      pattern.for_each_in_col(j, f);
+    };
+    // Each in-edge gathers the destination's score-side row and dO row, and with softmax its
+    // log-sum-exp and D.
+    const int64_t distance =
+        prefetch_distance(row_lines(width) + row_lines(heads * dv) + (kSoftmax ? 2 * row_lines(heads) : 0));
+    const int64_t pos_end = t ? t->col_ptr[static_cast<size_t>(col_end)] : 0;  // the chunk's last edge
+    // dv_j += w_h dO_i^h for each head h, w_h = weight(h).
+    auto add_weighted_dout = [&](const float* dout_i, auto&& weight) {
+      for (int64_t h = 0; h < heads; ++h) {
+        const float wt = weight(h);
+#pragma omp simd
+        for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
+      }
+    };
+    auto finish_column = [&](int64_t j) {
+      if (src_grad) std::copy_n(acc, width, src_grad + j * width);
+      if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);
+    };
+    if (records) {  // from the edge records: no score, exp, dropout hash or dot
+      if constexpr (std::is_same_v<P, CsrPattern>) {
+        const auto edges = pattern.graph().transpose_edges();
+        const int64_t row_distance = prefetch_distance(row_lines(heads * dv) + row_lines(2 * heads));
+        for (int64_t j = col_begin; j < col_end; ++j) {
+          std::fill_n(acc, width, 0.f);
+          std::fill_n(dv_acc, heads * dv, 0.f);
+          const int64_t begin = t->col_ptr[static_cast<size_t>(j)],
+                        end = t->col_ptr[static_cast<size_t>(j) + 1];
+          for (int64_t p = begin; p < end; ++p) {
+            if (p + row_distance < pos_end) {
+              prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * heads * dv,
+                           heads * dv);
+              prefetch_row(record_data + edges[static_cast<size_t>(p + row_distance)] * 2 * heads, 2 * heads);
+            }
+            const float* rec = record_data + edges[static_cast<size_t>(p)] * 2 * heads;
+            const float* dout_i =
+                in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * heads * dv;
+            add_weighted_dout(dout_i, [&](int64_t h) { return rec[h]; });
+#pragma omp simd
+            for (int64_t h = 0; h < heads; ++h) acc[h] += rec[heads + h];
+          }
+          finish_column(j);
+        }
+        if (stream_dv) stream_fence();
+      }
+      return;
+    }
+    for (int64_t j = col_begin; j < col_end; ++j) {
+      std::fill_n(acc, width, 0.f);
+      std::fill_n(dv_acc, heads * dv, 0.f);
+      int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
+      for_each_in_col(j, [&](int32_t i, int64_t e) {
+        if (t && pos + distance < pos_end) {
+          const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
+          score.prefetch_dst(ahead);
+          prefetch_row(in.dout + ahead * heads * dv, heads * dv);
+          if constexpr (kSoftmax) {
+            prefetch_row(in.lse + ahead * heads, heads);
+            prefetch_row(row_sum_data + ahead * heads, heads);
+          }
+        }
+        ++pos;
+        score.scores(i, j, e, s);
+        weights(i, e, s, alpha);
+        keep_factors(i, j, kf);
+        add_weighted_dout(in.dout + static_cast<int64_t>(i) * heads * dv,
+                          [&](int64_t h) { return alpha[h] * kf[h]; });
+        if (!src_grad) return;
+        dalpha(i, j, e, kf, da, ve);
+#pragma omp simd
+        for (int64_t h = 0; h < heads; ++h)
+          ds[h] =
+              kSoftmax ? alpha[h] * (da[h] - row_sum_data[i * heads + h]) : (alpha[h] > 0.f ? da[h] : 0.f);
+        score.grad_src(i, j, e, ds, acc);
+      });
+      finish_column(j);
+    }
+    if (stream_dv) stream_fence();
+  });
+}
+
+/// The backward over one pattern type, every score kind and shape (explicitly instantiated in
+/// parallel_backward_<pattern>.cpp, declared extern in parallel_backward.cpp).
+template <class P>
+void backward_pattern(const P& pattern, const KernelArgs& a, const BackwardInputs& in,
+                      const BackwardBuffers& g) {
+  visit_score_dims(a, [&](const auto& score, auto dims) {
+    using Dm = decltype(dims);
+    if (a.norm == Normalization::softmax)
+      backward_impl<true, Dm>(pattern, score, a, in, g);
+    else
+      backward_impl<false, Dm>(pattern, score, a, in, g);
+  });
+}
+
+}  // namespace edgeattn::kernels::detail
