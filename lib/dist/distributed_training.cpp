@@ -24,9 +24,9 @@ void check_inputs(const DistributedInputs& in, const Communicator& comm, const c
 autograd::Var forward_part(autograd::Tape& tape, nn::Model& model, Communicator& comm,
                            const DistributedInputs& in, uint64_t step_seed) {
   const LocalPartition& part = in.part;
-  // Between layers the halo rows (rows num_owned.. of the square part graph) take their owners' rows.
+  // Between layers the owned rows [num_owned, F] get the halo rows from their owners.
   const nn::Model::ExpandFn expand = [&part, &comm](autograd::Tape& t, autograd::Var h) {
-    return halo_exchange(t, autograd::leading_rows(t, h, part.num_owned()), part, comm);
+    return halo_exchange(t, h, part, comm);
   };
   const nn::EdgeFeatures edges{in.edge_attr.absent() ? autograd::Var{} : tape.constant_ref(in.edge_attr)};
   return model.forward_partition(tape, part.graph, part.num_owned(), in.x_src, edges, expand, step_seed);
@@ -67,20 +67,15 @@ DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool ed
                            edge_features ? "asked for" : "not asked for");
   DistributedInputs in;
   in.part = std::move(part.part);
-  // The square part graph: the owned rows, then one row without in-edges per halo node, so the
-  // layers run their one-process fast path (Model::forward_partition).
-  const Graph& cut = in.part.graph;
-  const int64_t n = in.part.num_src();
-  std::vector<int64_t> row_ptr(cut.row_ptr().begin(), cut.row_ptr().end());
-  row_ptr.resize(static_cast<size_t>(n) + 1, cut.num_edges());
-  const Graph square = Graph::from_csr(n, n, std::move(row_ptr),
-                                       std::vector<int32_t>(cut.col_idx().begin(), cut.col_idx().end()));
+  // The part graph as the layers read it: the owned nodes' in-edges over owned + halo sources
+  // (bipartite, as a sampled block: output rows for the owned nodes only), prepared.
+  const Graph cut = in.part.graph;
   if (edge_features) {
-    nn::PreparedGraph p = nn::prepare_graph(square, c.add_self_loops, part.edge_attr.view());
+    nn::PreparedGraph p = nn::prepare_graph(cut, c.add_self_loops, part.edge_attr.view());
     in.part.graph = std::move(p.graph);
     in.edge_attr = std::move(p.edge_attr);
   } else {
-    in.part.graph = nn::prepare_graph(square, c.add_self_loops);
+    in.part.graph = nn::prepare_graph(cut, c.add_self_loops);
   }
   // The cut's edge positions: the attributes are gathered, and the prepared graph has other edges.
   in.part.edge_ids = {};

@@ -451,15 +451,17 @@ Tensor conv_inference(const Graph& graph, const data::Features& x, const Tensor&
 // The conv stack on sampled blocks: layer l reads graphs[l] (prepared, bipartite) with x_src =
 // the previous output (or x0) and x_dst = its first num_dst rows: GATConv takes those from its
 // projection of x_src (forward_block); the other convs get them as an input of their own.
-// edges[l]: layer l's edge attributes (empty without edge features).
+// edges[l]: layer l's edge attributes (empty without edge features). `expand`, when given, turns
+// each layer's output into the next layer's sources (distributed training: the halo exchange).
 template <class Conv>
 Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
                 const std::vector<EdgeFeatures>& edges, const NodeInput& x0,
-                std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed) {
+                std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed,
+                const Model::ExpandFn* expand) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
-    const NodeInput x_src = l == 0 ? x0 : NodeInput(h);
+    const NodeInput x_src = l == 0 ? x0 : NodeInput(expand ? (*expand)(tape, h) : h);
     const EdgeFeatures e = edges.empty() ? EdgeFeatures{} : edges[l];
     // Hidden layers end in ELU and the next layer's input dropout.
     const bool hidden = l + 1 < convs.size();
@@ -542,15 +544,16 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
 }
 
 Var Model::run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
-                      const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed) {
+                      const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed,
+                      const ExpandFn* expand) {
   Impl& m = *impl_;
   switch (config_.kind) {
     case ModelKind::gat:
-      return block_stack(tape, graphs, edges, x0, m.gat, config_, step_seed);
+      return block_stack(tape, graphs, edges, x0, m.gat, config_, step_seed, expand);
     case ModelKind::gatv2:
-      return block_stack(tape, graphs, edges, x0, m.gatv2, config_, step_seed);
+      return block_stack(tape, graphs, edges, x0, m.gatv2, config_, step_seed, expand);
     case ModelKind::transformer:
-      return block_stack(tape, graphs, edges, x0, m.transformer, config_, step_seed);
+      return block_stack(tape, graphs, edges, x0, m.transformer, config_, step_seed, expand);
     case ModelKind::graph_transformer:
       break;
   }
@@ -565,12 +568,33 @@ Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, int64_t n
     raise<InvalidArgument>(
         "Model::forward_partition: distributed training needs a conv kind (gat, gatv2, transformer), not "
         "graph_transformer");
-  if (num_owned < 0 || num_owned > graph.num_dst())
-    raise<ShapeError>("Model::forward_partition: num_owned is ", num_owned, " for ", graph.describe());
-  const Var logits = x.is_sparse()
-                         ? forward_input(tape, graph, x.sparse(), edges, step_seed, nullptr, &expand)
+  if (num_owned != graph.num_dst() || graph.num_src() < num_owned)
+    raise<ShapeError>("Model::forward_partition: num_owned is ", num_owned, " for ", graph.describe(),
+                      ", expected num_dst (the owned nodes, the first of the sources)");
+  const int64_t in = config_.in_channels + config_.pe_dim;
+  if (x.rows() != graph.num_src() || x.cols() != in)
+    raise<ShapeError>("Model::forward_partition: x has shape [", x.rows(), ", ", x.cols(),
+                      "], expected [num_src=", graph.num_src(), ", in_channels + pe_dim=", in, "]");
+  if (config_.edge_dim > 0 && !edges.attr)
+    raise<InvalidArgument>("Model::forward_partition: the model was built with edge_dim = ", config_.edge_dim,
+                           "; pass the part graph's edge attributes");
+  // A part without halo nodes (one part, or a component of its own) is square: the one-process
+  // layers with their fused kernels, so that one part reproduces forward() on the whole graph
+  // bit for bit. `expand` still runs between layers: the exchange is collective.
+  if (graph.num_src() == num_owned)
+    return x.is_sparse() ? forward_input(tape, graph, x.sparse(), edges, step_seed, nullptr, &expand)
                          : forward_input(tape, graph, x.dense(), edges, step_seed, nullptr, &expand);
-  return autograd::leading_rows(tape, logits, num_owned);
+  // Every layer reads the same part graph (shared, not copied); the halo exchange runs between them.
+  const std::vector<Graph> graphs(static_cast<size_t>(config_.layers), graph);
+  const std::vector<EdgeFeatures> layer_edges(edges.attr ? graphs.size() : 0, edges);
+  const uint64_t input_seed = site_seed(step_seed, kInputDropout);
+  if (x.is_sparse())
+    return run_blocks(tape, graphs, layer_edges,
+                      NodeInput(autograd::dropout(tape, x.sparse(), config_.dropout, input_seed)), step_seed,
+                      &expand);
+  return run_blocks(tape, graphs, layer_edges,
+                    NodeInput::with_dropout(tape.constant_ref(x.dense()), config_.dropout, input_seed),
+                    step_seed, &expand);
 }
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,

@@ -171,20 +171,24 @@ class Model {
   /// rows of its edge_ids, and its added self-loops the mean of their node's sampled in-edges.
   autograd::Var forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
                         ConstView edge_attr, uint64_t step_seed);
-  /// Rewrites a layer's output [num_nodes, F] before the next layer reads it (dist::halo_exchange:
-  /// the halo rows replaced by their owners' rows).
+  /// Extends a layer's output over a part's owned nodes [num_owned, F] to the next layer's sources
+  /// [num_src, F]: the owned rows, then the halo rows from their owners (dist::halo_exchange).
   using ExpandFn = std::function<autograd::Var(autograd::Tape&, autograd::Var)>;
   /// Full-graph forward over one rank's part of a partitioned graph (dist/distributed_training.hpp;
-  /// conv kinds). `graph` is square [num_src x num_src] and prepared: the part's owned nodes
-  /// (rows 0 .. num_owned - 1, with all their in-edges) then its halo nodes, whose rows hold no
-  /// in-edge (but the self-loop prepare_graph adds), so every layer takes the one-process fast
-  /// path; x [num_src, in_channels + pe_dim] the prepared features of all of them; `edges` the
-  /// graph's edge attributes (edge_dim > 0 only). Between layers `expand` replaces the halo rows'
-  /// output (of no use: their in-edges live on other ranks) by their owners'.
-  /// -> logits [num_owned, num_classes]. Dropout masks are keyed by local ids, so with dropout the
-  /// masks differ from a one-process run (the same distribution); without dropout the result
-  /// equals forward() on the whole graph up to float rounding (in-edges may be summed in another
-  /// order).
+  /// conv kinds). `graph` is bipartite [num_owned x num_src] and prepared: the part's owned nodes
+  /// as destinations with all their in-edges, over sources that are the owned nodes (the first
+  /// num_owned, so that the self-loop of prepare_graph joins i to i) then the halo nodes. Every
+  /// layer runs as on a sampled block (GATConv::forward_block: sources projected once, the
+  /// destinations' rows among them) and computes output rows for the owned nodes only; x
+  /// [num_src, in_channels + pe_dim] the prepared features of all sources; `edges` the graph's
+  /// edge attributes (edge_dim > 0 only). Between layers `expand` adds the halo rows. A part
+  /// without halo nodes (square graph) runs the one-process layers, so that one part gives
+  /// forward() on the whole graph bit for bit.
+  /// -> logits [num_owned, num_classes]; ShapeError when num_owned is not graph.num_dst() or x's
+  /// shape is not [num_src, in_channels + pe_dim]. Dropout masks are keyed by local ids, so with
+  /// dropout the masks differ from a one-process run (the same distribution); without dropout the
+  /// result equals forward() on the whole graph up to float rounding (in-edges may be summed in
+  /// another order, and the projection is not fused into the attention as it is there).
   autograd::Var forward_partition(autograd::Tape& tape, const Graph& graph, int64_t num_owned,
                                   const data::Features& x, const EdgeFeatures& edges, const ExpandFn& expand,
                                   uint64_t step_seed);
@@ -198,7 +202,8 @@ class Model {
  private:
   struct Impl;
   autograd::Var run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
-                           const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed);
+                           const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed,
+                           const ExpandFn* expand = nullptr);
   template <class Input>
   autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
                            const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention,
