@@ -150,8 +150,13 @@ void print_ogb_binary_info(const data::OgbBinaryInfo& info, bool json) {
     j.field("compressed_bytes", static_cast<int64_t>(info.compressed_bytes));
     j.field("bytes_to_load", static_cast<int64_t>(info.bytes_to_load(false)));
     for (const auto& [name, sizes] : info.splits)
-      j.raw_field("split_" + name, "[" + std::to_string(sizes[0]) + ", " + std::to_string(sizes[1]) + ", " +
-                                       std::to_string(sizes[2]) + "]");
+      j.raw_field("split_" + name, std::string("[")
+                                       .append(std::to_string(sizes[0]))
+                                       .append(", ")
+                                       .append(std::to_string(sizes[1]))
+                                       .append(", ")
+                                       .append(std::to_string(sizes[2]))
+                                       .append("]"));
     std::cout << j.str() << "\n";
     return;
   }

@@ -796,7 +796,8 @@ int run_train(std::span<const std::string> argv) {
     j.field("batch_size", batch_size);  // 0: full batch
     if (batch_size > 0) {
       std::string fanout;
-      for (const int64_t k : sampling.fanouts) fanout += (fanout.empty() ? "" : ",") + std::to_string(k);
+      for (const int64_t k : sampling.fanouts)
+        fanout.append(fanout.empty() ? "" : ",").append(std::to_string(k));
       j.field("fanout", fanout).field("replace", sampling.replace);
     }
     j.field("metric", ds.labels.metric());  // what the *_accuracy fields hold

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
   throw UsageError("--" + option + " is '" + path + "': " + reason);
 }
 
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+std::string quoted(const fs::path& p) { return std::string("'").append(p.string()).append("'"); }
 
 }  // namespace
 

@@ -64,9 +64,9 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
     if (name == "ogbn-proteins") ds.labels.eval_metric = "rocauc";  // OGB's Evaluator for it
     if (citations) ds.notes.push_back("edges are citations, directed as OGB stores them");
   } else if (format == "tu") {
-    ds = load_tu_dataset(dir, {.name = name});
+    ds = load_tu_dataset(dir, TuOptions{"", name});
   } else if (format == "graphsage") {
-    ds = load_graphsage(dir, {.prefix = name, .name = name});
+    ds = load_graphsage(dir, GraphSageOptions{name, name});
   } else if (format == "adjlist" && name == "karate") {
     ds = load_karate(dir / "karate.adjlist");
   } else {
@@ -114,9 +114,9 @@ Dataset load_dataset_path(const fs::path& path, bool map_features) {
         return ds;
       }
       if (ends_with(file, "-G.json"))
-        return load_graphsage(path, {.prefix = file.substr(0, file.size() - 7)});
+        return load_graphsage(path, GraphSageOptions{file.substr(0, file.size() - 7), ""});
       if (ends_with(file, "_graph_indicator.txt"))
-        return load_tu_dataset(path, {.prefix = file.substr(0, file.size() - 20)});
+        return load_tu_dataset(path, TuOptions{file.substr(0, file.size() - 20), ""});
     }
     raise<ParseError>(
         path.string(),

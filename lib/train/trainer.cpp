@@ -13,6 +13,8 @@ namespace edgeattn::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// The 128-bit product of Lemire's bounded draw (a GCC/Clang extension; __extension__ says so).
+__extension__ using uint128 = unsigned __int128;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 }  // namespace
@@ -190,7 +192,7 @@ std::vector<int64_t> shuffled(std::span<const int64_t> nodes, uint64_t seed) {
     const auto r =
         philox4x32(seed, {static_cast<uint32_t>(i), static_cast<uint32_t>(uint64_t{i} >> 32), 0x5b1f, 0});
     const uint64_t bits = (uint64_t{r[0]} << 32) | r[1];
-    const auto j = static_cast<size_t>(static_cast<unsigned __int128>(bits) * i >> 64);
+    const auto j = static_cast<size_t>(static_cast<uint128>(bits) * i >> 64);
     std::swap(out[i - 1], out[j]);
   }
   return out;

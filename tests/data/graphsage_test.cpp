@@ -97,7 +97,7 @@ TEST_F(GraphSage, StringIdsAndSingleClassLabelsLoadAsInReddit) {
   put("tiny-id_map.json", "{\"a\": 0, \"b\": 1, \"c\": 2}");
   put("tiny-class_map.json", "{\"a\": 1, \"b\": 0, \"c\": 4}");
   fs::remove(dir_ / "tiny-feats.npy");
-  const Dataset ds = load_graphsage(dir_.path(), {.prefix = "tiny"});
+  const Dataset ds = load_graphsage(dir_.path(), {.prefix = "tiny", .name = ""});
   EXPECT_EQ(ds.num_edges(), 1);  // directed: as stored
   EXPECT_EQ(ds.labels.classes, (std::vector<int32_t>{1, 0, 4}));
   EXPECT_EQ(ds.num_classes(), 5);

@@ -65,6 +65,8 @@ class RegistryDownload : public ::testing::Test {
     return {.dataset = "ogbn-arxiv",
             .format = "ogb",
             .path = "ogbn-arxiv/ogb/",
+            .sha256 = {},
+            .bytes = -1,
             .url = server_.url("/ogb/arxiv.zip"),
             .member = "arxiv/"};
   }
@@ -123,6 +125,8 @@ TEST_F(RegistryDownload, OgbnProteinsGetsNodeFeaturesFromItsEdgesAndOgbsRocAucMe
   const Dataset ds = load_dataset("ogbn-proteins", with({{.dataset = "ogbn-proteins",
                                                           .format = "ogb",
                                                           .path = "ogbn-proteins/ogb/",
+                                                          .sha256 = {},
+                                                          .bytes = -1,
                                                           .url = server_.url("/ogb/proteins.zip"),
                                                           .member = "proteins/"}}));
   EXPECT_EQ(ds.num_edges(), 6);  // both directions, as OGB adds them
@@ -154,6 +158,8 @@ TEST_F(RegistryDownload, OgbnPapers100MIsReadFromOgbsBinaryLayout) {
   const LoadOptions o = with({{.dataset = "ogbn-papers100M",
                                .format = "ogb",
                                .path = "ogbn-papers100M/ogb/",
+                               .sha256 = {},
+                               .bytes = -1,
                                .url = server_.url("/ogb/papers100M-bin.zip"),
                                .member = "papers100M-bin/"}});
   const Dataset ds = load_dataset("ogbn-papers100M", o);
@@ -184,6 +190,8 @@ TEST_F(RegistryDownload, PpiIsUnpackedFromGraphSagesZipAndLoadedWithItsSplit) {
   const Dataset ds = load_dataset("ppi", with({{.dataset = "ppi",
                                                 .format = "graphsage",
                                                 .path = "ppi/graphsage/",
+                                                .sha256 = {},
+                                                .bytes = -1,
                                                 .url = server_.url("/graphsage/ppi.zip"),
                                                 .member = "ppi/"}}));
   EXPECT_EQ(ds.num_nodes(), 3);
@@ -206,6 +214,8 @@ TEST_F(RegistryDownload, ATuDatasetIsUnpackedFromItsZipAsManyGraphs) {
   const Dataset ds = load_dataset("mutag", with({{.dataset = "mutag",
                                                   .format = "tu",
                                                   .path = "mutag/tu/",
+                                                  .sha256 = {},
+                                                  .bytes = -1,
                                                   .url = server_.url("/graphkerneldatasets/MUTAG.zip"),
                                                   .member = "MUTAG/"}}));
   EXPECT_EQ(ds.name, "mutag");
@@ -255,7 +265,8 @@ TEST_F(RegistryDownload, ASingleFileIsDownloadedAgainstItsChecksum) {
                           .path = "karate/adjlist/karate.adjlist",
                           .sha256 = sha256_hex(karate),
                           .bytes = static_cast<int64_t>(karate.size()),
-                          .url = server_.url("/deepwalk/karate.adjlist")};
+                          .url = server_.url("/deepwalk/karate.adjlist"),
+                          .member = {}};
   EXPECT_EQ(load_dataset("karate", with({row})).num_nodes(), 34);
   EXPECT_EQ(read_file(root_ / "karate/adjlist/karate.adjlist"), karate);
 }
@@ -272,7 +283,8 @@ TEST_F(RegistryDownload, TheBundledPartOfADatasetIsCompletedInTheCache) {
                   .path = "cora/planetoid/extra.txt",
                   .sha256 = sha256_hex("extra"),
                   .bytes = 5,
-                  .url = server_.url("/extra")});
+                  .url = server_.url("/extra"),
+                  .member = {}});
   LoadOptions o = with(rows);
   o.root.clear();
   const char* data_env = std::getenv("EDGEATTN_DATA");
@@ -293,7 +305,8 @@ TEST_F(RegistryDownload, OfflineAMissingFileNamesItsChecksumUrlAndTheWayOut) {
                           .path = "karate/adjlist/karate.adjlist",
                           .sha256 = sha256_hex(karate),
                           .bytes = 4,
-                          .url = server_.url("/k")};
+                          .url = server_.url("/k"),
+                          .member = {}};
   LoadOptions o = with({row});
   o.download_options.offline = true;
   try {

@@ -33,7 +33,7 @@ class TempDir {
     std::string name = "edgeattn_";
     if (const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info())
       name += sanitize(std::string(info->test_suite_name()) + "_" + info->name());
-    if (!tag.empty()) name += "_" + sanitize(tag);
+    if (!tag.empty()) name.append("_").append(sanitize(tag));  // not "_" + ...: GCC 12's -Wstringop-overflow
     std::string templ = (std::filesystem::temp_directory_path() / (name + "_XXXXXX")).string();
     if (::mkdtemp(templ.data()) == nullptr)
       throw std::system_error(errno, std::generic_category(), "TempDir: mkdtemp(" + templ + ")");
