@@ -175,6 +175,11 @@ Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeI
   } else {
     x_src.check(tape, who + " (x_src)", graph.num_src(), options_.in_channels);
     check_self_loops(who, graph, options_.add_self_loops);
+    // Dense input, no residual: the fused op (gat_attention takes the destinations as the
+    // first sources), which keeps neither the sources' projection nor their score terms.
+    if (!x_src.is_sparse())
+      return forward_square(tape, graph, x_src, edge_scores(tape, graph, edges), dropout_seed, attention,
+                            then);
   }
   return forward_bipartite(tape, graph, x_src, x_dst ? &*x_dst : nullptr, edge_scores(tape, graph, edges),
                            dropout_seed, attention, then);
@@ -187,7 +192,7 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
 
 Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x, Var score_edge,
                             uint64_t dropout_seed, Tensor* attention, const EluDropout* then) {
-  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
+  const int64_t n = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
@@ -206,6 +211,9 @@ Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const Node
                                    .score_edge = score_edge},
                                   config, attention, epilogue);
   } else {
+    if (nd != n)
+      raise<InvalidArgument>("GATConv ", lin.weight.name, ": the unfused square path got a ",
+                             graph.describe(), " graph (a bipartite block goes through forward_bipartite)");
     const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
     out = autograd::graph_attention(tape, graph,
                                     {.value = h3,
@@ -214,7 +222,7 @@ Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const Node
                                      .score_edge = score_edge},
                                     config, attention, epilogue);
   }
-  if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
+  if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
   return residual_tail(tape, out, x, then);
 }
 

@@ -2,8 +2,9 @@
 // backward: the same forward bits as the unfused ops (dropout_linear, reshape, head_scores twice,
 // graph_attention with its epilogue) and the same gradients to rounding, for concat and mean
 // heads, with and without input dropout and epilogue, releasing in backward or not, training or
-// not; finite-difference gradients of every operand; the returned attention weights; typed
-// errors naming the operand.
+// not, over a square pattern and over a block whose destinations are the first sources;
+// finite-difference gradients of every operand; the returned attention weights; typed errors
+// naming the operand.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,6 +29,10 @@ using edgeattn::testing::weighted_sum;
 constexpr int64_t kNodes = 9, kIn = 5, kHeads = 2, kDim = 3;
 
 Graph test_graph() { return edgeattn::testing::power_law_graph(kNodes, 30, 4); }
+// A block whose 6 destinations are the first of x's 9 rows (a sampled block, a distributed part);
+// uniform_graph leaves some rows without in-edges and some sources without out-edges.
+constexpr int64_t kBlockDst = 6;
+Graph block_graph() { return edgeattn::testing::uniform_graph(kBlockDst, kNodes, 25, 7); }
 
 struct Operands {
   Parameter x{"x", random_tensor({kNodes, kIn}, 1), {}};
@@ -44,10 +49,11 @@ struct Setting {
   bool epilogue = false;
   bool release = false;
   bool training = true;
+  bool block = false;  // block_graph() instead of the square test_graph()
   std::string name() const {
     return std::string(combine == HeadCombine::concat ? "concat" : "mean") + ", input dropout " +
            std::to_string(input_dropout) + (epilogue ? ", epilogue" : "") + (release ? ", release" : "") +
-           (training ? "" : ", eval");
+           (training ? "" : ", eval") + (block ? ", block" : "");
   }
 };
 
@@ -61,7 +67,7 @@ struct LayerRun {
 LayerRun run_layer(const Setting& s, bool fused) {
   Operands o;
   Parameter& bias = s.combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
-  const Graph graph = test_graph();
+  const Graph graph = s.block ? block_graph() : test_graph();
   Tape t;
   t.release_in_backward = s.release;
   t.training = s.training;
@@ -87,10 +93,11 @@ LayerRun run_layer(const Setting& s, bool fused) {
     const Var h =
         s.input_dropout > 0.f ? dropout_linear(t, x, s.input_dropout, 12, w, Var{}) : linear(t, x, w);
     const Var h3 = reshape(t, h, {kNodes, kHeads, kDim});
-    y = graph_attention(
-        t, graph,
-        {.value = h3, .score_dst = head_scores(t, h3, a_dst), .score_src = head_scores(t, h3, a_src)}, config,
-        &r.attention, epilogue);
+    y = graph_attention(t, graph,
+                        {.value = h3,
+                         .score_dst = head_scores(t, h3, a_dst, graph.num_dst()),
+                         .score_src = head_scores(t, h3, a_src)},
+                        config, &r.attention, epilogue);
   }
   r.y = t.value(y);
   t.backward(weighted_sum(t, y, 10));
@@ -106,6 +113,9 @@ TEST(GatAttention, EqualsTheUnfusedOpsForwardAndBackward) {
         for (bool release : {false, true})
           settings.push_back({combine, input_dropout, epilogue, release, true});
   settings.push_back({HeadCombine::concat, 0.4f, true, true, /*training=*/false});
+  for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean})
+    for (bool epilogue : {false, true})
+      settings.push_back({combine, 0.4f, epilogue, epilogue, true, /*block=*/true});
   for (const Setting& s : settings) {
     SCOPED_TRACE(s.name());
     const LayerRun fused = run_layer(s, true), unfused = run_layer(s, false);
@@ -122,26 +132,28 @@ TEST(GatAttention, EqualsTheUnfusedOpsForwardAndBackward) {
 }
 
 TEST(GatAttention, GradientsMatchFiniteDifferences) {
-  const Graph graph = test_graph();
-  for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
-    SCOPED_TRACE(combine == HeadCombine::concat ? "concat" : "mean");
-    Operands o;
-    Parameter& bias = combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
-    EXPECT_TRUE(check_gradients({&o.x, &o.w, &o.a_dst, &o.a_src, &bias}, [&](Tape& t) {
-      return weighted_sum(
-          t,
-          gat_attention(t, graph,
-                        {.x = t.parameter(o.x),
-                         .weight = t.parameter(o.w),
-                         .att_dst = t.parameter(o.a_dst),
-                         .att_src = t.parameter(o.a_src),
-                         .input_dropout = 0.3f,
-                         .input_seed = 2},
-                        {.score = Score::additive, .combine = combine, .dropout = 0.2f, .seed = 3}, nullptr,
-                        {.bias = t.parameter(bias), .elu = true, .dropout = 0.25f, .seed = 9}),
-          11);
-    }));
-  }
+  for (const bool block : {false, true})
+    for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+      SCOPED_TRACE(std::string(combine == HeadCombine::concat ? "concat" : "mean") +
+                   (block ? ", block" : ""));
+      const Graph graph = block ? block_graph() : test_graph();
+      Operands o;
+      Parameter& bias = combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
+      EXPECT_TRUE(check_gradients({&o.x, &o.w, &o.a_dst, &o.a_src, &bias}, [&](Tape& t) {
+        return weighted_sum(
+            t,
+            gat_attention(t, graph,
+                          {.x = t.parameter(o.x),
+                           .weight = t.parameter(o.w),
+                           .att_dst = t.parameter(o.a_dst),
+                           .att_src = t.parameter(o.a_src),
+                           .input_dropout = 0.3f,
+                           .input_seed = 2},
+                          {.score = Score::additive, .combine = combine, .dropout = 0.2f, .seed = 3}, nullptr,
+                          {.bias = t.parameter(bias), .elu = true, .dropout = 0.25f, .seed = 9}),
+            11);
+      }));
+    }
 }
 
 TEST(GatAttention, OnlyOperandsThatNeedItGetAGradient) {
@@ -192,7 +204,14 @@ TEST(GatAttention, RejectsOtherScoresShapesAndPatterns) {
         (void)gat_attention(t, edgeattn::testing::uniform_graph(kNodes, kNodes + 1, 20, 1), v,
                             {.score = Score::additive});
       },
-      {"square", "9 x 10"});
+      {"9 x 10", "first"});
+  // More destinations than sources: they cannot be the first sources.
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)gat_attention(t, edgeattn::testing::uniform_graph(kNodes + 1, kNodes, 20, 1), v,
+                            {.score = Score::additive});
+      },
+      {"10 x 9", "num_dst <= num_src"});
   GatVars bad_rate = v;
   bad_rate.input_dropout = 1.f;
   expect_throw_naming<InvalidArgument>(

@@ -1,4 +1,6 @@
 // One GAT attention step as one tape op (see gat_attention in autograd/ops/attention.hpp).
+// The pattern is square over x's N rows, or bipartite [num_dst x N] with the destinations x's
+// first num_dst rows (a sampled block, a distributed part): s_dst is then read for those rows.
 //
 // Forward: h = dropout(x) W^T ([N, H*D], by row blocks: the dropped x is never stored), the score
 // terms s_dst = <h_i, a_dst>, s_src = <h_j, a_src>, the fused attention, the epilogue. Only the
@@ -16,6 +18,7 @@
 //        d a_dst[k, d] = sum_i ds_dst[i, k] h[i, k, d] = sum_c z_dst[k, c] W[k*D + d, c]
 //   6. dx = mask * scale * (dh W), when x needs a gradient.
 // Live at the peak of the backward: x, dy, h/dh and the [N, H] terms; never h and dh together.
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -60,8 +63,10 @@ Projected project(const detail::DroppedInput& dropped, const Tensor& w, const Te
   return p;
 }
 
-AttentionInputs attention_inputs(const Projected& p, ConstView score_edge) {
-  return {.value = p.h, .score_dst = p.score_dst, .score_src = p.score_src, .score_edge = score_edge};
+// The destinations are x's first num_dst rows: their score terms are the first rows of s_dst.
+AttentionInputs attention_inputs(const Projected& p, int64_t num_dst, ConstView score_edge) {
+  const ConstView score_dst(p.score_dst.data(), {num_dst, p.score_dst.dim(1)});
+  return {.value = p.h, .score_dst = score_dst, .score_src = p.score_src, .score_edge = score_edge};
 }
 
 // da[k, d] += sum_c z[k, c] w[k*D + d, c]: the score vector's gradient from z = ds^T x~ [H, in].
@@ -99,11 +104,12 @@ void check_operands(const Tape& tape, const Pattern& pattern, const GatVars& v,
   detail::expect_shape("gat_attention", "att_src", tape.value(v.att_src), {heads, head_dim});
   detail::expect_rank("gat_attention", "x", x, 2, "[num_nodes, in]");
   detail::expect_shape("gat_attention", "weight", tape.value(v.weight), {heads * head_dim, x.dim(1)});
-  if (num_dst(pattern) != num_src(pattern) || x.dim(0) != num_src(pattern))
-    raise<ShapeError>("gat_attention: x has ", x.dim(0), " rows and the pattern is ", num_dst(pattern), " x ",
-                      num_src(pattern),
-                      ", expected a square pattern over x's rows (h of a node is both its "
-                      "query side and its value)");
+  if (num_dst(pattern) > num_src(pattern) || x.dim(0) != num_src(pattern))
+    raise<ShapeError>(
+        "gat_attention: x has ", x.dim(0), " rows and the pattern is ", num_dst(pattern), " x ",
+        num_src(pattern),
+        ", expected a pattern over x's rows as sources whose destinations are the first of "
+        "them (num_dst <= num_src = x's rows: h of a node is both its query side and its value)");
 }
 
 }  // namespace
@@ -123,7 +129,7 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
   {
     const Projected p = project({tape.value(vars.x), input_dropout, vars.input_seed}, tape.value(vars.weight),
                                 a_dst, tape.value(vars.att_src), heads, head_dim);
-    result = attention_forward(pattern, attention_inputs(p, edge_term(tape, vars)), config);
+    result = attention_forward(pattern, attention_inputs(p, num_dst(pattern), edge_term(tape, vars)), config);
   }  // h and the score terms are freed here
   Tensor out = std::move(result.out);
   if (want_attention) *attention = std::move(result.attention);
@@ -150,13 +156,21 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
         const int64_t n = x.dim(0), heads = saved->heads, head_dim = saved->head_dim;
         const detail::DroppedInput dropped{x, saved->input_dropout, v.input_seed};
         Projected p = project(dropped, w, a_dst, a_src, heads, head_dim);
-        AttentionGrads g = attention_backward(saved->pattern, attention_inputs(p, edge_term(ctx, v)),
+        const int64_t nd = num_dst(saved->pattern);
+        AttentionGrads g = attention_backward(saved->pattern, attention_inputs(p, nd, edge_term(ctx, v)),
                                               saved->config, saved->forward, dout, /*value_grad=*/p.h);
         dout = Tensor();
         ctx.add_grad(v.score_edge, std::move(g.score_edge));
         if (!want_x && !want_w && !want_dst && !want_src) return;
         p.score_dst = Tensor();
         p.score_src = Tensor();
+        if (nd < n) {
+          // A bipartite pattern's ds_dst covers its destinations, x's first nd rows; the passes
+          // below run over all n rows of x, so the others get a zero row.
+          Tensor padded({n, heads});
+          std::copy_n(g.score_dst.data(), nd * heads, padded.data());
+          g.score_dst = std::move(padded);
+        }
         Tensor& dh = p.h;  // now the value gradient
         {
           const float* dsd = g.score_dst.data();

@@ -81,7 +81,9 @@ struct GatVars {
   Var score_edge{};
 };
 
-/// One GAT attention step as a single op, over a square pattern on x's N rows:
+/// One GAT attention step as a single op, over a pattern whose sources are x's N rows: square
+/// [N x N], or bipartite [num_dst x N] with the destinations x's first num_dst rows (a sampled
+/// block, a distributed part; s_dst is read for those rows and the output has num_dst rows):
 ///   h = dropout(x) W^T viewed [N, H, D],   s_dst = head_scores(h, att_dst),  s_src = head_scores(h, att_src)
 ///   out = graph_attention(pattern, {.value = h, .score_dst = s_dst, .score_src = s_src}, config,
 ///                         attention, epilogue)
@@ -92,7 +94,7 @@ struct GatVars {
 /// the score vectors' gradients from ds^T dropout(x) and W in the same pass over x as dW (so h is
 /// not needed after dh is formed). GATConv uses it when the input is dense and there is no
 /// residual. config.score must be Score::additive (InvalidArgument otherwise); ShapeError names
-/// the operand whose shape disagrees. -> concat: [N, H, D]; mean: [N, D].
+/// the operand whose shape disagrees. -> concat: [num_dst, H, D]; mean: [num_dst, D].
 ///
 /// Example (the hidden layer of GAT on a dense-feature graph):
 ///   Var out = gat_attention(tape, graph,
