@@ -161,7 +161,7 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
 
 Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
                            const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention,
-                           const EluDropout* then) {
+                           const EluDropout* then, bool recompute) {
   const std::string who = "GATConv " + lin.weight.name;
   if (graph.num_dst() > graph.num_src())
     raise<InvalidArgument>(who, ": a block's destinations are its first sources, but the graph has ",
@@ -175,9 +175,10 @@ Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeI
   } else {
     x_src.check(tape, who + " (x_src)", graph.num_src(), options_.in_channels);
     check_self_loops(who, graph, options_.add_self_loops);
-    // Dense input, no residual: the fused op (gat_attention takes the destinations as the
-    // first sources), which keeps neither the sources' projection nor their score terms.
-    if (!x_src.is_sparse())
+    // Asked for, with dense input and no residual: the fused op (gat_attention takes the
+    // destinations as the first sources), which keeps neither the sources' projection nor
+    // their score terms.
+    if (recompute && !x_src.is_sparse())
       return forward_square(tape, graph, x_src, edge_scores(tape, graph, edges), dropout_seed, attention,
                             then);
   }

@@ -467,7 +467,10 @@ Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
     const bool hidden = l + 1 < convs.size();
     const EluDropout then{1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1)};
     if constexpr (std::is_same_v<Conv, GATConv>) {
-      h = convs[l]->forward_block(tape, graphs[l], x_src, e, att_seed, nullptr, hidden ? &then : nullptr);
+      // A distributed part (expand given) is most of the graph: recompute the projection in
+      // backward rather than keep it (GATConv::forward_block).
+      h = convs[l]->forward_block(tape, graphs[l], x_src, e, att_seed, nullptr, hidden ? &then : nullptr,
+                                  /*recompute=*/expand != nullptr);
     } else {
       std::optional<CsrMatrix> storage;
       const NodeInput x_dst = first_rows(tape, x_src, graphs[l].num_dst(), storage);

@@ -159,7 +159,9 @@ TEST(Bipartite, GradientsMatchFiniteDifferencesWithDifferentFeatureWidths) {
 // bipartite forward given x_src's first rows (bit for bit through the packed projection, with an
 // input dropout keyed by element index), and the same gradients for the parameters and x_src.
 // Without lin_dst and residual the destinations take the sources' projection; with a residual
-// x_dst is formed; both are checked, training (dropout) and not, dense and sparse x.
+// x_dst is formed; both are checked, training (dropout) and not, dense and sparse x. The block
+// runs twice: keeping the projection, and with `recompute` (the fused gat_attention where x is
+// dense and there is no residual), whose forward has the same bits.
 void expect_block_equals_bipartite(const GATConvOptions& options, float input_dropout, bool training,
                                    bool sparse, const EluDropout* then = nullptr) {
   SCOPED_TRACE(::testing::Message() << "residual=" << options.residual << " dropout=" << input_dropout
@@ -172,7 +174,8 @@ void expect_block_equals_bipartite(const GATConvOptions& options, float input_dr
     for (int64_t i = 0; i < x.numel(); i += 3) x.data()[i] = 0.f;
   const CsrMatrix xs_sparse = CsrMatrix::from_dense(x.view());
   std::vector<Tensor> outputs, grads;
-  for (bool block : {false, true}) {
+  for (int variant : {0, 1, 2}) {  // bipartite forward, block, block with recompute
+    const bool block = variant > 0;
     Parameter xs{"x_src", x, {}};
     for (auto* p : conv.parameters()) p->grad.fill(0.f);
     Tape t;
@@ -181,7 +184,7 @@ void expect_block_equals_bipartite(const GATConvOptions& options, float input_dr
         sparse ? NodeInput(xs_sparse) : NodeInput::with_dropout(t.parameter(xs), input_dropout, /*seed=*/21);
     Var y;
     if (block) {
-      y = conv.forward_block(t, g, in, EdgeFeatures{}, 3, nullptr, then);
+      y = conv.forward_block(t, g, in, EdgeFeatures{}, 3, nullptr, then, /*recompute=*/variant == 2);
     } else {
       std::optional<CsrMatrix> storage;
       y = conv.forward(t, g, in, first_rows(t, in, kDst, storage), EdgeFeatures{}, 3);
@@ -192,11 +195,15 @@ void expect_block_equals_bipartite(const GATConvOptions& options, float input_dr
     if (!sparse) grads.push_back(xs.grad);
     for (auto* p : conv.parameters()) grads.push_back(p->grad);
   }
-  ASSERT_EQ(outputs[0].shape(), outputs[1].shape());
-  for (int64_t i = 0; i < outputs[0].numel(); ++i) ASSERT_EQ(outputs[0].data()[i], outputs[1].data()[i]) << i;
-  const size_t half = grads.size() / 2;
-  for (size_t k = 0; k < half; ++k)
-    EXPECT_LT(max_abs_diff(grads[k], grads[half + k]), 1e-5f) << "gradient " << k;
+  const size_t third = grads.size() / 3;
+  for (size_t v = 1; v < 3; ++v) {
+    SCOPED_TRACE(v == 1 ? "block" : "block, recompute");
+    ASSERT_EQ(outputs[0].shape(), outputs[v].shape());
+    for (int64_t i = 0; i < outputs[0].numel(); ++i)
+      ASSERT_EQ(outputs[0].data()[i], outputs[v].data()[i]) << i;
+    for (size_t k = 0; k < third; ++k)
+      EXPECT_LT(max_abs_diff(grads[k], grads[v * third + k]), 1e-5f) << "gradient " << k;
+  }
 }
 
 TEST(Bipartite, ABlockForwardEqualsTheForwardOfItsFirstSourceRows) {
@@ -224,11 +231,14 @@ TEST(Bipartite, ABlockForwardHasTheGradientsOfFiniteDifferences) {
   Parameter xs{"x_src", random_tensor({kSrc, kInSrc}, 12), {}};
   auto params = conv.parameters();
   params.push_back(&xs);
-  EXPECT_TRUE(check_gradients(params, [&](Tape& t) {
-    const Var y = conv.forward_block(t, g, t.parameter(xs), EdgeFeatures{}, 3);
-    EXPECT_EQ(t.value(y).dim(0), kDst);
-    return weighted_sum(t, y, 4);
-  }));
+  for (const bool recompute : {false, true}) {
+    SCOPED_TRACE(recompute ? "recompute" : "keep the projection");
+    EXPECT_TRUE(check_gradients(params, [&](Tape& t) {
+      const Var y = conv.forward_block(t, g, t.parameter(xs), EdgeFeatures{}, 3, nullptr, nullptr, recompute);
+      EXPECT_EQ(t.value(y).dim(0), kDst);
+      return weighted_sum(t, y, 4);
+    }));
+  }
 }
 
 TEST(Bipartite, ABlockWithMoreDestinationsThanSourcesIsRefused) {

@@ -120,9 +120,14 @@ class GATConv {
   /// projection is row-independent: kernels::matmul's packed path and sparse input), and in the
   /// gradient x_src receives in total. `then`, when given, is applied to the output as in the
   /// one-input forward (fused into the attention op with the bias, without a residual).
+  /// `recompute`: with dense x_src, no lin_dst and no residual, run the fused gat_attention, which
+  /// keeps neither the sources' projection nor their score terms and recomputes them in backward
+  /// (one more GEMM over x_src): for large blocks where memory binds (a distributed part, whose
+  /// sources are most of its nodes). Sampled blocks keep the projection: there the recomputation
+  /// cost 15% of a GAT epoch (sbm 250k, fan-outs 15,10,5) and saved no peak memory.
   autograd::Var forward_block(autograd::Tape& tape, const Graph& graph, const NodeInput& x_src,
                               const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention = nullptr,
-                              const EluDropout* then = nullptr);
+                              const EluDropout* then = nullptr, bool recompute = false);
 
   const GATConvOptions& options() const { return options_; }
   /// Output width: H*C (concat) or C.
