@@ -69,13 +69,12 @@ DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool ed
   in.part = std::move(part.part);
   // The part graph as the layers read it: the owned nodes' in-edges over owned + halo sources
   // (bipartite, as a sampled block: output rows for the owned nodes only), prepared.
-  const Graph cut = in.part.graph;
   if (edge_features) {
-    nn::PreparedGraph p = nn::prepare_graph(cut, c.add_self_loops, part.edge_attr.view());
+    nn::PreparedGraph p = nn::prepare_graph(in.part.graph, c.add_self_loops, part.edge_attr.view());
     in.part.graph = std::move(p.graph);
     in.edge_attr = std::move(p.edge_attr);
   } else {
-    in.part.graph = nn::prepare_graph(cut, c.add_self_loops);
+    in.part.graph = nn::prepare_graph(in.part.graph, c.add_self_loops);
   }
   // The cut's edge positions: the attributes are gathered, and the prepared graph has other edges.
   in.part.edge_ids = {};

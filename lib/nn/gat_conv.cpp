@@ -179,8 +179,8 @@ Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeI
     // destinations as the first sources), which keeps neither the sources' projection nor
     // their score terms.
     if (recompute && !x_src.is_sparse())
-      return forward_square(tape, graph, x_src, edge_scores(tape, graph, edges), dropout_seed, attention,
-                            then);
+      return forward_fused(tape, graph, x_src, edge_scores(tape, graph, edges), dropout_seed, attention,
+                           then);
   }
   return forward_bipartite(tape, graph, x_src, x_dst ? &*x_dst : nullptr, edge_scores(tape, graph, edges),
                            dropout_seed, attention, then);
@@ -191,39 +191,44 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
   return forward(tape, graph, x, EdgeFeatures{}, dropout_seed, attention, then);
 }
 
-Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x, Var score_edge,
-                            uint64_t dropout_seed, Tensor* attention, const EluDropout* then) {
-  const int64_t n = graph.num_src(), nd = graph.num_dst(), h = options_.heads, c = options_.out_channels;
+Var GATConv::forward_fused(autograd::Tape& tape, const Graph& graph, const NodeInput& x, Var score_edge,
+                           uint64_t dropout_seed, Tensor* attention, const EluDropout* then) {
+  const int64_t h = options_.heads, c = options_.out_channels;
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
   const autograd::AttentionEpilogue epilogue = fused_epilogue(tape, then);
-  Var out;
-  if (!res && !x.is_sparse()) {
-    // One op from x to the output: it keeps neither h = lin(x) nor the score terms, and
-    // recomputes them in backward (autograd::gat_attention).
-    out = autograd::gat_attention(tape, graph,
-                                  {.x = x.dense(),
-                                   .weight = tape.parameter(lin.weight),
-                                   .att_dst = a_dst,
-                                   .att_src = a_src,
-                                   .input_dropout = x.dropout_p(),
-                                   .input_seed = x.dropout_seed(),
-                                   .score_edge = score_edge},
-                                  config, attention, epilogue);
-  } else {
-    if (nd != n)
-      raise<InvalidArgument>("GATConv ", lin.weight.name, ": the unfused square path got a ",
-                             graph.describe(), " graph (a bipartite block goes through forward_bipartite)");
-    const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
-    out = autograd::graph_attention(tape, graph,
-                                    {.value = h3,
-                                     .score_dst = autograd::head_scores(tape, h3, a_dst),
-                                     .score_src = autograd::head_scores(tape, h3, a_src),
+  // One op from x to the output: it keeps neither h = lin(x) nor the score terms, and
+  // recomputes them in backward (autograd::gat_attention).
+  Var out = autograd::gat_attention(tape, graph,
+                                    {.x = x.dense(),
+                                     .weight = tape.parameter(lin.weight),
+                                     .att_dst = a_dst,
+                                     .att_src = a_src,
+                                     .input_dropout = x.dropout_p(),
+                                     .input_seed = x.dropout_seed(),
                                      .score_edge = score_edge},
                                     config, attention, epilogue);
-  }
-  if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
+  if (options_.concat) out = autograd::reshape(tape, out, {graph.num_dst(), h * c});
+  return out;  // bias and `then` were fused
+}
+
+Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x, Var score_edge,
+                            uint64_t dropout_seed, Tensor* attention, const EluDropout* then) {
+  if (!res && !x.is_sparse()) return forward_fused(tape, graph, x, score_edge, dropout_seed, attention, then);
+  const int64_t n = graph.num_src(), h = options_.heads, c = options_.out_channels;
+  const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
+  const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
+  const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
+  const autograd::AttentionEpilogue epilogue = fused_epilogue(tape, then);
+  const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
+  Var out = autograd::graph_attention(tape, graph,
+                                      {.value = h3,
+                                       .score_dst = autograd::head_scores(tape, h3, a_dst),
+                                       .score_src = autograd::head_scores(tape, h3, a_src),
+                                       .score_edge = score_edge},
+                                      config, attention, epilogue);
+  if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
   return residual_tail(tape, out, x, then);
 }
 

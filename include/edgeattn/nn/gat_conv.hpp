@@ -149,9 +149,12 @@ class GATConv {
   AttentionConfig attention_config(uint64_t dropout_seed, bool return_attention) const;
   /// The per-edge score term [E, H] (undefined without edges.attr).
   autograd::Var edge_scores(autograd::Tape& tape, const Graph& graph, const EdgeFeatures& edges);
-  /// x [num_src, in]; the output has graph.num_dst() rows. Dense x without a residual: the fused
-  /// gat_attention, which also takes a block whose destinations are x's first rows; otherwise
-  /// the unfused ops, for a square graph only.
+  /// Dense x [num_src, in], no residual: one gat_attention op, the bias and `then` fused; the
+  /// graph is square or a block whose destinations are x's first rows. -> [num_dst, out_features]
+  autograd::Var forward_fused(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
+                              autograd::Var score_edge, uint64_t dropout_seed, Tensor* attention,
+                              const EluDropout* then);
+  /// A square graph: forward_fused where it applies, else the unfused ops and the residual tail.
   autograd::Var forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
                                autograd::Var score_edge, uint64_t dropout_seed, Tensor* attention,
                                const EluDropout* then);

@@ -178,8 +178,8 @@ class Model {
   /// conv kinds). `graph` is bipartite [num_owned x num_src] and prepared: the part's owned nodes
   /// as destinations with all their in-edges, over sources that are the owned nodes (the first
   /// num_owned, so that the self-loop of prepare_graph joins i to i) then the halo nodes. Every
-  /// layer runs as on a sampled block (GATConv::forward_block: sources projected once, the
-  /// destinations' rows among them) and computes output rows for the owned nodes only; x
+  /// layer runs as on a sampled block (GATConv::forward_block, with `recompute`: the fused op,
+  /// whose backward recomputes the projection) and computes output rows for the owned nodes only; x
   /// [num_src, in_channels + pe_dim] the prepared features of all sources; `edges` the graph's
   /// edge attributes (edge_dim > 0 only). Between layers `expand` adds the halo rows. A part
   /// without halo nodes (square graph) runs the one-process layers, so that one part gives
@@ -188,7 +188,7 @@ class Model {
   /// shape is not [num_src, in_channels + pe_dim]. Dropout masks are keyed by local ids, so with
   /// dropout the masks differ from a one-process run (the same distribution); without dropout the
   /// result equals forward() on the whole graph up to float rounding (in-edges may be summed in
-  /// another order, and the projection is not fused into the attention as it is there).
+  /// another order).
   autograd::Var forward_partition(autograd::Tape& tape, const Graph& graph, int64_t num_owned,
                                   const data::Features& x, const EdgeFeatures& edges, const ExpandFn& expand,
                                   uint64_t step_seed);
