@@ -360,13 +360,11 @@ Model& Model::operator=(Model&&) noexcept = default;
 Graph Model::prepare_graph(const Graph& graph) const {
   // Without the input-order maps of nn::prepare_graph: nothing the model does reads them, and on
   // a 10M-edge graph they are 16 bytes an edge.
-  return nn::prepare_graph(graph, config_.add_self_loops).with_input_maps({}, {});
+  return nn::prepare_graph(graph, config_.add_self_loops, InputOrder::drop);
 }
 
 PreparedGraph Model::prepare_graph(const Graph& graph, ConstView edge_attr) const {
-  PreparedGraph p = nn::prepare_graph(graph, config_.add_self_loops, edge_attr);
-  p.graph = p.graph.with_input_maps({}, {});
-  return p;
+  return nn::prepare_graph(graph, config_.add_self_loops, edge_attr, {}, InputOrder::drop);
 }
 
 data::Features Model::prepare_features(const Graph& graph, const data::Features& features) const {
@@ -518,12 +516,13 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
                              " has ", batch.blocks[l - 1].num_dst(),
                              " destinations (not one sampled batch?)");
     if (edge_attr.empty()) {
-      graphs.push_back(nn::prepare_graph(b.graph, c.add_self_loops));
+      graphs.push_back(nn::prepare_graph(b.graph, c.add_self_loops, InputOrder::drop));
       continue;
     }
     // The block's edges are edges edge_ids of the sampled graph: their attributes follow, and the
     // added self-loops get the mean of the block's in-edges of their node (as PyG's layer does).
-    PreparedGraph p = nn::prepare_graph(b.graph, c.add_self_loops, gather_rows(edge_attr, b.edge_ids));
+    PreparedGraph p =
+        nn::prepare_graph(b.graph, c.add_self_loops, gather_rows(edge_attr, b.edge_ids), {}, InputOrder::drop);
     graphs.push_back(std::move(p.graph));
     attrs.push_back(std::move(p.edge_attr));
   }

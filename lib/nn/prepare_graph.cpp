@@ -30,7 +30,7 @@ struct Rebuilt {
 // a tenth of the step. The result is build_graph's over the list "the given non-loop edges in CSR
 // order, then the loops of 0, 1, ..." with SelfLoops::keep and Duplicates::keep, input maps
 // included (rows sorted by source, ties in list order; tests/nn/bipartite_conv_test compares the two).
-Rebuilt with_bipartite_loops(const Graph& graph) {
+Rebuilt with_bipartite_loops(const Graph& graph, InputOrder order, bool want_origin) {
   const int64_t nd = graph.num_dst(), ns = graph.num_src(), loops = std::min(nd, ns);
   const auto row_ptr = graph.row_ptr();
   const auto col = graph.col_idx();
@@ -48,19 +48,24 @@ Rebuilt with_bipartite_loops(const Graph& graph) {
   std::partial_sum(kept_before.begin(), kept_before.end(), kept_before.begin());
   std::partial_sum(out_ptr.begin(), out_ptr.end(), out_ptr.begin());
   const int64_t kept = kept_before.back(), edges = out_ptr.back();
+  // The maps (16 bytes an edge) and the origins (8) are written only when asked for: a sampled
+  // step prepares its blocks every step, and a training step reads neither.
+  const bool maps = order == InputOrder::keep;
   std::vector<int32_t> out_col(static_cast<size_t>(edges));
-  std::vector<int64_t> input_of_csr(static_cast<size_t>(edges)),
-      csr_of_input(static_cast<size_t>(kept + loops));
+  std::vector<int64_t> input_of_csr(maps ? static_cast<size_t>(edges) : 0),
+      csr_of_input(maps ? static_cast<size_t>(kept + loops) : 0);
   Rebuilt r;
-  r.origin.resize(static_cast<size_t>(edges));
+  r.origin.resize(want_origin ? static_cast<size_t>(edges) : 0);
   parallel_for(0, nd, kRows, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       int64_t out = out_ptr[size_t(i)], listed = kept_before[size_t(i)];
       auto emit = [&](int32_t source, int64_t list_index, int64_t origin) {
         out_col[size_t(out)] = source;
-        input_of_csr[size_t(out)] = list_index;
-        csr_of_input[size_t(list_index)] = out;
-        r.origin[size_t(out)] = origin;
+        if (maps) {
+          input_of_csr[size_t(out)] = list_index;
+          csr_of_input[size_t(list_index)] = out;
+        }
+        if (want_origin) r.origin[size_t(out)] = origin;
         ++out;
       };
       bool loop_pending = i < loops;
@@ -100,10 +105,13 @@ Rebuilt with_square_loops(const Graph& graph) {
   return r;
 }
 
-Rebuilt rebuild(const Graph& graph, bool add_self_loops) {
+// want_origin: fill Rebuilt::origin (with add_self_loops; edge attributes need it).
+Rebuilt rebuild(const Graph& graph, bool add_self_loops, InputOrder order, bool want_origin) {
   Rebuilt r = !add_self_loops                      ? Rebuilt{graph, {}}
               : graph.num_dst() == graph.num_src() ? with_square_loops(graph)
-                                                   : with_bipartite_loops(graph);
+                                                   : with_bipartite_loops(graph, order, want_origin);
+  if (order == InputOrder::drop && !(r.graph.input_edge_of_csr().empty() && r.graph.csr_edge_of_input().empty()))
+    r.graph = r.graph.with_input_maps({}, {});
   (void)r.graph.transpose();
   (void)r.graph.partition();
   (void)r.graph.degree_stats();
@@ -177,10 +185,12 @@ FillValue FillValue::parse(const std::string& text) {
   return constant(v);
 }
 
-Graph prepare_graph(const Graph& graph, bool add_self_loops) { return rebuild(graph, add_self_loops).graph; }
+Graph prepare_graph(const Graph& graph, bool add_self_loops, InputOrder order) {
+  return rebuild(graph, add_self_loops, order, /*want_origin=*/false).graph;
+}
 
 PreparedGraph prepare_graph(const Graph& graph, bool add_self_loops, ConstView edge_attr,
-                            const FillValue& fill) {
+                            const FillValue& fill, InputOrder order) {
   if (edge_attr.rank() != 2 || edge_attr.dim(0) != graph.num_edges())
     raise<ShapeError>("prepare_graph: edge_attr has shape ", edge_attr.shape().str(),
                       ", expected [num_edges=", graph.num_edges(), ", edge_dim] in the graph's CSR order");
@@ -189,7 +199,7 @@ PreparedGraph prepare_graph(const Graph& graph, bool add_self_loops, ConstView e
       static_cast<int64_t>(fill.value.size()) != f)
     raise<InvalidArgument>("prepare_graph: fill_value has ", fill.value.size(),
                            " values, expected 1 or edge_dim=", f);
-  Rebuilt r = rebuild(graph, add_self_loops);
+  Rebuilt r = rebuild(graph, add_self_loops, order, /*want_origin=*/true);
   PreparedGraph out{std::move(r.graph), {}};
   out.edge_attr = Tensor::uninitialized({out.graph.num_edges(), f});
   if (!add_self_loops) {

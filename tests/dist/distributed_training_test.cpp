@@ -58,6 +58,11 @@ TEST(FitDistributed, OnePartIsFitOnTheWholeGraphBitForBit) {
       distribute(model, ds, ds.split(), comm, {.method = PartitionMethod::contiguous});
   EXPECT_EQ(in.part.num_halo(), 0);
   EXPECT_EQ(in.part.num_owned(), ds.num_nodes());
+  // The prepared part keeps no per-edge arrays the layers do not read: the cut's edge positions
+  // are freed (not just cleared) and the graph has no input-order maps (16 bytes an edge).
+  EXPECT_EQ(in.part.edge_ids.capacity(), 0u);
+  EXPECT_TRUE(in.part.graph.input_edge_of_csr().empty());
+  EXPECT_TRUE(in.part.graph.csr_edge_of_input().empty());
   const train::TrainResult got = fit_distributed(model, comm, in, tc);
   ASSERT_EQ(got.history.size(), want.history.size());
   for (size_t e = 0; e < want.history.size(); ++e) {

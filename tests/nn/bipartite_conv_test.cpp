@@ -99,6 +99,39 @@ TEST(BipartiteGraph, PreparingEqualsBuildingFromTheEdgeList) {
     for (int64_t e = 0; e < expected.num_edges(); ++e)
       ASSERT_EQ(with_attr.edge_attr.data()[e], list_attr[size_t(expected.input_edge_of_csr()[size_t(e)])])
           << "edge " << e;
+    // InputOrder::drop: the same CSR and attributes, without the maps.
+    const Graph lean = prepare_graph(given, true, InputOrder::drop);
+    EXPECT_TRUE(std::ranges::equal(lean.row_ptr(), expected.row_ptr()));
+    EXPECT_TRUE(std::ranges::equal(lean.col_idx(), expected.col_idx()));
+    EXPECT_TRUE(lean.input_edge_of_csr().empty());
+    EXPECT_TRUE(lean.csr_edge_of_input().empty());
+    const PreparedGraph lean_attr = prepare_graph(given, true, attr.view(), FillValue::constant(-1.f), InputOrder::drop);
+    EXPECT_TRUE(std::ranges::equal(lean_attr.graph.col_idx(), expected.col_idx()));
+    EXPECT_TRUE(lean_attr.graph.input_edge_of_csr().empty());
+    EXPECT_TRUE(lean_attr.edge_attr.span().size() == with_attr.edge_attr.span().size() &&
+                std::ranges::equal(lean_attr.edge_attr.span(), with_attr.edge_attr.span()));
+  }
+}
+
+// A square graph: InputOrder::drop gives keep's CSR and attributes without the maps, with and
+// without added self-loops.
+TEST(PreparedGraph, DroppingTheInputOrderKeepsTheGraph) {
+  const Graph given = edgeattn::testing::uniform_graph(40, 40, 200, 5);
+  Tensor attr({given.num_edges(), 2});
+  for (int64_t k = 0; k < attr.numel(); ++k) attr.data()[k] = static_cast<float>(k);
+  for (const bool loops : {true, false}) {
+    SCOPED_TRACE(loops ? "add_self_loops" : "as is");
+    const Graph kept = prepare_graph(given, loops);
+    const Graph dropped = prepare_graph(given, loops, InputOrder::drop);
+    EXPECT_TRUE(std::ranges::equal(dropped.row_ptr(), kept.row_ptr()));
+    EXPECT_TRUE(std::ranges::equal(dropped.col_idx(), kept.col_idx()));
+    EXPECT_TRUE(dropped.input_edge_of_csr().empty());
+    EXPECT_TRUE(dropped.csr_edge_of_input().empty());
+    const PreparedGraph a = prepare_graph(given, loops, attr.view());
+    const PreparedGraph b = prepare_graph(given, loops, attr.view(), {}, InputOrder::drop);
+    EXPECT_TRUE(std::ranges::equal(b.graph.col_idx(), a.graph.col_idx()));
+    EXPECT_TRUE(b.graph.input_edge_of_csr().empty());
+    EXPECT_TRUE(std::ranges::equal(b.edge_attr.span(), a.edge_attr.span()));
   }
 }
 

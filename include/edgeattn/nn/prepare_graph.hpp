@@ -46,11 +46,19 @@ struct PreparedGraph {
   Tensor edge_attr;  ///< [graph.num_edges(), edge_dim]
 };
 
+/// Whether the prepared graph carries input-order maps (Graph::input_edge_of_csr and
+/// csr_edge_of_input, 16 bytes an edge), which to_input_edge_order reads to put per-edge values
+/// (attention weights) in the order of the edge list the graph was built from. A model's
+/// training and inference read none: Model::prepare_graph and the sampled blocks drop them.
+/// With add_self_loops the list they refer to is the input's non-loop edges in CSR order, then
+/// the added loops.
+enum class InputOrder { keep, drop };
+
 /// add_self_loops: the graph with existing self-loops removed and exactly one added per node
 /// (other edges, duplicates included, kept in order: PyG semantics); for a bipartite graph
 /// (num_dst != num_src) one loop i -> i for each i < min(num_dst, num_src), as PyG does for
 /// (x_src, x_dst) input. Otherwise the graph as is.
-Graph prepare_graph(const Graph& graph, bool add_self_loops);
+Graph prepare_graph(const Graph& graph, bool add_self_loops, InputOrder order = InputOrder::keep);
 
 /// As above, carrying per-edge attributes along: `edge_attr` [graph.num_edges(), edge_dim] in
 /// the CSR order of `graph` (Dataset::edge_attr is) becomes [prepared.num_edges(), edge_dim] in
@@ -63,7 +71,7 @@ Graph prepare_graph(const Graph& graph, bool add_self_loops);
 ///   PreparedGraph p = prepare_graph(ds.graph, true, ds.edge_attr);           // fill: mean
 ///   Var out = conv.forward(tape, p.graph, x, EdgeFeatures{tape.constant_ref(p.edge_attr)}, seed);
 PreparedGraph prepare_graph(const Graph& graph, bool add_self_loops, ConstView edge_attr,
-                            const FillValue& fill = {});
+                            const FillValue& fill = {}, InputOrder order = InputOrder::keep);
 
 /// Edge attributes for a layer built with edge_dim (GATConv, GATv2Conv): [num_edges, edge_dim] in
 /// the CSR order of the (prepared) graph passed with them. A Var, so a learned edge embedding
