@@ -40,9 +40,15 @@
 #include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/data/registry.hpp"
 #include "edgeattn/data/synthetic.hpp"
+#include "edgeattn/dist/dataset_part.hpp"
+#include "edgeattn/dist/distributed_training.hpp"
+#if EDGEATTN_HAVE_MPI
+#include "edgeattn/dist/mpi_communicator.hpp"
+#endif
 #include "edgeattn/graph/build.hpp"
 #include "edgeattn/graph/generators.hpp"
 #include "edgeattn/graph/graph.hpp"
+#include "edgeattn/graph/partition.hpp"
 #include "edgeattn/graph/pattern.hpp"
 #include "edgeattn/kernels/attention.hpp"
 #include "edgeattn/nn/gat_conv.hpp"
@@ -509,9 +515,9 @@ nb::dict epoch_dict(const train::EpochStats& s) {
   return d;
 }
 
-nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs,
-                int64_t patience, double lr, double weight_decay, uint64_t seed, const std::string& criterion,
-                int64_t batch_size, const std::vector<int64_t>& fanout, bool replace) {
+// Adam and early stopping as `fit` and `fit_distributed` take them; `who` names the function.
+train::TrainConfig train_config(const char* who, int64_t epochs, int64_t patience, double lr, double weight_decay,
+                                uint64_t seed, const std::string& criterion) {
   train::TrainConfig tc;
   tc.epochs = epochs;
   tc.patience = patience;
@@ -525,8 +531,31 @@ nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, i
   else if (criterion == "accuracy")
     tc.criterion = train::EarlyStoppingConfig::Criterion::accuracy;
   else
-    raise<InvalidArgument>("fit: unknown criterion '", criterion,
+    raise<InvalidArgument>(who, ": unknown criterion '", criterion,
                            "' (expected loss_or_accuracy, loss or accuracy)");
+  return tc;
+}
+
+nb::dict result_dict(const train::TrainResult& r) {
+  nb::dict d;
+  nb::list history;
+  for (const auto& s : r.history) history.append(epoch_dict(s));
+  d["history"] = history;
+  d["best_epoch"] = r.best_epoch;
+  d["epochs_run"] = r.epochs_run;
+  d["val_accuracy"] = r.val_accuracy;
+  d["val_loss"] = r.val_loss;
+  d["test_accuracy"] = r.test_accuracy;
+  d["test_loss"] = r.test_loss;
+  d["seconds_per_epoch"] = r.seconds_per_epoch;
+  d["total_seconds"] = r.total_seconds;
+  return d;
+}
+
+nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs,
+                int64_t patience, double lr, double weight_decay, uint64_t seed, const std::string& criterion,
+                int64_t batch_size, const std::vector<int64_t>& fanout, bool replace) {
+  const train::TrainConfig tc = train_config("fit", epochs, patience, lr, weight_decay, seed, criterion);
   if (batch_size < 0)
     raise<InvalidArgument>("fit: batch_size is ", batch_size, ", expected >= 0 (0: full batch)");
   if (batch_size == 0 && !fanout.empty())
@@ -555,19 +584,108 @@ nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, i
       r = train::fit(forward, m.model.parameters(), ds.labels, sp, tc);
     }
   }
+  return result_dict(r);
+}
+
+// ---- Distributed training (dist/) ---------------------------------------------------------------
+
+nb::dict quality_dict(const PartitionQuality& q, PartitionMethod method) {
   nb::dict d;
-  nb::list history;
-  for (const auto& s : r.history) history.append(epoch_dict(s));
-  d["history"] = history;
-  d["best_epoch"] = r.best_epoch;
-  d["epochs_run"] = r.epochs_run;
-  d["val_accuracy"] = r.val_accuracy;
-  d["val_loss"] = r.val_loss;
-  d["test_accuracy"] = r.test_accuracy;
-  d["test_loss"] = r.test_loss;
-  d["seconds_per_epoch"] = r.seconds_per_epoch;
-  d["total_seconds"] = r.total_seconds;
+  d["parts"] = q.parts;
+  d["method"] = std::string(to_string(method));
+  d["nodes"] = q.nodes;
+  d["edges"] = q.edges;
+  d["halo_nodes"] = q.halo_nodes;
+  d["edge_cut"] = q.edge_cut;
+  d["edge_imbalance"] = q.edge_imbalance;
+  d["node_imbalance"] = q.node_imbalance;
+  d["halo_fraction"] = q.halo_fraction;
   return d;
+}
+
+nb::dict py_partition(const data::Dataset& ds, int64_t parts, const std::string& out, const std::string& method,
+                      const std::string& split, uint64_t seed) {
+  if (parts < 1) raise<InvalidArgument>("partition: parts is ", parts, ", expected >= 1");
+  if (out.empty()) raise<InvalidArgument>("partition: out is empty, expected a directory");
+  const PartitionMethod m = method.empty()        ? (metis_available() ? PartitionMethod::metis
+                                                                       : PartitionMethod::degree_balanced)
+                            : parse_partition_method(method);
+  PartitionQuality q;
+  {
+    nb::gil_scoped_release release;
+    const std::vector<int32_t> owner = partition_nodes(ds.graph, {.parts = parts, .method = m, .seed = seed});
+    q = dist::write_partitions(out, ds, split, owner, static_cast<int>(parts), m);
+  }
+  return quality_dict(q, m);
+}
+
+// Whether this process was started by an MPI launcher (mpirun / mpiexec / srun) or MPI is
+// already initialised (mpi4py): then fit_distributed runs over MPI_COMM_WORLD; otherwise it is
+// rank 0 of 1 without initialising MPI (a singleton MPI_Init costs seconds and may not be allowed).
+bool launched_by_mpi() {
+#if EDGEATTN_HAVE_MPI
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) return true;
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
+    if (std::getenv(var) != nullptr) return true;
+#endif
+  return false;
+}
+
+#if EDGEATTN_HAVE_MPI
+// MPI for the module: initialised on first use (unless mpi4py or the program did), finalised at
+// interpreter exit (atexit, registered below) when the module initialised it.
+std::optional<dist::MpiEnvironment>& mpi_environment() {
+  static std::optional<dist::MpiEnvironment> env;
+  return env;
+}
+dist::MpiCommunicator& world() {
+  static std::optional<dist::MpiCommunicator> comm;
+  if (!comm) {
+    if (!mpi_environment()) mpi_environment().emplace();
+    comm.emplace(MPI_COMM_WORLD);
+  }
+  return *comm;
+}
+#endif
+
+// Runs f(comm) on MPI_COMM_WORLD when launched by MPI, else on a one-process communicator. On
+// more than one rank an error ends the whole job (MPI_Abort with the message and this rank): the
+// other ranks would otherwise wait in a collective for ever.
+template <class F>
+auto with_communicator(const char* who, F&& f) {
+#if EDGEATTN_HAVE_MPI
+  if (launched_by_mpi()) {
+    dist::MpiCommunicator& comm = world();
+    if (comm.size() == 1) return f(comm);
+    try {
+      return f(comm);
+    } catch (const std::exception& e) {
+      comm.abort(std::string(who) + ": " + e.what());
+    }
+  }
+#endif
+  (void)who;
+  dist::SelfCommunicator self;
+  return f(self);
+}
+
+nb::dict py_fit_distributed(PyModel& m, const std::string& partitions, int64_t epochs, int64_t patience,
+                            double lr, double weight_decay, uint64_t seed, const std::string& criterion) {
+  const train::TrainConfig tc =
+      train_config("fit_distributed", epochs, patience, lr, weight_decay, seed, criterion);
+  train::TrainResult r;
+  {
+    nb::gil_scoped_release release;
+    r = with_communicator("fit_distributed", [&](dist::Communicator& comm) {
+      dist::DatasetPart part = dist::read_partition(partitions, comm.size(), comm.rank());
+      const bool edge_features = m.model.config().edge_dim > 0;
+      const dist::DistributedInputs in = dist::prepare_part(m.model, std::move(part), edge_features);
+      return dist::fit_distributed(m.model, comm, in, tc);
+    });
+  }
+  return result_dict(r);
 }
 
 nb::dict py_evaluate(PyModel& m, const data::Dataset& ds, const std::string& split) {
@@ -1409,4 +1527,38 @@ NB_MODULE(_edgeattn, m) {
       "final metrics.");
   m.def("evaluate", &py_evaluate, "model"_a, "dataset"_a, "split"_a = "",
         "Loss and accuracy on the split's train/val/test nodes (evaluation mode).");
+
+  // -- Distributed full-graph training (dist/; `mpirun -np P python script.py`) -----------------
+  m.def(
+      "mpi_available", []() { return static_cast<bool>(EDGEATTN_HAVE_MPI); },
+      "Whether this build has MPI (CMake option EDGEATTN_MPI, MPI found): fit_distributed on more than one rank.");
+  m.def("partition", &py_partition, "dataset"_a, "parts"_a, "out"_a, "method"_a = "", "split"_a = "",
+        "seed"_a = 0,
+        "Partitions the dataset's nodes into `parts` (method: metis when built with METIS, else "
+        "degree_balanced; or contiguous) and writes partitions.txt and one part-<r>-of-<P>.npz per rank "
+        "into `out` (the format of `edgeattn partition`): each rank then reads only its own part. "
+        "Features are stored as given (normalise first if fit would see them normalised). Returns the "
+        "partition's quality: parts, method, nodes, edges, halo_nodes (per part), edge_cut, edge_imbalance, "
+        "node_imbalance, halo_fraction.");
+  m.def(
+      "mpi_rank_size",
+      []() {
+        return with_communicator("mpi_rank_size",
+                                 [](dist::Communicator& c) { return std::pair<int, int>(c.rank(), c.size()); });
+      },
+      "(rank, size) of this process in MPI_COMM_WORLD when started by mpirun (MPI is initialised on first "
+      "use and finalised at exit), else (0, 1).");
+  m.def("fit_distributed", &py_fit_distributed, "model"_a, "partitions"_a, "epochs"_a = 1000,
+        "patience"_a = 100, "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0,
+        "criterion"_a = "loss_or_accuracy",
+        "Full-graph training over MPI (dist/distributed_training.hpp): run the same script under "
+        "`mpirun -np P`; each rank reads its part of `partitions` (written by partition(..., parts=P) or "
+        "`edgeattn partition`), exchanges halo rows between layers and sums the gradients in rank order, "
+        "so every rank ends with the same weights and the result equals fit's on the whole graph (same "
+        "seed; within float rounding). Started without mpirun it is rank 0 of 1 (a one-part directory). "
+        "An error on one rank of several ends the job (MPI_Abort naming the rank). Returns fit's dict, "
+        "the same on every rank.");
+#if EDGEATTN_HAVE_MPI
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function([]() { mpi_environment().reset(); }));
+#endif
 }

@@ -553,3 +553,23 @@ def evaluate(model: Model, dataset: Dataset, split: str = '') -> dict:
     """
     Loss and accuracy on the split's train/val/test nodes (evaluation mode).
     """
+
+def mpi_available() -> bool:
+    """
+    Whether this build has MPI (CMake option EDGEATTN_MPI, MPI found): fit_distributed on more than one rank.
+    """
+
+def partition(dataset: Dataset, parts: int, out: str, method: str = '', split: str = '', seed: int = 0) -> dict:
+    """
+    Partitions the dataset's nodes into `parts` (method: metis when built with METIS, else degree_balanced; or contiguous) and writes partitions.txt and one part-<r>-of-<P>.npz per rank into `out` (the format of `edgeattn partition`): each rank then reads only its own part. Features are stored as given (normalise first if fit would see them normalised). Returns the partition's quality: parts, method, nodes, edges, halo_nodes (per part), edge_cut, edge_imbalance, node_imbalance, halo_fraction.
+    """
+
+def mpi_rank_size() -> tuple[int, int]:
+    """
+    (rank, size) of this process in MPI_COMM_WORLD when started by mpirun (MPI is initialised on first use and finalised at exit), else (0, 1).
+    """
+
+def fit_distributed(model: Model, partitions: str, epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy') -> dict:
+    """
+    Full-graph training over MPI (dist/distributed_training.hpp): run the same script under `mpirun -np P`; each rank reads its part of `partitions` (written by partition(..., parts=P) or `edgeattn partition`), exchanges halo rows between layers and sums the gradients in rank order, so every rank ends with the same weights and the result equals fit's on the whole graph (same seed; within float rounding). Started without mpirun it is rank 0 of 1 (a one-part directory). An error on one rank of several ends the job (MPI_Abort naming the rank). Returns fit's dict, the same on every rank.
+    """
