@@ -17,6 +17,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "graph/counting_sort.hpp"
+#include "graph/transpose_edges.hpp"
 #include "graph/trusted_csr.hpp"
 
 namespace edgeattn {
@@ -40,7 +41,8 @@ struct Structure {
 
   mutable std::once_flag transpose_once, transpose_edges_once, stats_once, partition_once;
   mutable Transpose transpose;
-  mutable std::vector<int64_t> transpose_edges;
+  mutable std::vector<int32_t> transpose_edges_narrow;  // num_edges <= detail::narrow_edge_limit()
+  mutable std::vector<int64_t> transpose_edges_wide;    // otherwise
   mutable DegreeStats stats;
   mutable std::vector<int64_t> partition;
 
@@ -83,12 +85,15 @@ Transpose build_transpose(const Structure& s) {
   return t;
 }
 
-// The same sort again (stable, so the same positions), keeping the edge ids instead.
-std::vector<int64_t> build_transpose_edges(const Structure& s) {
-  std::vector<int64_t> edges = detail::huge_page_vector<int64_t>(s.col_idx.size());
-  (void)sort_by_source(s, [&](int64_t p, int64_t, int64_t e) { edges[static_cast<size_t>(p)] = e; });
+// The same sort again (stable, so the same positions), keeping the edge ids instead, as Id.
+template <class Id>
+std::vector<Id> build_transpose_edges(const Structure& s) {
+  std::vector<Id> edges = detail::huge_page_vector<Id>(s.col_idx.size());
+  (void)sort_by_source(s, [&](int64_t p, int64_t, int64_t e) { edges[static_cast<size_t>(p)] = static_cast<Id>(e); });
   return edges;
 }
+
+int64_t g_narrow_edge_limit = std::numeric_limits<int32_t>::max();
 
 DegreeStats build_degree_stats(const Structure& s) {
   DegreeStats d;
@@ -312,10 +317,20 @@ const Transpose& Graph::transpose() const {
   return s.transpose;
 }
 
-std::span<const int64_t> Graph::transpose_edges() const {
+TransposeEdges Graph::transpose_edges() const {
   const Structure& s = *data_->structure;
-  std::call_once(s.transpose_edges_once, [&] { s.transpose_edges = build_transpose_edges(s); });
-  return s.transpose_edges;
+  std::call_once(s.transpose_edges_once, [&] {
+    if (s.num_edges() <= g_narrow_edge_limit)
+      s.transpose_edges_narrow = build_transpose_edges<int32_t>(s);
+    else
+      s.transpose_edges_wide = build_transpose_edges<int64_t>(s);
+  });
+  const bool wide = s.transpose_edges_narrow.empty() && !s.transpose_edges_wide.empty();
+  return {s.transpose_edges_narrow, s.transpose_edges_wide, wide};
+}
+
+void detail::set_narrow_edge_limit(int64_t edges) {
+  g_narrow_edge_limit = std::min<int64_t>(edges, std::numeric_limits<int32_t>::max());
 }
 
 const DegreeStats& Graph::degree_stats() const {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -17,6 +18,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/graph/build.hpp"
+#include "graph/transpose_edges.hpp"
 #include "support/expect_error.hpp"
 #include "support/test_graphs.hpp"
 
@@ -30,6 +32,13 @@ using ::testing::HasSubstr;
 template <class T>
 std::vector<T> vec(std::span<const T> s) {
   return {s.begin(), s.end()};
+}
+
+// The transpose's edge ids as 64-bit values, whichever width the graph stores.
+std::vector<int64_t> ids(const TransposeEdges& t) {
+  std::vector<int64_t> out(t.size());
+  for (size_t p = 0; p < t.size(); ++p) out[p] = t[p];
+  return out;
 }
 
 using testing::expect_throw_naming;
@@ -50,7 +59,7 @@ TEST(Graph, DefaultGraphIsEmptyEverywhere) {
   EXPECT_TRUE(g.csr_edge_of_input().empty());
   EXPECT_THAT(g.transpose().col_ptr, ElementsAre(0));
   EXPECT_TRUE(g.transpose().row_idx.empty());
-  EXPECT_TRUE(g.transpose_edges().empty());
+  EXPECT_EQ(g.transpose_edges().size(), 0u);
   EXPECT_THAT(vec(g.partition()), ElementsAre(0));
   EXPECT_EQ(g.degree_stats().max_degree, 0);
   EXPECT_EQ(g.degree_stats().isolated_rows, 0);
@@ -215,7 +224,7 @@ TEST(Graph, HeaderExampleHasTheDocumentedRowsAndTranspose) {
   const Transpose& t = g.transpose();
   EXPECT_THAT(t.col_ptr, ElementsAre(0, 1, 2, 3));
   EXPECT_THAT(t.row_idx, ElementsAre(1, 2, 1));
-  EXPECT_THAT(vec(g.transpose_edges()), ElementsAre(0, 2, 1));
+  EXPECT_THAT(ids(g.transpose_edges()), ElementsAre(0, 2, 1));
 }
 
 TEST(Graph, FourNodeGraphTransposeIsExact) {
@@ -224,7 +233,7 @@ TEST(Graph, FourNodeGraphTransposeIsExact) {
   const Transpose& t = g.transpose();
   EXPECT_THAT(t.col_ptr, ElementsAre(0, 2, 4, 6, 7));
   EXPECT_THAT(t.row_idx, ElementsAre(0, 1, 0, 3, 1, 3, 3));
-  EXPECT_THAT(vec(g.transpose_edges()), ElementsAre(0, 2, 1, 4, 3, 5, 6));
+  EXPECT_THAT(ids(g.transpose_edges()), ElementsAre(0, 2, 1, 4, 3, 5, 6));
 }
 
 TEST(Graph, FourNodeGraphDegreeStatsAreExact) {
@@ -242,7 +251,7 @@ TEST(Graph, BipartiteTransposeHasOneColumnPerSource) {
   const Transpose& t = g.transpose();
   EXPECT_THAT(t.col_ptr, ElementsAre(0, 1, 2, 3, 3, 4));
   EXPECT_THAT(t.row_idx, ElementsAre(0, 1, 0, 0));
-  EXPECT_THAT(vec(g.transpose_edges()), ElementsAre(0, 3, 1, 2));
+  EXPECT_THAT(ids(g.transpose_edges()), ElementsAre(0, 3, 1, 2));
   const DegreeStats& d = g.degree_stats();
   EXPECT_EQ(d.min_degree, 1);
   EXPECT_EQ(d.max_degree, 3);
@@ -340,6 +349,18 @@ void expect_transpose_matches_brute_force(const Graph& g) {
 
 TEST(GraphRandom, TransposeMatchesBruteForce) {
   for (const Graph& g : random_graphs()) expect_transpose_matches_brute_force(g);
+}
+
+// Graphs of 2^31 edges or more store the transpose's edge ids in 64 bits: the same ids.
+TEST(GraphRandom, TransposeWithWideEdgeIdsMatchesBruteForce) {
+  detail::set_narrow_edge_limit(0);
+  const std::vector<Graph> graphs = random_graphs();
+  for (const Graph& g : graphs) {
+    EXPECT_EQ(g.transpose_edges().is_wide, g.num_edges() > 0);
+    expect_transpose_matches_brute_force(g);
+  }
+  detail::set_narrow_edge_limit(std::numeric_limits<int32_t>::max());
+  for (const Graph& g : random_graphs()) EXPECT_FALSE(g.transpose_edges().is_wide);
 }
 
 TEST(GraphRandom, TransposeOfAManyBlockGraphIsTheSameForAnyThreadCount) {

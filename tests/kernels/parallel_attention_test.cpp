@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/graph/build.hpp"
 #include "edgeattn/kernels/attention.hpp"
+#include "graph/transpose_edges.hpp"
 #include "kernels/attention_backend.hpp"
 #include "support/test_graphs.hpp"
 
@@ -550,7 +552,14 @@ TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
   } restore;
   const Graph square = testing::power_law_graph(2000, 30000, 8);
   const Graph bipartite = testing::uniform_graph(700, 2500, 6000, 4);
-  for (const Graph* g : {&square, &bipartite})
+  // The same graphs with 64-bit transpose edge ids (what a graph of 2^31 edges or more gets).
+  detail::set_narrow_edge_limit(0);
+  const Graph square_wide = testing::power_law_graph(2000, 30000, 8);
+  const Graph bipartite_wide = testing::uniform_graph(700, 2500, 6000, 4);
+  ASSERT_TRUE(square_wide.transpose_edges().is_wide && bipartite_wide.transpose_edges().is_wide);
+  detail::set_narrow_edge_limit(std::numeric_limits<int32_t>::max());
+  ASSERT_FALSE(square.transpose_edges().is_wide);
+  for (const auto& [g, wide] : {std::pair{&square, &square_wide}, std::pair{&bipartite, &bipartite_wide}})
     for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {3, 5}})
       for (const float dropout : {0.f, 0.3f})
         for (const HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
@@ -573,6 +582,11 @@ TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
           EXPECT_EQ(max_abs_diff(with.score_src, without.score_src), 0.f);
           EXPECT_EQ(max_abs_diff(with.score_dst, without.score_dst), 0.f);
           EXPECT_GT(max_abs_diff(with.score_src, Tensor(with.score_src.shape())), 0.f);  // not all zero
+          kernels::set_edge_records(kernels::EdgeRecords::always);
+          const AttentionResult r = attention_forward(*wide, o.inputs(), c);
+          const AttentionGrads with_wide = attention_backward(*wide, o.inputs(), c, r, o.grad_out);
+          EXPECT_EQ(max_abs_diff(with_wide.value, without.value), 0.f);
+          EXPECT_EQ(max_abs_diff(with_wide.score_src, without.score_src), 0.f);
         }
 }
 

@@ -8,7 +8,8 @@
 // need beyond the CSR is prepared once, on first use, and cached on the graph (thread-safe):
 //   transpose()      CSC by source, for source-parallel backward
 //   transpose_edges() the CSR position of each transpose entry (only kernels with per-edge data
-//                    in CSR order need it: edge bias; built separately so others do not pay for it)
+//                    in CSR order need it: edge bias, edge records; built separately so others do
+//                    not pay for it; 4 bytes an edge up to 2^31 - 1 edges, 8 beyond)
 //   degree_stats()   in-degree summary
 //   partition()      row ranges balanced by edge count, for load balance
 //
@@ -17,7 +18,7 @@
 //   auto g = edgeattn::Graph::from_csr(3, 3, {0, 0, 2, 3}, {0, 2, 1});
 //   g.row(1);                      // {0, 2}
 //   const auto& t = g.transpose(); // t.col_ptr {0, 1, 2, 3}, t.row_idx {1, 2, 1}
-//   g.transpose_edges();           // {0, 2, 1}: the CSR positions of those entries
+//   g.transpose_edges()[1];        // 2: transpose entry 1 is CSR edge 2 (entries {0, 2, 1})
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,23 @@ enum class CsrCheck {
 struct Transpose {
   std::vector<int64_t> col_ptr;  // [num_src + 1]
   std::vector<int32_t> row_idx;  // [num_edges] destination of each edge, grouped by source
+};
+
+/// Graph::transpose_edges(): the CSR position of each transpose entry, [num_edges]. Stored in 32
+/// bits while the graph has at most INT32_MAX edges (`narrow`), in 64 bits beyond (`wide`):
+/// exactly one of them is in use (`is_wide`). Kernels loop over it with visit, which passes the
+/// span in use, so the index type is fixed inside their loops.
+struct TransposeEdges {
+  std::span<const int32_t> narrow;
+  std::span<const int64_t> wide;
+  bool is_wide = false;
+
+  size_t size() const { return is_wide ? wide.size() : narrow.size(); }
+  int64_t operator[](size_t p) const { return is_wide ? wide[p] : narrow[p]; }
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return is_wide ? f(wide) : f(narrow);
+  }
 };
 
 /// In-degree (edges per destination row) summary.
@@ -94,9 +112,9 @@ class Graph {
   /// Cached, computed on first call (thread-safe).
   const Transpose& transpose() const;
   /// [num_edges]: the CSR position of each transpose entry (same order as transpose().row_idx).
-  /// Cached apart from the transpose (8 bytes per edge), so it exists only where per-edge data is
-  /// read from the source side.
-  std::span<const int64_t> transpose_edges() const;
+  /// Cached apart from the transpose (4 bytes an edge, 8 beyond INT32_MAX edges), so it exists
+  /// only where per-edge data is read from the source side.
+  TransposeEdges transpose_edges() const;
   const DegreeStats& degree_stats() const;
   /// Row boundaries [0 = b_0 < b_1 < ... < b_k = num_dst] of chunks holding about the same
   /// number of edges (+ rows). Depends only on the graph, never on the thread count.

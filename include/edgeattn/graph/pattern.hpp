@@ -201,9 +201,10 @@ class CsrPattern {
   template <class F>
   void for_each_in_col(int64_t j, F&& f) const {
     const Transpose& t = g_->transpose();
-    const auto edges = g_->transpose_edges();
-    for (int64_t p = t.col_ptr[static_cast<size_t>(j)]; p < t.col_ptr[static_cast<size_t>(j) + 1]; ++p)
-      f(t.row_idx[static_cast<size_t>(p)], edges[static_cast<size_t>(p)]);
+    g_->transpose_edges().visit([&](auto edges) {
+      for (int64_t p = t.col_ptr[static_cast<size_t>(j)]; p < t.col_ptr[static_cast<size_t>(j) + 1]; ++p)
+        f(t.row_idx[static_cast<size_t>(p)], static_cast<int64_t>(edges[static_cast<size_t>(p)]));
+    });
   }
 
  private:
