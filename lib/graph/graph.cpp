@@ -89,7 +89,8 @@ Transpose build_transpose(const Structure& s) {
 template <class Id>
 std::vector<Id> build_transpose_edges(const Structure& s) {
   std::vector<Id> edges = detail::huge_page_vector<Id>(s.col_idx.size());
-  (void)sort_by_source(s, [&](int64_t p, int64_t, int64_t e) { edges[static_cast<size_t>(p)] = static_cast<Id>(e); });
+  (void)sort_by_source(
+      s, [&](int64_t p, int64_t, int64_t e) { edges[static_cast<size_t>(p)] = static_cast<Id>(e); });
   return edges;
 }
 

@@ -521,8 +521,8 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
     }
     // The block's edges are edges edge_ids of the sampled graph: their attributes follow, and the
     // added self-loops get the mean of the block's in-edges of their node (as PyG's layer does).
-    PreparedGraph p =
-        nn::prepare_graph(b.graph, c.add_self_loops, gather_rows(edge_attr, b.edge_ids), {}, InputOrder::drop);
+    PreparedGraph p = nn::prepare_graph(b.graph, c.add_self_loops, gather_rows(edge_attr, b.edge_ids), {},
+                                        InputOrder::drop);
     graphs.push_back(std::move(p.graph));
     attrs.push_back(std::move(p.edge_attr));
   }

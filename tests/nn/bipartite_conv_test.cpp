@@ -105,7 +105,8 @@ TEST(BipartiteGraph, PreparingEqualsBuildingFromTheEdgeList) {
     EXPECT_TRUE(std::ranges::equal(lean.col_idx(), expected.col_idx()));
     EXPECT_TRUE(lean.input_edge_of_csr().empty());
     EXPECT_TRUE(lean.csr_edge_of_input().empty());
-    const PreparedGraph lean_attr = prepare_graph(given, true, attr.view(), FillValue::constant(-1.f), InputOrder::drop);
+    const PreparedGraph lean_attr =
+        prepare_graph(given, true, attr.view(), FillValue::constant(-1.f), InputOrder::drop);
     EXPECT_TRUE(std::ranges::equal(lean_attr.graph.col_idx(), expected.col_idx()));
     EXPECT_TRUE(lean_attr.graph.input_edge_of_csr().empty());
     EXPECT_TRUE(lean_attr.edge_attr.span().size() == with_attr.edge_attr.span().size() &&

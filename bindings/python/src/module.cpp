@@ -516,8 +516,8 @@ nb::dict epoch_dict(const train::EpochStats& s) {
 }
 
 // Adam and early stopping as `fit` and `fit_distributed` take them; `who` names the function.
-train::TrainConfig train_config(const char* who, int64_t epochs, int64_t patience, double lr, double weight_decay,
-                                uint64_t seed, const std::string& criterion) {
+train::TrainConfig train_config(const char* who, int64_t epochs, int64_t patience, double lr,
+                                double weight_decay, uint64_t seed, const std::string& criterion) {
   train::TrainConfig tc;
   tc.epochs = epochs;
   tc.patience = patience;
@@ -603,13 +603,13 @@ nb::dict quality_dict(const PartitionQuality& q, PartitionMethod method) {
   return d;
 }
 
-nb::dict py_partition(const data::Dataset& ds, int64_t parts, const std::string& out, const std::string& method,
-                      const std::string& split, uint64_t seed) {
+nb::dict py_partition(const data::Dataset& ds, int64_t parts, const std::string& out,
+                      const std::string& method, const std::string& split, uint64_t seed) {
   if (parts < 1) raise<InvalidArgument>("partition: parts is ", parts, ", expected >= 1");
   if (out.empty()) raise<InvalidArgument>("partition: out is empty, expected a directory");
-  const PartitionMethod m = method.empty()        ? (metis_available() ? PartitionMethod::metis
-                                                                       : PartitionMethod::degree_balanced)
-                            : parse_partition_method(method);
+  const PartitionMethod m =
+      method.empty() ? (metis_available() ? PartitionMethod::metis : PartitionMethod::degree_balanced)
+                     : parse_partition_method(method);
   PartitionQuality q;
   {
     nb::gil_scoped_release release;
@@ -1531,7 +1531,8 @@ NB_MODULE(_edgeattn, m) {
   // -- Distributed full-graph training (dist/; `mpirun -np P python script.py`) -----------------
   m.def(
       "mpi_available", []() { return static_cast<bool>(EDGEATTN_HAVE_MPI); },
-      "Whether this build has MPI (CMake option EDGEATTN_MPI, MPI found): fit_distributed on more than one rank.");
+      "Whether this build has MPI (CMake option EDGEATTN_MPI, MPI found): fit_distributed on more than one "
+      "rank.");
   m.def("partition", &py_partition, "dataset"_a, "parts"_a, "out"_a, "method"_a = "", "split"_a = "",
         "seed"_a = 0,
         "Partitions the dataset's nodes into `parts` (method: metis when built with METIS, else "
@@ -1543,8 +1544,8 @@ NB_MODULE(_edgeattn, m) {
   m.def(
       "mpi_rank_size",
       []() {
-        return with_communicator("mpi_rank_size",
-                                 [](dist::Communicator& c) { return std::pair<int, int>(c.rank(), c.size()); });
+        return with_communicator(
+            "mpi_rank_size", [](dist::Communicator& c) { return std::pair<int, int>(c.rank(), c.size()); });
       },
       "(rank, size) of this process in MPI_COMM_WORLD when started by mpirun (MPI is initialised on first "
       "use and finalised at exit), else (0, 1).");

@@ -349,7 +349,9 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         // The edge ids in their stored width (32-bit below 2^31 edges): the loop reads 4 bytes an
         // edge fewer than with 64-bit ids, and the graph keeps half the bytes.
         pattern.graph().transpose_edges().visit([&](auto edges) {
-          auto record = [&](int64_t p) { return record_data + static_cast<int64_t>(edges[size_t(p)]) * 2 * heads; };
+          auto record = [&](int64_t p) {
+            return record_data + static_cast<int64_t>(edges[size_t(p)]) * 2 * heads;
+          };
           for (int64_t j = col_begin; j < col_end; ++j) {
             std::fill_n(acc, width, 0.f);
             std::fill_n(dv_acc, heads * dv, 0.f);
