@@ -93,7 +93,8 @@ def mpirun(tmp_path, ranks, parts_dir, timeout=300):
     env = dict(os.environ)
     env.update(
         OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1",
-        OMPI_MCA_orte_tmpdir_base=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path),
+        # Open MPI's session directory (with its sockets) under a short path, as ctest's MPI tests.
+        OMPI_MCA_orte_tmpdir_base="/tmp", PYTHONPATH=os.pathsep.join(sys.path),
     )
     return subprocess.run(
         ["mpirun", "-np", str(ranks), sys.executable, str(script), str(parts_dir), json.dumps(MODEL),
