@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -686,6 +687,29 @@ nb::dict py_fit_distributed(PyModel& m, const std::string& partitions, int64_t e
     });
   }
   return result_dict(r);
+}
+
+nb::tuple py_predict_distributed(PyModel& m, const std::string& partitions, bool gather) {
+  Tensor logits;
+  std::vector<int64_t> nodes;
+  {
+    nb::gil_scoped_release release;
+    with_communicator("predict_distributed", [&](dist::Communicator& comm) {
+      dist::DatasetPart part = dist::read_partition(partitions, comm.size(), comm.rank());
+      const bool edge_features = m.model.config().edge_dim > 0;
+      const dist::DistributedInputs in = dist::prepare_part(m.model, std::move(part), edge_features);
+      logits = dist::predict_distributed(m.model, comm, in);
+      if (gather) {
+        logits = dist::gather_owned_rows(comm, in.part, logits.view());
+        nodes.resize(static_cast<size_t>(in.part.num_nodes));
+        std::iota(nodes.begin(), nodes.end(), int64_t{0});
+      } else {
+        nodes = in.part.owned;
+      }
+      return 0;
+    });
+  }
+  return nb::make_tuple(vector_to_numpy(std::move(nodes)), to_numpy(std::move(logits)));
 }
 
 nb::dict py_evaluate(PyModel& m, const data::Dataset& ds, const std::string& split) {
@@ -1559,6 +1583,11 @@ NB_MODULE(_edgeattn, m) {
         "seed; within float rounding). Started without mpirun it is rank 0 of 1 (a one-part directory). "
         "An error on one rank of several ends the job (MPI_Abort naming the rank). Returns fit's dict, "
         "the same on every rank.");
+  m.def(
+      "predict_distributed", &py_predict_distributed, "model"_a, "partitions"_a, "gather"_a = false,
+      "Logits of this rank's owned nodes under `mpirun -np P` (the part files of fit_distributed; evaluation "
+      "mode): (nodes [num_owned] global ids, ascending; logits [num_owned, C]). gather=True: every rank "
+      "gets all of them, (arange(N), logits [N, C]). Without mpirun, rank 0 of 1 (a one-part directory).");
 #if EDGEATTN_HAVE_MPI
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([]() { mpi_environment().reset(); }));
 #endif

@@ -1,5 +1,6 @@
 """Distributed full-graph training from Python: partition() writes the part files, fit_distributed()
-trains on them. One part in this process equals fit() on the whole graph; two ranks under mpirun
+trains on them, predict_distributed() gives the owned nodes' logits. One part in this process
+equals fit() and Model.logits on the whole graph; two ranks under mpirun
 (when the module has MPI and mpirun exists) equal one process within float rounding, and a corrupt
 part file ends the whole job with its rank and file named, never a hang."""
 import json
@@ -59,6 +60,12 @@ def test_one_part_in_this_process_equals_fit_on_the_whole_graph(sbm, reference, 
         assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-4)
     for name, w in weights.items():
         np.testing.assert_allclose(m.parameter(name), w, rtol=0, atol=1e-6, err_msg=name)
+    # predictions over the part files: every node, ascending, the whole-graph logits
+    nodes, logits = ea.predict_distributed(m, str(tmp_path / "p1"))
+    assert nodes.dtype == np.int64 and (nodes == np.arange(400)).all()
+    np.testing.assert_allclose(logits, m.logits(sbm), rtol=0, atol=1e-5)
+    all_nodes, all_logits = ea.predict_distributed(m, str(tmp_path / "p1"), gather=True)
+    assert (all_nodes == nodes).all() and (all_logits == logits).all()
 
 
 def test_parts_for_more_ranks_than_this_process_are_refused_by_name(sbm, tmp_path):
@@ -77,8 +84,12 @@ SCRIPT = textwrap.dedent(
     r = ea.fit_distributed(m, sys.argv[1], **json.loads(sys.argv[3]))
     rank, size = ea.mpi_rank_size()
     weights = {n: m.parameter(n).ravel().tolist() for n in m.parameter_names()}
+    nodes, logits = ea.predict_distributed(m, sys.argv[1])
+    all_nodes, all_logits = ea.predict_distributed(m, sys.argv[1], gather=True)
     with open(f"{sys.argv[4]}/rank-{rank}.json", "w") as f:
-        json.dump({"size": size, "loss": [h["train_loss"] for h in r["history"]], "weights": weights}, f)
+        json.dump({"size": size, "loss": [h["train_loss"] for h in r["history"]], "weights": weights,
+                   "nodes": nodes.tolist(), "logits": logits.tolist(), "all_nodes": all_nodes.tolist(),
+                   "all_logits": all_logits.tolist()}, f)
     """
 )
 
@@ -117,6 +128,19 @@ def test_two_ranks_under_mpirun_equal_one_process(sbm, reference, tmp_path):
             np.testing.assert_allclose(r["weights"][name], w.ravel(), rtol=0, atol=1e-4, err_msg=f"{name} rank {rank}")
     # every rank ends with the same weights, bit for bit (gradients are summed in rank order)
     assert results[0]["weights"] == results[1]["weights"]
+    # predictions: each rank its owned nodes, together every node once; gathered, the same on both
+    # ranks and the whole-graph logits of the reference weights
+    nodes = np.concatenate([results[0]["nodes"], results[1]["nodes"]])
+    assert sorted(nodes.tolist()) == list(range(400))
+    m = ea.Model(**MODEL)
+    for name, w in weights.items():
+        m.set_parameter(name, w)
+    want_logits = m.logits(sbm)
+    for rank, r in results.items():
+        np.testing.assert_allclose(r["logits"], want_logits[r["nodes"]], rtol=0, atol=1e-3, err_msg=f"rank {rank}")
+        assert r["all_nodes"] == list(range(400))
+    assert results[0]["all_logits"] == results[1]["all_logits"]
+    np.testing.assert_allclose(results[0]["all_logits"], want_logits, rtol=0, atol=1e-3)
 
 
 @needs_mpi

@@ -72,6 +72,7 @@ from ._edgeattn import (  # noqa: F401  (re-exports)
     ogb_binary_info,
     num_edges,
     partition,
+    predict_distributed,
     rmat_graph,
     sbm_dataset,
 )
@@ -117,6 +118,7 @@ __all__ = [
     "ogb_binary_info",
     "num_edges",
     "partition",
+    "predict_distributed",
     "rmat_graph",
     "sbm_dataset",
     "sparse_features",

@@ -573,3 +573,8 @@ def fit_distributed(model: Model, partitions: str, epochs: int = 1000, patience:
     """
     Full-graph training over MPI (dist/distributed_training.hpp): run the same script under `mpirun -np P`; each rank reads its part of `partitions` (written by partition(..., parts=P) or `edgeattn partition`), exchanges halo rows between layers and sums the gradients in rank order, so every rank ends with the same weights and the result equals fit's on the whole graph (same seed; within float rounding). Started without mpirun it is rank 0 of 1 (a one-part directory). An error on one rank of several ends the job (MPI_Abort naming the rank). Returns fit's dict, the same on every rank.
     """
+
+def predict_distributed(model: Model, partitions: str, gather: bool = False) -> tuple:
+    """
+    Logits of this rank's owned nodes under `mpirun -np P` (the part files of fit_distributed; evaluation mode): (nodes [num_owned] global ids, ascending; logits [num_owned, C]). gather=True: every rank gets all of them, (arange(N), logits [N, C]). Without mpirun, rank 0 of 1 (a one-part directory).
+    """
