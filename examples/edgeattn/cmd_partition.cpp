@@ -40,8 +40,7 @@ int run_partition(std::span<const std::string> argv) {
   if (!args.given("out")) throw UsageError("--out DIR is required");
   const auto parts = static_cast<int>(args.integer("parts", 1, 1 << 20));
   const PartitionMethod method = args.given("partitioner") ? parse_partition_method(args.str("partitioner"))
-                                 : metis_available()       ? PartitionMethod::metis
-                                                           : PartitionMethod::degree_balanced;
+                                                           : default_partition_method();
   data::Dataset ds = load_dataset_arg(args.str("dataset"), args, true);
   ds.graph = ds.graph.with_input_maps({}, {});
   const auto owner = partition_nodes(

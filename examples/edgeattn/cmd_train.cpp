@@ -406,8 +406,7 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
       check_labels(ds);
       if (split_name.empty()) split_name = ds.default_split;
       method = args.given("partitioner") ? parse_partition_method(args.str("partitioner"))
-               : metis_available()       ? PartitionMethod::metis
-                                         : PartitionMethod::degree_balanced;
+                                         : default_partition_method();
       const auto owner = partition_nodes(ds.graph, {.parts = comm.size(), .method = method});
       quality = partition_quality(ds.graph, owner, comm.size());
       data = dist::make_dataset_part(ds, ds.split(args.str("split")), owner, comm.size(), comm.rank());

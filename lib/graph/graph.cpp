@@ -41,7 +41,7 @@ struct Structure {
 
   mutable std::once_flag transpose_once, transpose_edges_once, stats_once, partition_once;
   mutable Transpose transpose;
-  mutable std::vector<int32_t> transpose_edges_narrow;  // num_edges <= detail::narrow_edge_limit()
+  mutable std::vector<int32_t> transpose_edges_narrow;  // num_edges <= g_narrow_edge_limit
   mutable std::vector<int64_t> transpose_edges_wide;    // otherwise
   mutable DegreeStats stats;
   mutable std::vector<int64_t> partition;
@@ -326,8 +326,7 @@ TransposeEdges Graph::transpose_edges() const {
     else
       s.transpose_edges_wide = build_transpose_edges<int64_t>(s);
   });
-  const bool wide = s.transpose_edges_narrow.empty() && !s.transpose_edges_wide.empty();
-  return {s.transpose_edges_narrow, s.transpose_edges_wide, wide};
+  return {s.transpose_edges_narrow, s.transpose_edges_wide};
 }
 
 void detail::set_narrow_edge_limit(int64_t edges) {

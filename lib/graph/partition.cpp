@@ -36,6 +36,10 @@ PartitionMethod parse_partition_method(const std::string& name) {
 
 bool metis_available() { return EDGEATTN_HAVE_METIS != 0; }
 
+PartitionMethod default_partition_method() {
+  return metis_available() ? PartitionMethod::metis : PartitionMethod::degree_balanced;
+}
+
 namespace {
 
 // Contiguous ranges of rows with about equal total weight; row i weighs weight(i) >= 1.

@@ -110,9 +110,7 @@ Rebuilt rebuild(const Graph& graph, bool add_self_loops, InputOrder order, bool 
   Rebuilt r = !add_self_loops                      ? Rebuilt{graph, {}}
               : graph.num_dst() == graph.num_src() ? with_square_loops(graph)
                                                    : with_bipartite_loops(graph, order, want_origin);
-  if (order == InputOrder::drop &&
-      !(r.graph.input_edge_of_csr().empty() && r.graph.csr_edge_of_input().empty()))
-    r.graph = r.graph.with_input_maps({}, {});
+  if (order == InputOrder::drop) r.graph = r.graph.with_input_maps({}, {});
   (void)r.graph.transpose();
   (void)r.graph.partition();
   (void)r.graph.degree_stats();

@@ -356,11 +356,11 @@ TEST(GraphRandom, TransposeWithWideEdgeIdsMatchesBruteForce) {
   detail::set_narrow_edge_limit(0);
   const std::vector<Graph> graphs = random_graphs();
   for (const Graph& g : graphs) {
-    EXPECT_EQ(g.transpose_edges().is_wide, g.num_edges() > 0);
+    EXPECT_EQ(g.transpose_edges().is_wide(), g.num_edges() > 0);
     expect_transpose_matches_brute_force(g);
   }
   detail::set_narrow_edge_limit(std::numeric_limits<int32_t>::max());
-  for (const Graph& g : random_graphs()) EXPECT_FALSE(g.transpose_edges().is_wide);
+  for (const Graph& g : random_graphs()) EXPECT_FALSE(g.transpose_edges().is_wide());
 }
 
 TEST(GraphRandom, TransposeOfAManyBlockGraphIsTheSameForAnyThreadCount) {

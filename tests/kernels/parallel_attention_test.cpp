@@ -556,9 +556,9 @@ TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
   detail::set_narrow_edge_limit(0);
   const Graph square_wide = testing::power_law_graph(2000, 30000, 8);
   const Graph bipartite_wide = testing::uniform_graph(700, 2500, 6000, 4);
-  ASSERT_TRUE(square_wide.transpose_edges().is_wide && bipartite_wide.transpose_edges().is_wide);
+  ASSERT_TRUE(square_wide.transpose_edges().is_wide() && bipartite_wide.transpose_edges().is_wide());
   detail::set_narrow_edge_limit(std::numeric_limits<int32_t>::max());
-  ASSERT_FALSE(square.transpose_edges().is_wide);
+  ASSERT_FALSE(square.transpose_edges().is_wide());
   for (const auto& [g, wide] : {std::pair{&square, &square_wide}, std::pair{&bipartite, &bipartite_wide}})
     for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {3, 5}})
       for (const float dropout : {0.f, 0.3f})

@@ -608,9 +608,7 @@ nb::dict py_partition(const data::Dataset& ds, int64_t parts, const std::string&
                       const std::string& method, const std::string& split, uint64_t seed) {
   if (parts < 1) raise<InvalidArgument>("partition: parts is ", parts, ", expected >= 1");
   if (out.empty()) raise<InvalidArgument>("partition: out is empty, expected a directory");
-  const PartitionMethod m =
-      method.empty() ? (metis_available() ? PartitionMethod::metis : PartitionMethod::degree_balanced)
-                     : parse_partition_method(method);
+  const PartitionMethod m = method.empty() ? default_partition_method() : parse_partition_method(method);
   PartitionQuality q;
   {
     nb::gil_scoped_release release;
@@ -672,6 +670,13 @@ auto with_communicator(const char* who, F&& f) {
   return f(self);
 }
 
+// This rank's part of the partition files in `partitions`, prepared for the model's layers.
+dist::DistributedInputs read_prepared_part(const PyModel& m, const std::string& partitions,
+                                           const dist::Communicator& comm) {
+  return dist::prepare_part(m.model, dist::read_partition(partitions, comm.size(), comm.rank()),
+                            m.model.config().edge_dim > 0);
+}
+
 nb::dict py_fit_distributed(PyModel& m, const std::string& partitions, int64_t epochs, int64_t patience,
                             double lr, double weight_decay, uint64_t seed, const std::string& criterion) {
   const train::TrainConfig tc =
@@ -680,10 +685,7 @@ nb::dict py_fit_distributed(PyModel& m, const std::string& partitions, int64_t e
   {
     nb::gil_scoped_release release;
     r = with_communicator("fit_distributed", [&](dist::Communicator& comm) {
-      dist::DatasetPart part = dist::read_partition(partitions, comm.size(), comm.rank());
-      const bool edge_features = m.model.config().edge_dim > 0;
-      const dist::DistributedInputs in = dist::prepare_part(m.model, std::move(part), edge_features);
-      return dist::fit_distributed(m.model, comm, in, tc);
+      return dist::fit_distributed(m.model, comm, read_prepared_part(m, partitions, comm), tc);
     });
   }
   return result_dict(r);
@@ -695,9 +697,7 @@ nb::tuple py_predict_distributed(PyModel& m, const std::string& partitions, bool
   {
     nb::gil_scoped_release release;
     with_communicator("predict_distributed", [&](dist::Communicator& comm) {
-      dist::DatasetPart part = dist::read_partition(partitions, comm.size(), comm.rank());
-      const bool edge_features = m.model.config().edge_dim > 0;
-      const dist::DistributedInputs in = dist::prepare_part(m.model, std::move(part), edge_features);
+      const dist::DistributedInputs in = read_prepared_part(m, partitions, comm);
       logits = dist::predict_distributed(m.model, comm, in);
       if (gather) {
         logits = dist::gather_owned_rows(comm, in.part, logits.view());

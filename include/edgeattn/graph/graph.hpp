@@ -50,19 +50,19 @@ struct Transpose {
 };
 
 /// Graph::transpose_edges(): the CSR position of each transpose entry, [num_edges]. Stored in 32
-/// bits while the graph has at most INT32_MAX edges (`narrow`), in 64 bits beyond (`wide`):
-/// exactly one of them is in use (`is_wide`). Kernels loop over it with visit, which passes the
-/// span in use, so the index type is fixed inside their loops.
+/// bits while the graph has at most INT32_MAX edges (`narrow`), in 64 bits beyond (`wide`, then
+/// non-empty): only one of them is filled. Kernels loop over it with visit, which passes the span
+/// in use, so the index type is fixed inside their loops.
 struct TransposeEdges {
   std::span<const int32_t> narrow;
   std::span<const int64_t> wide;
-  bool is_wide = false;
 
-  size_t size() const { return is_wide ? wide.size() : narrow.size(); }
-  int64_t operator[](size_t p) const { return is_wide ? wide[p] : narrow[p]; }
+  bool is_wide() const { return !wide.empty(); }
+  size_t size() const { return is_wide() ? wide.size() : narrow.size(); }
+  int64_t operator[](size_t p) const { return is_wide() ? wide[p] : narrow[p]; }
   template <class F>
   decltype(auto) visit(F&& f) const {
-    return is_wide ? f(wide) : f(narrow);
+    return is_wide() ? f(wide) : f(narrow);
   }
 };
 

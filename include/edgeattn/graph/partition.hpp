@@ -38,6 +38,8 @@ const char* to_string(PartitionMethod method);
 PartitionMethod parse_partition_method(const std::string& name);
 /// Whether this build has METIS (CMake option EDGEATTN_METIS, libmetis found).
 bool metis_available();
+/// The method a tool uses when none is named: metis where available, else degree_balanced.
+PartitionMethod default_partition_method();
 
 struct PartitionOptions {
   int64_t parts = 2;  ///< >= 1 and <= num_nodes (every part owns at least one node)
