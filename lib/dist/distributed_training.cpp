@@ -24,12 +24,10 @@ void check_inputs(const DistributedInputs& in, const Communicator& comm, const c
 autograd::Var forward_part(autograd::Tape& tape, nn::Model& model, Communicator& comm,
                            const DistributedInputs& in, uint64_t step_seed) {
   const LocalPartition& part = in.part;
-  // Between layers the owned rows [num_owned, F] get the halo rows from their owners.
-  const nn::Model::ExpandFn expand = [&part, &comm](autograd::Tape& t, autograd::Var h) {
-    return halo_exchange(t, h, part, comm);
-  };
+  // Between layers, rows over the owned nodes get the halo rows from their owners.
   const nn::EdgeFeatures edges{in.edge_attr.absent() ? autograd::Var{} : tape.constant_ref(in.edge_attr)};
-  return model.forward_partition(tape, part.graph, part.num_owned(), in.x_src, edges, expand, step_seed);
+  return model.forward_partition(tape, part.graph, part.num_owned(), in.x_src, edges,
+                                 halo_expansion(part, comm), step_seed);
 }
 
 // Every rank's `mine` [rows_r, C], gathered to every rank and placed at rows `all_ids` (every

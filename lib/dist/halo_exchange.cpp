@@ -42,26 +42,40 @@ Tensor exchange_halo(ConstView owned_rows, const LocalPartition& p, Communicator
   return out;
 }
 
+Tensor reduce_halo(ConstView source_rows, const LocalPartition& p, Communicator& comm) {
+  check_comm(p, comm);
+  const Shape& shape = source_rows.shape();
+  if (shape.rank() < 1 || shape.dims()[0] != p.num_src())
+    raise<ShapeError>("halo_exchange (backward): the gradient has shape ", shape.str(),
+                      ", expected [num_src=", p.num_src(), ", ...] (rank ", p.rank,
+                      "'s owned and halo nodes)");
+  std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end());
+  dims[0] = p.num_owned();
+  Tensor out = Tensor::uninitialized(Shape{std::span<const int64_t>(dims)});
+  const int64_t width = p.num_src() > 0 ? source_rows.numel() / p.num_src() : 0;
+  const float* g = source_rows.data();
+  // Every rank takes part: the other ranks are waiting for these rows.
+  std::vector<float> back(p.send_index.size() * static_cast<size_t>(width));
+  comm.alltoallv_rows(g + p.num_owned() * width, p.recv_rows, back.data(), p.send_rows, width);
+  float* dx = out.data();
+  if (out.numel() > 0) std::memcpy(dx, g, sizeof(float) * static_cast<size_t>(out.numel()));
+  for (size_t r = 0; r < p.send_index.size(); ++r) {
+    float* row = dx + static_cast<int64_t>(p.send_index[r]) * width;
+    const float* b = back.data() + r * static_cast<size_t>(width);
+    for (int64_t f = 0; f < width; ++f) row[f] += b[f];
+  }
+  return out;
+}
+
+autograd::SourceExpansion halo_expansion(const LocalPartition& p, Communicator& comm) {
+  check_comm(p, comm);
+  return {.expand = [&p, &comm](ConstView owned) { return exchange_halo(owned, p, comm); },
+          .reduce = [&p, &comm](ConstView sources) { return reduce_halo(sources, p, comm); }};
+}
+
 autograd::Var halo_exchange(autograd::Tape& tape, autograd::Var h, const LocalPartition& p,
                             Communicator& comm) {
-  Tensor y = exchange_halo(tape.value(h), p, comm);
-  const int64_t width = p.num_owned() > 0 ? y.numel() / p.num_src() : 0;
-  return tape.record(
-      "halo_exchange", std::move(y), {h}, [h, &p, &comm, width](autograd::BackwardContext& ctx) {
-        const Tensor& g = ctx.grad_out();
-        // Every rank takes part, needed or not: the other ranks are waiting for these rows.
-        std::vector<float> back(p.send_index.size() * static_cast<size_t>(width));
-        comm.alltoallv_rows(g.data() + p.num_owned() * width, p.recv_rows, back.data(), p.send_rows, width);
-        if (!ctx.needs_grad(h)) return;
-        float* dx = ctx.grad(h).data();
-        const float* gd = g.data();
-        for (int64_t i = 0, n = p.num_owned() * width; i < n; ++i) dx[i] += gd[i];
-        for (size_t r = 0; r < p.send_index.size(); ++r) {
-          float* row = dx + static_cast<int64_t>(p.send_index[r]) * width;
-          const float* b = back.data() + r * static_cast<size_t>(width);
-          for (int64_t f = 0; f < width; ++f) row[f] += b[f];
-        }
-      });
+  return autograd::expand_sources(tape, h, halo_expansion(p, comm));
 }
 
 }  // namespace edgeattn::dist

@@ -186,13 +186,33 @@ Var GATConv::forward_block(autograd::Tape& tape, const Graph& graph, const NodeI
                            dropout_seed, attention, then);
 }
 
+Var GATConv::forward_expanded(autograd::Tape& tape, const Graph& graph, const NodeInput& x_own,
+                              const autograd::SourceExpansion& sources, const EdgeFeatures& edges,
+                              uint64_t dropout_seed, Tensor* attention, const EluDropout* then) {
+  const std::string who = "GATConv " + lin.weight.name;
+  if (!can_expand_projection())
+    raise<InvalidArgument>(who, ": forward_expanded needs a layer without ", lin_dst ? "lin_dst" : "residual",
+                           " (expand the input and run forward_block instead)");
+  if (x_own.is_sparse()) raise<InvalidArgument>(who, ": forward_expanded needs dense input, x_own is sparse");
+  if (!sources.expand || !sources.reduce)
+    raise<InvalidArgument>(who, ": forward_expanded needs the sources' expand and reduce functions");
+  if (graph.num_dst() > graph.num_src())
+    raise<InvalidArgument>(who, ": a part's destinations are its first sources, but the graph has ",
+                           graph.num_dst(), " destinations for ", graph.num_src(), " sources");
+  x_own.check(tape, who + " (x_own: the destinations' rows)", graph.num_dst(), options_.in_channels);
+  check_self_loops(who, graph, options_.add_self_loops);
+  return forward_fused(tape, graph, x_own, edge_scores(tape, graph, edges), dropout_seed, attention, then,
+                       &sources);
+}
+
 Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& x, uint64_t dropout_seed,
                      Tensor* attention, const EluDropout* then) {
   return forward(tape, graph, x, EdgeFeatures{}, dropout_seed, attention, then);
 }
 
 Var GATConv::forward_fused(autograd::Tape& tape, const Graph& graph, const NodeInput& x, Var score_edge,
-                           uint64_t dropout_seed, Tensor* attention, const EluDropout* then) {
+                           uint64_t dropout_seed, Tensor* attention, const EluDropout* then,
+                           const autograd::SourceExpansion* sources) {
   const int64_t h = options_.heads, c = options_.out_channels;
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
@@ -207,7 +227,8 @@ Var GATConv::forward_fused(autograd::Tape& tape, const Graph& graph, const NodeI
                                      .att_src = a_src,
                                      .input_dropout = x.dropout_p(),
                                      .input_seed = x.dropout_seed(),
-                                     .score_edge = score_edge},
+                                     .score_edge = score_edge,
+                                     .sources = sources ? *sources : autograd::SourceExpansion{}},
                                     config, attention, epilogue);
   if (options_.concat) out = autograd::reshape(tape, out, {graph.num_dst(), h * c});
   return out;  // bias and `then` were fused

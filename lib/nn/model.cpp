@@ -400,15 +400,16 @@ Var conv_layer(autograd::Tape& tape, const Graph& graph, const NodeInput& input,
   }
 }
 
-// The conv stack shared by the gat, gatv2 and transformer kinds. `expand`, when given, rewrites
-// each layer's output before the next layer reads it (distributed training: the halo exchange).
+// The conv stack shared by the gat, gatv2 and transformer kinds. `halo`, when given, expands
+// each layer's output before the next layer reads it (a distributed part without halo nodes: the
+// exchange is a collective all the same).
 template <class Conv>
 Var conv_stack(autograd::Tape& tape, const Graph& graph, const NodeInput& x0, const EdgeFeatures& edges,
                std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed,
-               std::vector<Tensor>* attention, const Model::ExpandFn* expand) {
+               std::vector<Tensor>* attention, const autograd::SourceExpansion* halo) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
-    if (l > 0 && expand) h = (*expand)(tape, h);  // a part's halo rows, from their owners
+    if (l > 0 && halo) h = autograd::expand_sources(tape, h, *halo);
     Tensor* att = nullptr;
     if (attention) att = &attention->emplace_back();
     h = conv_layer(tape, graph, l == 0 ? x0 : NodeInput(h), edges, *convs[l], l, convs.size(), c, step_seed,
@@ -449,27 +450,38 @@ Tensor conv_inference(const Graph& graph, const data::Features& x, const Tensor&
 // The conv stack on sampled blocks: layer l reads graphs[l] (prepared, bipartite) with x_src =
 // the previous output (or x0) and x_dst = its first num_dst rows: GATConv takes those from its
 // projection of x_src (forward_block); the other convs get them as an input of their own.
-// edges[l]: layer l's edge attributes (empty without edge features). `expand`, when given, turns
-// each layer's output into the next layer's sources (distributed training: the halo exchange).
+// edges[l]: layer l's edge attributes (empty without edge features). `halo`, when given, turns
+// each layer's output over the destinations into rows over the next layer's sources
+// (distributed training: the halo exchange).
 template <class Conv>
 Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
                 const std::vector<EdgeFeatures>& edges, const NodeInput& x0,
                 std::vector<std::unique_ptr<Conv>>& convs, const ModelConfig& c, uint64_t step_seed,
-                const Model::ExpandFn* expand) {
+                const autograd::SourceExpansion* halo) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
-    const NodeInput x_src = l == 0 ? x0 : NodeInput(expand ? (*expand)(tape, h) : h);
     const EdgeFeatures e = edges.empty() ? EdgeFeatures{} : edges[l];
     // Hidden layers end in ELU and the next layer's input dropout.
     const bool hidden = l + 1 < convs.size();
     const EluDropout then{1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1)};
     if constexpr (std::is_same_v<Conv, GATConv>) {
-      // A distributed part (expand given) is most of the graph: recompute the projection in
+      GATConv& conv = *convs[l];
+      // A distributed part's later layer whose projection is no wider than its input exchanges
+      // the projected rows: fewer bytes, and no projection of the halo nodes' rows here.
+      if (l > 0 && halo && conv.can_expand_projection() &&
+          conv.options().heads * conv.options().out_channels <= conv.options().in_channels) {
+        h = conv.forward_expanded(tape, graphs[l], NodeInput(h), *halo, e, att_seed, nullptr,
+                                  hidden ? &then : nullptr);
+        continue;
+      }
+      const NodeInput x_src = l == 0 ? x0 : NodeInput(halo ? autograd::expand_sources(tape, h, *halo) : h);
+      // A distributed part (halo given) is most of the graph: recompute the projection in
       // backward rather than keep it (GATConv::forward_block).
-      h = convs[l]->forward_block(tape, graphs[l], x_src, e, att_seed, nullptr, hidden ? &then : nullptr,
-                                  /*recompute=*/expand != nullptr);
+      h = conv.forward_block(tape, graphs[l], x_src, e, att_seed, nullptr, hidden ? &then : nullptr,
+                             /*recompute=*/halo != nullptr);
     } else {
+      const NodeInput x_src = l == 0 ? x0 : NodeInput(halo ? autograd::expand_sources(tape, h, *halo) : h);
       std::optional<CsrMatrix> storage;
       const NodeInput x_dst = first_rows(tape, x_src, graphs[l].num_dst(), storage);
       h = convs[l]->forward(tape, graphs[l], x_src, x_dst, e, att_seed, nullptr);
@@ -547,15 +559,15 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
 
 Var Model::run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
                       const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed,
-                      const ExpandFn* expand) {
+                      const autograd::SourceExpansion* halo) {
   Impl& m = *impl_;
   switch (config_.kind) {
     case ModelKind::gat:
-      return block_stack(tape, graphs, edges, x0, m.gat, config_, step_seed, expand);
+      return block_stack(tape, graphs, edges, x0, m.gat, config_, step_seed, halo);
     case ModelKind::gatv2:
-      return block_stack(tape, graphs, edges, x0, m.gatv2, config_, step_seed, expand);
+      return block_stack(tape, graphs, edges, x0, m.gatv2, config_, step_seed, halo);
     case ModelKind::transformer:
-      return block_stack(tape, graphs, edges, x0, m.transformer, config_, step_seed, expand);
+      return block_stack(tape, graphs, edges, x0, m.transformer, config_, step_seed, halo);
     case ModelKind::graph_transformer:
       break;
   }
@@ -564,8 +576,8 @@ Var Model::run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
 }
 
 Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, int64_t num_owned,
-                             const data::Features& x, const EdgeFeatures& edges, const ExpandFn& expand,
-                             uint64_t step_seed) {
+                             const data::Features& x, const EdgeFeatures& edges,
+                             const autograd::SourceExpansion& halo, uint64_t step_seed) {
   if (config_.kind == ModelKind::graph_transformer)
     raise<InvalidArgument>(
         "Model::forward_partition: distributed training needs a conv kind (gat, gatv2, transformer), not "
@@ -582,10 +594,10 @@ Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, int64_t n
                            "; pass the part graph's edge attributes");
   // A part without halo nodes (one part, or a component of its own) is square: the one-process
   // layers with their fused kernels, so that one part reproduces forward() on the whole graph
-  // bit for bit. `expand` still runs between layers: the exchange is collective.
+  // bit for bit. `halo` still runs between layers: the exchange is collective.
   if (graph.num_src() == num_owned)
-    return x.is_sparse() ? forward_input(tape, graph, x.sparse(), edges, step_seed, nullptr, &expand)
-                         : forward_input(tape, graph, x.dense(), edges, step_seed, nullptr, &expand);
+    return x.is_sparse() ? forward_input(tape, graph, x.sparse(), edges, step_seed, nullptr, &halo)
+                         : forward_input(tape, graph, x.dense(), edges, step_seed, nullptr, &halo);
   // Every layer reads the same part graph (shared, not copied); the halo exchange runs between them.
   const std::vector<Graph> graphs(static_cast<size_t>(config_.layers), graph);
   const std::vector<EdgeFeatures> layer_edges(edges.attr ? graphs.size() : 0, edges);
@@ -593,10 +605,10 @@ Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, int64_t n
   if (x.is_sparse())
     return run_blocks(tape, graphs, layer_edges,
                       NodeInput(autograd::dropout(tape, x.sparse(), config_.dropout, input_seed)), step_seed,
-                      &expand);
+                      &halo);
   return run_blocks(tape, graphs, layer_edges,
                     NodeInput::with_dropout(tape.constant_ref(x.dense()), config_.dropout, input_seed),
-                    step_seed, &expand);
+                    step_seed, &halo);
 }
 
 Var Model::forward(autograd::Tape& tape, const Graph& graph, const data::Features& x, uint64_t step_seed,
@@ -622,7 +634,8 @@ Var Model::forward(autograd::Tape& tape, const Graph& graph, const Tensor& x, ui
 
 template <class X>
 Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, const EdgeFeatures& edges,
-                         uint64_t step_seed, std::vector<Tensor>* attention, const ExpandFn* expand) {
+                         uint64_t step_seed, std::vector<Tensor>* attention,
+                         const autograd::SourceExpansion* halo) {
   if (config_.edge_dim > 0 && !edges.attr)
     raise<InvalidArgument>("Model::forward: the model was built with edge_dim = ", config_.edge_dim,
                            "; pass the graph's edge attributes (Model::prepare_graph(graph, edge_attr))");
@@ -633,7 +646,7 @@ Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, c
                         "], expected [num_nodes=", graph.num_dst(), ", in_channels + pe_dim=", in, "]");
     return run_layers(tape, graph,
                       autograd::dropout(tape, x, config_.dropout, site_seed(step_seed, kInputDropout)), edges,
-                      step_seed, attention, expand);
+                      step_seed, attention, halo);
   } else {
     check_shape("Model::forward: x (expected [num_nodes, in_channels + pe_dim])", x, {graph.num_dst(), in});
     // The input dropout is fused into the first layers' linear maps (autograd::dropout_linear): the
@@ -641,7 +654,7 @@ Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, c
     return run_layers(
         tape, graph,
         NodeInput::with_dropout(tape.constant_ref(x), config_.dropout, site_seed(step_seed, kInputDropout)),
-        edges, step_seed, attention, expand);
+        edges, step_seed, attention, halo);
   }
 }
 
@@ -649,15 +662,15 @@ Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, c
 template <class Input>
 Var Model::run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
                       const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention,
-                      const ExpandFn* expand) {
+                      const autograd::SourceExpansion* halo) {
   Impl& m = *impl_;
   switch (config_.kind) {
     case ModelKind::gat:
-      return conv_stack(tape, graph, dropped, edges, m.gat, config_, step_seed, attention, expand);
+      return conv_stack(tape, graph, dropped, edges, m.gat, config_, step_seed, attention, halo);
     case ModelKind::gatv2:
-      return conv_stack(tape, graph, dropped, edges, m.gatv2, config_, step_seed, attention, expand);
+      return conv_stack(tape, graph, dropped, edges, m.gatv2, config_, step_seed, attention, halo);
     case ModelKind::transformer:
-      return conv_stack(tape, graph, dropped, edges, m.transformer, config_, step_seed, attention, expand);
+      return conv_stack(tape, graph, dropped, edges, m.transformer, config_, step_seed, attention, halo);
     case ModelKind::graph_transformer:
       break;
   }

@@ -4,10 +4,14 @@
 // heads, with and without input dropout and epilogue, releasing in backward or not, training or
 // not, over a square pattern and over a block whose destinations are the first sources;
 // finite-difference gradients of every operand; the returned attention weights; typed errors
-// naming the operand.
+// naming the operand. With a SourceExpansion (a distributed part: x holds the destinations' rows,
+// the other sources' projected rows come from elsewhere), simulated in one process by sources
+// that repeat some own rows: the op over the expanded input, in value and in the gradient the
+// repeated rows' owners receive; finite differences; the expansion's own op, expand_sources.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -239,6 +243,224 @@ TEST(GatAttention, EmptyGraphGivesAnEmptyOutputAndZeroGradients) {
   EXPECT_EQ(t.value(y).shape(), Shape({0, kHeads, kDim}));
   t.backward(sum(t, y));
   EXPECT_EQ(max_abs_diff(w.grad, Tensor(w.value.shape())), 0.f);
+}
+
+// A part whose other sources are copies of some own rows: expand(h) = [h; h[kOthers]], and reduce
+// its adjoint, g's own rows plus each other row's gradient added to the row it copies (in order).
+// Over block_graph(): kBlockDst own rows, kNodes sources.
+const std::vector<int64_t> kOthers = {5, 1, 3};
+
+Tensor copy_of(ConstView v) {
+  return Tensor(v.shape(), std::span<const float>(v.data(), static_cast<size_t>(v.numel())));
+}
+
+Tensor repeat_rows(ConstView own) {
+  const int64_t n = own.dim(0), width = n > 0 ? own.numel() / n : 0;
+  std::vector<int64_t> dims(own.shape().dims().begin(), own.shape().dims().end());
+  dims[0] = n + static_cast<int64_t>(kOthers.size());
+  Tensor out(Shape{std::span<const int64_t>(dims)});
+  std::memcpy(out.data(), own.data(), sizeof(float) * static_cast<size_t>(own.numel()));
+  for (size_t k = 0; k < kOthers.size(); ++k)
+    std::memcpy(out.data() + (n + static_cast<int64_t>(k)) * width, own.data() + kOthers[k] * width,
+                sizeof(float) * static_cast<size_t>(width));
+  return out;
+}
+
+Tensor add_repeated_rows(ConstView g) {
+  const int64_t n = g.dim(0) - static_cast<int64_t>(kOthers.size()), width = g.numel() / g.dim(0);
+  std::vector<int64_t> dims(g.shape().dims().begin(), g.shape().dims().end());
+  dims[0] = n;
+  Tensor out(Shape{std::span<const int64_t>(dims)});
+  std::memcpy(out.data(), g.data(), sizeof(float) * static_cast<size_t>(out.numel()));
+  for (size_t k = 0; k < kOthers.size(); ++k)
+    for (int64_t f = 0; f < width; ++f)
+      out.data()[kOthers[k] * width + f] += g.data()[(n + static_cast<int64_t>(k)) * width + f];
+  return out;
+}
+
+// Counts its calls, to check that each runs once per forward / backward.
+struct CountingExpansion {
+  int expands = 0, reduces = 0;
+  SourceExpansion get() {
+    return {.expand =
+                [this](ConstView own) {
+                  ++expands;
+                  return repeat_rows(own);
+                },
+            .reduce =
+                [this](ConstView g) {
+                  ++reduces;
+                  return add_repeated_rows(g);
+                }};
+  }
+};
+
+TEST(GatAttentionWithSources, EqualsTheOpOverTheExpandedInput) {
+  for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean})
+    for (bool epilogue : {false, true})
+      for (bool release : {false, true}) {
+        SCOPED_TRACE(std::string(combine == HeadCombine::concat ? "concat" : "mean") +
+                     (epilogue ? ", epilogue" : "") + (release ? ", release" : ""));
+        const Graph graph = block_graph();
+        const AttentionConfig config{.score = Score::additive,
+                                     .combine = combine,
+                                     .dropout = 0.25f,
+                                     .seed = 6,
+                                     .return_attention = true};
+        LayerRun runs[2];
+        CountingExpansion counting;
+        for (int expanded = 0; expanded < 2; ++expanded) {
+          Operands o;
+          Parameter own{"x_own", random_tensor({kBlockDst, kIn}, 1), {}};
+          Parameter& bias = combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
+          Tape t;
+          t.release_in_backward = release;
+          AttentionEpilogue e;
+          if (epilogue)
+            e = {.bias = t.parameter(bias), .elu = true, .elu_alpha = 1.f, .dropout = 0.3f, .seed = 8};
+          GatVars v{.x = t.parameter(own),
+                    .weight = t.parameter(o.w),
+                    .att_dst = t.parameter(o.a_dst),
+                    .att_src = t.parameter(o.a_src)};
+          if (expanded)
+            v.sources = counting.get();
+          else  // the input rows the other sources would have: x_src = [x; x[kOthers]]
+            v.x = expand_sources(t, v.x, {.expand = repeat_rows, .reduce = add_repeated_rows});
+          const Var y = gat_attention(t, graph, v, config, &runs[expanded].attention, e);
+          runs[expanded].y = t.value(y);
+          t.backward(weighted_sum(t, y, 10));
+          for (Parameter* p : {&own, &o.w, &o.a_dst, &o.a_src, &bias})
+            runs[expanded].grads.push_back(p->grad);
+        }
+        EXPECT_EQ(counting.expands, 1);
+        EXPECT_EQ(counting.reduces, 2);  // dh and the source scores' gradient
+        // The other sources' h rows are the own rows' (a row-independent GEMM): the same bits.
+        EXPECT_EQ(max_abs_diff(runs[1].y, runs[0].y), 0.f);
+        EXPECT_EQ(max_abs_diff(runs[1].attention, runs[0].attention), 0.f);
+        for (size_t k = 0; k < runs[0].grads.size(); ++k) {
+          SCOPED_TRACE("gradient " + std::to_string(k));
+          if (k == 4 && !epilogue) continue;  // no bias
+          expect_near_all(runs[1].grads[k], runs[0].grads[k], 2e-5f);
+        }
+      }
+}
+
+TEST(GatAttentionWithSources, GradientsMatchFiniteDifferences) {
+  const Graph graph = block_graph();
+  for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+    SCOPED_TRACE(combine == HeadCombine::concat ? "concat" : "mean");
+    Operands o;
+    Parameter own{"x_own", random_tensor({kBlockDst, kIn}, 1), {}};
+    Parameter& bias = combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
+    EXPECT_TRUE(check_gradients({&own, &o.w, &o.a_dst, &o.a_src, &bias}, [&](Tape& t) {
+      return weighted_sum(
+          t,
+          gat_attention(t, graph,
+                        {.x = t.parameter(own),
+                         .weight = t.parameter(o.w),
+                         .att_dst = t.parameter(o.a_dst),
+                         .att_src = t.parameter(o.a_src),
+                         .input_dropout = 0.3f,
+                         .input_seed = 2,
+                         .sources = {.expand = repeat_rows, .reduce = add_repeated_rows}},
+                        {.score = Score::additive, .combine = combine, .dropout = 0.2f, .seed = 3}, nullptr,
+                        {.bias = t.parameter(bias), .elu = true, .dropout = 0.25f, .seed = 9}),
+          11);
+    }));
+  }
+}
+
+TEST(GatAttentionWithSources, ReducesEvenWhereNoOperandNeedsTheGradient) {
+  // Every operand a constant but the edge term: the reductions still run (a collective the other
+  // ranks are in).
+  Operands o;
+  Parameter edge{"score_edge", random_tensor({block_graph().num_edges(), kHeads}, 4), {}};
+  CountingExpansion counting;
+  Tape t;
+  const Var y = gat_attention(t, block_graph(),
+                              {.x = t.constant(random_tensor({kBlockDst, kIn}, 1)),
+                               .weight = t.constant(o.w.value),
+                               .att_dst = t.constant(o.a_dst.value),
+                               .att_src = t.constant(o.a_src.value),
+                               .score_edge = t.parameter(edge),
+                               .sources = counting.get()},
+                              {.score = Score::additive});
+  t.backward(weighted_sum(t, y, 3));
+  EXPECT_EQ(counting.expands, 1);
+  EXPECT_EQ(counting.reduces, 2);
+  EXPECT_GT(max_abs_diff(edge.grad, Tensor(edge.value.shape())), 0.f);
+}
+
+TEST(GatAttentionWithSources, RejectsMisshapenExpansions) {
+  Operands o;
+  Parameter own{"x_own", random_tensor({kBlockDst, kIn}, 1), {}};
+  const Graph graph = block_graph();
+  Tape t;
+  const GatVars v{.x = t.parameter(own),
+                  .weight = t.parameter(o.w),
+                  .att_dst = t.parameter(o.a_dst),
+                  .att_src = t.parameter(o.a_src),
+                  .sources = {.expand = repeat_rows, .reduce = add_repeated_rows}};
+  // x must be the destinations' rows.
+  GatVars all_rows = v;
+  all_rows.x = t.parameter(o.x);
+  expect_throw_naming<ShapeError>(
+      [&] { (void)gat_attention(t, graph, all_rows, {.score = Score::additive}); },
+      {"9 rows", "6 x 9", "num_dst"});
+  GatVars no_reduce = v;
+  no_reduce.sources.reduce = nullptr;
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)gat_attention(t, graph, no_reduce, {.score = Score::additive}); }, {"reduce"});
+  // An expansion that gives another number of sources than the pattern has.
+  GatVars short_expand = v;
+  short_expand.sources.expand = copy_of;
+  expect_throw_naming<ShapeError>(
+      [&] { (void)gat_attention(t, graph, short_expand, {.score = Score::additive}); },
+      {"6 rows", "9 sources"});
+  GatVars narrow = v;
+  narrow.sources.expand = [](ConstView own) { return Tensor({kNodes, kHeads}); };
+  expect_throw_naming<ShapeError>([&] { (void)gat_attention(t, graph, narrow, {.score = Score::additive}); },
+                                  {"sources.expand", "[9, 2]"});
+  // A reduction of the wrong shape is caught in backward.
+  GatVars bad_reduce = v;
+  bad_reduce.sources.reduce = copy_of;
+  const Var y = gat_attention(t, graph, bad_reduce, {.score = Score::additive});
+  expect_throw_naming<ShapeError>([&] { t.backward(sum(t, y)); },
+                                  {"sources.reduce", "[9, 2, 3]", "[6, 2, 3]"});
+}
+
+TEST(ExpandSources, ForwardBackwardAndErrors) {
+  Parameter own{"own", random_tensor({kBlockDst, 4}, 1), {}};
+  EXPECT_TRUE(check_gradients({&own}, [&](Tape& t) {
+    return weighted_sum(
+        t, expand_sources(t, t.parameter(own), {.expand = repeat_rows, .reduce = add_repeated_rows}), 5);
+  }));
+  Tape t;
+  const Var y = expand_sources(t, t.parameter(own), {.expand = repeat_rows, .reduce = add_repeated_rows});
+  ASSERT_EQ(t.value(y).shape(), Shape({kNodes, 4}));
+  EXPECT_EQ(t.value(y).data()[kBlockDst * 4], own.value.data()[kOthers[0] * 4]);
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)expand_sources(t, t.parameter(own), {.expand = repeat_rows}); },
+      {"expand_sources", "reduce"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)expand_sources(t, t.parameter(own),
+                             {.expand =
+                                  [](ConstView) {
+                                    return Tensor({kNodes, 5});
+                                  },
+                              .reduce = add_repeated_rows});
+      },
+      {"expand_sources", "[6, 4]", "[9, 5]"});
+  // A reduction that keeps the other sources' rows, caught in backward.
+  int reduces = 0;
+  Tape u;
+  const Var z = expand_sources(u, u.parameter(own), {.expand = repeat_rows, .reduce = [&](ConstView g) {
+                                                       ++reduces;
+                                                       return copy_of(g);
+                                                     }});
+  expect_throw_naming<ShapeError>([&] { u.backward(sum(u, z)); }, {"expand_sources", "[9, 4]", "[6, 4]"});
+  EXPECT_EQ(reduces, 1);
 }
 
 }  // namespace

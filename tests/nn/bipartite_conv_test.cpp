@@ -1,7 +1,8 @@
 // Bipartite input (x_src, x_dst) for GATConv, GATv2Conv and TransformerConv: the same layer over
 // the same node set equals the one-input forward; finite differences through both inputs and
 // every parameter on a num_dst != num_src graph with different feature widths; PyG's parameter
-// names; prepared bipartite graphs and the errors.
+// names; prepared bipartite graphs and the errors. GATConv's block forms: forward_block (a sampled
+// block) and forward_expanded (a distributed part exchanging projected rows).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -273,6 +274,103 @@ TEST(Bipartite, ABlockForwardHasTheGradientsOfFiniteDifferences) {
       return weighted_sum(t, y, 4);
     }));
   }
+}
+
+// forward_expanded: a distributed part's layer that exchanges projected rows. Simulated in one
+// process: the sources after the kDst own rows are copies of own rows kOthers, so the layer over
+// x_own with that expansion equals forward_block over x_src = [x_own; x_own[kOthers]] (fused,
+// recomputing), in value bit for bit and in the gradients (x_own's: x_src's rows summed into the
+// rows they copy).
+const std::vector<int64_t> kOthers = {4, 0, 2};
+
+Tensor repeat_rows(ConstView own) {
+  const int64_t n = own.dim(0), width = own.numel() / n;
+  std::vector<int64_t> dims(own.shape().dims().begin(), own.shape().dims().end());
+  dims[0] = n + static_cast<int64_t>(kOthers.size());
+  Tensor out(Shape{std::span<const int64_t>(dims)});
+  std::copy_n(own.data(), own.numel(), out.data());
+  for (size_t k = 0; k < kOthers.size(); ++k)
+    std::copy_n(own.data() + kOthers[k] * width, width, out.data() + (n + static_cast<int64_t>(k)) * width);
+  return out;
+}
+
+Tensor add_repeated_rows(ConstView g) {
+  const int64_t n = g.dim(0) - static_cast<int64_t>(kOthers.size()), width = g.numel() / g.dim(0);
+  std::vector<int64_t> dims(g.shape().dims().begin(), g.shape().dims().end());
+  dims[0] = n;
+  Tensor out(Shape{std::span<const int64_t>(dims)});
+  std::copy_n(g.data(), out.numel(), out.data());
+  for (size_t k = 0; k < kOthers.size(); ++k)
+    for (int64_t f = 0; f < width; ++f)
+      out.data()[kOthers[k] * width + f] += g.data()[(n + static_cast<int64_t>(k)) * width + f];
+  return out;
+}
+
+const autograd::SourceExpansion kRepeat{.expand = repeat_rows, .reduce = add_repeated_rows};
+
+TEST(Bipartite, AnExpandedLayerEqualsTheBlockOverTheExpandedInput) {
+  static_assert(kDst + 3 == kSrc);
+  const Graph g = bipartite_graph(true);
+  const EluDropout then{1.f, 0.4f, 77};
+  for (bool concat : {true, false})
+    for (bool hidden : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "concat=" << concat << " then=" << hidden);
+      GATConv conv({.in_channels = kInSrc, .out_channels = 3, .heads = 2, .concat = concat, .dropout = 0.2f},
+                   "conv", 9);
+      std::vector<Tensor> outputs, grads[2];
+      for (int expanded : {0, 1}) {
+        Parameter own{"x_own", random_tensor({kDst, kInSrc}, 10), {}};
+        for (auto* p : conv.parameters()) p->grad.fill(0.f);
+        Tape t;
+        const Var x = t.parameter(own);
+        const Var y = expanded
+                          ? conv.forward_expanded(t, g, x, kRepeat, EdgeFeatures{}, 3, nullptr,
+                                                  hidden ? &then : nullptr)
+                          : conv.forward_block(t, g, autograd::expand_sources(t, x, kRepeat), EdgeFeatures{},
+                                               3, nullptr, hidden ? &then : nullptr, /*recompute=*/true);
+        outputs.push_back(t.value(y));
+        t.backward(weighted_sum(t, y, 4));
+        grads[expanded].push_back(own.grad);
+        for (auto* p : conv.parameters()) grads[expanded].push_back(p->grad);
+      }
+      EXPECT_EQ(max_abs_diff(outputs[0], outputs[1]), 0.f);
+      for (size_t k = 0; k < grads[0].size(); ++k)
+        EXPECT_LT(max_abs_diff(grads[0][k], grads[1][k]), 1e-5f) << "gradient " << k;
+    }
+}
+
+TEST(Bipartite, AnExpandedLayerHasTheGradientsOfFiniteDifferences) {
+  const Graph g = bipartite_graph(true);
+  GATConv conv({.in_channels = kInSrc, .out_channels = 3, .heads = 2}, "conv", 9);
+  Parameter own{"x_own", random_tensor({kDst, kInSrc}, 12), {}};
+  auto params = conv.parameters();
+  params.push_back(&own);
+  EXPECT_TRUE(check_gradients(params, [&](Tape& t) {
+    return weighted_sum(t, conv.forward_expanded(t, g, t.parameter(own), kRepeat, EdgeFeatures{}, 3), 4);
+  }));
+}
+
+TEST(Bipartite, AnExpandedLayerNeedsDenseInputAndNoResidual) {
+  const Graph g = bipartite_graph(true);
+  Tape t;
+  const Var x = t.constant(random_tensor({kDst, kInSrc}, 1));
+  GATConv residual({.in_channels = kInSrc, .out_channels = 3, .heads = 2, .residual = true}, "conv");
+  EXPECT_FALSE(residual.can_expand_projection());
+  expect_throw_naming<InvalidArgument>(
+      [&] { residual.forward_expanded(t, g, x, kRepeat, EdgeFeatures{}, 0); }, {"conv.lin", "residual"});
+  GATConv conv({.in_channels = kInSrc, .out_channels = 3, .heads = 2}, "conv");
+  EXPECT_TRUE(conv.can_expand_projection());
+  const CsrMatrix sparse = CsrMatrix::from_dense(random_tensor({kDst, kInSrc}, 1).view());
+  expect_throw_naming<InvalidArgument>(
+      [&] { conv.forward_expanded(t, g, sparse, kRepeat, EdgeFeatures{}, 0); }, {"conv.lin", "sparse"});
+  // x_own must be the destinations' rows, not all sources'.
+  expect_throw_naming<ShapeError>(
+      [&] {
+        conv.forward_expanded(t, g, t.constant(random_tensor({kSrc, kInSrc}, 1)), kRepeat, EdgeFeatures{}, 0);
+      },
+      {"x_own", "[8, 6]", "[5, 6]"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { conv.forward_expanded(t, g, x, {.expand = repeat_rows}, EdgeFeatures{}, 0); }, {"reduce"});
 }
 
 TEST(Bipartite, ABlockWithMoreDestinationsThanSourcesIsRefused) {

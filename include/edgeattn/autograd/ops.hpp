@@ -2,10 +2,10 @@
 //
 //   linear.hpp         matmul, linear (dense input), linear (sparse constant input)
 //   arithmetic.hpp     add, sub, mul, scale_rows, add_bias, scale
-//   shape.hpp          reshape, mean_heads, concat
+//   shape.hpp          reshape, mean_heads, concat, leading_rows, expand_sources
 //   activation.hpp     relu, leaky_relu, elu, gelu, sigmoid
 //   dropout.hpp        dropout (dense Var, sparse CsrMatrix)
-//   attention.hpp      graph_attention, head_scores
+//   attention.hpp      graph_attention, gat_attention, head_scores
 //   normalization.hpp  layer_norm
 //   loss.hpp           log_softmax, nll_loss, cross_entropy, bce_with_logits
 //   reduction.hpp      sum, mean

@@ -16,6 +16,7 @@
 //   Var x_src = dist::halo_exchange(tape, h, part, comm);  // [num_src, H * C]
 #pragma once
 
+#include "edgeattn/autograd/ops/shape.hpp"
 #include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/core/tensor.hpp"
 #include "edgeattn/dist/communicator.hpp"
@@ -24,10 +25,21 @@
 namespace edgeattn::dist {
 
 /// h: [p.num_owned(), ...] -> [p.num_src(), ...] (same trailing dims). ShapeError otherwise.
+/// autograd::expand_sources with halo_expansion(p, comm).
 autograd::Var halo_exchange(autograd::Tape& tape, autograd::Var h, const LocalPartition& p,
                             Communicator& comm);
 
 /// The forward alone, on values: owned rows [p.num_owned(), ...] -> [p.num_src(), ...].
 Tensor exchange_halo(ConstView owned_rows, const LocalPartition& p, Communicator& comm);
+
+/// The backward alone, on values: a gradient over the sources [p.num_src(), ...] -> the owned
+/// rows' [p.num_owned(), ...]: each owned row's own part, then what the ranks that hold it as a
+/// halo row send back, in rank order.
+Tensor reduce_halo(ConstView source_rows, const LocalPartition& p, Communicator& comm);
+
+/// exchange_halo and reduce_halo as an autograd::SourceExpansion, for the ops that take one
+/// (expand_sources; gat_attention, which exchanges a layer's projected rows rather than its
+/// input). p and comm must outlive every tape that records an op with it.
+autograd::SourceExpansion halo_expansion(const LocalPartition& p, Communicator& comm);
 
 }  // namespace edgeattn::dist

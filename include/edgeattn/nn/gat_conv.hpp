@@ -129,6 +129,23 @@ class GATConv {
                               const EdgeFeatures& edges, uint64_t dropout_seed, Tensor* attention = nullptr,
                               const EluDropout* then = nullptr, bool recompute = false);
 
+  /// A distributed part's layer (nn::Model::forward_partition): graph num_dst x num_src as in
+  /// forward_block, x_own [num_dst, in_channels] dense (the destinations' rows only), and
+  /// `sources` (dist::halo_expansion) supplying the other sources' rows of the projection
+  /// lin(x): the layer projects its own rows and exchanges [.., H*C] of them rather than its
+  /// input [.., in], and keeps only the other sources' projected rows for backward (the fused
+  /// gat_attention with GatVars::sources). Equals forward_block(graph, [x_own; the other sources'
+  /// input rows], ..., recompute = true) in value (the same bits without pending dropout on x),
+  /// and in the gradient the owners of those rows receive. Needs can_expand_projection()
+  /// (InvalidArgument otherwise) and a dense x_own (InvalidArgument for sparse input).
+  autograd::Var forward_expanded(autograd::Tape& tape, const Graph& graph, const NodeInput& x_own,
+                                 const autograd::SourceExpansion& sources, const EdgeFeatures& edges,
+                                 uint64_t dropout_seed, Tensor* attention = nullptr,
+                                 const EluDropout* then = nullptr);
+  /// Whether forward_expanded applies: no lin_dst and no residual (the fused op it runs takes
+  /// one projection of x and no second map of the destinations' rows).
+  bool can_expand_projection() const { return !lin_dst && !res; }
+
   const GATConvOptions& options() const { return options_; }
   /// Output width: H*C (concat) or C.
   int64_t out_features() const;
@@ -151,9 +168,10 @@ class GATConv {
   autograd::Var edge_scores(autograd::Tape& tape, const Graph& graph, const EdgeFeatures& edges);
   /// Dense x [num_src, in], no residual: one gat_attention op, the bias and `then` fused; the
   /// graph is square or a block whose destinations are x's first rows. -> [num_dst, out_features]
+  /// With `sources`, x holds the destinations' rows only (forward_expanded).
   autograd::Var forward_fused(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
                               autograd::Var score_edge, uint64_t dropout_seed, Tensor* attention,
-                              const EluDropout* then);
+                              const EluDropout* then, const autograd::SourceExpansion* sources = nullptr);
   /// A square graph: forward_fused where it applies, else the unfused ops and the residual tail.
   autograd::Var forward_square(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
                                autograd::Var score_edge, uint64_t dropout_seed, Tensor* attention,

@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "edgeattn/autograd/ops/shape.hpp"
 #include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/core/sparse_matrix.hpp"
 #include "edgeattn/data/dataset.hpp"
@@ -171,27 +172,28 @@ class Model {
   /// rows of its edge_ids, and its added self-loops the mean of their node's sampled in-edges.
   autograd::Var forward(autograd::Tape& tape, const SampledSubgraph& batch, const data::Features& x,
                         ConstView edge_attr, uint64_t step_seed);
-  /// Extends a layer's output over a part's owned nodes [num_owned, F] to the next layer's sources
-  /// [num_src, F]: the owned rows, then the halo rows from their owners (dist::halo_exchange).
-  using ExpandFn = std::function<autograd::Var(autograd::Tape&, autograd::Var)>;
   /// Full-graph forward over one rank's part of a partitioned graph (dist/distributed_training.hpp;
   /// conv kinds). `graph` is bipartite [num_owned x num_src] and prepared: the part's owned nodes
   /// as destinations with all their in-edges, over sources that are the owned nodes (the first
-  /// num_owned, so that the self-loop of prepare_graph joins i to i) then the halo nodes. Every
-  /// layer runs as on a sampled block (GATConv::forward_block, with `recompute`: the fused op,
-  /// whose backward recomputes the projection) and computes output rows for the owned nodes only; x
+  /// num_owned, so that the self-loop of prepare_graph joins i to i) then the halo nodes. x
   /// [num_src, in_channels + pe_dim] the prepared features of all sources; `edges` the graph's
-  /// edge attributes (edge_dim > 0 only). Between layers `expand` adds the halo rows. A part
-  /// without halo nodes (square graph) runs the one-process layers, so that one part gives
-  /// forward() on the whole graph bit for bit.
+  /// edge attributes (edge_dim > 0 only); `halo` turns rows over the owned nodes into rows over
+  /// all sources (the halo rows from their owners: dist::halo_expansion). Every layer computes
+  /// output rows for the owned nodes only. The first runs as on a sampled block
+  /// (GATConv::forward_block with `recompute`: the fused op, whose backward recomputes the
+  /// projection). A later layer gets its sources' rows through `halo`: a GAT layer whose
+  /// projection is no wider than its input (heads * out_channels <= in; no residual) projects the
+  /// owned rows and exchanges those (GATConv::forward_expanded), any other expands its input and
+  /// runs as the first. A part without halo nodes (square graph) runs the one-process layers,
+  /// so that one part gives forward() on the whole graph bit for bit.
   /// -> logits [num_owned, num_classes]; ShapeError when num_owned is not graph.num_dst() or x's
   /// shape is not [num_src, in_channels + pe_dim]. Dropout masks are keyed by local ids, so with
   /// dropout the masks differ from a one-process run (the same distribution); without dropout the
   /// result equals forward() on the whole graph up to float rounding (in-edges may be summed in
   /// another order).
   autograd::Var forward_partition(autograd::Tape& tape, const Graph& graph, int64_t num_owned,
-                                  const data::Features& x, const EdgeFeatures& edges, const ExpandFn& expand,
-                                  uint64_t step_seed);
+                                  const data::Features& x, const EdgeFeatures& edges,
+                                  const autograd::SourceExpansion& halo, uint64_t step_seed);
   /// Every trainable parameter, in a fixed order, with PyG-style dotted names.
   std::vector<autograd::Parameter*> parameters();
   int64_t num_parameters();
@@ -203,15 +205,15 @@ class Model {
   struct Impl;
   autograd::Var run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
                            const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed,
-                           const ExpandFn* expand = nullptr);
+                           const autograd::SourceExpansion* halo = nullptr);
   template <class Input>
   autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
                            const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention,
-                           const ExpandFn* expand = nullptr);
+                           const autograd::SourceExpansion* halo = nullptr);
   template <class X>
   autograd::Var forward_input(autograd::Tape& tape, const Graph& graph, const X& x, const EdgeFeatures& edges,
                               uint64_t step_seed, std::vector<Tensor>* attention,
-                              const ExpandFn* expand = nullptr);
+                              const autograd::SourceExpansion* halo = nullptr);
   ModelConfig config_;
   std::unique_ptr<Impl> impl_;
 };

@@ -273,11 +273,12 @@ class RightOperand {
 
 }  // namespace
 
-void dropped_project(const DroppedInput& d, const Tensor& w, Tensor& y) {
+void dropped_project(const DroppedInput& d, const Tensor& w, Tensor& y) { dropped_project(d, w, y.data()); }
+
+void dropped_project(const DroppedInput& d, const Tensor& w, float* yd) {
   const RowMask mask(d);
   const int64_t in = d.x.dim(1), out = w.dim(0);
   const float* xd = d.x.data();
-  float* yd = y.data();
   const bool keep_all = d.p == 0.f;  // x itself: no copy, no mask
   const RightOperand right(w.data(), in, /*trans_w=*/true, in, out);
   const int64_t masked = keep_all ? 0 : in;  // per row of the buffer, then the product's scratch

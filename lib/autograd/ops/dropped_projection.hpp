@@ -25,6 +25,8 @@ struct DroppedInput {
 
 /// y [N, out] (every element written) = x~ w^T, w [out, in].
 void dropped_project(const DroppedInput& in, const Tensor& w, Tensor& y);
+/// The same into y [N, out] row-major (the leading rows of a larger buffer, say).
+void dropped_project(const DroppedInput& in, const Tensor& w, float* y);
 
 /// One operand of dropped_transpose_products: g [N, cols] (row-major) and out [cols, in].
 struct TransposeProduct {

@@ -18,13 +18,21 @@
 //        d a_dst[k, d] = sum_i ds_dst[i, k] h[i, k, d] = sum_c z_dst[k, c] W[k*D + d, c]
 //   6. dx = mask * scale * (dh W), when x needs a gradient.
 // Live at the peak of the backward: x, dy, h/dh and the [N, H] terms; never h and dh together.
+//
+// With a SourceExpansion (a distributed part: x is the owned rows only), h is projected for the
+// owned rows and expanded to every source; the other sources' h rows are kept (they cannot be
+// recomputed here). In backward the own rows are projected again after which the kept rows follow;
+// after step 4, dh and ds_src go through sources.reduce (the other sources' parts to the ranks
+// that own them, theirs to here) and steps 5 and 6 run over the owned rows.
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "autograd/elementwise.hpp"
 #include "autograd/ops/dropped_projection.hpp"
+#include "autograd/ops/expansion_checks.hpp"
 #include "autograd/ops/head_scores.hpp"
 #include "autograd/ops/output_epilogue.hpp"
 #include "edgeattn/autograd/ops/attention.hpp"
@@ -40,6 +48,7 @@ struct Saved {
   AttentionResult forward;  // row_stats and path; `out` stays empty (two-sweep D_i in backward)
   detail::SavedEpilogue epilogue;
   int64_t heads = 0, head_dim = 0;
+  Tensor other_h;  // with vars.sources: h of the sources after x's rows [num_src - num_dst, H, D]
 };
 
 // h [N, H, D] = dropout(x) W^T, and the two score terms [N, H].
@@ -47,12 +56,10 @@ struct Projected {
   Tensor h, score_dst, score_src;
 };
 
-Projected project(const detail::DroppedInput& dropped, const Tensor& w, const Tensor& a_dst,
-                  const Tensor& a_src, int64_t heads, int64_t head_dim) {
-  const int64_t n = dropped.x.dim(0);
-  Projected p{Tensor::uninitialized({n, heads, head_dim}), Tensor::uninitialized({n, heads}),
-              Tensor::uninitialized({n, heads})};
-  detail::dropped_project(dropped, w, p.h);  // every row block is written
+// The score terms of h [N, H, D].
+Projected scored(Tensor h, const Tensor& a_dst, const Tensor& a_src) {
+  const int64_t n = h.dim(0), heads = h.dim(1), head_dim = h.dim(2);
+  Projected p{std::move(h), Tensor::uninitialized({n, heads}), Tensor::uninitialized({n, heads})};
   const float* hd = p.h.data();
   const float *dst = a_dst.data(), *src = a_src.data();
   float *sd = p.score_dst.data(), *ss = p.score_src.data();
@@ -61,6 +68,46 @@ Projected project(const detail::DroppedInput& dropped, const Tensor& w, const Te
     detail::head_scores_rows(r1 - r0, heads, head_dim, hd + r0 * heads * head_dim, src, ss + r0 * heads);
   });
   return p;
+}
+
+Projected project(const detail::DroppedInput& dropped, const Tensor& w, const Tensor& a_dst,
+                  const Tensor& a_src, int64_t heads, int64_t head_dim) {
+  Tensor h = Tensor::uninitialized({dropped.x.dim(0), heads, head_dim});
+  detail::dropped_project(dropped, w, h);  // every row block is written
+  return scored(std::move(h), a_dst, a_src);
+}
+
+// With a SourceExpansion, in forward: h of the own rows, expanded to every source. The other
+// sources' rows are copied to `other_h` for the backward.
+Projected project_expanded(const detail::DroppedInput& dropped, const Tensor& w, const Tensor& a_dst,
+                           const Tensor& a_src, int64_t heads, int64_t head_dim,
+                           const SourceExpansion& sources, int64_t num_src, Tensor& other_h) {
+  const int64_t n = dropped.x.dim(0), width = heads * head_dim;
+  Tensor h;
+  {
+    Tensor own = Tensor::uninitialized({n, heads, head_dim});
+    detail::dropped_project(dropped, w, own);
+    h = sources.expand(own);
+    detail::check_expanded("gat_attention (sources.expand)", own.shape(), h);
+  }
+  if (h.dim(0) != num_src)
+    raise<ShapeError>("gat_attention: sources.expand gave ", h.dim(0), " rows, the pattern has ", num_src,
+                      " sources");
+  other_h = Tensor::uninitialized({num_src - n, heads, head_dim});
+  if (other_h.numel() > 0)
+    std::memcpy(other_h.data(), h.data() + n * width, sizeof(float) * static_cast<size_t>(other_h.numel()));
+  return scored(std::move(h), a_dst, a_src);
+}
+
+// The same in backward: the own rows projected again (the same bits), then the kept rows.
+Projected reproject_expanded(const detail::DroppedInput& dropped, const Tensor& w, const Tensor& a_dst,
+                             const Tensor& a_src, int64_t heads, int64_t head_dim, const Tensor& other_h) {
+  const int64_t n = dropped.x.dim(0), width = heads * head_dim;
+  Tensor h = Tensor::uninitialized({n + other_h.dim(0), heads, head_dim});
+  detail::dropped_project(dropped, w, h.data());
+  if (other_h.numel() > 0)
+    std::memcpy(h.data() + n * width, other_h.data(), sizeof(float) * static_cast<size_t>(other_h.numel()));
+  return scored(std::move(h), a_dst, a_src);
 }
 
 // The destinations are x's first num_dst rows: their score terms are the first rows of s_dst.
@@ -104,6 +151,16 @@ void check_operands(const Tape& tape, const Pattern& pattern, const GatVars& v,
   detail::expect_shape("gat_attention", "att_src", tape.value(v.att_src), {heads, head_dim});
   detail::expect_rank("gat_attention", "x", x, 2, "[num_nodes, in]");
   detail::expect_shape("gat_attention", "weight", tape.value(v.weight), {heads * head_dim, x.dim(1)});
+  if (v.sources) {
+    if (!v.sources.reduce)
+      raise<InvalidArgument>("gat_attention: sources has an expand function but no reduce function");
+    if (num_dst(pattern) > num_src(pattern) || x.dim(0) != num_dst(pattern))
+      raise<ShapeError>("gat_attention: x has ", x.dim(0), " rows and the pattern is ", num_dst(pattern),
+                        " x ", num_src(pattern),
+                        ", expected x to hold the destinations' rows (num_dst) and sources.expand the "
+                        "others' (num_dst <= num_src)");
+    return;
+  }
   if (num_dst(pattern) > num_src(pattern) || x.dim(0) != num_src(pattern))
     raise<ShapeError>(
         "gat_attention: x has ", x.dim(0), " rows and the pattern is ", num_dst(pattern), " x ",
@@ -126,17 +183,22 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
   const float input_dropout = tape.training ? vars.input_dropout : 0.f;
 
   AttentionResult result;
+  Tensor other_h;
   {
-    const Projected p = project({tape.value(vars.x), input_dropout, vars.input_seed}, tape.value(vars.weight),
-                                a_dst, tape.value(vars.att_src), heads, head_dim);
+    const detail::DroppedInput dropped{tape.value(vars.x), input_dropout, vars.input_seed};
+    const Tensor& w = tape.value(vars.weight);
+    const Tensor& a_src = tape.value(vars.att_src);
+    const Projected p = vars.sources ? project_expanded(dropped, w, a_dst, a_src, heads, head_dim,
+                                                        vars.sources, num_src(pattern), other_h)
+                                     : project(dropped, w, a_dst, a_src, heads, head_dim);
     result = attention_forward(pattern, attention_inputs(p, num_dst(pattern), edge_term(tape, vars)), config);
   }  // h and the score terms are freed here
   Tensor out = std::move(result.out);
   if (want_attention) *attention = std::move(result.attention);
   result.attention = Tensor();
   config.return_attention = false;
-  auto saved = std::make_shared<Saved>(
-      Saved{pattern, vars, input_dropout, config, std::move(result), {}, heads, head_dim});
+  auto saved = std::make_shared<Saved>(Saved{
+      pattern, vars, input_dropout, config, std::move(result), {}, heads, head_dim, std::move(other_h)});
   saved->epilogue.apply(tape, "gat_attention", epilogue, out);
   return tape.record(
       "gat_attention", std::move(out),
@@ -147,26 +209,30 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
         const bool want_x = ctx.needs_grad(v.x), want_w = ctx.needs_grad(v.weight);
         const bool want_dst = ctx.needs_grad(v.att_dst), want_src = ctx.needs_grad(v.att_src);
         const bool want_edge = ctx.needs_grad(v.score_edge);
-        if (!want_x && !want_w && !want_dst && !want_src && !want_edge) return;
+        // With sources, the reductions below are collectives: every rank runs them.
+        const bool expanded = static_cast<bool>(v.sources);
+        if (!want_x && !want_w && !want_dst && !want_src && !want_edge && !expanded) return;
 
         const Tensor& x = ctx.value(v.x);
         const Tensor& w = ctx.value(v.weight);
         const Tensor& a_dst = ctx.value(v.att_dst);
         const Tensor& a_src = ctx.value(v.att_src);
-        const int64_t n = x.dim(0), heads = saved->heads, head_dim = saved->head_dim;
+        const int64_t heads = saved->heads, head_dim = saved->head_dim;
         const detail::DroppedInput dropped{x, saved->input_dropout, v.input_seed};
-        Projected p = project(dropped, w, a_dst, a_src, heads, head_dim);
+        Projected p = expanded ? reproject_expanded(dropped, w, a_dst, a_src, heads, head_dim, saved->other_h)
+                               : project(dropped, w, a_dst, a_src, heads, head_dim);
+        const int64_t n = p.h.dim(0);  // the sources: x's rows, or with sources every source
         const int64_t nd = num_dst(saved->pattern);
         AttentionGrads g = attention_backward(saved->pattern, attention_inputs(p, nd, edge_term(ctx, v)),
                                               saved->config, saved->forward, dout, /*value_grad=*/p.h);
         dout = Tensor();
         ctx.add_grad(v.score_edge, std::move(g.score_edge));
-        if (!want_x && !want_w && !want_dst && !want_src) return;
+        if (!want_x && !want_w && !want_dst && !want_src && !expanded) return;
         p.score_dst = Tensor();
         p.score_src = Tensor();
         if (nd < n) {
-          // A bipartite pattern's ds_dst covers its destinations, x's first nd rows; the passes
-          // below run over all n rows of x, so the others get a zero row.
+          // A bipartite pattern's ds_dst covers its destinations, the first nd sources; the
+          // pass below runs over all n sources, so the others get a zero row.
           Tensor padded({n, heads});
           std::copy_n(g.score_dst.data(), nd * heads, padded.data());
           g.score_dst = std::move(padded);
@@ -181,6 +247,20 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
             detail::head_scores_backward_rows(r1 - r0, heads, head_dim, dss + r0 * heads, a_src.data(), rows);
             detail::head_scores_backward_rows(r1 - r0, heads, head_dim, dsd + r0 * heads, a_dst.data(), rows);
           });
+        }
+        if (expanded) {
+          // The other sources' dh and ds_src go to their owners, which send back this part's:
+          // from here on, the rows are x's.
+          const Shape own_h{x.dim(0), heads, head_dim}, own_s{x.dim(0), heads};
+          Tensor dh_own = v.sources.reduce(dh);
+          detail::check_reduced("gat_attention (sources.reduce)", own_h, dh_own);
+          dh = std::move(dh_own);
+          Tensor ds_own = v.sources.reduce(g.score_src);
+          detail::check_reduced("gat_attention (sources.reduce)", own_s, ds_own);
+          g.score_src = std::move(ds_own);
+          Tensor dsd_own = Tensor::uninitialized(own_s);
+          std::copy_n(g.score_dst.data(), own_s.numel(), dsd_own.data());  // x's rows are the destinations
+          g.score_dst = std::move(dsd_own);
         }
         const int64_t in = x.dim(1);
         Tensor z_dst = want_dst ? Tensor({heads, in}) : Tensor();

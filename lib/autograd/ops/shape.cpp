@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "autograd/elementwise.hpp"
+#include "autograd/ops/expansion_checks.hpp"
 
 namespace edgeattn::autograd {
 
@@ -113,6 +114,39 @@ Var leading_rows(Tape& tape, Var x, int64_t rows) {
     if (!ctx.needs_grad(x)) return;
     const Tensor& g = ctx.grad_out();
     detail::add_into(ctx.grad(x).data(), g.data(), g.numel());  // the first rows of x's gradient
+  });
+}
+
+namespace detail {
+
+void check_expanded(const char* who, const Shape& own, const Tensor& expanded) {
+  bool ok = expanded.rank() == own.rank() && own.rank() >= 1 && expanded.dim(0) >= own.dims()[0];
+  for (int64_t d = 1; ok && d < own.rank(); ++d) ok = expanded.dim(d) == own.dims()[static_cast<size_t>(d)];
+  if (!ok)
+    raise<ShapeError>(who, ": the expansion of rows of shape ", own.str(), " has shape ",
+                      expanded.shape().str(),
+                      ", expected at least as many rows with the same trailing dimensions");
+}
+
+void check_reduced(const char* who, const Shape& own, const Tensor& reduced) {
+  if (reduced.shape() != own)
+    raise<ShapeError>(who, ": the reduction of the sources' gradient has shape ", reduced.shape().str(),
+                      ", expected the own rows' ", own.str());
+}
+
+}  // namespace detail
+
+Var expand_sources(Tape& tape, Var own, const SourceExpansion& sources) {
+  if (!sources.expand || !sources.reduce)
+    raise<InvalidArgument>("expand_sources: the expansion needs both its expand and reduce functions");
+  const Shape own_shape = tape.value(own).shape();
+  Tensor y = sources.expand(tape.value(own));
+  detail::check_expanded("expand_sources", own_shape, y);
+  return tape.record("expand_sources", std::move(y), {own}, [own, sources, own_shape](BackwardContext& ctx) {
+    // Called needed or not: the reduction may be a collective the other ranks are in.
+    Tensor g = sources.reduce(ctx.grad_out());
+    detail::check_reduced("expand_sources", own_shape, g);
+    ctx.add_grad(own, std::move(g));
   });
 }
 

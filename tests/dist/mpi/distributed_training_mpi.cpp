@@ -1,7 +1,8 @@
 // Distributed training under mpirun (ctest label `mpi`: -np 2 and -np 3). Every rank runs every
 // test; a failure on any rank fails the job. Compared with the one-process run that every rank
 // also computes: the halo exchange (values and gradients), fit_distributed's per-epoch losses and
-// metrics (float rounding apart: gradients are summed in another order), identical parameters on
+// metrics (float rounding apart: gradients are summed in another order) for GAT layers that
+// exchange their projected rows and layers that exchange their input, identical parameters on
 // all ranks, and a rank that fails ending the whole job (the Fault test, run on its own).
 #include <gtest/gtest.h>
 
@@ -128,6 +129,19 @@ TEST(FitDistributed, GatMatchesOneProcess) {
     expect_same_training({.kind = nn::ModelKind::gat, .dropout = 0.f, .attention_dropout = 0.f, .seed = 2}, m,
                          20);
   }
+}
+
+TEST(FitDistributed, GatLayersThatExchangeProjectedOrInputRowsMatchOneProcess) {
+  // 3 layers of 1 head x 4: the second layer's projection (4) is no wider than its input (4) and
+  // is exchanged (GATConv::forward_expanded); the third's (7 classes) is wider, so its input is.
+  expect_same_training({.kind = nn::ModelKind::gat,
+                        .hidden = 4,
+                        .heads = 1,
+                        .layers = 3,
+                        .dropout = 0.f,
+                        .attention_dropout = 0.f,
+                        .seed = 3},
+                       PartitionMethod::degree_balanced, 8);
 }
 
 TEST(FitDistributed, Gatv2AndTransformerMatchOneProcess) {

@@ -17,6 +17,7 @@
 //   // out: [N, H, D] (cfg.combine = concat) or [N, D] (mean)
 #pragma once
 
+#include "edgeattn/autograd/ops/shape.hpp"
 #include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/kernels/attention.hpp"
 
@@ -79,6 +80,13 @@ struct GatVars {
   /// Optional [num_edges, H] per-edge term inside the LeakyReLU (edge features), CSR edge order:
   /// AttentionVars::score_edge. It receives its gradient like the other operands.
   Var score_edge{};
+  /// Optional: x holds the destinations' rows only ([num_dst, in]) and the other sources' h
+  /// rows come from `sources` (a distributed part's halo, dist::halo_expansion): h is projected
+  /// for the own rows, then expanded to [num_src, H*D], so the other sources' input rows are
+  /// never needed here, and only their h rows ([num_src - num_dst, H, D]) are kept for backward.
+  /// The backward returns dh and the source-score gradient of those rows through sources.reduce
+  /// (two calls, in that order, whatever the operands need).
+  SourceExpansion sources{};
 };
 
 /// One GAT attention step as a single op, over a pattern whose sources are x's N rows: square
@@ -95,6 +103,9 @@ struct GatVars {
 /// not needed after dh is formed). GATConv uses it when the input is dense and there is no
 /// residual. config.score must be Score::additive (InvalidArgument otherwise); ShapeError names
 /// the operand whose shape disagrees. -> concat: [num_dst, H, D]; mean: [num_dst, D].
+/// With vars.sources, x is [num_dst, in] and the pattern [num_dst x num_src]: equal to the op
+/// over x_src = [x; the other sources' input rows] in value (the same bits without input
+/// dropout), with the gradients those rows' owners receive after the reduction.
 ///
 /// Example (the hidden layer of GAT on a dense-feature graph):
 ///   Var out = gat_attention(tape, graph,
