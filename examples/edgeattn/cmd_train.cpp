@@ -427,12 +427,6 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     checkpointing(args, model, ModelFileMeta{cfg, normalize, name, format, split_name}, lead, resumed, tc);
     const dist::DistributedInputs in = dist::prepare_part(model, std::move(data), cfg.edge_dim > 0);
     const dist::LocalPartition& part = in.part;
-    // Bytes this rank sends per training step: the halo rows of every layer after the first,
-    // forward (its send lists) and backward (its halo's gradients).
-    const int64_t width = cfg.hidden * cfg.heads;
-    const int64_t sent_rows = std::accumulate(part.send_rows.begin(), part.send_rows.end(), int64_t{0});
-    const int64_t halo_bytes = (cfg.layers - 1) * (sent_rows + part.num_halo()) * width * 4;
-    const std::vector<int64_t> all_halo_bytes = dist::allgather_value(comm, halo_bytes);
     const auto max_of = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
     const std::vector<int64_t> all_owned = dist::allgather_value(comm, part.num_owned());
     if (quality.node_imbalance == 0) {  // partition files written before the manifest carried it
@@ -448,8 +442,13 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
       progress.epoch(s, ms_sum / static_cast<double>(s.epoch + 1));
       return true;
     };
-    const train::TrainResult r = dist::fit_distributed(model, comm, in, tc);
+    // What each rank sent in a training step, as the communicator counted it: the halo rows
+    // (forward, and their gradients back) and the gradient sum.
+    dist::Traffic step;
+    const train::TrainResult r = dist::fit_distributed(model, comm, in, tc, &step);
     progress.finish();
+    const std::vector<int64_t> all_halo_bytes = dist::allgather_value(comm, step.row_bytes);
+    const std::vector<int64_t> all_gathered_bytes = dist::allgather_value(comm, step.gathered_bytes);
     const std::vector<int64_t> rss = dist::allgather_value(comm, static_cast<int64_t>(peak_rss_mb()));
     if (args.given("save") && lead) {
       ModelFileMeta meta{cfg, normalize, name, format, split_name};
@@ -466,6 +465,7 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
       j.field("edge_imbalance", quality.edge_imbalance).field("node_imbalance", quality.node_imbalance);
       j.field("max_owned_nodes", max_of(all_owned));
       j.field("max_halo_bytes_per_epoch", max_of(all_halo_bytes));
+      j.field("max_gradient_bytes_per_epoch", max_of(all_gathered_bytes));
       j.field("metric", metric);
       j.field("test_accuracy", r.test_accuracy).field("val_accuracy", r.val_accuracy);
       j.field("epochs", r.epochs_run).field("best_epoch", r.best_epoch);

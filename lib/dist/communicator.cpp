@@ -9,14 +9,30 @@
 
 namespace edgeattn::dist {
 
-void SelfCommunicator::alltoallv_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
-                                      std::span<const int64_t> recv_rows, int64_t width) {
+void Communicator::alltoallv_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
+                                  std::span<const int64_t> recv_rows, int64_t width) {
+  exchange_rows(send, send_rows, recv, recv_rows, width);
+  int64_t rows = 0;
+  for (size_t k = 0; k < send_rows.size(); ++k)
+    if (static_cast<int>(k) != rank()) rows += send_rows[k];
+  traffic_.row_bytes += rows * width * static_cast<int64_t>(sizeof(float));
+  ++traffic_.exchanges;
+}
+
+std::vector<std::vector<std::byte>> Communicator::allgather(std::span<const std::byte> mine) {
+  std::vector<std::vector<std::byte>> out = gather_bytes(mine);
+  traffic_.gathered_bytes += static_cast<int64_t>(mine.size()) * (size() - 1);
+  return out;
+}
+
+void SelfCommunicator::exchange_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
+                                     std::span<const int64_t> recv_rows, int64_t width) {
   if (send_rows.size() != 1 || recv_rows.size() != 1 || send_rows[0] != recv_rows[0])
     raise<InvalidArgument>("SelfCommunicator::alltoallv_rows: expected one equal send and receive count");
   if (send_rows[0] > 0) std::memcpy(recv, send, sizeof(float) * static_cast<size_t>(send_rows[0] * width));
 }
 
-std::vector<std::vector<std::byte>> SelfCommunicator::allgather(std::span<const std::byte> mine) {
+std::vector<std::vector<std::byte>> SelfCommunicator::gather_bytes(std::span<const std::byte> mine) {
   return {std::vector<std::byte>(mine.begin(), mine.end())};
 }
 

@@ -111,7 +111,7 @@ Tensor predict_distributed(nn::Model& model, Communicator& comm, const Distribut
 }
 
 train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const DistributedInputs& in,
-                                   const train::TrainConfig& config) {
+                                   const train::TrainConfig& config, Traffic* step_traffic) {
   check_inputs(in, comm, "fit_distributed");
   if (in.train.total == 0) raise<InvalidArgument>("fit_distributed: the split has no training nodes");
 
@@ -127,9 +127,11 @@ train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const D
   int64_t num_values = 0;
   for (auto* p : params) num_values += p->value.numel();
   std::vector<float> grads(static_cast<size_t>(num_values));
+  bool measured = false;
 
   const train::EpochFn step = [&](autograd::Tape& tape, int64_t epoch, train::Adam& optimizer,
                                   train::TrainResult&) {
+    const Traffic before = comm.traffic();
     optimizer.zero_grad();
     const autograd::Var logits = forward_part(tape, model, comm, in, train::step_seed(config.seed, epoch));
     const autograd::Var local = train::training_loss(tape, logits, in.labels, loss_rows);
@@ -150,6 +152,10 @@ train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const D
     }
     optimizer.step();
     sum_in_rank_order(comm, std::span<double>(&value, 1));
+    if (step_traffic && !measured) {
+      *step_traffic = comm.traffic() - before;
+      measured = true;
+    }
     return value;
   };
 

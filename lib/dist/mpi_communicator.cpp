@@ -55,8 +55,8 @@ int to_int(int64_t v, int rank, const char* what) {
 }
 }  // namespace
 
-void MpiCommunicator::alltoallv_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
-                                     std::span<const int64_t> recv_rows, int64_t width) {
+void MpiCommunicator::exchange_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
+                                    std::span<const int64_t> recv_rows, int64_t width) {
   const auto p = static_cast<size_t>(size_);
   if (send_rows.size() != p || recv_rows.size() != p)
     raise<InvalidArgument>("MpiCommunicator::alltoallv_rows: ", send_rows.size(), " send and ",
@@ -84,7 +84,7 @@ void MpiCommunicator::alltoallv_rows(const float* send, std::span<const int64_t>
   check(status, "MPI_Alltoallv");
 }
 
-std::vector<std::vector<std::byte>> MpiCommunicator::allgather(std::span<const std::byte> mine) {
+std::vector<std::vector<std::byte>> MpiCommunicator::gather_bytes(std::span<const std::byte> mine) {
   const int n = to_int(static_cast<int64_t>(mine.size()), rank_, "an allgather's size (bytes)");
   std::vector<int> counts(static_cast<size_t>(size_)), displs(static_cast<size_t>(size_));
   check(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_), "MPI_Allgather");

@@ -27,6 +27,10 @@ TEST(SelfCommunicator, SumsGathersAndExchangesAsOneRank) {
   const std::vector<int64_t> rows{2};
   comm.alltoallv_rows(send.data(), rows, recv.data(), rows, 2);
   EXPECT_EQ(recv, send);
+  // Nothing went to another rank; the exchange is counted.
+  EXPECT_EQ(comm.traffic().row_bytes, 0);
+  EXPECT_EQ(comm.traffic().gathered_bytes, 0);
+  EXPECT_EQ(comm.traffic().exchanges, 1);
 }
 
 data::Dataset cora() {

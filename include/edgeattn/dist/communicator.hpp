@@ -13,6 +13,8 @@
 //
 // Every rank must call the same collectives in the same order. A rank that cannot go on calls
 // abort(), which ends every rank of the job with its message (MPI_Abort): no rank is left waiting.
+// The communicator counts what this rank sends to other ranks (traffic()): the measured bytes a
+// benchmark reports.
 //
 // Example:
 //   dist::SelfCommunicator comm;                       // or dist::MpiCommunicator(MPI_COMM_WORLD)
@@ -28,6 +30,16 @@
 
 namespace edgeattn::dist {
 
+/// What one rank has sent to the other ranks (rows it passes to itself are not counted).
+struct Traffic {
+  int64_t row_bytes = 0;       ///< alltoallv_rows: the halo exchange
+  int64_t gathered_bytes = 0;  ///< allgather: this rank's bytes times the other ranks
+  int64_t exchanges = 0;       ///< alltoallv_rows calls
+  Traffic operator-(const Traffic& o) const {
+    return {row_bytes - o.row_bytes, gathered_bytes - o.gathered_bytes, exchanges - o.exchanges};
+  }
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -37,14 +49,25 @@ class Communicator {
   /// send: [sum(send_rows), width] row-major, the rows for rank 0 first, then rank 1, ...;
   /// recv: [sum(recv_rows), width], filled in the same rank order. send_rows[k] on this rank must
   /// equal recv_rows[this rank] on rank k. Both spans have size() entries.
-  virtual void alltoallv_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
-                              std::span<const int64_t> recv_rows, int64_t width) = 0;
+  void alltoallv_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
+                      std::span<const int64_t> recv_rows, int64_t width);
   /// Every rank's bytes, in rank order, on every rank (sizes may differ between ranks).
-  virtual std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) = 0;
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
   /// Ends every process of the job, printing `message` (prefixed with the rank) first.
   [[noreturn]] virtual void abort(const std::string& message, int code = 1) = 0;
   /// "MPI (rank 1 of 3)" or "one process".
   virtual std::string describe() const = 0;
+  /// What this rank has sent since construction; differences of two readings measure a step.
+  const Traffic& traffic() const { return traffic_; }
+
+ protected:
+  /// The transport's collectives, as alltoallv_rows and allgather describe (which count them).
+  virtual void exchange_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
+                             std::span<const int64_t> recv_rows, int64_t width) = 0;
+  virtual std::vector<std::vector<std::byte>> gather_bytes(std::span<const std::byte> mine) = 0;
+
+ private:
+  Traffic traffic_;
 };
 
 /// The one-process communicator: size 1; alltoallv copies, allgather returns its input.
@@ -52,11 +75,13 @@ class SelfCommunicator final : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  void alltoallv_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
-                      std::span<const int64_t> recv_rows, int64_t width) override;
-  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override;
   [[noreturn]] void abort(const std::string& message, int code = 1) override;
   std::string describe() const override { return "one process"; }
+
+ protected:
+  void exchange_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
+                     std::span<const int64_t> recv_rows, int64_t width) override;
+  std::vector<std::vector<std::byte>> gather_bytes(std::span<const std::byte> mine) override;
 };
 
 /// values <- the sum over ranks of every rank's values (same length everywhere; InvalidArgument

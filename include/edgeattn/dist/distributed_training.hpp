@@ -42,10 +42,10 @@ namespace edgeattn::dist {
 
 /// What one rank trains on: its DatasetPart prepared for a model.
 struct DistributedInputs {
-  /// The part. Its graph is made square for the layers' fast path: [num_src x num_src], the owned
-  /// rows with their in-edges, then one row without in-edges per halo node, prepared as the model
-  /// wants (Model::prepare_graph's self-loops; the owned rows are whole, so they equal the prepared
-  /// whole graph's rows). edge_ids is emptied (8 bytes an edge): the attributes are gathered.
+  /// The part. Its graph is bipartite [num_owned x num_src] (the owned nodes' in-edges over owned
+  /// + halo sources), prepared as the model wants (Model::prepare_graph's self-loops; the owned
+  /// rows are whole, so they equal the prepared whole graph's rows up to the order of their
+  /// in-edges). edge_ids is freed (8 bytes an edge): the attributes are gathered.
   LocalPartition part;
   data::Features
       x_src;         ///< [part.num_src(), in_channels]: the sources' features, as prepare_features makes them
@@ -70,9 +70,11 @@ DistributedInputs distribute(const nn::Model& model, const data::Dataset& ds, co
 
 /// Trains `model` on every rank (see above). The result and the per-epoch statistics are the
 /// whole graph's, the same on every rank; print from config.on_epoch on one rank only.
-/// InvalidArgument when the inputs are not this communicator's rank.
+/// InvalidArgument when the inputs are not this communicator's rank. `step_traffic`, when given,
+/// receives what this rank sent during its first training step (forward, backward and the
+/// gradient sum; every step sends the same), measured by the communicator.
 train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const DistributedInputs& inputs,
-                                   const train::TrainConfig& config);
+                                   const train::TrainConfig& config, Traffic* step_traffic = nullptr);
 
 /// The model's logits for the owned nodes of this rank [part.num_owned(), num_classes], in eval
 /// mode (prediction after training; row k is node part.owned[k]).

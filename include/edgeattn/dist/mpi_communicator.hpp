@@ -48,12 +48,14 @@ class MpiCommunicator final : public Communicator {
   explicit MpiCommunicator(MPI_Comm comm);
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void alltoallv_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
-                      std::span<const int64_t> recv_rows, int64_t width) override;
-  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine) override;
   [[noreturn]] void abort(const std::string& message, int code = 1) override;
   std::string describe() const override;
   MPI_Comm comm() const { return comm_; }
+
+ protected:
+  void exchange_rows(const float* send, std::span<const int64_t> send_rows, float* recv,
+                     std::span<const int64_t> recv_rows, int64_t width) override;
+  std::vector<std::vector<std::byte>> gather_bytes(std::span<const std::byte> mine) override;
 
  private:
   void check(int rc, const char* call) const;

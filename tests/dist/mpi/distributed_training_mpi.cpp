@@ -50,7 +50,11 @@ TEST(HaloExchange, RowsArriveFromTheirOwnersAndGradientsGoBack) {
     }
     autograd::Tape tape;
     autograd::Parameter param{"h", h, {}};
+    const Traffic before = comm.traffic();
     const autograd::Var x = halo_exchange(tape, tape.parameter(param), p, comm);
+    // The communicator counts the rows this rank sent to the others: its send lists, 2 floats each.
+    EXPECT_EQ((comm.traffic() - before).row_bytes, static_cast<int64_t>(p.send_index.size()) * 2 * 4);
+    EXPECT_EQ((comm.traffic() - before).exchanges, 1);
     const std::vector<int64_t> src = p.sources();
     for (int64_t s = 0; s < p.num_src(); ++s) {
       ASSERT_EQ(tape.value(x).data()[2 * s], static_cast<float>(src[static_cast<size_t>(s)]));
