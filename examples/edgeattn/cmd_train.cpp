@@ -6,6 +6,7 @@
 //                  [--runs R] [--json] [--save FILE] [--attention-out FILE] [--plot FILE]
 //                  [--batch-size B --fanout 15,10,5 [--replace]]   (mini-batch, neighbour sampling)
 //   mpirun -np P edgeattn train --distributed [--partitioner metis|degree_balanced|contiguous]
+//                  [--halo-input features|projection]
 //                  --threads T ...          (full-graph training over MPI: P ranks, one part each)
 //   edgeattn train --task graph --dataset mutag [--readout mean|sum|max|attention] [--folds 10]
 //   edgeattn eval    --model-file FILE --dataset cora [--json]
@@ -425,7 +426,8 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     const std::string name = data.name, format = data.format;
     std::optional<train::LoadedTrainingState> resumed;  // every rank reads the checkpoint; rank 0 writes it
     checkpointing(args, model, ModelFileMeta{cfg, normalize, name, format, split_name}, lead, resumed, tc);
-    const dist::DistributedInputs in = dist::prepare_part(model, std::move(data), cfg.edge_dim > 0);
+    const dist::DistributedInputs in = dist::prepare_part(model, std::move(data), cfg.edge_dim > 0,
+                                                          dist::parse_halo_input(args.str("halo-input")));
     const dist::LocalPartition& part = in.part;
     const auto max_of = [](const std::vector<int64_t>& v) { return *std::max_element(v.begin(), v.end()); };
     const std::vector<int64_t> all_owned = dist::allgather_value(comm, part.num_owned());
@@ -464,6 +466,7 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
       j.field("edge_cut", quality.edge_cut).field("halo_fraction", quality.halo_fraction);
       j.field("edge_imbalance", quality.edge_imbalance).field("node_imbalance", quality.node_imbalance);
       j.field("max_owned_nodes", max_of(all_owned));
+      j.field("halo_input", args.str("halo-input"));
       j.field("max_halo_bytes_per_epoch", max_of(all_halo_bytes));
       j.field("max_gradient_bytes_per_epoch", max_of(all_gathered_bytes));
       j.field("metric", metric);
@@ -583,7 +586,11 @@ int run_train(std::span<const std::string> argv) {
               "--distributed: metis, degree_balanced or contiguous (graph/partition.hpp)")
       .option("partitions", "DIR", "",
               "--distributed: read each rank's part from DIR (written by edgeattn partition) instead of "
-              "loading and partitioning --dataset on every rank");
+              "loading and partitioning --dataset on every rank")
+      .option("halo-input", "WHERE", "features",
+              "--distributed: where the first layer gets its halo nodes' rows: features (each part keeps "
+              "them; nothing exchanged before the first layer) or projection (dropped; the first layer "
+              "exchanges its projected rows: less memory, more bytes; gat without residual)");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
@@ -606,8 +613,8 @@ int run_train(std::span<const std::string> argv) {
       throw UsageError(
           "--partitions DIR holds the dataset, its split and its partition: drop --dataset, --split "
           "and --partitioner");
-  } else if (args.given("partitioner") || args.given("partitions")) {
-    throw UsageError("--partitioner and --partitions apply to --distributed");
+  } else if (args.given("partitioner") || args.given("partitions") || args.given("halo-input")) {
+    throw UsageError("--partitioner, --partitions and --halo-input apply to --distributed");
   }
   const int64_t runs = args.integer("runs", 1, 1000);
   if (runs > 1 && (args.given("save") || args.given("attention-out") || args.given("plot") ||

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "edgeattn/autograd/ops/arithmetic.hpp"
 #include "edgeattn/autograd/ops/shape.hpp"
@@ -16,8 +17,9 @@ void check_inputs(const DistributedInputs& in, const Communicator& comm, const c
   if (in.part.parts != comm.size() || in.part.rank != comm.rank())
     raise<InvalidArgument>(who, ": the inputs are rank ", in.part.rank, " of ", in.part.parts,
                            " parts, the communicator is ", comm.describe());
-  if (in.x_src.rows() != in.part.num_src())
-    raise<ShapeError>(who, ": x_src has ", in.x_src.rows(), " rows, expected num_src = ", in.part.num_src());
+  if (in.x_src.rows() != in.part.num_src() && in.x_src.rows() != in.part.num_owned())
+    raise<ShapeError>(who, ": x_src has ", in.x_src.rows(), " rows, expected num_src = ", in.part.num_src(),
+                      " (or num_owned = ", in.part.num_owned(), " with HaloInput::projection)");
 }
 
 // The forward on this rank's part: logits [num_owned, C].
@@ -44,9 +46,31 @@ Tensor place_gathered(Communicator& comm, ConstView mine, std::span<const int64_
   return out;
 }
 
+// The first `rows` rows of x (the owned nodes'), dense.
+data::Features leading_rows_dense(const data::Features& x, int64_t rows) {
+  if (x.is_sparse()) {
+    std::vector<int64_t> first(static_cast<size_t>(rows));
+    std::iota(first.begin(), first.end(), int64_t{0});
+    return data::Features(x.sparse().select_rows(first)).to_dense();
+  }
+  Tensor out = Tensor::uninitialized({rows, x.cols()});
+  if (out.numel() > 0)
+    std::memcpy(out.data(), x.dense().data(), sizeof(float) * static_cast<size_t>(out.numel()));
+  return out;
+}
+
 }  // namespace
 
-DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool edge_features) {
+const char* to_string(HaloInput h) { return h == HaloInput::features ? "features" : "projection"; }
+
+HaloInput parse_halo_input(const std::string& name) {
+  if (name == "features") return HaloInput::features;
+  if (name == "projection") return HaloInput::projection;
+  raise<InvalidArgument>("halo input '", name, "': expected 'features' or 'projection'");
+}
+
+DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool edge_features,
+                               HaloInput halo_input) {
   const nn::ModelConfig& c = model.config();
   if (c.kind == nn::ModelKind::graph_transformer)
     raise<InvalidArgument>(
@@ -63,6 +87,11 @@ DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool ed
   if (edge_features != (c.edge_dim > 0))
     raise<InvalidArgument>("prepare_part: the model has edge_dim = ", c.edge_dim, " but edge features were ",
                            edge_features ? "asked for" : "not asked for");
+  if (halo_input == HaloInput::projection && !model.first_layer_exchanges_projection(true))
+    raise<InvalidArgument>(
+        "prepare_part: halo input 'projection' needs a first layer that exchanges its "
+        "projection (the gat kind without residual), the model is ",
+        nn::to_string(c.kind), c.residual ? " with residual" : "");
   DistributedInputs in;
   in.part = std::move(part.part);
   // The part graph as the layers read it: the owned nodes' in-edges over owned + halo sources
@@ -78,7 +107,10 @@ DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool ed
   // The cut's edge positions (8 bytes an edge): the attributes are gathered, and the prepared
   // graph has other edges. Freed, not cleared (`edge_ids = {}` would keep the capacity).
   std::vector<int64_t>().swap(in.part.edge_ids);
-  in.x_src = data::sparsify_features(part.features);
+  // The halo's features are dropped where the first layer exchanges its projection instead
+  // (dense: the fused projection reads dense rows).
+  in.x_src = halo_input == HaloInput::projection ? leading_rows_dense(part.features, in.part.num_owned())
+                                                 : data::sparsify_features(part.features);
   in.labels = std::move(part.labels);
   in.train = std::move(part.train);
   in.val = std::move(part.val);
@@ -88,12 +120,13 @@ DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool ed
 
 DistributedInputs distribute(const nn::Model& model, const data::Dataset& ds, const data::Split& split,
                              Communicator& comm, const PartitionOptions& options, bool edge_features,
-                             PartitionQuality* quality) {
+                             PartitionQuality* quality, HaloInput halo_input) {
   PartitionOptions o = options;
   o.parts = comm.size();
   const std::vector<int32_t> part = partition_nodes(ds.graph, o);
   if (quality) *quality = partition_quality(ds.graph, part, o.parts);
-  return prepare_part(model, make_dataset_part(ds, split, part, comm.size(), comm.rank()), edge_features);
+  return prepare_part(model, make_dataset_part(ds, split, part, comm.size(), comm.rank()), edge_features,
+                      halo_input);
 }
 
 Tensor gather_owned_rows(Communicator& comm, const LocalPartition& part, ConstView owned_rows) {

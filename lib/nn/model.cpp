@@ -467,11 +467,15 @@ Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
     const EluDropout then{1.f, c.dropout, site_seed(step_seed, kHiddenDropout + l + 1)};
     if constexpr (std::is_same_v<Conv, GATConv>) {
       GATConv& conv = *convs[l];
-      // A distributed part's later layer whose projection is no wider than its input exchanges
-      // the projected rows: fewer bytes, and no projection of the halo nodes' rows here.
-      if (l > 0 && halo && conv.can_expand_projection() &&
-          conv.options().heads * conv.options().out_channels <= conv.options().in_channels) {
-        h = conv.forward_expanded(tape, graphs[l], NodeInput(h), *halo, e, att_seed, nullptr,
+      // A distributed part's layer exchanges its projected rows (fewer bytes, and no projection
+      // of the halo nodes' rows here) where it is no wider than the input, after the first; the
+      // first does when the part holds no halo features (Model::forward_partition).
+      const bool expand_projection =
+          halo && conv.can_expand_projection() &&
+          (l > 0 ? conv.options().heads * conv.options().out_channels <= conv.options().in_channels
+                 : x0.rows(tape) == graphs[0].num_dst() && graphs[0].num_dst() < graphs[0].num_src());
+      if (expand_projection) {
+        h = conv.forward_expanded(tape, graphs[l], l == 0 ? x0 : NodeInput(h), *halo, e, att_seed, nullptr,
                                   hidden ? &then : nullptr);
         continue;
       }
@@ -586,9 +590,17 @@ Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, int64_t n
     raise<ShapeError>("Model::forward_partition: num_owned is ", num_owned, " for ", graph.describe(),
                       ", expected num_dst (the owned nodes, the first of the sources)");
   const int64_t in = config_.in_channels + config_.pe_dim;
-  if (x.rows() != graph.num_src() || x.cols() != in)
+  if ((x.rows() != graph.num_src() && x.rows() != num_owned) || x.cols() != in)
     raise<ShapeError>("Model::forward_partition: x has shape [", x.rows(), ", ", x.cols(),
-                      "], expected [num_src=", graph.num_src(), ", in_channels + pe_dim=", in, "]");
+                      "], expected [num_src=", graph.num_src(), " (or num_owned=", num_owned,
+                      " without the halo's rows), in_channels + pe_dim=", in, "]");
+  if (x.rows() < graph.num_src() && !first_layer_exchanges_projection(!x.is_sparse()))
+    raise<InvalidArgument>("Model::forward_partition: x holds the owned nodes' rows only (", num_owned,
+                           " of ", graph.num_src(),
+                           " sources), which needs a first layer that exchanges its projection: the gat "
+                           "kind without residual and dense features (this is ",
+                           to_string(config_.kind), config_.residual ? " with residual" : "",
+                           x.is_sparse() ? ", sparse features" : "", ")");
   if (config_.edge_dim > 0 && !edges.attr)
     raise<InvalidArgument>("Model::forward_partition: the model was built with edge_dim = ", config_.edge_dim,
                            "; pass the part graph's edge attributes");

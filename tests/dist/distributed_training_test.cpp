@@ -82,6 +82,41 @@ TEST(FitDistributed, OnePartIsFitOnTheWholeGraphBitForBit) {
   EXPECT_EQ(max_abs_diff(logits, t.value(reference.forward(t, g, x, 0))), 0.f);
 }
 
+TEST(PreparePart, HaloInputProjectionKeepsTheOwnedRowsDenseAndNeedsAGatFirstLayer) {
+  const data::Dataset ds = cora();
+  const std::vector<int32_t> part =
+      partition_nodes(ds.graph, {.parts = 2, .method = PartitionMethod::contiguous});
+  const nn::ModelConfig gat{
+      .kind = nn::ModelKind::gat, .in_channels = ds.num_features(), .num_classes = ds.num_classes()};
+  const nn::Model model(gat);
+  const DatasetPart p = make_dataset_part(ds, ds.split(), part, 2, 1);
+  ASSERT_GT(p.part.num_halo(), 0);
+  const DistributedInputs kept = prepare_part(model, p, false);
+  EXPECT_EQ(kept.x_src.rows(), p.part.num_src());
+  const DistributedInputs dropped = prepare_part(model, p, false, HaloInput::projection);
+  // Cora's bag of words is sparse; the owned rows come dense (the fused projection reads those).
+  ASSERT_FALSE(dropped.x_src.is_sparse());
+  ASSERT_EQ(dropped.x_src.rows(), p.part.num_owned());
+  const Tensor all = kept.x_src.to_dense();
+  for (int64_t i = 0; i < dropped.x_src.dense().numel(); ++i)
+    ASSERT_EQ(dropped.x_src.dense().data()[i], all.data()[i]) << i;
+  for (const nn::ModelConfig& other :
+       {nn::ModelConfig{.kind = nn::ModelKind::gatv2, .in_channels = gat.in_channels, .num_classes = 7},
+        nn::ModelConfig{.kind = nn::ModelKind::gat,
+        .in_channels = gat.in_channels,
+        .num_classes = 7,
+        .residual = true}}) {
+    const nn::Model m(other);
+    testing::expect_throw_naming<InvalidArgument>(
+        [&] { (void)prepare_part(m, p, false, HaloInput::projection); },
+        {"projection", nn::to_string(other.kind)});
+  }
+  EXPECT_EQ(parse_halo_input("projection"), HaloInput::projection);
+  EXPECT_STREQ(to_string(HaloInput::features), "features");
+  testing::expect_throw_naming<InvalidArgument>([] { (void)parse_halo_input("halo"); },
+                                                {"'halo'", "features", "projection"});
+}
+
 TEST(FitDistributed, InputsOfAnotherCommunicatorAreRefused) {
   SelfCommunicator comm;
   DistributedInputs in;

@@ -672,32 +672,40 @@ auto with_communicator(const char* who, F&& f) {
 
 // This rank's part of the partition files in `partitions`, prepared for the model's layers.
 dist::DistributedInputs read_prepared_part(const PyModel& m, const std::string& partitions,
-                                           const dist::Communicator& comm) {
+                                           const dist::Communicator& comm, dist::HaloInput halo_input) {
   return dist::prepare_part(m.model, dist::read_partition(partitions, comm.size(), comm.rank()),
-                            m.model.config().edge_dim > 0);
+                            m.model.config().edge_dim > 0, halo_input);
 }
 
 nb::dict py_fit_distributed(PyModel& m, const std::string& partitions, int64_t epochs, int64_t patience,
-                            double lr, double weight_decay, uint64_t seed, const std::string& criterion) {
+                            double lr, double weight_decay, uint64_t seed, const std::string& criterion,
+                            const std::string& halo_input) {
   const train::TrainConfig tc =
       train_config("fit_distributed", epochs, patience, lr, weight_decay, seed, criterion);
+  const dist::HaloInput halo = dist::parse_halo_input(halo_input);
   train::TrainResult r;
+  dist::Traffic step;
   {
     nb::gil_scoped_release release;
     r = with_communicator("fit_distributed", [&](dist::Communicator& comm) {
-      return dist::fit_distributed(m.model, comm, read_prepared_part(m, partitions, comm), tc);
+      return dist::fit_distributed(m.model, comm, read_prepared_part(m, partitions, comm, halo), tc, &step);
     });
   }
-  return result_dict(r);
+  nb::dict d = result_dict(r);
+  d["halo_bytes_per_epoch"] = step.row_bytes;
+  d["gradient_bytes_per_epoch"] = step.gathered_bytes;
+  return d;
 }
 
-nb::tuple py_predict_distributed(PyModel& m, const std::string& partitions, bool gather) {
+nb::tuple py_predict_distributed(PyModel& m, const std::string& partitions, bool gather,
+                                 const std::string& halo_input) {
+  const dist::HaloInput halo = dist::parse_halo_input(halo_input);
   Tensor logits;
   std::vector<int64_t> nodes;
   {
     nb::gil_scoped_release release;
     with_communicator("predict_distributed", [&](dist::Communicator& comm) {
-      const dist::DistributedInputs in = read_prepared_part(m, partitions, comm);
+      const dist::DistributedInputs in = read_prepared_part(m, partitions, comm, halo);
       logits = dist::predict_distributed(m.model, comm, in);
       if (gather) {
         logits = dist::gather_owned_rows(comm, in.part, logits.view());
@@ -1575,16 +1583,19 @@ NB_MODULE(_edgeattn, m) {
       "use and finalised at exit), else (0, 1).");
   m.def("fit_distributed", &py_fit_distributed, "model"_a, "partitions"_a, "epochs"_a = 1000,
         "patience"_a = 100, "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0,
-        "criterion"_a = "loss_or_accuracy",
+        "criterion"_a = "loss_or_accuracy", "halo_input"_a = "features",
         "Full-graph training over MPI (dist/distributed_training.hpp): run the same script under "
         "`mpirun -np P`; each rank reads its part of `partitions` (written by partition(..., parts=P) or "
         "`edgeattn partition`), exchanges halo rows between layers and sums the gradients in rank order, "
         "so every rank ends with the same weights and the result equals fit's on the whole graph (same "
         "seed; within float rounding). Started without mpirun it is rank 0 of 1 (a one-part directory). "
-        "An error on one rank of several ends the job (MPI_Abort naming the rank). Returns fit's dict, "
-        "the same on every rank.");
+        "An error on one rank of several ends the job (MPI_Abort naming the rank). halo_input='projection' "
+        "drops the halo nodes' features and has the first layer exchange its projected rows instead (less "
+        "memory, more bytes; gat without residual). Returns fit's dict, the same on every rank, with this "
+        "rank's halo_bytes_per_epoch and gradient_bytes_per_epoch (sent to other ranks in a step).");
   m.def(
       "predict_distributed", &py_predict_distributed, "model"_a, "partitions"_a, "gather"_a = false,
+      "halo_input"_a = "features",
       "Logits of this rank's owned nodes under `mpirun -np P` (the part files of fit_distributed; evaluation "
       "mode): (nodes [num_owned] global ids, ascending; logits [num_owned, C]). gather=True: every rank "
       "gets all of them, (arange(N), logits [N, C]). Without mpirun, rank 0 of 1 (a one-part directory).");

@@ -1,7 +1,8 @@
 """Distributed full-graph training from Python: partition() writes the part files, fit_distributed()
 trains on them, predict_distributed() gives the owned nodes' logits. One part in this process
 equals fit() and Model.logits on the whole graph; two ranks under mpirun
-(when the module has MPI and mpirun exists) equal one process within float rounding, and a corrupt
+(when the module has MPI and mpirun exists) equal one process within float rounding, with the halo
+nodes' features in each part or without them (halo_input="projection"), and a corrupt
 part file ends the whole job with its rank and file named, never a hang."""
 import json
 import os
@@ -74,6 +75,11 @@ def test_parts_for_more_ranks_than_this_process_are_refused_by_name(sbm, tmp_pat
         ea.fit_distributed(ea.Model(**MODEL), str(tmp_path / "p2"), epochs=1)
     with pytest.raises(ea.IoError, match="partitions.txt does not exist"):
         ea.fit_distributed(ea.Model(**MODEL), str(tmp_path / "nothing"), epochs=1)
+    with pytest.raises(ea.InvalidArgument, match="'halo'.*'features' or 'projection'"):
+        ea.fit_distributed(ea.Model(**MODEL), str(tmp_path / "p2"), epochs=1, halo_input="halo")
+    ea.partition(sbm, 1, str(tmp_path / "p1"))
+    with pytest.raises(ea.InvalidArgument, match="projection.*gatv2"):
+        ea.fit_distributed(ea.Model(kind="gatv2", **MODEL), str(tmp_path / "p1"), epochs=1, halo_input="projection")
 
 
 SCRIPT = textwrap.dedent(
@@ -81,13 +87,15 @@ SCRIPT = textwrap.dedent(
     import json, sys
     import edgeattn as ea
     m = ea.Model(**json.loads(sys.argv[2]))
-    r = ea.fit_distributed(m, sys.argv[1], **json.loads(sys.argv[3]))
+    halo = sys.argv[5]
+    r = ea.fit_distributed(m, sys.argv[1], halo_input=halo, **json.loads(sys.argv[3]))
     rank, size = ea.mpi_rank_size()
     weights = {n: m.parameter(n).ravel().tolist() for n in m.parameter_names()}
-    nodes, logits = ea.predict_distributed(m, sys.argv[1])
-    all_nodes, all_logits = ea.predict_distributed(m, sys.argv[1], gather=True)
+    nodes, logits = ea.predict_distributed(m, sys.argv[1], halo_input=halo)
+    all_nodes, all_logits = ea.predict_distributed(m, sys.argv[1], gather=True, halo_input=halo)
     with open(f"{sys.argv[4]}/rank-{rank}.json", "w") as f:
         json.dump({"size": size, "loss": [h["train_loss"] for h in r["history"]], "weights": weights,
+                   "halo_bytes": r["halo_bytes_per_epoch"], "gradient_bytes": r["gradient_bytes_per_epoch"],
                    "nodes": nodes.tolist(), "logits": logits.tolist(), "all_nodes": all_nodes.tolist(),
                    "all_logits": all_logits.tolist()}, f)
     """
@@ -98,7 +106,7 @@ needs_mpi = pytest.mark.skipif(
 )
 
 
-def mpirun(tmp_path, ranks, parts_dir, timeout=300):
+def mpirun(tmp_path, ranks, parts_dir, timeout=300, halo_input="features"):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
     env = dict(os.environ)
@@ -109,20 +117,24 @@ def mpirun(tmp_path, ranks, parts_dir, timeout=300):
     )
     return subprocess.run(
         ["mpirun", "-np", str(ranks), sys.executable, str(script), str(parts_dir), json.dumps(MODEL),
-         json.dumps(TRAIN), str(tmp_path)],
+         json.dumps(TRAIN), str(tmp_path), halo_input],
         env=env, capture_output=True, text=True, timeout=timeout,
     )
 
 
 @needs_mpi
-def test_two_ranks_under_mpirun_equal_one_process(sbm, reference, tmp_path):
+@pytest.mark.parametrize("halo_input", ["features", "projection"])
+def test_two_ranks_under_mpirun_equal_one_process(sbm, reference, tmp_path, halo_input):
     want, weights = reference
     ea.partition(sbm, 2, str(tmp_path / "p2"), method="degree_balanced")
-    run = mpirun(tmp_path, 2, tmp_path / "p2")
+    run = mpirun(tmp_path, 2, tmp_path / "p2", halo_input=halo_input)
     assert run.returncode == 0, run.stderr[-3000:]
     results = {rank: json.loads((tmp_path / f"rank-{rank}.json").read_text()) for rank in (0, 1)}
     for rank, r in results.items():
         assert r["size"] == 2
+        # halo rows cross every step: the output layer's projected rows (4 classes + their gradient
+        # + the source score's), and with "projection" the first layer's (64 + 64 + 8) too
+        assert r["halo_bytes"] > 0 and r["gradient_bytes"] > 0
         np.testing.assert_allclose(r["loss"], [h["train_loss"] for h in want["history"]], rtol=1e-4)
         for name, w in weights.items():
             np.testing.assert_allclose(r["weights"][name], w.ravel(), rtol=0, atol=1e-4, err_msg=f"{name} rank {rank}")

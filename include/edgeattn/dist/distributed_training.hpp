@@ -47,26 +47,45 @@ struct DistributedInputs {
   /// rows are whole, so they equal the prepared whole graph's rows up to the order of their
   /// in-edges). edge_ids is freed (8 bytes an edge): the attributes are gathered.
   LocalPartition part;
-  data::Features
-      x_src;         ///< [part.num_src(), in_channels]: the sources' features, as prepare_features makes them
-  Tensor edge_attr;  ///< [part.graph.num_edges(), edge_dim] for a model with edge_dim, else absent
+  /// [part.num_src(), in_channels]: the sources' features, as prepare_features makes them; with
+  /// HaloInput::projection [part.num_owned(), in_channels], the owned nodes' only (dense).
+  data::Features x_src;
+  Tensor edge_attr;     ///< [part.graph.num_edges(), edge_dim] for a model with edge_dim, else absent
   data::Labels labels;  ///< of the owned nodes
   SplitPart train, val, test;
 };
 
+/// Where a part's first layer gets its halo nodes' rows from.
+enum class HaloInput {
+  /// The part keeps the halo nodes' features and the first layer projects them itself: nothing
+  /// is exchanged before the first layer (the later layers exchange their rows).
+  features,
+  /// The part drops them; the first layer projects the owned rows and exchanges the projected
+  /// rows (heads * hidden wide, forward, and their gradients back): less memory (no halo
+  /// features; only the halo's projected rows are kept) and no projection of halo rows, for more
+  /// bytes sent per step. The gat kind without residual (Model::first_layer_exchanges_projection);
+  /// sparse features are made dense for the owned rows.
+  projection,
+};
+const char* to_string(HaloInput h);
+/// "features" or "projection"; InvalidArgument naming both otherwise.
+HaloInput parse_halo_input(const std::string& name);
+
 /// Prepares a rank's DatasetPart (from make_dataset_part or read_partition) for `model`.
 /// `edge_features`: the model reads the part's edge attributes (it must have edge_dim, and the
 /// part must have them). InvalidArgument for a model with a positional encoding (it needs the
-/// whole graph) and for the graph_transformer kind; ShapeError when the features do not have
-/// the model's in_channels columns.
-DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool edge_features);
+/// whole graph), for the graph_transformer kind, and for HaloInput::projection where the model's
+/// first layer cannot exchange its projection; ShapeError when the features do not have the
+/// model's in_channels columns.
+DistributedInputs prepare_part(const nn::Model& model, DatasetPart part, bool edge_features,
+                               HaloInput halo_input = HaloInput::features);
 
 /// Every rank calls this with the same model config, dataset and split: partitions the dataset's
 /// graph into comm.size() parts (options.parts is ignored), keeps this rank's part and prepares it.
 /// `quality`, when given, receives the whole partition's quality (the same on every rank).
 DistributedInputs distribute(const nn::Model& model, const data::Dataset& ds, const data::Split& split,
                              Communicator& comm, const PartitionOptions& options, bool edge_features = false,
-                             PartitionQuality* quality = nullptr);
+                             PartitionQuality* quality = nullptr, HaloInput halo_input = HaloInput::features);
 
 /// Trains `model` on every rank (see above). The result and the per-epoch statistics are the
 /// whole graph's, the same on every rank; print from config.on_epoch on one rank only.

@@ -176,24 +176,34 @@ class Model {
   /// conv kinds). `graph` is bipartite [num_owned x num_src] and prepared: the part's owned nodes
   /// as destinations with all their in-edges, over sources that are the owned nodes (the first
   /// num_owned, so that the self-loop of prepare_graph joins i to i) then the halo nodes. x
-  /// [num_src, in_channels + pe_dim] the prepared features of all sources; `edges` the graph's
-  /// edge attributes (edge_dim > 0 only); `halo` turns rows over the owned nodes into rows over
-  /// all sources (the halo rows from their owners: dist::halo_expansion). Every layer computes
-  /// output rows for the owned nodes only. The first runs as on a sampled block
+  /// [num_src, in_channels + pe_dim] the prepared features of all sources, or [num_owned, ...]
+  /// those of the owned nodes only (see below); `edges` the graph's edge attributes (edge_dim > 0
+  /// only); `halo` turns rows over the owned nodes into rows over all sources (the halo rows from
+  /// their owners: dist::halo_expansion). Every layer computes output rows for the owned nodes
+  /// only. With every source's features, the first runs as on a sampled block
   /// (GATConv::forward_block with `recompute`: the fused op, whose backward recomputes the
-  /// projection). A later layer gets its sources' rows through `halo`: a GAT layer whose
-  /// projection is no wider than its input (heads * out_channels <= in; no residual) projects the
-  /// owned rows and exchanges those (GATConv::forward_expanded), any other expands its input and
-  /// runs as the first. A part without halo nodes (square graph) runs the one-process layers,
-  /// so that one part gives forward() on the whole graph bit for bit.
+  /// projection); with the owned nodes' only (first_layer_exchanges_projection() must hold), it
+  /// projects them and exchanges the projected rows (GATConv::forward_expanded). A later layer
+  /// gets its sources' rows through `halo`: a GAT layer whose projection is no wider than its
+  /// input (heads * out_channels <= in; no residual) projects the owned rows and exchanges those,
+  /// any other expands its input and runs as on a block. A part without halo nodes (square
+  /// graph) runs the one-process layers, so that one part gives forward() on the whole graph bit
+  /// for bit.
   /// -> logits [num_owned, num_classes]; ShapeError when num_owned is not graph.num_dst() or x's
-  /// shape is not [num_src, in_channels + pe_dim]. Dropout masks are keyed by local ids, so with
+  /// shape is not [num_src or num_owned, in_channels + pe_dim]; InvalidArgument for owned rows
+  /// only where the first layer cannot exchange its projection. Dropout masks are keyed by local ids, so with
   /// dropout the masks differ from a one-process run (the same distribution); without dropout the
   /// result equals forward() on the whole graph up to float rounding (in-edges may be summed in
   /// another order).
   autograd::Var forward_partition(autograd::Tape& tape, const Graph& graph, int64_t num_owned,
                                   const data::Features& x, const EdgeFeatures& edges,
                                   const autograd::SourceExpansion& halo, uint64_t step_seed);
+  /// Whether a distributed part's first layer can exchange its projected rows instead of reading
+  /// the halo nodes' features (forward_partition with x over the owned nodes only): the gat kind
+  /// without residual, over dense features.
+  bool first_layer_exchanges_projection(bool dense_features) const {
+    return config_.kind == ModelKind::gat && !config_.residual && dense_features;
+  }
   /// Every trainable parameter, in a fixed order, with PyG-style dotted names.
   std::vector<autograd::Parameter*> parameters();
   int64_t num_parameters();

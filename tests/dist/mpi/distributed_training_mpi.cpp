@@ -83,7 +83,8 @@ data::Dataset cora() {
   return ds;
 }
 
-void expect_same_training(nn::ModelConfig cfg, PartitionMethod method, int64_t epochs) {
+void expect_same_training(nn::ModelConfig cfg, PartitionMethod method, int64_t epochs,
+                          HaloInput halo_input = HaloInput::features) {
   MpiCommunicator& comm = world();
   const data::Dataset ds = cora();
   cfg.in_channels = ds.num_features();
@@ -100,8 +101,10 @@ void expect_same_training(nn::ModelConfig cfg, PartitionMethod method, int64_t e
   const train::TrainResult want = train::fit(forward, reference.parameters(), ds.labels, ds.split(), tc);
 
   nn::Model model(cfg);
-  const DistributedInputs in = distribute(model, ds, ds.split(), comm, {.method = method});
+  const DistributedInputs in =
+      distribute(model, ds, ds.split(), comm, {.method = method}, false, nullptr, halo_input);
   EXPECT_GT(in.part.num_halo(), 0);
+  EXPECT_EQ(in.x_src.rows(), halo_input == HaloInput::features ? in.part.num_src() : in.part.num_owned());
   const train::TrainResult got = fit_distributed(model, comm, in, tc);
   ASSERT_EQ(got.history.size(), want.history.size());
   for (size_t e = 0; e < want.history.size(); ++e) {
@@ -146,6 +149,16 @@ TEST(FitDistributed, GatLayersThatExchangeProjectedOrInputRowsMatchOneProcess) {
                         .attention_dropout = 0.f,
                         .seed = 3},
                        PartitionMethod::degree_balanced, 8);
+}
+
+TEST(FitDistributed, AFirstLayerThatExchangesItsProjectionMatchesOneProcess) {
+  // No halo features: the first layer projects the owned rows and exchanges those too.
+  for (int64_t layers : {2, 3}) {
+    SCOPED_TRACE(::testing::Message() << layers << " layers");
+    expect_same_training(
+        {.kind = nn::ModelKind::gat, .layers = layers, .dropout = 0.f, .attention_dropout = 0.f, .seed = 6},
+        PartitionMethod::degree_balanced, 10, HaloInput::projection);
+  }
 }
 
 TEST(FitDistributed, Gatv2AndTransformerMatchOneProcess) {
