@@ -19,6 +19,7 @@
 #include "support/expect_error.hpp"
 #include "support/expect_tensor.hpp"
 #include "support/gradcheck.hpp"
+#include "support/repeat_expansion.hpp"
 #include "support/test_graphs.hpp"
 
 namespace edgeattn::autograd {
@@ -245,37 +246,12 @@ TEST(GatAttention, EmptyGraphGivesAnEmptyOutputAndZeroGradients) {
   EXPECT_EQ(max_abs_diff(w.grad, Tensor(w.value.shape())), 0.f);
 }
 
-// A part whose other sources are copies of some own rows: expand(h) = [h; h[kOthers]], and reduce
-// its adjoint, g's own rows plus each other row's gradient added to the row it copies (in order).
-// Over block_graph(): kBlockDst own rows, kNodes sources.
-const std::vector<int64_t> kOthers = {5, 1, 3};
+// A part whose other sources are copies of own rows 5, 1 and 3 (support/repeat_expansion.hpp), over
+// block_graph(): kBlockDst own rows, kNodes sources.
+const autograd::SourceExpansion kRepeat = edgeattn::testing::repeat_expansion({5, 1, 3});
 
 Tensor copy_of(ConstView v) {
   return Tensor(v.shape(), std::span<const float>(v.data(), static_cast<size_t>(v.numel())));
-}
-
-Tensor repeat_rows(ConstView own) {
-  const int64_t n = own.dim(0), width = n > 0 ? own.numel() / n : 0;
-  std::vector<int64_t> dims(own.shape().dims().begin(), own.shape().dims().end());
-  dims[0] = n + static_cast<int64_t>(kOthers.size());
-  Tensor out(Shape{std::span<const int64_t>(dims)});
-  std::memcpy(out.data(), own.data(), sizeof(float) * static_cast<size_t>(own.numel()));
-  for (size_t k = 0; k < kOthers.size(); ++k)
-    std::memcpy(out.data() + (n + static_cast<int64_t>(k)) * width, own.data() + kOthers[k] * width,
-                sizeof(float) * static_cast<size_t>(width));
-  return out;
-}
-
-Tensor add_repeated_rows(ConstView g) {
-  const int64_t n = g.dim(0) - static_cast<int64_t>(kOthers.size()), width = g.numel() / g.dim(0);
-  std::vector<int64_t> dims(g.shape().dims().begin(), g.shape().dims().end());
-  dims[0] = n;
-  Tensor out(Shape{std::span<const int64_t>(dims)});
-  std::memcpy(out.data(), g.data(), sizeof(float) * static_cast<size_t>(out.numel()));
-  for (size_t k = 0; k < kOthers.size(); ++k)
-    for (int64_t f = 0; f < width; ++f)
-      out.data()[kOthers[k] * width + f] += g.data()[(n + static_cast<int64_t>(k)) * width + f];
-  return out;
 }
 
 // Counts its calls, to check that each runs once per forward / backward.
@@ -285,12 +261,12 @@ struct CountingExpansion {
     return {.expand =
                 [this](ConstView own) {
                   ++expands;
-                  return repeat_rows(own);
+                  return kRepeat.expand(own);
                 },
             .reduce =
                 [this](ConstView g) {
                   ++reduces;
-                  return add_repeated_rows(g);
+                  return kRepeat.reduce(g);
                 }};
   }
 };
@@ -324,8 +300,8 @@ TEST(GatAttentionWithSources, EqualsTheOpOverTheExpandedInput) {
                     .att_src = t.parameter(o.a_src)};
           if (expanded)
             v.sources = counting.get();
-          else  // the input rows the other sources would have: x_src = [x; x[kOthers]]
-            v.x = expand_sources(t, v.x, {.expand = repeat_rows, .reduce = add_repeated_rows});
+          else  // the input rows the other sources would have: x_src = [x; x[{5, 1, 3}]]
+            v.x = expand_sources(t, v.x, kRepeat);
           const Var y = gat_attention(t, graph, v, config, &runs[expanded].attention, e);
           runs[expanded].y = t.value(y);
           t.backward(weighted_sum(t, y, 10));
@@ -362,7 +338,7 @@ TEST(GatAttentionWithSources, GradientsMatchFiniteDifferences) {
                          .att_src = t.parameter(o.a_src),
                          .input_dropout = 0.3f,
                          .input_seed = 2,
-                         .sources = {.expand = repeat_rows, .reduce = add_repeated_rows}},
+                         .sources = kRepeat},
                         {.score = Score::additive, .combine = combine, .dropout = 0.2f, .seed = 3}, nullptr,
                         {.bias = t.parameter(bias), .elu = true, .dropout = 0.25f, .seed = 9}),
           11);
@@ -400,7 +376,7 @@ TEST(GatAttentionWithSources, RejectsMisshapenExpansions) {
                   .weight = t.parameter(o.w),
                   .att_dst = t.parameter(o.a_dst),
                   .att_src = t.parameter(o.a_src),
-                  .sources = {.expand = repeat_rows, .reduce = add_repeated_rows}};
+                  .sources = kRepeat};
   // x must be the destinations' rows.
   GatVars all_rows = v;
   all_rows.x = t.parameter(o.x);
@@ -431,16 +407,14 @@ TEST(GatAttentionWithSources, RejectsMisshapenExpansions) {
 
 TEST(ExpandSources, ForwardBackwardAndErrors) {
   Parameter own{"own", random_tensor({kBlockDst, 4}, 1), {}};
-  EXPECT_TRUE(check_gradients({&own}, [&](Tape& t) {
-    return weighted_sum(
-        t, expand_sources(t, t.parameter(own), {.expand = repeat_rows, .reduce = add_repeated_rows}), 5);
-  }));
+  EXPECT_TRUE(check_gradients(
+      {&own}, [&](Tape& t) { return weighted_sum(t, expand_sources(t, t.parameter(own), kRepeat), 5); }));
   Tape t;
-  const Var y = expand_sources(t, t.parameter(own), {.expand = repeat_rows, .reduce = add_repeated_rows});
+  const Var y = expand_sources(t, t.parameter(own), kRepeat);
   ASSERT_EQ(t.value(y).shape(), Shape({kNodes, 4}));
-  EXPECT_EQ(t.value(y).data()[kBlockDst * 4], own.value.data()[kOthers[0] * 4]);
+  EXPECT_EQ(t.value(y).data()[kBlockDst * 4], own.value.data()[5 * 4]);  // a copy of own row 5
   expect_throw_naming<InvalidArgument>(
-      [&] { (void)expand_sources(t, t.parameter(own), {.expand = repeat_rows}); },
+      [&] { (void)expand_sources(t, t.parameter(own), {.expand = kRepeat.expand}); },
       {"expand_sources", "reduce"});
   expect_throw_naming<ShapeError>(
       [&] {
@@ -449,13 +423,13 @@ TEST(ExpandSources, ForwardBackwardAndErrors) {
                                   [](ConstView) {
                                     return Tensor({kNodes, 5});
                                   },
-                              .reduce = add_repeated_rows});
+                              .reduce = kRepeat.reduce});
       },
       {"expand_sources", "[6, 4]", "[9, 5]"});
   // A reduction that keeps the other sources' rows, caught in backward.
   int reduces = 0;
   Tape u;
-  const Var z = expand_sources(u, u.parameter(own), {.expand = repeat_rows, .reduce = [&](ConstView g) {
+  const Var z = expand_sources(u, u.parameter(own), {.expand = kRepeat.expand, .reduce = [&](ConstView g) {
                                                        ++reduces;
                                                        return copy_of(g);
                                                      }});

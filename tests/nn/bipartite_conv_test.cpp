@@ -20,6 +20,7 @@
 #include "nn_test_util.hpp"
 #include "support/expect_error.hpp"
 #include "support/gradcheck.hpp"
+#include "support/repeat_expansion.hpp"
 
 namespace edgeattn::nn {
 namespace {
@@ -277,36 +278,11 @@ TEST(Bipartite, ABlockForwardHasTheGradientsOfFiniteDifferences) {
 }
 
 // forward_expanded: a distributed part's layer that exchanges projected rows. Simulated in one
-// process: the sources after the kDst own rows are copies of own rows kOthers, so the layer over
-// x_own with that expansion equals forward_block over x_src = [x_own; x_own[kOthers]] (fused,
+// process: the sources after the kDst own rows are copies of own rows 4, 0 and 2, so the layer over
+// x_own with that expansion equals forward_block over x_src = [x_own; x_own[{4, 0, 2}]] (fused,
 // recomputing), in value bit for bit and in the gradients (x_own's: x_src's rows summed into the
-// rows they copy).
-const std::vector<int64_t> kOthers = {4, 0, 2};
-
-Tensor repeat_rows(ConstView own) {
-  const int64_t n = own.dim(0), width = own.numel() / n;
-  std::vector<int64_t> dims(own.shape().dims().begin(), own.shape().dims().end());
-  dims[0] = n + static_cast<int64_t>(kOthers.size());
-  Tensor out(Shape{std::span<const int64_t>(dims)});
-  std::copy_n(own.data(), own.numel(), out.data());
-  for (size_t k = 0; k < kOthers.size(); ++k)
-    std::copy_n(own.data() + kOthers[k] * width, width, out.data() + (n + static_cast<int64_t>(k)) * width);
-  return out;
-}
-
-Tensor add_repeated_rows(ConstView g) {
-  const int64_t n = g.dim(0) - static_cast<int64_t>(kOthers.size()), width = g.numel() / g.dim(0);
-  std::vector<int64_t> dims(g.shape().dims().begin(), g.shape().dims().end());
-  dims[0] = n;
-  Tensor out(Shape{std::span<const int64_t>(dims)});
-  std::copy_n(g.data(), out.numel(), out.data());
-  for (size_t k = 0; k < kOthers.size(); ++k)
-    for (int64_t f = 0; f < width; ++f)
-      out.data()[kOthers[k] * width + f] += g.data()[(n + static_cast<int64_t>(k)) * width + f];
-  return out;
-}
-
-const autograd::SourceExpansion kRepeat{.expand = repeat_rows, .reduce = add_repeated_rows};
+// rows they copy; support/repeat_expansion.hpp).
+const autograd::SourceExpansion kRepeat = edgeattn::testing::repeat_expansion({4, 0, 2});
 
 TEST(Bipartite, AnExpandedLayerEqualsTheBlockOverTheExpandedInput) {
   static_assert(kDst + 3 == kSrc);
@@ -370,7 +346,7 @@ TEST(Bipartite, AnExpandedLayerNeedsDenseInputAndNoResidual) {
       },
       {"x_own", "[8, 6]", "[5, 6]"});
   expect_throw_naming<InvalidArgument>(
-      [&] { conv.forward_expanded(t, g, x, {.expand = repeat_rows}, EdgeFeatures{}, 0); }, {"reduce"});
+      [&] { conv.forward_expanded(t, g, x, {.expand = kRepeat.expand}, EdgeFeatures{}, 0); }, {"reduce"});
 }
 
 TEST(Bipartite, ABlockWithMoreDestinationsThanSourcesIsRefused) {
