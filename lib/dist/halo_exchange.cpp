@@ -8,14 +8,19 @@
 namespace edgeattn::dist {
 namespace {
 
+// `shape` with its first dimension `rows`.
+Shape with_rows(const Shape& shape, int64_t rows) {
+  std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end());
+  dims[0] = rows;
+  return Shape{std::span<const int64_t>(dims)};
+}
+
 // The output shape: h's with the first dimension num_src.
 Shape expanded_shape(const Shape& shape, const LocalPartition& p) {
   if (shape.rank() < 1 || shape.dims()[0] != p.num_owned())
     raise<ShapeError>("halo_exchange: h has shape ", shape.str(), ", expected [num_owned=", p.num_owned(),
                       ", ...] (rank ", p.rank, "'s owned nodes)");
-  std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end());
-  dims[0] = p.num_src();
-  return Shape{std::span<const int64_t>(dims)};
+  return with_rows(shape, p.num_src());
 }
 
 void check_comm(const LocalPartition& p, const Communicator& comm) {
@@ -49,9 +54,7 @@ Tensor reduce_halo(ConstView source_rows, const LocalPartition& p, Communicator&
     raise<ShapeError>("halo_exchange (backward): the gradient has shape ", shape.str(),
                       ", expected [num_src=", p.num_src(), ", ...] (rank ", p.rank,
                       "'s owned and halo nodes)");
-  std::vector<int64_t> dims(shape.dims().begin(), shape.dims().end());
-  dims[0] = p.num_owned();
-  Tensor out = Tensor::uninitialized(Shape{std::span<const int64_t>(dims)});
+  Tensor out = Tensor::uninitialized(with_rows(shape, p.num_owned()));
   const int64_t width = p.num_src() > 0 ? source_rows.numel() / p.num_src() : 0;
   const float* g = source_rows.data();
   // Every rank takes part: the other ranks are waiting for these rows.

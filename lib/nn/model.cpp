@@ -460,6 +460,10 @@ Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
                 const autograd::SourceExpansion* halo) {
   Var h;
   for (size_t l = 0; l < convs.size(); ++l) {
+    // Layer l's input over its sources: x0, or the previous output (expanded over a part's halo).
+    const auto sources_input = [&] {
+      return l == 0 ? x0 : NodeInput(halo ? autograd::expand_sources(tape, h, *halo) : h);
+    };
     const uint64_t att_seed = site_seed(step_seed, kAttentionSite + l);
     const EdgeFeatures e = edges.empty() ? EdgeFeatures{} : edges[l];
     // Hidden layers end in ELU and the next layer's input dropout.
@@ -479,13 +483,13 @@ Var block_stack(autograd::Tape& tape, const std::vector<Graph>& graphs,
                                   hidden ? &then : nullptr);
         continue;
       }
-      const NodeInput x_src = l == 0 ? x0 : NodeInput(halo ? autograd::expand_sources(tape, h, *halo) : h);
+      const NodeInput x_src = sources_input();
       // A distributed part (halo given) is most of the graph: recompute the projection in
       // backward rather than keep it (GATConv::forward_block).
       h = conv.forward_block(tape, graphs[l], x_src, e, att_seed, nullptr, hidden ? &then : nullptr,
                              /*recompute=*/halo != nullptr);
     } else {
-      const NodeInput x_src = l == 0 ? x0 : NodeInput(halo ? autograd::expand_sources(tape, h, *halo) : h);
+      const NodeInput x_src = sources_input();
       std::optional<CsrMatrix> storage;
       const NodeInput x_dst = first_rows(tape, x_src, graphs[l].num_dst(), storage);
       h = convs[l]->forward(tape, graphs[l], x_src, x_dst, e, att_seed, nullptr);

@@ -230,22 +230,19 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
         if (!want_x && !want_w && !want_dst && !want_src && !expanded) return;
         p.score_dst = Tensor();
         p.score_src = Tensor();
-        if (nd < n) {
-          // A bipartite pattern's ds_dst covers its destinations, the first nd sources; the
-          // pass below runs over all n sources, so the others get a zero row.
-          Tensor padded({n, heads});
-          std::copy_n(g.score_dst.data(), nd * heads, padded.data());
-          g.score_dst = std::move(padded);
-        }
         Tensor& dh = p.h;  // now the value gradient
         {
+          // ds_dst covers the destinations, the first nd sources.
           const float* dsd = g.score_dst.data();
           const float* dss = g.score_src.data();
           float* dhd = dh.data();
           detail::for_each_row_block(n, heads * head_dim, [&](int64_t r0, int64_t r1) {
             float* rows = dhd + r0 * heads * head_dim;
             detail::head_scores_backward_rows(r1 - r0, heads, head_dim, dss + r0 * heads, a_src.data(), rows);
-            detail::head_scores_backward_rows(r1 - r0, heads, head_dim, dsd + r0 * heads, a_dst.data(), rows);
+            const int64_t dst_rows = std::min(r1, nd) - r0;
+            if (dst_rows > 0)
+              detail::head_scores_backward_rows(dst_rows, heads, head_dim, dsd + r0 * heads, a_dst.data(),
+                                                rows);
           });
         }
         if (expanded) {
@@ -257,10 +254,13 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
           dh = std::move(dh_own);
           Tensor ds_own = v.sources.reduce(g.score_src);
           detail::check_reduced("gat_attention (sources.reduce)", own_s, ds_own);
-          g.score_src = std::move(ds_own);
-          Tensor dsd_own = Tensor::uninitialized(own_s);
-          std::copy_n(g.score_dst.data(), own_s.numel(), dsd_own.data());  // x's rows are the destinations
-          g.score_dst = std::move(dsd_own);
+          g.score_src = std::move(ds_own);  // ds_dst is over x's rows already: they are the destinations
+        } else if (nd < n) {
+          // A block's ds_dst covers x's first nd rows; the passes below run over all n rows of x,
+          // so the others get a zero row.
+          Tensor padded({n, heads});
+          std::copy_n(g.score_dst.data(), nd * heads, padded.data());
+          g.score_dst = std::move(padded);
         }
         const int64_t in = x.dim(1);
         Tensor z_dst = want_dst ? Tensor({heads, in}) : Tensor();
