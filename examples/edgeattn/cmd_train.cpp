@@ -793,6 +793,12 @@ int run_train(std::span<const std::string> argv) {
                    1e3 * t.forward_seconds / epochs_run, 1e3 * t.backward_seconds / epochs_run,
                    1e3 * sec / epochs_run, 100.0 * sec / total);
     }
+    const TensorCacheStats cache = tensor_cache_stats();
+    std::fprintf(stderr,
+                 "tensor storage (whole run): %lld allocations from the cache, %lld from the system; "
+                 "peak %.1f MB in use\n",
+                 static_cast<long long>(cache.hits), static_cast<long long>(cache.misses),
+                 static_cast<double>(cache.peak_in_use_bytes) / (1 << 20));
   }
   if (args.flag_set("json")) {
     JsonObject j;

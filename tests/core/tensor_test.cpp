@@ -121,22 +121,45 @@ TEST(TensorCache, ASlightlySmallerRequestReusesACachedBlock) {
   release_tensor_cache();
 }
 
-TEST(TensorCache, AMissFreesCachedBlocksOfOtherClassesFirst) {
+TEST(TensorCache, AMissWithinTheHeadroomKeepsTheCachedBlocks) {
   set_tensor_cache_limit(size_t{64} << 20);
   release_tensor_cache();
+  ASSERT_LT(tensor_cache_stats().in_use_bytes, size_t{64} << 10);  // the sizes below assume so
+  const float* first = nullptr;
   {
-    const Tensor a({256, 1000});  // ~1 MB
-    const Tensor b({64, 1000});   // ~256 KB; both cached when freed
+    const Tensor a({256, 1000});  // 1 MiB (its size class): the high-water mark
+    first = a.data();
+  }
+  const size_t cached = tensor_cache_stats().cached_bytes;
+  ASSERT_GE(cached, size_t{256} * 1000 * sizeof(float));
+  {
+    // 128 KiB misses (a's block is 8x larger), but 1 MiB cached + 128 KiB fits in 1.25 MiB: a's
+    // block stays.
+    const Tensor b({32, 1000});
+    EXPECT_EQ(tensor_cache_stats().cached_bytes, cached);
+  }
+  const Tensor again({256, 1000});  // served by a's block, not page-faulted anew
+  EXPECT_EQ(again.data(), first);
+  release_tensor_cache();
+}
+
+TEST(TensorCache, AMissBeyondTheHeadroomFreesTheSmallestCachedBlockThatSuffices) {
+  set_tensor_cache_limit(size_t{64} << 20);
+  release_tensor_cache();
+  ASSERT_LT(tensor_cache_stats().in_use_bytes, size_t{16} << 10);  // the sizes below assume so
+  {
+    const Tensor a({256, 1000});  // 1 MiB
+    const Tensor b({64, 1000});   // 256 KiB; both cached when freed (high-water mark 1.25 MiB)
   }
   const size_t both = tensor_cache_stats().cached_bytes;
   ASSERT_GE(both, size_t{320} * 1000 * sizeof(float));
-  // A 512 KB request misses: the smallest cached block at least that large (a's) is freed.
-  const Tensor c({128, 1000});
-  EXPECT_LT(tensor_cache_stats().cached_bytes, both - size_t{256} * 1000 * sizeof(float) + 1);
-  EXPECT_GE(tensor_cache_stats().cached_bytes, size_t{64} * 1000 * sizeof(float));  // b's stays
-  // A request larger than everything cached frees it all.
-  const Tensor d({1024, 1024});
-  EXPECT_EQ(tensor_cache_stats().cached_bytes, size_t{0});
+  {
+    // 384 KiB more would make 1.625 MiB, 64 KiB above 1.25 x 1.25 MiB: the smallest cached block
+    // that frees the excess (b's, 256 KiB) goes; a's stays.
+    const Tensor c({96, 1000});
+    EXPECT_LT(tensor_cache_stats().cached_bytes, both - size_t{64} * 1000 * sizeof(float) + 1);
+    EXPECT_GE(tensor_cache_stats().cached_bytes, size_t{256} * 1000 * sizeof(float));
+  }
   release_tensor_cache();
 }
 

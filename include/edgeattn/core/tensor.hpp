@@ -185,7 +185,9 @@ class Tensor {
 
 /// The tensor storage cache: blocks of at least 64 KiB, rounded up to a size class (at most 1/8
 /// larger), are kept when freed and reused for the next tensor of that class (or of a class at
-/// most a quarter smaller).
+/// most a quarter smaller). A request the cache cannot serve frees cached blocks only as far as
+/// needed to keep storage in use + cached within a quarter above the most storage ever in use
+/// (counted from the start or the last release_tensor_cache).
 struct TensorCacheStats {
   size_t cached_bytes = 0;  ///< bytes held in the cache now (free blocks)
   size_t limit_bytes = 0;   ///< most bytes the cache keeps; blocks beyond it go back to the system
@@ -206,7 +208,8 @@ void reset_tensor_peak();
 /// $EDGEATTN_TENSOR_CACHE_MB; 0 under
 /// AddressSanitizer so use-after-free stays detectable); frees cached blocks beyond it.
 void set_tensor_cache_limit(size_t bytes);
-/// Frees every cached block (e.g. after training, before a memory-hungry phase).
+/// Frees every cached block (e.g. after training, before a memory-hungry phase), and restarts
+/// the high-water mark the cache's headroom is measured from.
 void release_tensor_cache();
 
 /// Throws ShapeError unless `view` has `expected` extents (`kAny` matches any extent).
