@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "edgeattn/core/parallel.hpp"
+
 namespace edgeattn {
 
 CsrMatrix::CsrMatrix(int64_t rows, int64_t cols, std::vector<int64_t> indptr, std::vector<int32_t> indices,
@@ -139,21 +141,42 @@ CsrMatrix CsrMatrix::select_rows(std::span<const int64_t> rows) const {
                    std::move(values), "CsrMatrix::select_rows");
 }
 
+const CsrMatrix::TransposedPattern& CsrMatrix::transposed_pattern() const {
+  if (!transposed_) transposed_ = std::make_shared<TransposedPattern>();  // a moved-from matrix
+  TransposedPattern& t = *transposed_;
+  std::call_once(t.built, [&] {
+    t.indptr.assign(static_cast<size_t>(cols_) + 1, 0);
+    for (const int32_t c : indices_) ++t.indptr[static_cast<size_t>(c) + 1];
+    std::partial_sum(t.indptr.begin(), t.indptr.end(), t.indptr.begin());
+    std::vector<int64_t> next(t.indptr.begin(), t.indptr.end() - 1);
+    t.indices.resize(indices_.size());
+    t.source.resize(indices_.size());
+    for (int64_t r = 0; r < rows_; ++r)  // rows ascending, so each output row comes out sorted
+      for (int64_t p = indptr_[static_cast<size_t>(r)]; p < indptr_[static_cast<size_t>(r) + 1]; ++p) {
+        const auto q = static_cast<size_t>(next[static_cast<size_t>(indices_[static_cast<size_t>(p)])]++);
+        t.indices[q] = static_cast<int32_t>(r);
+        t.source[q] = p;
+      }
+  });
+  return t;
+}
+
 CsrMatrix CsrMatrix::transposed() const {
-  std::vector<int64_t> indptr(static_cast<size_t>(cols_) + 1, 0);
-  for (const int32_t c : indices_) ++indptr[static_cast<size_t>(c) + 1];
-  std::partial_sum(indptr.begin(), indptr.end(), indptr.begin());
-  std::vector<int64_t> next(indptr.begin(), indptr.end() - 1);
-  std::vector<int32_t> indices(indices_.size());
+  const TransposedPattern& t = transposed_pattern();
   std::vector<float> values(values_.size());
-  for (int64_t r = 0; r < rows_; ++r)  // rows ascending, so each output row comes out sorted
-    for (int64_t p = indptr_[static_cast<size_t>(r)]; p < indptr_[static_cast<size_t>(r) + 1]; ++p) {
-      const auto q = static_cast<size_t>(next[static_cast<size_t>(indices_[static_cast<size_t>(p)])]++);
-      indices[q] = static_cast<int32_t>(r);
-      values[q] = values_[static_cast<size_t>(p)];
-    }
-  return CsrMatrix(cols_, rows_, std::move(indptr), std::move(indices), std::move(values),
-                   "CsrMatrix::transposed");
+  const auto n = static_cast<int64_t>(values.size());
+  parallel_for(0, n, 1 << 15, [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q)
+      values[static_cast<size_t>(q)] = values_[static_cast<size_t>(t.source[static_cast<size_t>(q)])];
+  });
+  // The pattern is valid by construction: no validation pass.
+  CsrMatrix out;
+  out.rows_ = cols_;
+  out.cols_ = rows_;
+  out.indptr_ = t.indptr;
+  out.indices_ = t.indices;
+  out.values_ = std::move(values);
+  return out;
 }
 
 }  // namespace edgeattn

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "support/expect_error.hpp"
@@ -39,6 +40,41 @@ TEST(CsrMatrix, TransposeTwiceIsIdentity) {
   EXPECT_EQ(t.rows(), 3);
   EXPECT_EQ(t.to_dense()(2, 1), 3.f);
   EXPECT_EQ(t.transposed(), m);
+}
+
+TEST(CsrMatrix, ACopyWithOtherValuesTransposesItsOwnValues) {
+  // A random 40 x 70 matrix: the transpose equals the dense transpose, for the matrix and for
+  // copies whose values changed after the first transpose built the shared pattern.
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<float> uniform(0.f, 1.f);
+  std::vector<int64_t> r, c;
+  std::vector<float> v;
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t j = 0; j < 70; ++j)
+      if (uniform(rng) < 0.1f) {
+        r.push_back(i);
+        c.push_back(j);
+        v.push_back(uniform(rng) - 0.5f);
+      }
+  const CsrMatrix m = CsrMatrix::from_triplets(40, 70, r, c, v);
+  auto values = [](const Tensor& t) { return std::vector<float>(t.span().begin(), t.span().end()); };
+  auto dense_transpose = [](const CsrMatrix& x) {
+    const Tensor d = x.to_dense();
+    Tensor t({x.cols(), x.rows()});
+    for (int64_t i = 0; i < x.rows(); ++i)
+      for (int64_t j = 0; j < x.cols(); ++j) t(j, i) = d(i, j);
+    return t;
+  };
+  EXPECT_EQ(values(m.transposed().to_dense()), values(dense_transpose(m)));
+  CsrMatrix copy = m;
+  for (float& x : copy.values()) x = 2.f * x + 1.f;
+  EXPECT_EQ(values(copy.transposed().to_dense()), values(dense_transpose(copy)));
+  EXPECT_EQ(values(m.transposed().to_dense()), values(dense_transpose(m)));  // m's own values
+  EXPECT_EQ(copy.transposed().transposed(), copy);
+  CsrMatrix moved = std::move(copy);
+  copy = m.select_rows(std::vector<int64_t>{3, 1});  // the moved-from matrix, reassigned
+  EXPECT_EQ(values(copy.transposed().to_dense()), values(dense_transpose(copy)));
+  EXPECT_EQ(moved.transposed().transposed(), moved);
 }
 
 TEST(CsrMatrix, SelectRowsKeepsOrderAndRepeats) {

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,17 +59,35 @@ class CsrMatrix {
   Tensor to_dense() const;
   /// The rows listed in `rows` (any order, repeats allowed), as a new matrix.
   CsrMatrix select_rows(std::span<const int64_t> rows) const;
-  /// The transpose (CSC of this matrix as CSR), columns sorted.
+  /// The transpose (CSC of this matrix as CSR), columns sorted. Its pattern is built on the first
+  /// call and shared by every copy of this matrix (the pattern of a CsrMatrix never changes, only
+  /// its values): a later call, on this matrix or a copy (e.g. the dropped-out features of each
+  /// training step), only gathers the values, in parallel.
   CsrMatrix transposed() const;
 
-  friend bool operator==(const CsrMatrix& a, const CsrMatrix& b) = default;
+  /// Equal shapes, patterns and values.
+  friend bool operator==(const CsrMatrix& a, const CsrMatrix& b) {
+    return a.rows_ == b.rows_ && a.cols_ == b.cols_ && a.indptr_ == b.indptr_ && a.indices_ == b.indices_ &&
+           a.values_ == b.values_;
+  }
 
  private:
+  // The transpose's pattern and, for each of its entries, the position in values() it reads.
+  struct TransposedPattern {
+    std::once_flag built;
+    std::vector<int64_t> indptr;
+    std::vector<int32_t> indices;
+    std::vector<int64_t> source;
+  };
+  const TransposedPattern& transposed_pattern() const;
+
   int64_t rows_ = 0;
   int64_t cols_ = 0;
   std::vector<int64_t> indptr_;
   std::vector<int32_t> indices_;
   std::vector<float> values_;
+  // Shared by copies (same pattern); a moved-from matrix has none and builds its own when asked.
+  mutable std::shared_ptr<TransposedPattern> transposed_ = std::make_shared<TransposedPattern>();
 };
 
 }  // namespace edgeattn
