@@ -394,7 +394,7 @@ TEST(GatAttentionWithSources, RejectsMisshapenExpansions) {
       [&] { (void)gat_attention(t, graph, short_expand, {.score = Score::additive}); },
       {"6 rows", "9 sources"});
   GatVars narrow = v;
-  narrow.sources.expand = [](ConstView own) { return Tensor({kNodes, kHeads}); };
+  narrow.sources.expand = [](ConstView) { return Tensor({kNodes, kHeads}); };
   expect_throw_naming<ShapeError>([&] { (void)gat_attention(t, graph, narrow, {.score = Score::additive}); },
                                   {"sources.expand", "[9, 2]"});
   // A reduction of the wrong shape is caught in backward.
@@ -414,7 +414,7 @@ TEST(ExpandSources, ForwardBackwardAndErrors) {
   ASSERT_EQ(t.value(y).shape(), Shape({kNodes, 4}));
   EXPECT_EQ(t.value(y).data()[kBlockDst * 4], own.value.data()[5 * 4]);  // a copy of own row 5
   expect_throw_naming<InvalidArgument>(
-      [&] { (void)expand_sources(t, t.parameter(own), {.expand = kRepeat.expand}); },
+      [&] { (void)expand_sources(t, t.parameter(own), {.expand = kRepeat.expand, .reduce = {}}); },
       {"expand_sources", "reduce"});
   expect_throw_naming<ShapeError>(
       [&] {

@@ -346,7 +346,8 @@ TEST(Bipartite, AnExpandedLayerNeedsDenseInputAndNoResidual) {
       },
       {"x_own", "[8, 6]", "[5, 6]"});
   expect_throw_naming<InvalidArgument>(
-      [&] { conv.forward_expanded(t, g, x, {.expand = kRepeat.expand}, EdgeFeatures{}, 0); }, {"reduce"});
+      [&] { conv.forward_expanded(t, g, x, {.expand = kRepeat.expand, .reduce = {}}, EdgeFeatures{}, 0); },
+      {"reduce"});
 }
 
 TEST(Bipartite, ABlockWithMoreDestinationsThanSourcesIsRefused) {

@@ -63,22 +63,35 @@ constexpr uint32_t edge_head_bits(uint64_t seed, int64_t dst, int64_t src, int64
   return static_cast<uint32_t>(edge_head_bits64(seed, dst, src, head >> 2) >> ((head & 3) * 16)) & 0xffffu;
 }
 
-/// Attention dropout: keep alpha_{dst,src}^head with probability 1 - p (16-bit resolution).
+/// The 16-bit values attention dropout keeps are those >= this: bits / 65536 >= p exactly when
+/// bits >= ceil(65536 p), as both sides are exact in float (bits < 2^16, and scaling by 2^16 is
+/// exact). 0 for p <= 0 (keep all); at most 65536 for p < 1.
+constexpr uint32_t dropout_threshold16(float p) {
+  if (!(p > 0.f)) return 0;
+  const float scaled = p * 65536.0f;
+  if (scaled >= 65536.0f) return 65536;
+  auto t = static_cast<uint32_t>(scaled);  // truncates: t <= scaled < t + 1
+  return static_cast<float>(t) < scaled ? t + 1 : t;
+}
+
+/// Attention dropout: keep alpha_{dst,src}^head with probability 1 - p (16-bit resolution: the
+/// head's 16 bits, read as bits / 65536, are >= p).
 constexpr bool dropout_keep(uint64_t seed, int64_t dst, int64_t src, int32_t head, float p) {
   if (p <= 0.f) return true;
-  return static_cast<float>(edge_head_bits(seed, dst, src, head)) * (1.0f / 65536.0f) >= p;
+  return edge_head_bits(seed, dst, src, head) >= dropout_threshold16(p);
 }
 
 /// factor[h] = keep_scale if dropout_keep(seed, dst, src, h, p) else 0, for h in [0, heads): the
-/// same decisions as dropout_keep, at one 64-bit hash per 4 heads.
+/// same decisions as dropout_keep, at one 64-bit hash per 4 heads and integer comparisons (the
+/// kernels call it per edge, in forward and in both backward passes).
 inline void dropout_keep_heads(uint64_t seed, int64_t dst, int64_t src, int64_t heads, float p,
                                float keep_scale, float* factor) {
+  const uint64_t threshold = dropout_threshold16(p);
   for (int64_t h0 = 0; h0 < heads; h0 += 4) {
     const uint64_t bits = edge_head_bits64(seed, dst, src, h0 >> 2);
     const int64_t end = h0 + 4 < heads ? h0 + 4 : heads;
     for (int64_t h = h0; h < end; ++h)
-      factor[h] =
-          static_cast<float>((bits >> ((h - h0) * 16)) & 0xffffu) * (1.0f / 65536.0f) >= p ? keep_scale : 0.f;
+      factor[h] = ((bits >> ((h - h0) * 16)) & 0xffffu) >= threshold ? keep_scale : 0.f;
   }
 }
 
