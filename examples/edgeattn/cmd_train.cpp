@@ -796,7 +796,7 @@ int run_train(std::span<const std::string> argv) {
     const TensorCacheStats cache = tensor_cache_stats();
     std::fprintf(stderr,
                  "tensor storage (whole run): %lld allocations from the cache, %lld from the system; "
-                 "peak %.1f MB in use\n",
+                 "peak %.1f MiB in use\n",
                  static_cast<long long>(cache.hits), static_cast<long long>(cache.misses),
                  static_cast<double>(cache.peak_in_use_bytes) / (1 << 20));
   }

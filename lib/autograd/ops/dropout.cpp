@@ -58,14 +58,8 @@ inline uint32_t entry_draw(uint64_t key, uint64_t position) {
   return static_cast<uint32_t>(mix64(key + position * kCounterStep) >> 48);
 }
 
-// A 16-bit draw against p: kept when draw * 2^-16 >= p, i.e. draw >= ceil(p * 2^16) (both sides
-// exact: draw < 2^16, and p * 2^16 is p with another exponent). The drop probability is p rounded
-// up to a multiple of 2^-16.
-inline uint32_t keep_threshold(float p) {
-  return static_cast<uint32_t>(std::ceil(static_cast<double>(p) * 65536.0));
-}
-
-// The dense mask of one dropout site: draws in blocks of up to kDraws consecutive positions.
+// The dense mask of one dropout site (kept: draw >= dropout_threshold16(p), core/rng.hpp): draws
+// in blocks of up to kDraws consecutive positions.
 struct DenseMask {
   static constexpr int64_t kDraws = 512;
   uint64_t key;
@@ -101,7 +95,7 @@ struct DenseMask {
 };
 
 inline DenseMask dense_mask(uint64_t seed, float p) {
-  return {stream_key(seed, kDenseStream), keep_threshold(p), 1.f / (1.f - p)};
+  return {stream_key(seed, kDenseStream), dropout_threshold16(p), 1.f / (1.f - p)};
 }
 
 // keep ? v : +0.f, without a branch (the decision is random, so a branch mispredicts every other
@@ -175,7 +169,7 @@ void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, uint32_t threshold
 
 bool dropout_keeps_element(uint64_t seed, int64_t index, float p) {
   return p <= 0.f ||
-         dense_draw(stream_key(seed, kDenseStream), static_cast<uint64_t>(index)) >= keep_threshold(p);
+         dense_draw(stream_key(seed, kDenseStream), static_cast<uint64_t>(index)) >= dropout_threshold16(p);
 }
 
 Var dropout(Tape& tape, Var x, float p, uint64_t seed) {
@@ -509,7 +503,7 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
   CsrMatrix y = x;
   if (!tape.training || p == 0.f) return y;
   const float scale = 1.f / (1.f - p);
-  const uint32_t threshold = keep_threshold(p);
+  const uint32_t threshold = dropout_threshold16(p);
   const auto indptr = x.indptr();
   const auto indices = x.indices();
   auto values = y.values();
