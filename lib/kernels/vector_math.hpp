@@ -18,6 +18,17 @@
 
 #include "core/prefetch.hpp"
 
+// Marks a kernel's per-edge lambda (the body passed to a pattern's for_each_in_row or
+// for_each_in_col) to be inlined into the pattern's loop. GCC compiled the large ones as
+// out-of-line calls made once per edge: each call then reloaded every loop-invariant constant
+// (the exp polynomial's coefficients, the slope, the heads' masks: some 20 broadcasts) and
+// spilled the caller's live vector registers, which are all caller-saved.
+#if defined(__GNUC__)
+#define EDGEATTN_EDGE_BODY __attribute__((always_inline))
+#else
+#define EDGEATTN_EDGE_BODY
+#endif
+
 namespace edgeattn::kernels {
 
 inline float fast_exp(float x) {

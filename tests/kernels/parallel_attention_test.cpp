@@ -632,9 +632,10 @@ TEST(ParallelAttention, LogitsOfTenThousandStayFiniteAndPickTheMaximum) {
   }
 }
 
-// The forward moves its softmax shift only when a score exceeds it by more than a margin
-// (vector_math.hpp: kRescaleMargin), so the shift may lag the row maximum. Rows whose scores
-// rise in steps below the margin, fall, or jump far above it late in the row, on the kernel
+// The forward reads a row's edges in blocks of 32 and moves its softmax shift only when a block's
+// maximum exceeds it by more than a margin (vector_math.hpp: kRescaleMargin), so the shift may lag
+// the row maximum. Rows of two blocks whose scores rise in steps below the margin (past it from
+// block to block) or fall, and a row of one block that jumps far above it late, on the kernel
 // specialised for 8 heads of 8 features and on the generic one, against the reference: outputs,
 // log-sum-exp, weights and gradients.
 TEST(ParallelAttention, ScoresRisingBelowTheRescaleMarginOrJumpingPastItMatchTheReference) {
@@ -669,6 +670,42 @@ TEST(ParallelAttention, ScoresRisingBelowTheRescaleMarginOrJumpingPastItMatchThe
     expect_close("attention", got.attention, want.attention, 1e-5f);
     expect_same_row_stats(got.row_stats, want.row_stats, 1e-5f);
     expect_same_grads(attention_backward(g, in, c, got, grad_out), want_g, 1e-4f);
+  }
+}
+
+// Edges masked with an edge bias of -inf get weight 0, also when a whole block of the forward's
+// 32-edge blocks is masked before the row's first finite score (the shift must stay finite, or
+// exp(-inf - -inf) would be NaN): rows of 40 edges masked on their first 35, their last 35, or
+// every other one, on both kernels, against the reference.
+TEST(ParallelAttention, EdgesMaskedByMinusInfinityBiasAcrossBlocksGetZeroWeight) {
+  constexpr int64_t rows = 3, degree = 40, n = rows * degree;
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> cols;
+  for (int64_t i = 0; i <= rows; ++i) offsets.push_back(i * degree);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t k = 0; k < degree; ++k) cols.push_back(static_cast<int32_t>(i + k * 3));  // sorted, < n
+  const Graph g = Graph::from_csr(rows, n, offsets, cols);
+  for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {3, 5}}) {
+    SCOPED_TRACE("heads " + std::to_string(heads) + " dv " + std::to_string(dv));
+    Tensor bias = random_tensor({n, heads}, 4, -0.5f, 0.5f);
+    for (int64_t k = 0; k < degree; ++k)
+      for (int64_t h = 0; h < heads; ++h) {
+        if (k < 35) bias(k, h) = -INFINITY;                   // row 0: the first 35
+        if (k >= 5) bias(degree + k, h) = -INFINITY;          // row 1: the last 35
+        if (k % 2 == 1) bias(2 * degree + k, h) = -INFINITY;  // row 2: every other one
+      }
+    const Tensor sd = random_tensor({rows, heads}, 1), ss = random_tensor({n, heads}, 2),
+                 v = random_tensor({n, heads, dv}, 3);
+    const AttentionInputs in{.value = v, .score_dst = sd, .score_src = ss, .edge_bias = bias};
+    AttentionConfig c{.score = Score::additive, .return_attention = true, .path = AttentionPath::reference};
+    const AttentionResult want = attention_forward(g, in, c);
+    c.path = AttentionPath::sparse;
+    const AttentionResult got = attention_forward(g, in, c);
+    for (float x : got.out.span()) ASSERT_TRUE(std::isfinite(x));
+    expect_close("out", got.out, want.out, 1e-5f);
+    expect_close("attention", got.attention, want.attention, 1e-5f);
+    expect_same_row_stats(got.row_stats, want.row_stats, 1e-5f);
+    for (int64_t k = 0; k < 35; ++k) EXPECT_EQ(got.attention(k, 0), 0.f) << "edge " << k;
   }
 }
 

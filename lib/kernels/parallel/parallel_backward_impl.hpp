@@ -157,8 +157,9 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   };
 
   // ---- Pass 1: destination rows --------------------------------------------------------------
-  // D [Nd, H], gathered at random by the source pass: a Tensor, so it sits on huge pages.
-  Tensor row_sum_storage(Shape{kSoftmax ? nd : 0, heads});
+  // D [Nd, H], gathered at random by the source pass: a Tensor, so it sits on huge pages. Pass 1
+  // writes every row of it, and every edge's record, so neither is zeroed first.
+  Tensor row_sum_storage = Tensor::uninitialized(Shape{kSoftmax ? nd : 0, heads});
   float* row_sum_data = row_sum_storage.data();
   const auto chunks = pattern.partition();
   const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
@@ -168,7 +169,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   const bool edge_attr_grads = kHasEdgeAttributes<S> && (g.dea || g.dwe);
   const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || edge_attr_grads || kSoftmax;
   const bool records = need_pass1 && (src_grad || g.dv) && edge_records_apply<P, S>(pattern, a, dv, kSoftmax);
-  Tensor record_storage(Shape{records ? pattern.num_edges() : 0, 2 * heads});  // [E, 2H]: w, dz
+  Tensor record_storage =
+      Tensor::uninitialized(Shape{records ? pattern.num_edges() : 0, 2 * heads});  // [E, 2H]: w, dz
   float* record_data = record_storage.data();
   // Writes edge e's record: w = alpha * keep, dz = ds * leaky'(z) (what grad_dst adds for it).
   auto write_record = [&](int64_t i, int64_t j, int64_t e, const float* alpha, const float* kf,
@@ -229,7 +231,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           edge_buf.resize(static_cast<size_t>(2 * heads));
           float* alpha = edge_buf.data();
           float* da = alpha + heads;
-          pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+          pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
             prefetch(e);
             score.scores(i, j, e, s);
             weights(i, e, s, alpha);
@@ -252,7 +254,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         // per edge of the row (O(degree * H)); the second forms ds.
         edge_buf.resize(static_cast<size_t>(2 * heads * (pattern.row_offset(i + 1) - first)));
         std::fill_n(drow, heads, 0.f);
-        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
           prefetch(e);
           float* alpha = edge_buf.data() + 2 * heads * (e - first);
           float* da = alpha + heads;
@@ -266,7 +268,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum_data + i * heads);
         if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
         std::fill_n(acc, width, 0.f);
-        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
           const float* alpha = edge_buf.data() + 2 * heads * (e - first);
           const float* da = alpha + heads;
 #pragma omp simd
@@ -315,7 +317,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     // Column j's in-edges, f(i, e). The edge id e is read only for an edge bias or a per-edge
     // score term; without them, an explicit graph's transpose is walked directly, so its edge ids
     // (4 bytes an edge, Graph::transpose_edges) are never built.
-    auto for_each_in_col = [&](int64_t j, auto&& f) {
+    auto for_each_in_col = [&](int64_t j, auto&& f) EDGEATTN_EDGE_BODY {
       if constexpr (std::is_same_v<P, CsrPattern>) {
         if (!a.bias && !a.score.se && !a.score.ea) {
           const auto end = t->col_ptr[static_cast<size_t>(j) + 1];
@@ -381,7 +383,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       std::fill_n(acc, width, 0.f);
       std::fill_n(dv_acc, heads * dv, 0.f);
       int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
-      for_each_in_col(j, [&](int32_t i, int64_t e) {
+      for_each_in_col(j, [&](int32_t i, int64_t e) EDGEATTN_EDGE_BODY {
         if (t && pos + distance < pos_end) {
           const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
           score.prefetch_dst(ahead);

@@ -12,11 +12,13 @@
 // dropout, the value sum uses the masked weights while l uses all of them, so the kept weights
 // are alpha * mask / (1 - p) exactly as in the reference.
 //
-// The shift m is raised lazily: only when a score exceeds it by more than kRescaleMargin (8) does
-// the kernel move m to the new maximum and rescale l and acc (the threshold rescaling of
-// FlashAttention-3, Shah et al. 2024). Every weight exp(s - m) therefore stays below e^8 and l
-// stays finite, while the common edge costs one exp per head and no rescale of acc. Any shift
-// gives the same softmax; the rounding differs from a max-shifted one by a few ulps.
+// A row's edges are read in blocks of up to 32: the block's scores first, then its maximum per
+// head, then the weights and value sums. The first block sets m to its maximum; a later one
+// raises m only when its maximum exceeds m by more than kRescaleMargin (8), and then rescales l
+// and acc (the threshold rescaling of FlashAttention-3, Shah et al. 2024). Every weight
+// exp(s - m) therefore stays below e^8 and l stays finite, while the common edge costs one exp
+// per head, no rescale of acc and no data-dependent branch. Any shift gives the same softmax; the
+// rounding differs from a max-shifted one by a few ulps.
 //
 // Rows are processed in parallel over the pattern's edge-balanced row chunks (pull style: each
 // row is written by one task, no atomics), so results are identical for any thread count. For
@@ -90,11 +92,56 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       cols = pattern.graph().col_idx().data();
       edge_end = pattern.row_offset(row_end);
     }
+    // Softmax rows run in blocks of up to kBlock edges: first the block's scores (and the
+    // prefetches), then one test of the shift against the block's maxima, then the weights and
+    // the value sums. An edge's exp no longer waits on a data-dependent branch, and the edges of a
+    // block are independent, so their exps overlap; the first block of each row sets the shift
+    // once instead of on its first edge.
+    constexpr int kBlock = 32;
+    std::vector<float> block_storage(kSoftmax ? static_cast<size_t>((kBlock + 1) * lanes) : 0);
+    float* block_s = block_storage.data();        // [kBlock, lanes] scores (with bias)
+    float* block_max = block_s + kBlock * lanes;  // [lanes]
+    std::array<int32_t, kBlock> block_j{};
+    std::array<int64_t, kBlock> block_e{};
+    int block_n = 0;
+    bool first_block = true;
+    // The weights and value sums of the buffered edges of row i.
+    auto flush_block = [&](int64_t i) {
+      std::copy_n(block_s, lanes, block_max);
+      for (int k = 1; k < block_n; ++k) {
+        const float* sk = block_s + k * lanes;
+#pragma omp simd
+        for (int64_t h = 0; h < lanes; ++h) block_max[h] = std::max(block_max[h], sk[h]);
+      }
+      if (first_block) {  // l and acc are 0: the shift is set, with nothing to rescale
+#pragma omp simd
+        for (int64_t h = 0; h < lanes; ++h) m[h] = std::max(block_max[h], -FLT_MAX);  // -inf stays finite
+        first_block = false;
+      } else if (exceeds_shift(lanes, block_max, m)) {
+        raise_shift(lanes, heads, dv, block_max, m, l, st.c, acc);
+      }
+      for (int k = 0; k < block_n; ++k) {
+        const int64_t j = block_j[static_cast<size_t>(k)];
+        exp_shifted_sum(lanes, block_s + k * lanes, m, w, l);
+        if (a.dropout > 0.f) {
+          dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
+#pragma omp simd
+          for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
+        }
+        accumulate(heads, dv, acc, w, a.v + j * width);
+        if constexpr (edge_values) {
+          score.edge_values(block_e[static_cast<size_t>(k)], ve.data());
+          accumulate(heads, dv, acc, w, ve.data());
+        }
+      }
+      block_n = 0;
+    };
     for (int64_t i = row_begin; i < row_end; ++i) {
       std::fill_n(m, lanes, -FLT_MAX);
       std::fill_n(l, lanes, 0.f);
       std::fill_n(acc, width, 0.f);
-      pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+      first_block = true;
+      pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
         if constexpr (std::is_same_v<P, CsrPattern>) {
           if (e + ahead < edge_end) {
             const int64_t far = cols[e + ahead];
@@ -102,26 +149,33 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
             prefetch_row(a.v + far * width, width);
           }
         }
-        score.scores(i, j, e, s);
-        if (a.bias)
-          for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
         if constexpr (kSoftmax) {
-          if (exceeds_shift(lanes, s, m)) raise_shift(lanes, heads, dv, s, m, l, st.c, acc);
-          exp_shifted_sum(lanes, s, m, w, l);
+          float* sk = block_s + block_n * lanes;
+          score.scores(i, j, e, sk);
+          if (a.bias)
+            for (int64_t h = 0; h < heads; ++h) sk[h] += a.bias[e * heads + h];
+          block_j[static_cast<size_t>(block_n)] = j;
+          block_e[static_cast<size_t>(block_n)] = e;
+          if (++block_n == kBlock) flush_block(i);
         } else {
+          score.scores(i, j, e, s);
+          if (a.bias)
+            for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
           for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
-        }
-        if (a.dropout > 0.f) {
-          dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
+          if (a.dropout > 0.f) {
+            dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
 #pragma omp simd
-          for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
-        }
-        accumulate(heads, dv, acc, w, a.v + static_cast<int64_t>(j) * width);
-        if constexpr (edge_values) {
-          score.edge_values(e, ve.data());
-          accumulate(heads, dv, acc, w, ve.data());
+            for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
+          }
+          accumulate(heads, dv, acc, w, a.v + static_cast<int64_t>(j) * width);
+          if constexpr (edge_values) {
+            score.edge_values(e, ve.data());
+            accumulate(heads, dv, acc, w, ve.data());
+          }
         }
       });
+      if constexpr (kSoftmax)
+        if (block_n > 0) flush_block(i);
       if constexpr (kSoftmax) {
         // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).
         for (int64_t h = 0; h < heads; ++h) {
@@ -136,7 +190,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       store_row(out.out + i * width, acc, width, stream);
       if (out.alpha) {  // second pass over the row, only when weights are requested
         const float* lse = kSoftmax ? out.lse + i * heads : nullptr;
-        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) {
+        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
           score.scores(i, j, e, s);
           float* alpha_e = out.alpha + e * heads;
           for (int64_t h = 0; h < heads; ++h) {
