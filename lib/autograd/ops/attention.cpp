@@ -164,23 +164,25 @@ Var head_scores(Tape& tape, Var h, Var a, int64_t rows) {
   });
   return tape.record("head_scores", std::move(s), {h, a}, [h, a, n, heads, d](BackwardContext& ctx) {
     const float* g = ctx.grad_out().data();
-    if (ctx.needs_grad(h)) {  // dh[i, k, :] += ds[i, k] a[k, :]
-      const float* ad = ctx.value(a).data();
-      float* dh = ctx.grad(h).data();
-      detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
-        detail::head_scores_backward_rows(r1 - r0, heads, d, g + r0 * heads, ad, dh + r0 * heads * d);
-      });
-    }
-    if (ctx.needs_grad(a)) {  // da[k, :] += sum_i ds[i, k] h[i, k, :]
+    const float* ad = ctx.value(a).data();
+    float* dh = ctx.needs_grad(h) ? ctx.grad(h).data() : nullptr;
+    if (ctx.needs_grad(a)) {
+      // da[k, :] += sum_i ds[i, k] h[i, k, :], and dh's term row by row in the same sweep: h and
+      // dh are read once (a sampled block's h is tens of MB).
       const float* hd = ctx.value(h).data();
       detail::column_sums(
           n, heads * d,
           [&](int64_t i, float* acc) {
+            if (dh) detail::head_scores_backward_rows(1, heads, d, g + i * heads, ad, dh + i * heads * d);
             for (int64_t k = 0; k < heads; ++k)
               for (int64_t c = 0; c < d; ++c)
                 acc[k * d + c] += g[i * heads + k] * hd[(i * heads + k) * d + c];
           },
           ctx.grad(a).data(), true);
+    } else if (dh) {  // dh[i, k, :] += ds[i, k] a[k, :]
+      detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
+        detail::head_scores_backward_rows(r1 - r0, heads, d, g + r0 * heads, ad, dh + r0 * heads * d);
+      });
     }
   });
 }
