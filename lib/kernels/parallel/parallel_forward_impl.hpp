@@ -122,6 +122,14 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       }
       for (int k = 0; k < block_n; ++k) {
         const int64_t j = block_j[static_cast<size_t>(k)];
+        if constexpr (std::is_same_v<P, CsrPattern>) {
+          // The value rows are prefetched as they are read, the old distance ahead. Issued with
+          // the scores, a block's worth at once overran the outstanding misses the core tracks,
+          // and the forward over a 12.5M-edge graph (degree 50, values beyond the LLC) ran 1.3x
+          // slower than edge by edge.
+          const int64_t e = block_e[static_cast<size_t>(k)];
+          if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
+        }
         exp_shifted_sum(lanes, block_s + k * lanes, m, w, l);
         if (a.dropout > 0.f) {
           dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
@@ -146,7 +154,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           if (e + ahead < edge_end) {
             const int64_t far = cols[e + ahead];
             score.prefetch_src(far);
-            prefetch_row(a.v + far * width, width);
+            if constexpr (!kSoftmax) prefetch_row(a.v + far * width, width);  // softmax: in flush_block
           }
         }
         if constexpr (kSoftmax) {
