@@ -49,6 +49,7 @@
 #include "edgeattn/graph/build.hpp"
 #include "edgeattn/graph/generators.hpp"
 #include "edgeattn/graph/graph.hpp"
+#include "edgeattn/graph/neighbor_sampler.hpp"
 #include "edgeattn/graph/partition.hpp"
 #include "edgeattn/graph/pattern.hpp"
 #include "edgeattn/kernels/attention.hpp"
@@ -1068,6 +1069,115 @@ NB_MODULE(_edgeattn, m) {
       "n"_a, "num_edges"_a, "seed"_a = 0, "a"_a = 0.57, "b"_a = 0.19, "c"_a = 0.19, "d"_a = 0.05,
       "scramble_ids"_a = true, "self_loops"_a = "keep", "duplicates"_a = "merge", "symmetrize"_a = false,
       "num_edges R-MAT (Kronecker) edges on n nodes, Graph500 parameters by default.");
+
+  // -- Neighbour sampling (graph/neighbor_sampler.hpp) -------------------------------------------
+  nb::class_<Block>(m, "Block",
+                    "One layer's bipartite message-passing graph in local ids (DGL's block): graph is "
+                    "[num_dst x num_src], CSR by destination; edge (i <- j) is dst_nodes[i] <- src_nodes[j]. "
+                    "For a square input graph src_nodes starts with dst_nodes, so x_dst = x_src[:num_dst]. "
+                    "Arrays are read-only int64 views kept alive by the block.")
+      .def_prop_ro(
+          "graph", [](const Block& b) { return b.graph; },
+          "the block's Graph [num_dst x num_src] (shares the block's CSR arrays)")
+      .def_prop_ro(
+          "dst_nodes",
+          [](nb::handle self) {
+            return readonly_view<int64_t>(nb::cast<const Block&>(self).dst_nodes, self);
+          },
+          "int64 [num_dst]: global ids of the destinations, in the order given")
+      .def_prop_ro(
+          "src_nodes",
+          [](nb::handle self) {
+            return readonly_view<int64_t>(nb::cast<const Block&>(self).src_nodes, self);
+          },
+          "int64 [num_src]: global ids of the sources (the destinations first, on a square graph)")
+      .def_prop_ro(
+          "edge_ids",
+          [](nb::handle self) { return readonly_view<int64_t>(nb::cast<const Block&>(self).edge_ids, self); },
+          "int64 [num_edges]: each block edge's CSR position in the input graph (PyG's e_id), for "
+          "per-edge data: block_attr = attr[edge_ids]")
+      .def_prop_ro("num_dst", &Block::num_dst)
+      .def_prop_ro("num_src", &Block::num_src)
+      .def_prop_ro("num_edges", &Block::num_edges)
+      .def("__repr__", [](const Block& b) {
+        return detail::message("Block(num_dst=", b.num_dst(), ", num_src=", b.num_src(),
+                               ", num_edges=", b.num_edges(), ")");
+      });
+  nb::class_<SampledSubgraph>(
+      m, "SampledSubgraph",
+      "A mini-batch: the seeds' sampled neighbourhood, one Block per layer, outermost "
+      "hop first (DGL's blocks). blocks[l].dst_nodes equals blocks[l + 1].src_nodes[:num_dst]; "
+      "the last block's destinations are the seeds.")
+      .def_prop_ro(
+          "blocks",
+          [](nb::handle self) {
+            nb::list out;
+            for (const Block& b : nb::cast<const SampledSubgraph&>(self).blocks)
+              out.append(nb::cast(&b, nb::rv_policy::reference_internal, self));
+            return out;
+          },
+          "list of Block, outermost hop first (each kept alive by the subgraph)")
+      .def_prop_ro(
+          "input_nodes",
+          [](nb::handle self) {
+            return readonly_view<int64_t>(nb::cast<const SampledSubgraph&>(self).input_nodes, self);
+          },
+          "int64: global ids whose features the first layer reads (blocks[0].src_nodes)")
+      .def_prop_ro(
+          "seeds",
+          [](nb::handle self) {
+            return readonly_view<int64_t>(nb::cast<const SampledSubgraph&>(self).seeds, self);
+          },
+          "int64: the seeds, in the order given (the last layer's output rows)")
+      .def("__len__", [](const SampledSubgraph& s) { return s.blocks.size(); })
+      .def("__repr__", [](const SampledSubgraph& s) {
+        std::string r = detail::message("SampledSubgraph(seeds=", s.seeds.size(), ", blocks=[");
+        for (size_t l = 0; l < s.blocks.size(); ++l)
+          r += detail::message(l ? ", " : "", s.blocks[l].num_dst(), "x", s.blocks[l].num_src(), ":",
+                               s.blocks[l].num_edges());
+        return r + "])";
+      });
+  {
+    // seeds / dst_nodes: an int32/int64 array (NumPy, or a tensor through DLPack) or a list of ints.
+    auto sample = [](const Graph& graph, const std::vector<int64_t>& ids, const std::vector<int64_t>& fanouts,
+                     bool replace, uint64_t seed) {
+      const NeighborSamplerOptions o{.fanouts = fanouts, .replace = replace, .seed = seed};
+      nb::gil_scoped_release release;
+      return sample_neighbors(graph, ids, o);
+    };
+    const char* sample_doc =
+        "Samples len(fanouts) hops of in-neighbours around the seeds (int32/int64 array or list, "
+        "distinct, < num_dst): fanouts[h] neighbours of each node at hop h + 1 from the seeds, as PyG's "
+        "num_neighbors ([15, 10, 5]: 15 per seed; DGL lists the same as [5, 10, 15]); -1 takes every "
+        "in-edge. Without replacement a node keeps min(fanout, in-degree) distinct in-edges; with it, "
+        "exactly fanout draws (repeats kept as parallel edges). Draws are a pure function of (seed, hop, "
+        "node): the same for any thread count, batch or order; vary seed per batch. Returns a "
+        "SampledSubgraph; gather features with x[sub.input_nodes]. Raises GraphError for a seed out of "
+        "range or repeated.";
+    m.def(
+        "sample_neighbors",
+        [sample](const Graph& graph, const AnyArray& seeds, const std::vector<int64_t>& fanouts, bool replace,
+                 uint64_t seed) {
+          return sample(graph, index_vector(seeds, "sample_neighbors: seeds"), fanouts, replace, seed);
+        },
+        "graph"_a, "seeds"_a, "fanouts"_a, "replace"_a = false, "seed"_a = 0, sample_doc);
+    m.def("sample_neighbors", sample, "graph"_a, "seeds"_a, "fanouts"_a, "replace"_a = false, "seed"_a = 0,
+          sample_doc);
+    auto full = [](const Graph& graph, const std::vector<int64_t>& ids) {
+      nb::gil_scoped_release release;
+      return full_neighborhood_block(graph, ids);
+    };
+    const char* full_doc =
+        "Every in-edge of each of dst_nodes (int32/int64 array or list, distinct, < num_dst) as one Block: "
+        "a layer of layer-wise full-neighbourhood inference (PyG's and DGL's evaluation path).";
+    m.def(
+        "full_neighborhood_block",
+        [full](const Graph& graph, const AnyArray& dst_nodes) {
+          return full(graph, index_vector(dst_nodes, "full_neighborhood_block: dst_nodes"));
+        },
+        "graph"_a, "dst_nodes"_a, full_doc);
+    m.def("full_neighborhood_block", full, "graph"_a, "dst_nodes"_a, full_doc);
+  }
 
   // -- Attention kernels ------------------------------------------------------------------------
   nb::class_<PyAttentionResult>(

@@ -34,6 +34,7 @@ from __future__ import annotations
 from . import _edgeattn
 from ._edgeattn import (  # noqa: F401  (re-exports)
     AttentionResult,
+    Block,
     BlockDiagonalPattern,
     CausalPattern,
     ChecksumError,
@@ -49,6 +50,7 @@ from ._edgeattn import (  # noqa: F401  (re-exports)
     IoError,
     Model,
     ParseError,
+    SampledSubgraph,
     ShapeError,
     TransformerConv,
     WindowGlobalPattern,
@@ -64,6 +66,7 @@ from ._edgeattn import (  # noqa: F401  (re-exports)
     fetch_dataset,
     fit,
     fit_distributed,
+    full_neighborhood_block,
     load_dataset,
     load_dataset_path,
     materialize,
@@ -74,11 +77,13 @@ from ._edgeattn import (  # noqa: F401  (re-exports)
     partition,
     predict_distributed,
     rmat_graph,
+    sample_neighbors,
     sbm_dataset,
 )
 
 __all__ = [
     "AttentionResult",
+    "Block",
     "BlockDiagonalPattern",
     "CausalPattern",
     "ChecksumError",
@@ -94,6 +99,7 @@ __all__ = [
     "IoError",
     "Model",
     "ParseError",
+    "SampledSubgraph",
     "ShapeError",
     "TransformerConv",
     "WindowGlobalPattern",
@@ -109,6 +115,7 @@ __all__ = [
     "fetch_dataset",
     "fit",
     "fit_distributed",
+    "full_neighborhood_block",
     "graph_from_scipy",
     "load_dataset",
     "load_dataset_path",
@@ -120,6 +127,7 @@ __all__ = [
     "partition",
     "predict_distributed",
     "rmat_graph",
+    "sample_neighbors",
     "sbm_dataset",
     "sparse_features",
 ]

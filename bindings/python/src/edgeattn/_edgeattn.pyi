@@ -262,6 +262,83 @@ def rmat_graph(n: int, num_edges: int, seed: int = 0, a: float = 0.57, b: float 
     num_edges R-MAT (Kronecker) edges on n nodes, Graph500 parameters by default.
     """
 
+class Block:
+    """
+    One layer's bipartite message-passing graph in local ids (DGL's block): graph is [num_dst x num_src], CSR by destination; edge (i <- j) is dst_nodes[i] <- src_nodes[j]. For a square input graph src_nodes starts with dst_nodes, so x_dst = x_src[:num_dst]. Arrays are read-only int64 views kept alive by the block.
+    """
+
+    @property
+    def graph(self) -> Graph:
+        """the block's Graph [num_dst x num_src] (shares the block's CSR arrays)"""
+
+    @property
+    def dst_nodes(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
+        """int64 [num_dst]: global ids of the destinations, in the order given"""
+
+    @property
+    def src_nodes(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
+        """
+        int64 [num_src]: global ids of the sources (the destinations first, on a square graph)
+        """
+
+    @property
+    def edge_ids(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
+        """
+        int64 [num_edges]: each block edge's CSR position in the input graph (PyG's e_id), for per-edge data: block_attr = attr[edge_ids]
+        """
+
+    @property
+    def num_dst(self) -> int: ...
+
+    @property
+    def num_src(self) -> int: ...
+
+    @property
+    def num_edges(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+class SampledSubgraph:
+    """
+    A mini-batch: the seeds' sampled neighbourhood, one Block per layer, outermost hop first (DGL's blocks). blocks[l].dst_nodes equals blocks[l + 1].src_nodes[:num_dst]; the last block's destinations are the seeds.
+    """
+
+    @property
+    def blocks(self) -> list:
+        """list of Block, outermost hop first (each kept alive by the subgraph)"""
+
+    @property
+    def input_nodes(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
+        """
+        int64: global ids whose features the first layer reads (blocks[0].src_nodes)
+        """
+
+    @property
+    def seeds(self) -> Annotated[NDArray[numpy.int64], dict(shape=(None,), writable=False)]:
+        """int64: the seeds, in the order given (the last layer's output rows)"""
+
+    def __len__(self) -> int: ...
+
+    def __repr__(self) -> str: ...
+
+@overload
+def sample_neighbors(graph: Graph, seeds: Annotated[NDArray, dict(writable=False)], fanouts: Sequence[int], replace: bool = False, seed: int = 0) -> SampledSubgraph: ...
+
+@overload
+def sample_neighbors(graph: Graph, seeds: Sequence[int], fanouts: Sequence[int], replace: bool = False, seed: int = 0) -> SampledSubgraph:
+    """
+    Samples len(fanouts) hops of in-neighbours around the seeds (int32/int64 array or list, distinct, < num_dst): fanouts[h] neighbours of each node at hop h + 1 from the seeds, as PyG's num_neighbors ([15, 10, 5]: 15 per seed; DGL lists the same as [5, 10, 15]); -1 takes every in-edge. Without replacement a node keeps min(fanout, in-degree) distinct in-edges; with it, exactly fanout draws (repeats kept as parallel edges). Draws are a pure function of (seed, hop, node): the same for any thread count, batch or order; vary seed per batch. Returns a SampledSubgraph; gather features with x[sub.input_nodes]. Raises GraphError for a seed out of range or repeated.
+    """
+
+@overload
+def full_neighborhood_block(graph: Graph, dst_nodes: Annotated[NDArray, dict(writable=False)]) -> Block: ...
+
+@overload
+def full_neighborhood_block(graph: Graph, dst_nodes: Sequence[int]) -> Block:
+    """
+    Every in-edge of each of dst_nodes (int32/int64 array or list, distinct, < num_dst) as one Block: a layer of layer-wise full-neighbourhood inference (PyG's and DGL's evaluation path).
+    """
+
 class AttentionResult:
     """
     What attention_forward returns; pass it to attention_backward. Its arrays are views owned by this object (row_stats read-only).
@@ -569,12 +646,12 @@ def mpi_rank_size() -> tuple[int, int]:
     (rank, size) of this process in MPI_COMM_WORLD when started by mpirun (MPI is initialised on first use and finalised at exit), else (0, 1).
     """
 
-def fit_distributed(model: Model, partitions: str, epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy') -> dict:
+def fit_distributed(model: Model, partitions: str, epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', halo_input: str = 'features') -> dict:
     """
-    Full-graph training over MPI (dist/distributed_training.hpp): run the same script under `mpirun -np P`; each rank reads its part of `partitions` (written by partition(..., parts=P) or `edgeattn partition`), exchanges halo rows between layers and sums the gradients in rank order, so every rank ends with the same weights and the result equals fit's on the whole graph (same seed; within float rounding). Started without mpirun it is rank 0 of 1 (a one-part directory). An error on one rank of several ends the job (MPI_Abort naming the rank). Returns fit's dict, the same on every rank.
+    Full-graph training over MPI (dist/distributed_training.hpp): run the same script under `mpirun -np P`; each rank reads its part of `partitions` (written by partition(..., parts=P) or `edgeattn partition`), exchanges halo rows between layers and sums the gradients in rank order, so every rank ends with the same weights and the result equals fit's on the whole graph (same seed; within float rounding). Started without mpirun it is rank 0 of 1 (a one-part directory). An error on one rank of several ends the job (MPI_Abort naming the rank). halo_input='projection' drops the halo nodes' features and has the first layer exchange its projected rows instead (less memory, more bytes; gat without residual). Returns fit's dict, the same on every rank, with this rank's halo_bytes_per_epoch and gradient_bytes_per_epoch (sent to other ranks in a step).
     """
 
-def predict_distributed(model: Model, partitions: str, gather: bool = False) -> tuple:
+def predict_distributed(model: Model, partitions: str, gather: bool = False, halo_input: str = 'features') -> tuple:
     """
     Logits of this rank's owned nodes under `mpirun -np P` (the part files of fit_distributed; evaluation mode): (nodes [num_owned] global ids, ascending; logits [num_owned, C]). gather=True: every rank gets all of them, (arange(N), logits [N, C]). Without mpirun, rank 0 of 1 (a one-part directory).
     """
