@@ -92,11 +92,11 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       cols = pattern.graph().col_idx().data();
       edge_end = pattern.row_offset(row_end);
     }
-    // Softmax rows run in blocks of up to kBlock edges: first the block's scores (and the
-    // prefetches), then one test of the shift against the block's maxima, then the weights and
-    // the value sums. An edge's exp no longer waits on a data-dependent branch, and the edges of a
-    // block are independent, so their exps overlap; the first block of each row sets the shift
-    // once instead of on its first edge.
+    // Softmax rows run in blocks of up to kBlock edges: first the block's scores (prefetching
+    // the score rows ahead), then one test of the shift against the block's maxima, then the
+    // weights and the value sums (prefetching the value rows ahead). An edge's exp no longer waits on a
+    // data-dependent branch, and the edges of a block are independent, so their exps overlap; the first block
+    // of each row sets the shift once instead of on its first edge.
     constexpr int kBlock = 32;
     std::vector<float> block_storage(kSoftmax ? static_cast<size_t>((kBlock + 1) * lanes) : 0);
     float* block_s = block_storage.data();        // [kBlock, lanes] scores (with bias)
@@ -125,7 +125,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         if constexpr (std::is_same_v<P, CsrPattern>) {
           // The value rows are prefetched as they are read, the old distance ahead. Issued with
           // the scores, a block's worth at once overran the outstanding misses the core tracks,
-          // and the forward over a 12.5M-edge graph (degree 50, values beyond the LLC) ran 1.3x
+          // and the forward over a 12.5M-edge graph (degree 50, values beyond the LLC) ran 1.5x
           // slower than edge by edge.
           const int64_t e = block_e[static_cast<size_t>(k)];
           if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
