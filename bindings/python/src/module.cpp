@@ -181,6 +181,13 @@ nb::ndarray<nb::numpy, const T, nb::ndim<1>> readonly_view(std::span<const T> s,
   return nb::ndarray<nb::numpy, const T, nb::ndim<1>>(s.data(), {s.size()}, owner);
 }
 
+/// A property getter: the read-only int64 view of an object's `member` vector, kept alive by the
+/// object (Block's and SampledSubgraph's node and edge ids).
+template <class C>
+auto index_member_view(std::vector<int64_t> C::*member) {
+  return [member](nb::handle self) { return readonly_view<int64_t>(nb::cast<const C&>(self).*member, self); };
+}
+
 /// A writable NumPy view of a tensor, keeping `owner` alive (None when absent).
 nb::object tensor_view(Tensor& t, nb::handle owner) {
   if (t.absent()) return nb::none();
@@ -1079,23 +1086,13 @@ NB_MODULE(_edgeattn, m) {
       .def_prop_ro(
           "graph", [](const Block& b) { return b.graph; },
           "the block's Graph [num_dst x num_src] (shares the block's CSR arrays)")
-      .def_prop_ro(
-          "dst_nodes",
-          [](nb::handle self) {
-            return readonly_view<int64_t>(nb::cast<const Block&>(self).dst_nodes, self);
-          },
-          "int64 [num_dst]: global ids of the destinations, in the order given")
-      .def_prop_ro(
-          "src_nodes",
-          [](nb::handle self) {
-            return readonly_view<int64_t>(nb::cast<const Block&>(self).src_nodes, self);
-          },
-          "int64 [num_src]: global ids of the sources (the destinations first, on a square graph)")
-      .def_prop_ro(
-          "edge_ids",
-          [](nb::handle self) { return readonly_view<int64_t>(nb::cast<const Block&>(self).edge_ids, self); },
-          "int64 [num_edges]: each block edge's CSR position in the input graph (PyG's e_id), for "
-          "per-edge data: block_attr = attr[edge_ids]")
+      .def_prop_ro("dst_nodes", index_member_view(&Block::dst_nodes),
+                   "int64 [num_dst]: global ids of the destinations, in the order given")
+      .def_prop_ro("src_nodes", index_member_view(&Block::src_nodes),
+                   "int64 [num_src]: global ids of the sources (the destinations first, on a square graph)")
+      .def_prop_ro("edge_ids", index_member_view(&Block::edge_ids),
+                   "int64 [num_edges]: each block edge's CSR position in the input graph (PyG's e_id), for "
+                   "per-edge data: block_attr = attr[edge_ids]")
       .def_prop_ro("num_dst", &Block::num_dst)
       .def_prop_ro("num_src", &Block::num_src)
       .def_prop_ro("num_edges", &Block::num_edges)
@@ -1117,18 +1114,10 @@ NB_MODULE(_edgeattn, m) {
             return out;
           },
           "list of Block, outermost hop first (each kept alive by the subgraph)")
-      .def_prop_ro(
-          "input_nodes",
-          [](nb::handle self) {
-            return readonly_view<int64_t>(nb::cast<const SampledSubgraph&>(self).input_nodes, self);
-          },
-          "int64: global ids whose features the first layer reads (blocks[0].src_nodes)")
-      .def_prop_ro(
-          "seeds",
-          [](nb::handle self) {
-            return readonly_view<int64_t>(nb::cast<const SampledSubgraph&>(self).seeds, self);
-          },
-          "int64: the seeds, in the order given (the last layer's output rows)")
+      .def_prop_ro("input_nodes", index_member_view(&SampledSubgraph::input_nodes),
+                   "int64: global ids whose features the first layer reads (blocks[0].src_nodes)")
+      .def_prop_ro("seeds", index_member_view(&SampledSubgraph::seeds),
+                   "int64: the seeds, in the order given (the last layer's output rows)")
       .def("__len__", [](const SampledSubgraph& s) { return s.blocks.size(); })
       .def("__repr__", [](const SampledSubgraph& s) {
         std::string r = detail::message("SampledSubgraph(seeds=", s.seeds.size(), ", blocks=[");
