@@ -185,9 +185,9 @@ class StorageCache {
   // widths) the old classes make room. The quarter keeps the blocks of neighbouring classes that
   // a sampled mini-batch's next step asks for again (every batch reaches another number of
   // nodes): freeing them on every miss, as this did, page-faulted (and the kernel zeroed) about
-  // nearly three quarters of a sampled GAT step's tensors again (901 of 1249 over two epochs), and left the
-  // process 10% larger (malloc does not hand every freed block back). Full-batch steps repeat their shapes
-  // and miss only in their first epoch: their peak is unchanged.
+  // nearly three quarters of a sampled GAT step's tensors again (901 of 1249 over two epochs),
+  // and left the process 10% larger (malloc does not hand every freed block back). Full-batch
+  // steps repeat their shapes and miss only in their first epoch: their peak is unchanged.
   void evict_for_locked(size_t capacity) {
     const size_t in_use = in_use_.load(std::memory_order_relaxed);
     live_high_water_ = std::max(live_high_water_, in_use + capacity);

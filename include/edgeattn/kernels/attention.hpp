@@ -18,8 +18,9 @@
 // is a pure function of (seed, i, j, h), so backward regenerates it and every path agrees.
 //
 // The sparse path is fused: one pass per destination row with an online softmax, over blocks of
-// up to 32 of the row's edges; nothing of size edges x features is ever stored. Extra memory is the row log-sum-exp [num_dst, H] saved for
-// backward, plus [num_edges, H] only when attention weights are requested. Backward is
+// up to 32 of the row's edges; nothing of size edges x features is ever stored. Extra memory is
+// the row log-sum-exp [num_dst, H] saved for backward, plus [num_edges, H] only when attention
+// weights are requested. Backward is
 // atomics-free: destination-parallel for query-side gradients, source-parallel (over the cached
 // transpose) for key/value-side gradients. Results are bit-identical for any thread count.
 //

@@ -94,9 +94,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     }
     // Softmax rows run in blocks of up to kBlock edges: first the block's scores (prefetching
     // the score rows ahead), then one test of the shift against the block's maxima, then the
-    // weights and the value sums (prefetching the value rows ahead). An edge's exp no longer waits on a
-    // data-dependent branch, and the edges of a block are independent, so their exps overlap; the first block
-    // of each row sets the shift once instead of on its first edge.
+    // weights and the value sums (prefetching the value rows ahead). An edge's exp no longer
+    // waits on a data-dependent branch, and the edges of a block are independent, so their exps
+    // overlap; the first block of each row sets the shift once instead of on its first edge.
     constexpr int kBlock = 32;
     std::vector<float> block_storage(kSoftmax ? static_cast<size_t>((kBlock + 1) * lanes) : 0);
     float* block_s = block_storage.data();        // [kBlock, lanes] scores (with bias)
@@ -105,6 +105,22 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     std::array<int64_t, kBlock> block_e{};
     int block_n = 0;
     bool first_block = true;
+    // acc += w * v_j (w with edge (i, j)'s dropout applied), and the edge's own value ve_e when
+    // the score has one.
+    auto add_value = [&](int64_t i, int64_t j, int64_t e) EDGEATTN_EDGE_BODY {
+      if (a.dropout > 0.f) {
+        dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
+#pragma omp simd
+        for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
+      }
+      accumulate(heads, dv, acc, w, a.v + j * width);
+      if constexpr (edge_values) {
+        score.edge_values(e, ve.data());
+        accumulate(heads, dv, acc, w, ve.data());
+      } else {
+        (void)e;
+      }
+    };
     // The weights and value sums of the buffered edges of row i.
     auto flush_block = [&](int64_t i) {
       std::copy_n(block_s, lanes, block_max);
@@ -131,16 +147,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
         }
         exp_shifted_sum(lanes, block_s + k * lanes, m, w, l);
-        if (a.dropout > 0.f) {
-          dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
-#pragma omp simd
-          for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
-        }
-        accumulate(heads, dv, acc, w, a.v + j * width);
-        if constexpr (edge_values) {
-          score.edge_values(block_e[static_cast<size_t>(k)], ve.data());
-          accumulate(heads, dv, acc, w, ve.data());
-        }
+        add_value(i, j, block_e[static_cast<size_t>(k)]);
       }
       block_n = 0;
     };
@@ -170,21 +177,11 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           if (a.bias)
             for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
           for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
-          if (a.dropout > 0.f) {
-            dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
-#pragma omp simd
-            for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
-          }
-          accumulate(heads, dv, acc, w, a.v + static_cast<int64_t>(j) * width);
-          if constexpr (edge_values) {
-            score.edge_values(e, ve.data());
-            accumulate(heads, dv, acc, w, ve.data());
-          }
+          add_value(i, j, e);
         }
       });
-      if constexpr (kSoftmax)
-        if (block_n > 0) flush_block(i);
       if constexpr (kSoftmax) {
+        if (block_n > 0) flush_block(i);
         // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).
         for (int64_t h = 0; h < heads; ++h) {
           const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
