@@ -6,6 +6,11 @@
 //   perceptron  s = v^T tanh(W q_i + U k_j)                          -> vector_tanh on (W q, U k)
 // The projections are GEMMs over nodes (O(N * D^2)), never per edge; backward maps gradients back
 // through them (kernels/head_projection.hpp).
+//
+// The additive score from the value (att_dst/att_src): the dispatch computes the node terms
+// sd_i = <a_dst, v_i> and ss_j = <a_src, v_j> in one sweep over v (kept in
+// AttentionResult::node_scores), and every backend folds their gradients into dv and d a_* in
+// its backward (BackwardBuffers::fold_att_*).
 #include "edgeattn/kernels/attention.hpp"
 
 #include <algorithm>
@@ -14,8 +19,10 @@
 #include <optional>
 #include <string>
 
+#include "edgeattn/core/parallel.hpp"
 #include "kernels/attention_backend.hpp"
 #include "kernels/head_projection.hpp"
+#include "kernels/head_scores.hpp"
 
 namespace edgeattn {
 namespace {
@@ -31,6 +38,7 @@ struct Prepared {
   Tensor projected_q;  // perceptron: W q  [Nd, H, C]
   Tensor projected_k;  // bilinear: W k [Ns, H, Dk]; perceptron: U k [Ns, H, C]
   AttentionPath path = AttentionPath::sparse;
+  bool from_value = false;  // additive with att_dst/att_src: args.score.sd/ss set by the caller
 };
 
 std::string where(const AttentionConfig& c, const char* operand) {
@@ -106,6 +114,26 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
     check_shape(where(c, "key"), in.key, {r.num_src, r.heads, r.dk});
     require_absent(c, in.score_dst, "score_dst");
     require_absent(c, in.score_src, "score_src");
+    require_absent(c, in.att_dst, "att_dst");
+    require_absent(c, in.att_src, "att_src");
+  } else if (!in.att_dst.empty() || !in.att_src.empty()) {
+    // GAT's node terms from the value itself (AttentionInputs::att_dst/att_src).
+    if (!in.score_dst.empty() || !in.score_src.empty())
+      raise<InvalidArgument>(where(c, in.score_dst.empty() ? "score_src" : "score_dst"),
+                             " was given with att_dst/att_src: pass either the score vectors or the "
+                             "vectors that take them from the value, not both");
+    if (in.att_dst.empty() || in.att_src.empty())
+      raise<InvalidArgument>(where(c, in.att_dst.empty() ? "att_dst" : "att_src"),
+                             " is missing: att_dst and att_src [heads, value_dim] go together");
+    check_shape(where(c, "att_dst"), in.att_dst, {r.heads, r.dv});
+    check_shape(where(c, "att_src"), in.att_src, {r.heads, r.dv});
+    if (r.num_dst > r.num_src)
+      raise<ShapeError>(where(c, "att_dst"), ": takes destination i's score from value row i, so the ",
+                        "pattern needs num_dst <= num_src; it has ", r.num_dst, " destinations and ",
+                        r.num_src, " sources");
+    require_absent(c, in.query, "query");
+    require_absent(c, in.key, "key");
+    r.from_value = true;
   } else {
     check_shape(where(c, "score_dst"), in.score_dst, {r.num_dst, r.heads});
     check_shape(where(c, "score_src"), in.score_src, {r.num_src, r.heads});
@@ -237,6 +265,29 @@ const Graph& as_graph(const Pattern& p, std::optional<Graph>& storage) {
   return *storage;
 }
 
+// The additive score's node terms from the value: sd_i = <a_dst, v_i> for i < Nd and
+// ss_j = <a_src, v_j>, into node_scores [Nd + Ns, H] (sd's rows first), in one sweep over v: each
+// block of rows is scored for both while it is in cache. Serial on the reference path; the bits
+// are the same either way (each row's sums run in index order).
+void value_head_scores(const Prepared& r, const AttentionInputs& in, Tensor& node_scores, bool serial) {
+  const int64_t heads = r.heads, dv = r.dv, nd = r.num_dst;
+  const float *v = in.value.data(), *a_dst = in.att_dst.data(), *a_src = in.att_src.data();
+  float* sd = node_scores.data();
+  float* ss = sd + nd * heads;
+  auto rows = [&](int64_t begin, int64_t end) {
+    kernels::head_scores_rows(end - begin, heads, dv, v + begin * heads * dv, a_src, ss + begin * heads);
+    const int64_t dst_end = std::min(end, nd);
+    if (begin < dst_end)
+      kernels::head_scores_rows(dst_end - begin, heads, dv, v + begin * heads * dv, a_dst,
+                                sd + begin * heads);
+  };
+  if (serial)
+    rows(0, r.num_src);
+  else  // blocks of ~64 KiB of v, so the second sweep reads them from L2
+    parallel_for(0, r.num_src, std::max<int64_t>(16, (int64_t{16} << 10) / std::max<int64_t>(heads * dv, 1)),
+                 rows);
+}
+
 }  // namespace
 
 const char* to_string(Score s) {
@@ -302,6 +353,12 @@ AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs&
   Prepared prep = prepare(pattern, inputs, config);
   AttentionResult result;
   result.path = prep.path;
+  if (prep.from_value) {
+    result.node_scores = Tensor::uninitialized({prep.num_dst + prep.num_src, prep.heads});
+    value_head_scores(prep, inputs, result.node_scores, prep.path == AttentionPath::reference);
+    prep.args.score.sd = result.node_scores.data();
+    prep.args.score.ss = result.node_scores.data() + prep.num_dst * prep.heads;
+  }
   // Every backend writes out and lse in full (kernels::ForwardBuffers), so neither is zero-filled.
   Tensor per_head = Tensor::uninitialized({prep.num_dst, prep.heads, prep.dv});
   if (config.normalization == Normalization::softmax)
@@ -354,6 +411,12 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
   const int64_t nd = prep.num_dst, ns = prep.num_src, h = prep.heads;
   if (config.normalization == Normalization::softmax)
     check_shape("attention_backward: forward.row_stats", forward.row_stats, {nd, h});
+  if (prep.from_value) {
+    check_shape("attention_backward: forward.node_scores (attention_forward's, with att_dst/att_src)",
+                forward.node_scores, {nd + ns, h});
+    prep.args.score.sd = forward.node_scores.data();
+    prep.args.score.ss = forward.node_scores.data() + nd * h;
+  }
 
   // Per-head output gradient [Nd, H, Dv].
   Tensor dout_storage;
@@ -386,8 +449,9 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
     if (!in_place && overlaps(target, n, inputs.value.data(), inputs.value.numel())) direct = false;
     for (ConstView other :
          {inputs.query, inputs.key, inputs.score_dst, inputs.score_src, inputs.weight, inputs.key_weight,
-          inputs.att, inputs.edge_bias, inputs.score_edge, inputs.edge_attr, inputs.edge_proj, grad_out,
-          ConstView(forward.row_stats), ConstView(forward.out)})
+          inputs.att, inputs.edge_bias, inputs.score_edge, inputs.edge_attr, inputs.edge_proj, inputs.att_dst,
+          inputs.att_src, grad_out, ConstView(forward.row_stats), ConstView(forward.out),
+          ConstView(forward.node_scores)})
       if (overlaps(target, n, other.data(), other.numel())) direct = false;
   }
   // The per-edge backward writes every element of dv, dq, dk, dsd, dss, dbias and dse once; the other
@@ -407,8 +471,9 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
   b.dbias = g.edge_bias.data();
   b.dea = g.edge_attr.data();
   b.dwe = g.edge_proj.data();
-  // Gradients w.r.t. the canonical (possibly projected) q and k.
-  Tensor dq_canon, dk_canon;
+  // Gradients w.r.t. the canonical (possibly projected) q and k; the additive node terms' when
+  // they come from the value.
+  Tensor dq_canon, dk_canon, score_grads;
   switch (config.score) {
     case Score::dot_product:
     case Score::gatv2:
@@ -422,10 +487,23 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
       }
       break;
     case Score::additive:
-      g.score_dst = grad(inputs.score_dst.shape());
-      g.score_src = grad(inputs.score_src.shape());
-      b.dsd = g.score_dst.data();
-      b.dss = g.score_src.data();
+      if (prep.from_value) {
+        // The score gradients stay internal (the backend folds them into dv and d a_*).
+        score_grads = grad({nd + ns, h});
+        b.dsd = score_grads.data();
+        b.dss = score_grads.data() + nd * h;
+        g.att_dst = Tensor(inputs.att_dst.shape());
+        g.att_src = Tensor(inputs.att_src.shape());
+        b.fold_att_dst = inputs.att_dst.data();
+        b.fold_att_src = inputs.att_src.data();
+        b.datt_dst = g.att_dst.data();
+        b.datt_src = g.att_src.data();
+      } else {
+        g.score_dst = grad(inputs.score_dst.shape());
+        g.score_src = grad(inputs.score_src.shape());
+        b.dsd = g.score_dst.data();
+        b.dss = g.score_src.data();
+      }
       if (!inputs.score_edge.empty()) {
         g.score_edge = grad(inputs.score_edge.shape());
         b.dse = g.score_edge.data();

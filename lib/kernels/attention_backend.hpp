@@ -69,6 +69,15 @@ struct BackwardBuffers {
   float* dse = nullptr;    // [E, H]: additive with ScoreArgs::se, d(loss)/d se = ds * leaky'(z)
   float* dea = nullptr;    // [E, fe]: vector scores with ScoreArgs::ea, d(loss)/d ea
   float* dwe = nullptr;    // [H, dk, fe]: d(loss)/d we (accumulated, like datt)
+  // Additive scores taken from v (AttentionInputs::att_dst/att_src: sd_i = <a_dst, v_i>,
+  // ss_j = <a_src, v_j>, destination i being source i). When fold_att_src is set, dv_j also
+  // receives dss_j a_src, and for j < Nd dsd_j a_dst; datt_src += sum_j dss_j v_j and
+  // datt_dst += sum_{j<Nd} dsd_j v_j (accumulated, like datt). dsd and dss must be given (they
+  // still receive the score gradients), and so must dv.
+  const float* fold_att_src = nullptr;  // [H, dv]
+  const float* fold_att_dst = nullptr;  // [H, dv]
+  float* datt_src = nullptr;            // [H, dv]
+  float* datt_dst = nullptr;            // [H, dv]
 };
 
 struct BackwardInputs {

@@ -243,12 +243,10 @@ Var GATConv::forward_square(autograd::Tape& tape, const Graph& graph, const Node
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
   const autograd::AttentionEpilogue epilogue = fused_epilogue(tape, then);
   const Var h3 = autograd::reshape(tape, lin.forward(tape, x), {n, h, c});
-  Var out = autograd::graph_attention(tape, graph,
-                                      {.value = h3,
-                                       .score_dst = autograd::head_scores(tape, h3, a_dst),
-                                       .score_src = autograd::head_scores(tape, h3, a_src),
-                                       .score_edge = score_edge},
-                                      config, attention, epilogue);
+  // Both score terms from h3 inside the attention op (graph_attention's att_dst/att_src).
+  Var out = autograd::graph_attention(
+      tape, graph, {.value = h3, .score_edge = score_edge, .att_dst = a_dst, .att_src = a_src}, config,
+      attention, epilogue);
   if (options_.concat) out = autograd::reshape(tape, out, {n, h * c});
   return residual_tail(tape, out, x, then);
 }
@@ -265,23 +263,21 @@ Var GATConv::forward_bipartite(autograd::Tape& tape, const Graph& graph, const N
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});
   const Var hs = autograd::reshape(tape, lin.forward(tape, x_src), {ns, h, c});
-  // No x_dst: the destinations are the first sources, so their scores are those of hs's first
-  // rows (no second projection, and no copy of those rows).
-  Var score_dst;
+  autograd::AttentionVars vars{.value = hs, .score_edge = score_edge};
   if (x_dst) {
     const Var hd_flat = lin_dst ? lin_dst->forward(tape, *x_dst) : lin.forward(tape, *x_dst);
-    score_dst = autograd::head_scores(tape, autograd::reshape(tape, hd_flat, {nd, h, c}), a_dst);
+    vars.score_dst = autograd::head_scores(tape, autograd::reshape(tape, hd_flat, {nd, h, c}), a_dst);
+    vars.score_src = autograd::head_scores(tape, hs, a_src);
   } else {
-    score_dst = autograd::head_scores(tape, hs, a_dst, nd);
+    // The destinations are the first sources: the attention op takes both score terms from hs
+    // (no second projection, no copy of those rows, and the terms' gradients folded into dh
+    // inside the attention backward).
+    vars.att_dst = a_dst;
+    vars.att_src = a_src;
   }
   const AttentionConfig config = attention_config(dropout_seed, attention != nullptr);
   const autograd::AttentionEpilogue epilogue = fused_epilogue(tape, then);
-  Var out = autograd::graph_attention(tape, graph,
-                                      {.value = hs,
-                                       .score_dst = score_dst,
-                                       .score_src = autograd::head_scores(tape, hs, a_src),
-                                       .score_edge = score_edge},
-                                      config, attention, epilogue);
+  Var out = autograd::graph_attention(tape, graph, vars, config, attention, epilogue);
   if (options_.concat) out = autograd::reshape(tape, out, {nd, h * c});
   return res ? residual_tail(tape, out, *x_dst, then) : out;  // forward_block forms x_dst with res
 }

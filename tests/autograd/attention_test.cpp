@@ -102,6 +102,57 @@ TEST(GraphAttention, MeanHeadsGradientMatchesFiniteDifferences) {
   }));
 }
 
+// The additive score's node terms taken from the value (att_dst/att_src), on a block-shaped
+// bipartite graph (destinations = the first sources), with dropout and the per-edge term: the
+// value's gradient includes the score terms, and the attention vectors get theirs.
+TEST(GraphAttention, ScoresFromTheValueHaveTheGradientsOfFiniteDifferences) {
+  const Pattern graph = edgeattn::testing::uniform_graph(5, kNodes, 16, 4);
+  for (const auto& [norm, drop] :
+       {std::pair{Normalization::softmax, 0.3f}, std::pair{Normalization::relu, 0.f}}) {
+    SCOPED_TRACE(to_string(norm));
+    Parameter value{"value", random_tensor({kNodes, kHeads, kDim}, 1), {}};
+    Parameter a_dst{"att_dst", random_tensor({kHeads, kDim}, 2), {}};
+    Parameter a_src{"att_src", random_tensor({kHeads, kDim}, 3), {}};
+    Parameter se{"score_edge", random_tensor({num_edges(graph), kHeads}, 4, -1.f, 1.f), {}};
+    const AttentionConfig config{.score = Score::additive, .normalization = norm, .dropout = drop, .seed = 5};
+    EXPECT_TRUE(check_gradients({&value, &a_dst, &a_src, &se}, [&](Tape& t) {
+      return weighted_sum(t,
+                          graph_attention(t, graph,
+                                          {.value = t.parameter(value),
+                                           .score_edge = t.parameter(se),
+                                           .att_dst = t.parameter(a_dst),
+                                           .att_src = t.parameter(a_src)},
+                                          config),
+                          6);
+    }));
+  }
+}
+
+// ... and the op equals head_scores + graph_attention with the score vectors, forward and backward.
+TEST(GraphAttention, ScoresFromTheValueEqualHeadScoresPassedAsScoreVectors) {
+  const Pattern graph = edgeattn::testing::power_law_graph(60, 400, 3);
+  Parameter value{"value", random_tensor({60, 8, 8}, 1), {}};
+  Parameter a_dst{"att_dst", random_tensor({8, 8}, 2), {}}, a_src{"att_src", random_tensor({8, 8}, 3), {}};
+  const AttentionConfig config{.score = Score::additive, .dropout = 0.2f, .seed = 7};
+  std::vector<Tensor> outs, grads;
+  for (bool fused : {false, true}) {
+    for (Parameter* p : {&value, &a_dst, &a_src}) p->zero_grad();
+    Tape t;
+    const Var v = t.parameter(value), ad = t.parameter(a_dst), as = t.parameter(a_src);
+    const Var out =
+        fused ? graph_attention(t, graph, {.value = v, .att_dst = ad, .att_src = as}, config)
+              : graph_attention(
+                    t, graph,
+                    {.value = v, .score_dst = head_scores(t, v, ad), .score_src = head_scores(t, v, as)},
+                    config);
+    outs.push_back(t.value(out));
+    t.backward(weighted_sum(t, out, 4));
+    for (Parameter* p : {&value, &a_dst, &a_src}) grads.push_back(p->grad);
+  }
+  expect_near_all(outs[1], outs[0], 1e-5f);
+  for (size_t k = 0; k < 3; ++k) expect_near_all(grads[3 + k], grads[k], 1e-4f);
+}
+
 TEST(GraphAttention, OnlyOperandsThatNeedGradientsReceiveThem) {
   const Pattern graph = test_graph();
   Parameter value{"value", random_tensor({kNodes, kHeads, kDim}, 1), {}};

@@ -318,7 +318,7 @@ nb::object to_input_order(const Graph& g, const AnyArray& per_edge) {
 
 struct Operands {
   std::optional<AnyArray> query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias,
-      score_edge, edge_attr, edge_proj;
+      score_edge, edge_attr, edge_proj, att_dst, att_src;
 
   AttentionInputs views(const std::string& who) const {
     AttentionInputs in;
@@ -334,6 +334,8 @@ struct Operands {
     in.score_edge = optional_view(score_edge, who + ": score_edge");
     in.edge_attr = optional_view(edge_attr, who + ": edge_attr");
     in.edge_proj = optional_view(edge_proj, who + ": edge_proj");
+    in.att_dst = optional_view(att_dst, who + ": att_dst");
+    in.att_src = optional_view(att_src, who + ": att_src");
     return in;
   }
 };
@@ -404,7 +406,8 @@ nb::dict py_attention_backward(const Pattern& pattern, const Operands& ops, cons
       {"score_src", &g.score_src},   {"weight", &g.weight},
       {"key_weight", &g.key_weight}, {"att", &g.att},
       {"edge_bias", &g.edge_bias},   {"score_edge", &g.score_edge},
-      {"edge_attr", &g.edge_attr},   {"edge_proj", &g.edge_proj}};
+      {"edge_attr", &g.edge_attr},   {"edge_proj", &g.edge_proj},
+      {"att_dst", &g.att_dst},       {"att_src", &g.att_src}};
   for (const auto& [name, t] : fields)
     if (!t->absent()) d[name] = to_numpy(std::move(*t));
   return d;
@@ -1200,9 +1203,10 @@ NB_MODULE(_edgeattn, m) {
                      std::optional<AnyArray> score_src, std::optional<AnyArray> weight,
                      std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
                      std::optional<AnyArray> edge_bias, std::optional<AnyArray> score_edge,
-                     std::optional<AnyArray> edge_attr, std::optional<AnyArray> edge_proj) {
-    return Operands{query,      key, value,     score_dst,  score_src, weight,
-                    key_weight, att, edge_bias, score_edge, edge_attr, edge_proj};
+                     std::optional<AnyArray> edge_attr, std::optional<AnyArray> edge_proj,
+                     std::optional<AnyArray> att_dst, std::optional<AnyArray> att_src) {
+    return Operands{query, key,       value,      score_dst, score_src, weight,  key_weight,
+                    att,   edge_bias, score_edge, edge_attr, edge_proj, att_dst, att_src};
   };
   m.def(
       "attention_forward",
@@ -1212,29 +1216,33 @@ NB_MODULE(_edgeattn, m) {
                  std::optional<AnyArray> key_weight, std::optional<AnyArray> att,
                  std::optional<AnyArray> edge_bias, std::optional<AnyArray> score_edge,
                  std::optional<AnyArray> edge_attr, std::optional<AnyArray> edge_proj,
-                 const std::string& score, const std::string& normalization, const std::string& combine,
-                 double scale, double negative_slope, double dropout, uint64_t seed, bool return_attention,
+                 std::optional<AnyArray> att_dst, std::optional<AnyArray> att_src, const std::string& score,
+                 const std::string& normalization, const std::string& combine, double scale,
+                 double negative_slope, double dropout, uint64_t seed, bool return_attention,
                  const std::string& attention_order, const std::string& path, double dense_threshold) {
         const AttentionConfig c = make_config(score, normalization, combine, scale, negative_slope, dropout,
                                               seed, return_attention, path, dense_threshold);
         return py_attention_forward(pattern,
                                     operands(query, key, value, score_dst, score_src, weight, key_weight, att,
-                                             edge_bias, score_edge, edge_attr, edge_proj),
+                                             edge_bias, score_edge, edge_attr, edge_proj, att_dst, att_src),
                                     c, attention_order);
       },
       "pattern"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(), "value"_a = nb::none(),
       "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
       "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
       "score_edge"_a = nb::none(), "edge_attr"_a = nb::none(), "edge_proj"_a = nb::none(),
-      "score"_a = "dot_product", "normalization"_a = "softmax", "combine"_a = "concat", "scale"_a = 0.0,
-      "negative_slope"_a = 0.2, "dropout"_a = 0.0, "seed"_a = 0, "return_attention"_a = false,
-      "attention_order"_a = "csr", "path"_a = "automatic", "dense_threshold"_a = kDefaultDenseThreshold,
+      "att_dst"_a = nb::none(), "att_src"_a = nb::none(), "score"_a = "dot_product",
+      "normalization"_a = "softmax", "combine"_a = "concat", "scale"_a = 0.0, "negative_slope"_a = 0.2,
+      "dropout"_a = 0.0, "seed"_a = 0, "return_attention"_a = false, "attention_order"_a = "csr",
+      "path"_a = "automatic", "dense_threshold"_a = kDefaultDenseThreshold,
       "Graph-masked multi-head attention (kernels/attention.hpp). Operands are float32 C-contiguous CPU "
       "arrays, used without copying: query [num_dst, H, Dk], key [num_src, H, Dk], value [num_src, H, Dv], "
       "score_dst [num_dst, H], score_src [num_src, H], weight, key_weight, att, edge_bias [E, H] (CSR "
       "order), score_edge [E, H] (CSR order; additive: inside the LeakyReLU, GAT's edge features), "
       "edge_attr [E, F_e] (CSR order) with edge_proj [H, Dk, F_e] (gatv2, perceptron: the projected edge "
-      "attributes inside the activation, GATv2's edge features). "
+      "attributes inside the activation, GATv2's edge features), att_dst and att_src [H, Dv] (additive, "
+      "instead of score_dst and score_src: the scores taken from value, destination i being source i, "
+      "so num_dst <= num_src). "
       "score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; "
       "combine: "
       "concat | mean; path: automatic | sparse | dense | reference. attention_order='input' returns the "
@@ -1247,16 +1255,19 @@ NB_MODULE(_edgeattn, m) {
                  std::optional<AnyArray> weight, std::optional<AnyArray> key_weight,
                  std::optional<AnyArray> att, std::optional<AnyArray> edge_bias,
                  std::optional<AnyArray> score_edge, std::optional<AnyArray> edge_attr,
-                 std::optional<AnyArray> edge_proj) {
-        return py_attention_backward(pattern,
-                                     operands(query, key, value, score_dst, score_src, weight, key_weight,
-                                              att, edge_bias, score_edge, edge_attr, edge_proj),
-                                     forward, grad_out);
+                 std::optional<AnyArray> edge_proj, std::optional<AnyArray> att_dst,
+                 std::optional<AnyArray> att_src) {
+        return py_attention_backward(
+            pattern,
+            operands(query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge,
+                     edge_attr, edge_proj, att_dst, att_src),
+            forward, grad_out);
       },
       "pattern"_a, "forward"_a, "grad_out"_a, nb::kw_only(), "query"_a = nb::none(), "key"_a = nb::none(),
       "value"_a = nb::none(), "score_dst"_a = nb::none(), "score_src"_a = nb::none(), "weight"_a = nb::none(),
       "key_weight"_a = nb::none(), "att"_a = nb::none(), "edge_bias"_a = nb::none(),
       "score_edge"_a = nb::none(), "edge_attr"_a = nb::none(), "edge_proj"_a = nb::none(),
+      "att_dst"_a = nb::none(), "att_src"_a = nb::none(),
       "Gradients of attention_forward's output: pass the same pattern and operands and the forward result. "
       "Returns a dict name -> float32 array with the shape of each given operand.");
 

@@ -153,6 +153,28 @@ def test_backward_matches_finite_differences_of_the_oracle(score, combine):
         np.testing.assert_allclose(grads[name], num, atol=1e-3, rtol=1e-3, err_msg=name)
 
 
+@pytest.mark.parametrize("combine", ["concat", "mean"])
+def test_additive_scores_from_the_value_equal_the_score_vectors_they_stand_for(combine):
+    ei = shuffled_edges(5)
+    g = ea.Graph.from_edge_index(ei, num_nodes=N)
+    v, a_dst, a_src = rand(N, H, D), rand(H, D), rand(H, D)
+    sd, ss = (v * a_dst).sum(-1), (v * a_src).sum(-1)
+    opts = dict(score="additive", combine=combine, dropout=0.3, seed=4)
+    r = ea.attention_forward(g, value=v, att_dst=a_dst, att_src=a_src, **opts)
+    want = ea.attention_forward(g, value=v, score_dst=sd, score_src=ss, **opts)
+    np.testing.assert_allclose(r.out, want.out, atol=1e-5, rtol=1e-5)
+    grad_out = rand(*r.out.shape)
+    grads = ea.attention_backward(g, r, grad_out, value=v, att_dst=a_dst, att_src=a_src)
+    assert set(grads) == {"value", "att_dst", "att_src"}
+    w = ea.attention_backward(g, want, grad_out, value=v, score_dst=sd, score_src=ss)
+    dv = w["value"] + w["score_dst"][:, :, None] * a_dst + w["score_src"][:, :, None] * a_src
+    np.testing.assert_allclose(grads["value"], dv, atol=1e-5, rtol=1e-4)
+    np.testing.assert_allclose(grads["att_dst"], (w["score_dst"][:, :, None] * v).sum(0), atol=1e-5, rtol=1e-4)
+    np.testing.assert_allclose(grads["att_src"], (w["score_src"][:, :, None] * v).sum(0), atol=1e-5, rtol=1e-4)
+    with pytest.raises(ea.InvalidArgument, match="not both"):
+        ea.attention_forward(g, value=v, score_dst=sd, score_src=ss, att_dst=a_dst, att_src=a_src, **opts)
+
+
 def test_dropout_is_keyed_by_the_seed():
     g = ea.erdos_renyi_graph(N, 25, seed=2, self_loops="add")
     ops = operands("dot_product")

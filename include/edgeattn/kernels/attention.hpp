@@ -30,6 +30,13 @@
 //   auto fwd = edgeattn::attention_forward(g, in, {});                // fwd.out: [n, H, D]
 //   auto grads = edgeattn::attention_backward(g, in, {}, fwd, grad_out);
 //   // grads.query, grads.key, grads.value have the shapes of q, k, v
+//
+// Example (a GAT layer's attention over a sampled block, scores from the projection h):
+//   edgeattn::AttentionInputs in{.value = h, .att_dst = a_dst, .att_src = a_src};  // h [Ns, H, D]
+//   edgeattn::AttentionConfig cfg{.score = edgeattn::Score::additive};            // a_* [H, D]
+//   auto fwd = edgeattn::attention_forward(block, in, cfg);           // fwd.out: [Nd, H, D]
+//   auto grads = edgeattn::attention_backward(block, in, cfg, fwd, grad_out);
+//   // grads.value includes the score terms; grads.att_dst, grads.att_src: [H, D]
 #pragma once
 
 #include <cstdint>
@@ -110,19 +117,34 @@ struct AttentionInputs {
   /// Other scores reject them.
   ConstView edge_attr{};
   ConstView edge_proj{};
+  /// additive only, instead of score_dst and score_src: GAT's per-node terms taken from the
+  /// value itself, with destination i being source i (so num_dst <= num_src: a square graph, a
+  /// sampled block or a distributed part, whose destinations are its first sources):
+  ///   score_dst_i = <att_dst_h, value_ih>,   score_src_j = <att_src_h, value_jh>   ([H, Dv] each)
+  /// The forward computes both in one sweep over value (AttentionResult::node_scores keeps them
+  /// for backward). The backward adds their terms to the value gradient, dss_j att_src (+ dsd_j
+  /// att_dst for j < num_dst), inside the pass that writes it, and returns AttentionGrads::att_dst
+  /// and att_src: neither [N, H] score gradient is formed, and value and its gradient are swept
+  /// once instead of three times more. Equal to computing the two score vectors and folding their
+  /// gradients by hand (to float rounding).
+  ConstView att_dst{};
+  ConstView att_src{};
 };
 
 struct AttentionResult {
   Tensor out;        ///< concat: [num_dst, H, Dv]; mean: [num_dst, Dv]. Rows with no edges are 0.
   Tensor row_stats;  ///< softmax: row log-sum-exp of scores [num_dst, H] (-inf for empty rows); relu: empty
   Tensor attention;  ///< [E, H] when requested, else empty
+  /// With att_dst/att_src: [num_dst + num_src, H], score_dst's rows then score_src's, for
+  /// attention_backward; else empty.
+  Tensor node_scores;
   AttentionPath path = AttentionPath::sparse;  ///< the path that ran
 };
 
 /// Gradients with the shapes of the corresponding inputs; empty where the input was empty.
 struct AttentionGrads {
   Tensor query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge, edge_attr,
-      edge_proj;
+      edge_proj, att_dst, att_src;
 };
 
 /// Validates shapes and options (ShapeError / InvalidArgument naming the operand) and runs.

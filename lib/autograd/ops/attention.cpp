@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "autograd/elementwise.hpp"
-#include "autograd/ops/head_scores.hpp"
 #include "autograd/ops/output_epilogue.hpp"
+#include "kernels/head_scores.hpp"
 
 namespace edgeattn::autograd {
 namespace {
@@ -29,7 +29,9 @@ AttentionInputs inputs_of(const Source& tape, const AttentionVars& v) {
           .edge_bias = view_of(tape, v.edge_bias),
           .score_edge = view_of(tape, v.score_edge),
           .edge_attr = view_of(tape, v.edge_attr),
-          .edge_proj = view_of(tape, v.edge_proj)};
+          .edge_proj = view_of(tape, v.edge_proj),
+          .att_dst = view_of(tape, v.att_dst),
+          .att_src = view_of(tape, v.att_src)};
 }
 
 // What backward needs from the forward, besides the output (which stays the node's value).
@@ -112,7 +114,7 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
   const std::initializer_list<Var> inputs = {vars.query,     vars.key,        vars.value,      vars.score_dst,
                                              vars.score_src, vars.weight,     vars.key_weight, vars.att,
                                              vars.edge_bias, vars.score_edge, vars.edge_attr,  vars.edge_proj,
-                                             epilogue.bias};
+                                             vars.att_dst,   vars.att_src,    epilogue.bias};
   return tape.record("graph_attention", std::move(out), inputs, [saved](BackwardContext& ctx) {
     const AttentionVars& v = saved->vars;
     AttentionGrads g;
@@ -138,6 +140,8 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
     ctx.add_grad(v.score_edge, std::move(g.score_edge));
     ctx.add_grad(v.edge_attr, std::move(g.edge_attr));
     ctx.add_grad(v.edge_proj, std::move(g.edge_proj));
+    ctx.add_grad(v.att_dst, std::move(g.att_dst));
+    ctx.add_grad(v.att_src, std::move(g.att_src));
   });
 }
 
@@ -160,7 +164,7 @@ Var head_scores(Tape& tape, Var h, Var a, int64_t rows) {
   const float *hd = hv.data(), *ad = av.data();
   float* sd = s.data();
   detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
-    detail::head_scores_rows(r1 - r0, heads, d, hd + r0 * heads * d, ad, sd + r0 * heads);
+    kernels::head_scores_rows(r1 - r0, heads, d, hd + r0 * heads * d, ad, sd + r0 * heads);
   });
   return tape.record("head_scores", std::move(s), {h, a}, [h, a, n, heads, d](BackwardContext& ctx) {
     const float* g = ctx.grad_out().data();
@@ -173,7 +177,7 @@ Var head_scores(Tape& tape, Var h, Var a, int64_t rows) {
       detail::column_sums(
           n, heads * d,
           [&](int64_t i, float* acc) {
-            if (dh) detail::head_scores_backward_rows(1, heads, d, g + i * heads, ad, dh + i * heads * d);
+            if (dh) kernels::head_scores_backward_rows(1, heads, d, g + i * heads, ad, dh + i * heads * d);
             for (int64_t k = 0; k < heads; ++k)
               for (int64_t c = 0; c < d; ++c)
                 acc[k * d + c] += g[i * heads + k] * hd[(i * heads + k) * d + c];
@@ -181,7 +185,7 @@ Var head_scores(Tape& tape, Var h, Var a, int64_t rows) {
           ctx.grad(a).data(), true);
     } else if (dh) {  // dh[i, k, :] += ds[i, k] a[k, :]
       detail::for_each_row_block(n, heads * d, [&](int64_t r0, int64_t r1) {
-        detail::head_scores_backward_rows(r1 - r0, heads, d, g + r0 * heads, ad, dh + r0 * heads * d);
+        kernels::head_scores_backward_rows(r1 - r0, heads, d, g + r0 * heads, ad, dh + r0 * heads * d);
       });
     }
   });

@@ -33,9 +33,9 @@
 #include "autograd/elementwise.hpp"
 #include "autograd/ops/dropped_projection.hpp"
 #include "autograd/ops/expansion_checks.hpp"
-#include "autograd/ops/head_scores.hpp"
 #include "autograd/ops/output_epilogue.hpp"
 #include "edgeattn/autograd/ops/attention.hpp"
+#include "kernels/head_scores.hpp"
 
 namespace edgeattn::autograd {
 namespace {
@@ -64,8 +64,8 @@ Projected scored(Tensor h, const Tensor& a_dst, const Tensor& a_src) {
   const float *dst = a_dst.data(), *src = a_src.data();
   float *sd = p.score_dst.data(), *ss = p.score_src.data();
   detail::for_each_row_block(n, heads * head_dim, [&](int64_t r0, int64_t r1) {
-    detail::head_scores_rows(r1 - r0, heads, head_dim, hd + r0 * heads * head_dim, dst, sd + r0 * heads);
-    detail::head_scores_rows(r1 - r0, heads, head_dim, hd + r0 * heads * head_dim, src, ss + r0 * heads);
+    kernels::head_scores_rows(r1 - r0, heads, head_dim, hd + r0 * heads * head_dim, dst, sd + r0 * heads);
+    kernels::head_scores_rows(r1 - r0, heads, head_dim, hd + r0 * heads * head_dim, src, ss + r0 * heads);
   });
   return p;
 }
@@ -238,11 +238,12 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
           float* dhd = dh.data();
           detail::for_each_row_block(n, heads * head_dim, [&](int64_t r0, int64_t r1) {
             float* rows = dhd + r0 * heads * head_dim;
-            detail::head_scores_backward_rows(r1 - r0, heads, head_dim, dss + r0 * heads, a_src.data(), rows);
+            kernels::head_scores_backward_rows(r1 - r0, heads, head_dim, dss + r0 * heads, a_src.data(),
+                                               rows);
             const int64_t dst_rows = std::min(r1, nd) - r0;
             if (dst_rows > 0)
-              detail::head_scores_backward_rows(dst_rows, heads, head_dim, dsd + r0 * heads, a_dst.data(),
-                                                rows);
+              kernels::head_scores_backward_rows(dst_rows, heads, head_dim, dsd + r0 * heads, a_dst.data(),
+                                                 rows);
           });
         }
         if (expanded) {

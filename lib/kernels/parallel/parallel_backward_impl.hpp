@@ -23,6 +23,13 @@
 // <dO_i, v_j> dots: dv_j = sum_i w dO_i and d score_src_j = sum_i dz. The same values in the same
 // order, so the gradients are bit for bit those of the recomputing pass (tested); it made the
 // source pass of a sampled GAT step's blocks about half as costly.
+// Additive scores taken from v (BackwardBuffers::fold_att_*: sd_i = <a_dst, v_i>, ss_j =
+// <a_src, v_j>): pass 2 ends each source j with dss_j (its in-edges' dz) and, for j < Nd, dsd_j
+// (written by pass 1), reads v_j once more, in the task that is about to write dv_j, and writes
+//   dv_j = sum_i w dO_i + dss_j a_src [+ dsd_j a_dst]
+// while adding dss_j v_j [and dsd_j v_j] to its chunk's partials of d a_src [and d a_dst],
+// summed in chunk order afterwards. The head-score ops' backward (two more sweeps over v and dv)
+// is not needed.
 // Every output element is written by exactly one task, and chunking depends only on the pattern,
 // so gradients are bit-identical for any thread count. Pass 2 reads v only as v_j, in the task
 // that then writes dv_j, and pass 1 has finished every read of v before: dv may overwrite v
@@ -298,12 +305,18 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // ---- Pass 2: source columns over the transpose ----------------------------------------------
   if (!src_grad && !g.dv) return;
   const std::vector<int64_t> col_chunks = column_chunks(pattern);
+  // The head-score fold: per column chunk, partials of d a_src and d a_dst [2, H * dv].
+  const bool fold = g.fold_att_src != nullptr;
+  const int64_t value_width = heads * dv;
+  std::vector<float> fold_partial(fold ? (col_chunks.size() - 1) * 2 * static_cast<size_t>(value_width) : 0);
   // dv is written once per source, after its last read of v_j (dv may be v itself): large ones
   // with streaming stores, as the forward's output.
   const bool stream_dv = g.dv && streaming_stores_apply(g.dv, pattern.num_src(), heads * dv);
-  parallel_for_chunks(col_chunks, [&](size_t, int64_t col_begin, int64_t col_end) {
+  parallel_for_chunks(col_chunks, [&](size_t chunk, int64_t col_begin, int64_t col_end) {
     std::vector<float> scratch(
         static_cast<size_t>(5 * heads + width + heads * dv + (edge_values ? heads * dv : 0)));
+    float* dasrc = fold ? fold_partial.data() + chunk * 2 * static_cast<size_t>(value_width) : nullptr;
+    float* dadst = dasrc ? dasrc + value_width : nullptr;
     float* s = scratch.data();
     float* alpha = s + heads;
     float* kf = alpha + heads;
@@ -341,8 +354,25 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         for (int64_t d = 0; d < dv; ++d) dv_acc[h * dv + d] += wt * dout_i[h * dv + d];
       }
     };
+    // With the fold, dv_j gains the node terms' share: dss_j (= acc) a_src, and dsd_j a_dst for
+    // j < Nd; v_j is read here, before dv_j (which may be v_j's storage) is written.
+    auto fold_column = [&](int64_t j) EDGEATTN_EDGE_BODY {
+      if constexpr (kIsAdditive<S>) {
+        const float* vj = a.v + j * value_width;
+        accumulate(heads, dv, dasrc, acc, vj);
+        accumulate(heads, dv, dv_acc, acc, g.fold_att_src);
+        if (j < nd) {
+          const float* dsd_j = g.dsd + j * heads;
+          accumulate(heads, dv, dadst, dsd_j, vj);
+          accumulate(heads, dv, dv_acc, dsd_j, g.fold_att_dst);
+        }
+      } else {
+        (void)j;
+      }
+    };
     auto finish_column = [&](int64_t j) {
       if (src_grad) std::copy_n(acc, width, src_grad + j * width);
+      if (fold) fold_column(j);
       if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);
     };
     if (records) {  // from the edge records: no score, exp, dropout hash or dot
@@ -411,6 +441,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     }
     if (stream_dv) stream_fence();
   });
+  if (fold)
+    for (size_t c = 0; c + 1 < col_chunks.size(); ++c) {
+      const float* part = fold_partial.data() + c * 2 * static_cast<size_t>(value_width);
+      for (int64_t k = 0; k < value_width; ++k) {
+        g.datt_src[k] += part[k];
+        g.datt_dst[k] += part[value_width + k];
+      }
+    }
 }
 
 /// The backward over one pattern type, every score kind and shape (explicitly instantiated in

@@ -170,6 +170,7 @@ class Accumulator {
   void add(int64_t index, double value) {
     if (target_) sum_[size_t(index)] += value;
   }
+  double sum(int64_t index) const { return sum_[size_t(index)]; }
   void flush() const {
     for (size_t n = 0; n < sum_.size(); ++n) target_[n] += static_cast<float>(sum_[n]);
   }
@@ -293,7 +294,25 @@ void reference_backward(const Graph& g, const KernelArgs& a, const BackwardInput
       }
     }
   }
-  for (const Accumulator* acc : {&dq, &dk, &dv, &dsd, &dss, &datt, &dbias, &dse, &dea, &dwe})
+  // Additive scores taken from v (sd_i = <a_dst, v_i>, ss_j = <a_src, v_j>): the node terms'
+  // gradients flow on into v and the attention vectors.
+  Accumulator da_src(grads.datt_src, H * a.dv), da_dst(grads.datt_dst, H * a.dv);
+  if (grads.fold_att_src) {
+    for (int64_t j = 0; j < g.num_src(); ++j)
+      for (int64_t h = 0; h < H; ++h) {
+        const double gs = dss.sum(L.scalar(j, h));
+        const double gd = j < g.num_dst() ? dsd.sum(L.scalar(j, h)) : 0.0;
+        for (int64_t d = 0; d < a.dv; ++d) {
+          const int64_t hd = h * a.dv + d;
+          const double vj = a.v[L.val(j, h) + d];
+          dv.add(L.val(j, h) + d, gs * grads.fold_att_src[hd] + gd * grads.fold_att_dst[hd]);
+          da_src.add(hd, gs * vj);
+          da_dst.add(hd, gd * vj);
+        }
+      }
+  }
+  for (const Accumulator* acc :
+       {&dq, &dk, &dv, &dsd, &dss, &datt, &dbias, &dse, &dea, &dwe, &da_src, &da_dst})
     if (acc->used()) acc->flush();
 }
 

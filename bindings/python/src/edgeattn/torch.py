@@ -35,7 +35,7 @@ from . import _edgeattn
 __all__ = ["EdgeAttentionFunction", "GATConv", "GATv2Conv", "TransformerConv", "attention"]
 
 OPERANDS = ("query", "key", "value", "score_dst", "score_src", "weight", "key_weight", "att", "edge_bias",
-            "score_edge", "edge_attr", "edge_proj")
+            "score_edge", "edge_attr", "edge_proj", "att_dst", "att_src")
 
 
 def _to_kernel(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -108,6 +108,8 @@ def attention(
     score_edge: Optional[torch.Tensor] = None,
     edge_attr: Optional[torch.Tensor] = None,
     edge_proj: Optional[torch.Tensor] = None,
+    att_dst: Optional[torch.Tensor] = None,
+    att_src: Optional[torch.Tensor] = None,
     score: str = "dot_product",
     normalization: str = "softmax",
     combine: str = "concat",
@@ -122,13 +124,16 @@ def attention(
     """Differentiable graph-masked attention (see ``edgeattn.attention_forward`` for the
     operands and options; ``score_edge`` [E, H] in the graph's CSR order is the additive score's
     per-edge term inside the LeakyReLU, GAT's edge features; ``edge_attr`` [E, F_e] with
-    ``edge_proj`` [H, Dk, F_e] are GATv2's edge features, projected inside its activation). Returns ``out`` ([num_dst, H, Dv] or [num_dst, Dv] for combine='mean'),
-    or ``(out, attention)`` with ``return_attention=True``."""
+    ``edge_proj`` [H, Dk, F_e] are GATv2's edge features, projected inside its activation;
+    ``att_dst`` and ``att_src`` [H, Dv] replace ``score_dst`` and ``score_src`` with GAT's terms
+    taken from ``value``, destination i being source i, one op forward and backward). Returns
+    ``out`` ([num_dst, H, Dv] or [num_dst, Dv] for combine='mean'), or ``(out, attention)`` with
+    ``return_attention=True``."""
     options = dict(score=score, normalization=normalization, combine=combine, scale=scale,
                    negative_slope=negative_slope, dropout=dropout, seed=seed,
                    return_attention=return_attention, attention_order=attention_order, path=path)
     operands = (query, key, value, score_dst, score_src, weight, key_weight, att, edge_bias, score_edge,
-                edge_attr, edge_proj)
+                edge_attr, edge_proj, att_dst, att_src)
     return EdgeAttentionFunction.apply(pattern, options, *operands)
 
 

@@ -296,9 +296,14 @@ class GATConv(_GatFamilyConv):
             hd = self.lin_dst(x_dst).view(-1, h, c)
         n_src = hs.size(0)
         n_dst = hd.size(0) if size is None else size[1]
+        if x_dst is None and n_dst <= n_src:
+            # One node set: the kernel takes both score terms from hs (destination i is source i)
+            # and folds their gradients into hs's in its backward.
+            scores = dict(att_dst=self.att_dst.view(h, c), att_src=self.att_src.view(h, c))
+        else:
+            scores = dict(score_dst=(hd * self.att_dst).sum(-1), score_src=(hs * self.att_src).sum(-1))
         out, ei, alpha = self._attend(edge_index, n_src, n_dst, return_attention_weights,
-                                      per_edge=self._edge_scores(edge_attr), value=hs,
-                                      score_dst=(hd * self.att_dst).sum(-1), score_src=(hs * self.att_src).sum(-1),
+                                      per_edge=self._edge_scores(edge_attr), value=hs, **scores,
                                       score="additive", negative_slope=self.negative_slope)
         return self._finish(out, x_src if x_dst is None else x_dst, ei, alpha, return_attention_weights)
 

@@ -15,6 +15,8 @@
 //                       .seed = step_seed};
 //   Var out = graph_attention(tape, graph, {.value = h3, .score_dst = dst, .score_src = src}, cfg);
 //   // out: [N, H, D] (cfg.combine = concat) or [N, D] (mean)
+//   // The same, the scores taken from h3 inside the op (the faster form; a sampled block too):
+//   Var out2 = graph_attention(tape, graph, {.value = h3, .att_dst = att_dst, .att_src = att_src}, cfg);
 #pragma once
 
 #include "edgeattn/autograd/ops/shape.hpp"
@@ -38,6 +40,13 @@ struct AttentionVars {
   Var score_edge{};  ///< [num_edges, H], CSR edge order; additive: inside the LeakyReLU (edge features)
   Var edge_attr{};   ///< [num_edges, F_e], CSR edge order; gatv2/perceptron, with edge_proj
   Var edge_proj{};   ///< gatv2 [H, Dk, F_e]; perceptron [H, C, F_e]: edge_attr's term inside the activation
+  /// additive, instead of score_dst/score_src: [H, Dv] each, the node terms taken from the value
+  /// (AttentionInputs::att_dst/att_src; num_dst <= num_src, destination i is source i). Equal to
+  /// head_scores(value, att_dst, num_dst) and head_scores(value, att_src) passed as score_dst and
+  /// score_src, with one sweep over the value forward and none backward (the value's gradient
+  /// gets the score terms inside the attention backward).
+  Var att_dst{};
+  Var att_src{};
 };
 
 /// An element-wise tail graph_attention applies to its output in place before recording it:

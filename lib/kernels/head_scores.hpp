@@ -1,5 +1,6 @@
-// Internal: the row loops of GAT's per-node score terms (autograd::head_scores), shared with
-// autograd::gat_attention, which recomputes them in its backward and must get the same bits.
+// Internal: the row loops of GAT's per-node score terms, shared by autograd::head_scores,
+// autograd::gat_attention (which recomputes them in its backward and must get the same bits) and
+// the attention dispatch's additive score taken from the value (AttentionInputs::att_dst/att_src).
 //
 //   s[i, k] = <h[i, k, :], a[k, :]>        h [rows, heads, d], a [heads, d] -> s [rows, heads]
 //   dh[i, k, :] += ds[i, k] a[k, :]        (the backward's h term)
@@ -7,7 +8,7 @@
 
 #include <cstdint>
 
-namespace edgeattn::autograd::detail {
+namespace edgeattn::kernels {
 
 /// The d products of a head go through a vectorised multiply, then a sum in index order (the same
 /// order as a scalar loop).
@@ -35,4 +36,4 @@ inline void head_scores_backward_rows(int64_t rows, int64_t heads, int64_t d, co
     }
 }
 
-}  // namespace edgeattn::autograd::detail
+}  // namespace edgeattn::kernels
