@@ -23,6 +23,7 @@
 #include "kernels/attention_backend.hpp"
 #include "kernels/head_projection.hpp"
 #include "kernels/head_scores.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace edgeattn {
 namespace {
@@ -267,14 +268,22 @@ const Graph& as_graph(const Pattern& p, std::optional<Graph>& storage) {
 
 // The additive score's node terms from the value: sd_i = <a_dst, v_i> for i < Nd and
 // ss_j = <a_src, v_j>, into node_scores [Nd + Ns, H] (sd's rows first), in one sweep over v: each
-// block of rows is scored for both while it is in cache. Serial on the reference path; the bits
-// are the same either way (each row's sums run in index order).
+// block of rows is scored for both while it is in cache (8 heads x 8: both per row, with
+// dot_8x8; its order of sums, not head_scores_rows'). Serial on the reference path; the bits are
+// the same either way (each row's sums run in a fixed order).
 void value_head_scores(const Prepared& r, const AttentionInputs& in, Tensor& node_scores, bool serial) {
   const int64_t heads = r.heads, dv = r.dv, nd = r.num_dst;
   const float *v = in.value.data(), *a_dst = in.att_dst.data(), *a_src = in.att_src.data();
   float* sd = node_scores.data();
   float* ss = sd + nd * heads;
   auto rows = [&](int64_t begin, int64_t end) {
+    if (heads == 8 && dv == 8) {  // GAT's hidden shape: one transposed reduction per row and vector
+      for (int64_t j = begin; j < end; ++j) {
+        kernels::dot_8x8(v + j * 64, a_src, ss + j * 8);
+        if (j < nd) kernels::dot_8x8(v + j * 64, a_dst, sd + j * 8);
+      }
+      return;
+    }
     kernels::head_scores_rows(end - begin, heads, dv, v + begin * heads * dv, a_src, ss + begin * heads);
     const int64_t dst_end = std::min(end, nd);
     if (begin < dst_end)
