@@ -106,6 +106,20 @@ TEST(Matmul, SplitsALongInnerExtentBitIdenticallyForAnyThreadCount) {
       }
 }
 
+// Weight-gradient shapes a^T b (a [k, m], b [k, n], C weight-sized) at the edges: no rows, one
+// row, rows around a 128-row tile, and enough for the split-k path's chunks; C one row, under a
+// vector, one and several panels wide.
+TEST(Matmul, WeightGradientShapesMatchTheReferenceAtTheEdges) {
+  for (int64_t k : {0, 1, 131, 133, 5000})
+    for (int64_t m : {1, 7, 64})
+      for (int64_t n : {1, 16, 100}) {
+        SCOPED_TRACE(::testing::Message() << "k=" << k << " m=" << m << " n=" << n);
+        const Tensor a = random_tensor({k, m}, 12), b = random_tensor({k, n}, 13);
+        for (bool acc : {false, true})
+          expect_reference_on_any_thread_count(a, true, b, false, random_tensor({m, n}, 14), acc, 2e-3f);
+      }
+}
+
 TEST(Matmul, RejectsMismatchedInnerExtents) {
   Tensor c({3, 5});
   testing::expect_throw_naming<ShapeError>(
