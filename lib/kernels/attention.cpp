@@ -267,33 +267,31 @@ const Graph& as_graph(const Pattern& p, std::optional<Graph>& storage) {
 }
 
 // The additive score's node terms from the value: sd_i = <a_dst, v_i> for i < Nd and
-// ss_j = <a_src, v_j>, into node_scores [Nd + Ns, H] (sd's rows first), in one sweep over v: each
-// block of rows is scored for both while it is in cache (8 heads x 8: both per row, with
-// dot_8x8; its order of sums, not head_scores_rows'). Serial on the reference path; the bits are
-// the same either way (each row's sums run in a fixed order).
+// ss_j = <a_src, v_j>, into node_scores [Nd + Ns, H] (sd's rows first), in one sweep over v: both
+// terms of a row while it is in cache (8 heads x 8 with dot_8x8, in its order of sums; other
+// shapes with head_scores_rows). Serial on the reference path; the bits are the same either way.
 void value_head_scores(const Prepared& r, const AttentionInputs& in, Tensor& node_scores, bool serial) {
-  const int64_t heads = r.heads, dv = r.dv, nd = r.num_dst;
+  const int64_t heads = r.heads, dv = r.dv, nd = r.num_dst, width = heads * dv;
   const float *v = in.value.data(), *a_dst = in.att_dst.data(), *a_src = in.att_src.data();
   float* sd = node_scores.data();
   float* ss = sd + nd * heads;
+  const bool gat_8x8 = heads == 8 && dv == 8;
+  auto score = [&](const float* vj, const float* a, float* s) {
+    if (gat_8x8)
+      kernels::dot_8x8(vj, a, s);
+    else
+      kernels::head_scores_rows(1, heads, dv, vj, a, s);
+  };
   auto rows = [&](int64_t begin, int64_t end) {
-    if (heads == 8 && dv == 8) {  // GAT's hidden shape: one transposed reduction per row and vector
-      for (int64_t j = begin; j < end; ++j) {
-        kernels::dot_8x8(v + j * 64, a_src, ss + j * 8);
-        if (j < nd) kernels::dot_8x8(v + j * 64, a_dst, sd + j * 8);
-      }
-      return;
+    for (int64_t j = begin; j < end; ++j) {
+      score(v + j * width, a_src, ss + j * heads);
+      if (j < nd) score(v + j * width, a_dst, sd + j * heads);
     }
-    kernels::head_scores_rows(end - begin, heads, dv, v + begin * heads * dv, a_src, ss + begin * heads);
-    const int64_t dst_end = std::min(end, nd);
-    if (begin < dst_end)
-      kernels::head_scores_rows(dst_end - begin, heads, dv, v + begin * heads * dv, a_dst,
-                                sd + begin * heads);
   };
   if (serial)
     rows(0, r.num_src);
-  else  // blocks of ~64 KiB of v, so the second sweep reads them from L2
-    parallel_for(0, r.num_src, std::max<int64_t>(16, (int64_t{16} << 10) / std::max<int64_t>(heads * dv, 1)),
+  else  // pieces of ~64 KiB of v
+    parallel_for(0, r.num_src, std::max<int64_t>(16, (int64_t{16} << 10) / std::max<int64_t>(width, 1)),
                  rows);
 }
 
