@@ -17,6 +17,7 @@
 #include "edgeattn/graph/neighbor_sampler.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -38,6 +39,10 @@ constexpr int64_t kUnseen = std::numeric_limits<int64_t>::max();
 // Up to this fanout Floyd's membership test scans the picks so far; beyond it, a per-thread byte
 // mask over the row (both give the same picks: they only answer "was r picked?").
 constexpr int64_t kScanFanout = 64;
+// Prefetch distances of the relabelling's random scratch accesses: in accesses, and (the local
+// columns' pass) in rows.
+constexpr int64_t kSlotAhead = 16;
+constexpr int64_t kRowsAhead = 4;
 
 // The scratch array of the relabelling: one entry per source node of the input graph, kUnseen
 // between hops. Filled in parallel once per call.
@@ -62,6 +67,23 @@ int64_t sample_count(int64_t degree, int64_t fanout, bool replace) {
   return fanout;
 }
 
+// The draws of one node at one hop, in order: draws 2t and 2t + 1 are the two halves of one
+// philox block (neighbor_bits), computed once for the pair.
+class NodeDraws {
+ public:
+  NodeDraws(uint64_t seed, int64_t hop, int64_t node) : seed_(seed), hop_(hop), node_(node) {}
+  /// neighbor_draw(seed, hop, node, t, n), for t = 0, 1, 2, ... in turn.
+  uint64_t next(uint64_t t, uint64_t n) {
+    if ((t & 1) == 0) bits_ = neighbor_bits(seed_, hop_, node_, t >> 1);
+    return scale_draw(bits_[t & 1], n);
+  }
+
+ private:
+  uint64_t seed_;
+  int64_t hop_, node_;
+  std::array<uint64_t, 2> bits_{};
+};
+
 // Writes the within-row positions of the sampled in-edges of `node` into `out`
 // (out.size() == sample_count(degree, fanout, replace)), ascending.
 void sample_row(int64_t degree, int64_t fanout, bool replace, uint64_t seed, int64_t hop, int64_t node,
@@ -71,15 +93,15 @@ void sample_row(int64_t degree, int64_t fanout, bool replace, uint64_t seed, int
     std::iota(out.begin(), out.end(), int64_t{0});
     return;
   }
+  NodeDraws draws(seed, hop, node);
   if (replace) {
     for (int64_t t = 0; t < k; ++t)
-      out[static_cast<size_t>(t)] = static_cast<int64_t>(
-          neighbor_draw(seed, hop, node, static_cast<uint64_t>(t), static_cast<uint64_t>(degree)));
+      out[static_cast<size_t>(t)] =
+          static_cast<int64_t>(draws.next(static_cast<uint64_t>(t), static_cast<uint64_t>(degree)));
   } else if (k <= kScanFanout) {
     for (int64_t t = 0; t < k; ++t) {
       const int64_t j = degree - k + t;
-      const auto r = static_cast<int64_t>(
-          neighbor_draw(seed, hop, node, static_cast<uint64_t>(t), static_cast<uint64_t>(j + 1)));
+      const auto r = static_cast<int64_t>(draws.next(static_cast<uint64_t>(t), static_cast<uint64_t>(j + 1)));
       const bool seen = std::find(out.begin(), out.begin() + t, r) != out.begin() + t;
       out[static_cast<size_t>(t)] = seen ? j : r;
     }
@@ -88,8 +110,7 @@ void sample_row(int64_t degree, int64_t fanout, bool replace, uint64_t seed, int
     if (static_cast<int64_t>(picked.size()) < degree) picked.resize(static_cast<size_t>(degree), 0);
     for (int64_t t = 0; t < k; ++t) {
       const int64_t j = degree - k + t;
-      const auto r = static_cast<int64_t>(
-          neighbor_draw(seed, hop, node, static_cast<uint64_t>(t), static_cast<uint64_t>(j + 1)));
+      const auto r = static_cast<int64_t>(draws.next(static_cast<uint64_t>(t), static_cast<uint64_t>(j + 1)));
       const int64_t p = picked[static_cast<size_t>(r)] ? j : r;
       picked[static_cast<size_t>(p)] = 1;
       out[static_cast<size_t>(t)] = p;
@@ -216,18 +237,36 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
 
   // 3. First appearance of each source: destinations take positions [0, num_lead), edge e takes
   // num_lead + e.
+  // Every pass over the scratch reads or writes it at random (2 MiB for a 250k-node graph: beyond
+  // L2), each access a cache miss, and the atomics of the first pass do not overlap: each prefetches
+  // the slot kSlotAhead accesses ahead.
   auto source = [&](int64_t e) -> int64_t { return sources[static_cast<size_t>(e)]; };
+  auto prefetch_source = [&](int64_t k, int64_t end) {
+    if (k + kSlotAhead < end) detail::prefetch_write(first + source(k + kSlotAhead));
+  };
+  auto prefetch_node = [&](std::span<const int64_t> nodes, int64_t i, int64_t end) {
+    if (i + kSlotAhead < end) detail::prefetch_write(first + nodes[static_cast<size_t>(i + kSlotAhead)]);
+  };
   parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) first[dst[static_cast<size_t>(i)]] = i;
+    for (int64_t i = b; i < e; ++i) {
+      prefetch_node(dst, i, e);
+      first[dst[static_cast<size_t>(i)]] = i;
+    }
   });
   parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) atomic_min(first[source(k)], num_lead + k);
+    for (int64_t k = b; k < e; ++k) {
+      prefetch_source(k, e);
+      atomic_min(first[source(k)], num_lead + k);
+    }
   });
   const int64_t pieces = (num_edges + kEdgeGrain - 1) / kEdgeGrain;
   std::vector<int64_t> piece_start(static_cast<size_t>(pieces) + 1, 0);
   parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
     int64_t fresh = 0;
-    for (int64_t k = b; k < e; ++k) fresh += load(first[source(k)]) == num_lead + k;
+    for (int64_t k = b; k < e; ++k) {
+      prefetch_source(k, e);
+      fresh += load(first[source(k)]) == num_lead + k;
+    }
     piece_start[static_cast<size_t>(b / kEdgeGrain) + 1] = fresh;
   });
   std::partial_sum(piece_start.begin(), piece_start.end(), piece_start.begin());
@@ -240,6 +279,7 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
   parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
     int64_t next = num_lead + piece_start[static_cast<size_t>(b / kEdgeGrain)];
     for (int64_t k = b; k < e; ++k) {
+      prefetch_source(k, e);
       const int64_t g = source(k);
       if (load(first[g]) != num_lead + k) continue;
       block.src_nodes[static_cast<size_t>(next)] = g;
@@ -248,7 +288,10 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
     }
   });
   parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) first[dst[static_cast<size_t>(i)]] = -(i + 1);
+    for (int64_t i = b; i < e; ++i) {
+      prefetch_node(dst, i, e);
+      first[dst[static_cast<size_t>(i)]] = -(i + 1);
+    }
   });
 
   // 4. Local columns, rows sorted by (local source, input position).
@@ -256,6 +299,10 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
   parallel_for(0, m, kRowGrain, [&](int64_t b, int64_t e) {
     thread_local std::vector<std::pair<int32_t, int64_t>> row;
     for (int64_t i = b; i < e; ++i) {
+      if (i + kRowsAhead < e)  // the local ids of a row some rows ahead
+        for (int64_t k = row_ptr[static_cast<size_t>(i + kRowsAhead)];
+             k < row_ptr[static_cast<size_t>(i + kRowsAhead) + 1]; ++k)
+          detail::prefetch_read<3>(first + source(k));
       const auto begin = static_cast<size_t>(row_ptr[static_cast<size_t>(i)]);
       const auto end = static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1]);
       row.clear();
@@ -269,7 +316,10 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
     }
   });
   parallel_for(0, num_src, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t j = b; j < e; ++j) first[block.src_nodes[static_cast<size_t>(j)]] = kUnseen;
+    for (int64_t j = b; j < e; ++j) {
+      prefetch_node(block.src_nodes, j, e);
+      first[block.src_nodes[static_cast<size_t>(j)]] = kUnseen;
+    }
   });
 
   block.graph = detail::TrustedCsr::make(m, num_src, std::move(row_ptr), std::move(col_idx), {}, {});

@@ -312,6 +312,25 @@ TEST(SampleNeighbors, MatchesTheSerialReferenceBitForBit) {
   }
 }
 
+TEST(NeighborDraw, IsTheScaledHalfOfThePhiloxBlockItSharesWithItsPair) {
+  // The contract written out: draw t of (seed, hop, node) is half t % 2 of philox4x32 at counter
+  // (node, hop, t / 2), scaled by a multiply-high. The sampler computes each block once for the
+  // pair; the reference calls neighbor_draw per draw; both must give these numbers.
+  for (const uint64_t seed : {uint64_t{0}, uint64_t{123}, ~uint64_t{0}})
+    for (const int64_t node : {int64_t{0}, int64_t{7}, (int64_t{1} << 33) + 5})
+      for (uint64_t t = 0; t < 6; ++t)
+        for (const uint64_t n : {uint64_t{1}, uint64_t{2}, uint64_t{50}, uint64_t{1} << 40, ~uint64_t{0}}) {
+          const auto v = static_cast<uint64_t>(node);
+          const auto r = philox4x32(seed, {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32), 3u,
+                                           static_cast<uint32_t>(t / 2)});
+          const uint64_t bits = t % 2 ? (uint64_t{r[3]} << 32 | r[2]) : (uint64_t{r[1]} << 32 | r[0]);
+          const auto expected = static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * n) >> 64);
+          EXPECT_EQ(neighbor_draw(seed, 3, node, t, n), expected) << seed << " " << node << " " << t << " " << n;
+          EXPECT_EQ(neighbor_bits(seed, 3, node, t / 2)[t % 2], bits);
+          EXPECT_LT(expected, n);
+        }
+}
+
 TEST(SampleNeighbors, LargeFanoutPathMatchesTheReference) {
   // Fanouts above 64 use the byte-mask membership test in Floyd's algorithm: a graph whose rows
   // have hundreds of in-edges, sampled at 100 of them.

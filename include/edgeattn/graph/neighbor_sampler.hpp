@@ -48,6 +48,7 @@
 // graph.num_src() entries per call (filled in parallel) for the relabelling.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -113,22 +114,30 @@ Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64
 /// With dst_nodes = [0, n) of a square graph it is the graph itself, src_nodes = [0, n).
 Block full_neighborhood_block(const Graph& graph, std::span<const int64_t> dst_nodes);
 
-/// The `draw`-th random index in [0, n) of node `node` at hop `hop` under `seed` (n >= 1): 64 bits
-/// of philox4x32 keyed by the seed, counter (node, hop, draw / 2), scaled to [0, n) by a
-/// multiply-high (bias below n / 2^64). With replacement, draw t is the t-th sampled in-edge;
-/// without, Floyd's algorithm takes draw t in [0, d - k + t] for t = 0 .. k-1.
-constexpr uint64_t neighbor_draw(uint64_t seed, int64_t hop, int64_t node, uint64_t draw, uint64_t n) {
+/// The random bits of draws 2 pair and 2 pair + 1 of node `node` at hop `hop` under `seed`: the
+/// two 64-bit halves of philox4x32 keyed by the seed at counter (node, hop, pair).
+constexpr std::array<uint64_t, 2> neighbor_bits(uint64_t seed, int64_t hop, int64_t node, uint64_t pair) {
   const auto v = static_cast<uint64_t>(node);
   const auto r = philox4x32(seed, {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32),
-                                   static_cast<uint32_t>(hop), static_cast<uint32_t>(draw >> 1)});
-  const uint64_t bits =
-      (draw & 1) ? (static_cast<uint64_t>(r[3]) << 32 | r[2]) : (static_cast<uint64_t>(r[1]) << 32 | r[0]);
-  // High 64 bits of bits * n.
+                                   static_cast<uint32_t>(hop), static_cast<uint32_t>(pair)});
+  return {static_cast<uint64_t>(r[1]) << 32 | r[0], static_cast<uint64_t>(r[3]) << 32 | r[2]};
+}
+
+/// bits scaled to [0, n): the high 64 bits of bits * n.
+constexpr uint64_t scale_draw(uint64_t bits, uint64_t n) {
   const uint64_t b_lo = bits & 0xffffffffu, b_hi = bits >> 32;
   const uint64_t n_lo = n & 0xffffffffu, n_hi = n >> 32;
   const uint64_t lo_lo = b_lo * n_lo, hi_lo = b_hi * n_lo, lo_hi = b_lo * n_hi, hi_hi = b_hi * n_hi;
   const uint64_t cross = (lo_lo >> 32) + (hi_lo & 0xffffffffu) + lo_hi;
   return (hi_lo >> 32) + (cross >> 32) + hi_hi;
+}
+
+/// The `draw`-th random index in [0, n) of node `node` at hop `hop` under `seed` (n >= 1): 64 bits
+/// of philox4x32 keyed by the seed, counter (node, hop, draw / 2), scaled to [0, n) by a
+/// multiply-high (bias below n / 2^64). With replacement, draw t is the t-th sampled in-edge;
+/// without, Floyd's algorithm takes draw t in [0, d - k + t] for t = 0 .. k-1.
+constexpr uint64_t neighbor_draw(uint64_t seed, int64_t hop, int64_t node, uint64_t draw, uint64_t n) {
+  return scale_draw(neighbor_bits(seed, hop, node, draw >> 1)[draw & 1], n);
 }
 
 }  // namespace edgeattn
