@@ -1,0 +1,150 @@
+// What a sampled training step does before its first op (issue 23), on a products-like graph: the
+// stochastic block model of bench/peers/sbm_input.py (250k nodes, 47 classes, mean degree 50,
+// 100 features, 8 % of the nodes for training), 1024 seeds, fanouts 15,10,5 (3 layers):
+//   sampler/sample_neighbors   graph/neighbor_sampler.hpp: the three blocks
+//   sampler/prepare_blocks     nn::prepare_graph(block, add_self_loops) per block, as
+//                              nn::Model::forward does every step (self-loops, transpose,
+//                              row partition)
+//   sampler/gather_inputs      gather_rows(features, input_nodes): [~237k, 100] floats
+// Each iteration takes the next batch of a fixed seed shuffle (so the caches see new nodes, as in
+// training), with the batch index as the sampling seed. Counters: sampled_edges per batch (before
+// self-loops) and edges_per_s; gather_inputs reports bytes_per_call and GBps against STREAM.
+//
+//   build/release/bench/graph_neighbor_sampler_bench --benchmark_min_time=2
+#include <benchmark/benchmark.h>
+
+#include <exception>
+#include <numeric>
+#include <vector>
+
+#include "bench_context.hpp"
+#include "edgeattn/core/rng.hpp"
+#include "edgeattn/data/synthetic.hpp"
+#include "edgeattn/graph/neighbor_sampler.hpp"
+#include "edgeattn/nn/prepare_graph.hpp"
+
+namespace edgeattn::bench {
+namespace {
+
+constexpr int64_t kNodes = 250000;
+constexpr int64_t kClasses = 47;
+constexpr int64_t kBatch = 1024;
+
+struct Input {
+  data::Dataset ds;
+  std::vector<int64_t> train;  // shuffled
+
+  Input() {
+    ds = data::sbm_dataset({.num_nodes = kNodes,
+                            .num_classes = kClasses,
+                            .expected_in_degree = 40.0,
+                            .expected_out_degree = 10.0,
+                            .feature_dim = 100,
+                            .signal = 0.3f,
+                            .noise = 1.f,
+                            .train_per_class = (kNodes * 8 / 100 + kClasses / 2) / kClasses,
+                            .num_val = kNodes * 2 / 100,
+                            .num_test = -1,
+                            .shuffle_nodes = true,
+                            .seed = 1});
+    const auto& t = ds.split(ds.default_split).train;
+    train.assign(t.begin(), t.end());
+    for (size_t i = train.size(); i > 1; --i)  // Fisher-Yates, seeded
+      std::swap(train[i - 1], train[static_cast<size_t>(philox4x32(7, {static_cast<uint32_t>(i), 0, 0, 0})[0] % i)]);
+  }
+  std::span<const int64_t> batch(int64_t b) const {
+    const int64_t batches = static_cast<int64_t>(train.size()) / kBatch;
+    return std::span<const int64_t>(train).subspan(static_cast<size_t>((b % batches) * kBatch), kBatch);
+  }
+  SampledSubgraph sample(int64_t b) const {
+    return sample_neighbors(ds.graph, batch(b), {.fanouts = {15, 10, 5}, .seed = static_cast<uint64_t>(b)});
+  }
+};
+
+const Input& input() {
+  static const Input in;
+  return in;
+}
+
+int64_t sampled_edges(const SampledSubgraph& s) {
+  int64_t e = 0;
+  for (const Block& b : s.blocks) e += b.num_edges();
+  return e;
+}
+
+template <class Body>
+void run(benchmark::State& state, Body&& body) {
+  try {
+    const Input& in = input();
+    int64_t b = 0, edges = 0;
+    const LoopClock clock;
+    for (auto _ : state) {
+      edges += body(in, b++);
+      benchmark::ClobberMemory();
+    }
+    const double seconds = clock.seconds();
+    state.counters["sampled_edges"] = static_cast<double>(edges) / static_cast<double>(state.iterations());
+    state.counters["edges_per_s"] = benchmark::Counter(static_cast<double>(edges) / seconds);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+void register_all() {
+  benchmark::RegisterBenchmark("sampler/sample_neighbors",
+                               [](benchmark::State& s) {
+                                 run(s, [](const Input& in, int64_t b) { return sampled_edges(in.sample(b)); });
+                               })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark(
+      "sampler/prepare_blocks",
+      [](benchmark::State& s) {
+        // Samples outside the timed region: a batch of 20 is sampled up front and reused.
+        std::vector<SampledSubgraph> batches;
+        try {
+          for (int64_t b = 0; b < 20; ++b) batches.push_back(input().sample(b));
+        } catch (const std::exception& e) {
+          s.SkipWithError(e.what());
+          return;
+        }
+        run(s, [&](const Input&, int64_t b) {
+          const SampledSubgraph& sub = batches[static_cast<size_t>(b % 20)];
+          for (const Block& blk : sub.blocks)
+            benchmark::DoNotOptimize(nn::prepare_graph(blk.graph, true, nn::InputOrder::drop).num_edges());
+          return sampled_edges(sub);
+        });
+      })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark(
+      "sampler/gather_inputs",
+      [](benchmark::State& s) {
+        std::vector<SampledSubgraph> batches;
+        try {
+          for (int64_t b = 0; b < 20; ++b) batches.push_back(input().sample(b));
+        } catch (const std::exception& e) {
+          s.SkipWithError(e.what());
+          return;
+        }
+        const ConstView x = input().ds.features.dense().view();
+        int64_t bytes = 0;
+        const LoopClock clock;
+        int64_t b = 0;
+        for (auto _ : s) {
+          const SampledSubgraph& sub = batches[static_cast<size_t>(b++ % 20)];
+          const Tensor rows = gather_rows(x, sub.input_nodes);
+          bytes += 2 * rows.numel() * static_cast<int64_t>(sizeof(float));  // read + write
+          benchmark::DoNotOptimize(rows.data());
+        }
+        set_traffic_counters(s, 0, static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(1, s.iterations())),
+                             clock.seconds());
+      })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+}
+
+[[maybe_unused]] const bool registered = (register_all(), true);
+
+}  // namespace
+}  // namespace edgeattn::bench
