@@ -13,8 +13,9 @@
 //   build/release/bench/graph_neighbor_sampler_bench --benchmark_min_time=2
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <exception>
-#include <numeric>
+#include <utility>
 #include <vector>
 
 #include "bench_context.hpp"
@@ -50,7 +51,8 @@ struct Input {
     const auto& t = ds.split(ds.default_split).train;
     train.assign(t.begin(), t.end());
     for (size_t i = train.size(); i > 1; --i)  // Fisher-Yates, seeded
-      std::swap(train[i - 1], train[static_cast<size_t>(philox4x32(7, {static_cast<uint32_t>(i), 0, 0, 0})[0] % i)]);
+      std::swap(train[i - 1],
+                train[static_cast<size_t>(philox4x32(7, {static_cast<uint32_t>(i), 0, 0, 0})[0] % i)]);
   }
   std::span<const int64_t> batch(int64_t b) const {
     const int64_t batches = static_cast<int64_t>(train.size()) / kBatch;
@@ -93,7 +95,8 @@ void run(benchmark::State& state, Body&& body) {
 void register_all() {
   benchmark::RegisterBenchmark("sampler/sample_neighbors",
                                [](benchmark::State& s) {
-                                 run(s, [](const Input& in, int64_t b) { return sampled_edges(in.sample(b)); });
+                                 run(s,
+                                     [](const Input& in, int64_t b) { return sampled_edges(in.sample(b)); });
                                })
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
@@ -137,8 +140,9 @@ void register_all() {
           bytes += 2 * rows.numel() * static_cast<int64_t>(sizeof(float));  // read + write
           benchmark::DoNotOptimize(rows.data());
         }
-        set_traffic_counters(s, 0, static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(1, s.iterations())),
-                             clock.seconds());
+        set_traffic_counters(
+            s, 0, static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(1, s.iterations())),
+            clock.seconds());
       })
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();

@@ -312,6 +312,8 @@ TEST(SampleNeighbors, MatchesTheSerialReferenceBitForBit) {
   }
 }
 
+__extension__ using Uint128 = unsigned __int128;
+
 TEST(NeighborDraw, IsTheScaledHalfOfThePhiloxBlockItSharesWithItsPair) {
   // The contract written out: draw t of (seed, hop, node) is half t % 2 of philox4x32 at counter
   // (node, hop, t / 2), scaled by a multiply-high. The sampler computes each block once for the
@@ -324,8 +326,9 @@ TEST(NeighborDraw, IsTheScaledHalfOfThePhiloxBlockItSharesWithItsPair) {
           const auto r = philox4x32(seed, {static_cast<uint32_t>(v), static_cast<uint32_t>(v >> 32), 3u,
                                            static_cast<uint32_t>(t / 2)});
           const uint64_t bits = t % 2 ? (uint64_t{r[3]} << 32 | r[2]) : (uint64_t{r[1]} << 32 | r[0]);
-          const auto expected = static_cast<uint64_t>((static_cast<unsigned __int128>(bits) * n) >> 64);
-          EXPECT_EQ(neighbor_draw(seed, 3, node, t, n), expected) << seed << " " << node << " " << t << " " << n;
+          const auto expected = static_cast<uint64_t>((static_cast<Uint128>(bits) * n) >> 64);
+          EXPECT_EQ(neighbor_draw(seed, 3, node, t, n), expected)
+              << seed << " " << node << " " << t << " " << n;
           EXPECT_EQ(neighbor_bits(seed, 3, node, t / 2)[t % 2], bits);
           EXPECT_LT(expected, n);
         }
