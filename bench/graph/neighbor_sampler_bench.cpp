@@ -92,6 +92,19 @@ void run(benchmark::State& state, Body&& body) {
   }
 }
 
+// kBatches batches sampled outside the timed region, reused in turn; false (the case skipped with
+// the error) when sampling throws.
+constexpr int64_t kBatches = 20;
+bool presample(benchmark::State& state, std::vector<SampledSubgraph>& batches) {
+  try {
+    for (int64_t b = 0; b < kBatches; ++b) batches.push_back(input().sample(b));
+    return true;
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return false;
+  }
+}
+
 void register_all() {
   benchmark::RegisterBenchmark("sampler/sample_neighbors",
                                [](benchmark::State& s) {
@@ -103,16 +116,10 @@ void register_all() {
   benchmark::RegisterBenchmark(
       "sampler/prepare_blocks",
       [](benchmark::State& s) {
-        // Samples outside the timed region: a batch of 20 is sampled up front and reused.
         std::vector<SampledSubgraph> batches;
-        try {
-          for (int64_t b = 0; b < 20; ++b) batches.push_back(input().sample(b));
-        } catch (const std::exception& e) {
-          s.SkipWithError(e.what());
-          return;
-        }
+        if (!presample(s, batches)) return;
         run(s, [&](const Input&, int64_t b) {
-          const SampledSubgraph& sub = batches[static_cast<size_t>(b % 20)];
+          const SampledSubgraph& sub = batches[static_cast<size_t>(b % kBatches)];
           for (const Block& blk : sub.blocks)
             benchmark::DoNotOptimize(nn::prepare_graph(blk.graph, true, nn::InputOrder::drop).num_edges());
           return sampled_edges(sub);
@@ -124,18 +131,13 @@ void register_all() {
       "sampler/gather_inputs",
       [](benchmark::State& s) {
         std::vector<SampledSubgraph> batches;
-        try {
-          for (int64_t b = 0; b < 20; ++b) batches.push_back(input().sample(b));
-        } catch (const std::exception& e) {
-          s.SkipWithError(e.what());
-          return;
-        }
+        if (!presample(s, batches)) return;
         const ConstView x = input().ds.features.dense().view();
         int64_t bytes = 0;
         const LoopClock clock;
         int64_t b = 0;
         for (auto _ : s) {
-          const SampledSubgraph& sub = batches[static_cast<size_t>(b++ % 20)];
+          const SampledSubgraph& sub = batches[static_cast<size_t>(b++ % kBatches)];
           const Tensor rows = gather_rows(x, sub.input_nodes);
           bytes += 2 * rows.numel() * static_cast<int64_t>(sizeof(float));  // read + write
           benchmark::DoNotOptimize(rows.data());
