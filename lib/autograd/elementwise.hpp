@@ -14,6 +14,7 @@
 #include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/tensor.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace edgeattn::autograd::detail {
 
@@ -139,22 +140,33 @@ inline void strided_copy(const float* __restrict s, int64_t stride, int64_t n, f
 }
 
 /// dst [cols, rows] (+)= src [rows, cols]^T, in parallel over blocks of 32 rows of src: each block
-/// is 32 cache lines wide, which every column of the block reuses.
+/// is 32 cache lines wide, which every column of the block reuses. Inside a block, 8 x 8 tiles
+/// go through registers (kernels::transpose_8x8; the strided loop's vector gathers were twice as
+/// slow on Zen 3), and the rows and columns beyond the last whole tile through the strided loop.
 inline void transpose_into(const float* src, int64_t rows, int64_t cols, float* dst, bool accumulate) {
   constexpr int64_t kTile = 32;
   const int64_t tiles = (rows + kTile - 1) / kTile;
-  auto run = [&](int64_t t) {
-    const int64_t r0 = t * kTile, n = std::min(rows, r0 + kTile) - r0;
-    for (int64_t c = 0; c < cols; ++c) {
-      if (accumulate)
-        strided_copy<true>(src + r0 * cols + c, cols, n, dst + c * rows + r0);
-      else
-        strided_copy<false>(src + r0 * cols + c, cols, n, dst + c * rows + r0);
+  auto run = [&]<bool kAccumulate>(int64_t t) {
+    const int64_t r0 = t * kTile, r1 = std::min(rows, r0 + kTile), whole = r0 + (r1 - r0) / 8 * 8;
+    for (int64_t c = 0; c < cols; c += 8) {
+      const int64_t c1 = std::min(cols, c + 8);
+      if (c1 - c == 8)
+        for (int64_t r = r0; r < whole; r += 8)
+          kernels::transpose_8x8<kAccumulate>(src + r * cols + c, cols, dst + c * rows + r, rows);
+      const int64_t strided_from = c1 - c == 8 ? whole : r0;  // what the tiles left
+      for (int64_t k = c; k < c1; ++k)
+        strided_copy<kAccumulate>(src + strided_from * cols + k, cols, r1 - strided_from,
+                                  dst + k * rows + strided_from);
     }
   };
   const int64_t tile_grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(kTile * cols, 1));
   parallel_for(0, tiles, tile_grain, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) run(t);
+    for (int64_t t = b; t < e; ++t) {
+      if (accumulate)
+        run.template operator()<true>(t);
+      else
+        run.template operator()<false>(t);
+    }
   });
 }
 
