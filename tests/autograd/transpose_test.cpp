@@ -28,8 +28,8 @@ TEST(TransposeInto, MatchesTheScalarLoopForEveryShapeAroundTheTiles) {
     for (int64_t rows : extents)
       for (int64_t cols : extents)
         for (bool accumulate : {false, true}) {
-          SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols) + (accumulate ? " accumulate" : "") +
-                       ", threads " + std::to_string(threads));
+          SCOPED_TRACE(std::to_string(rows) + " x " + std::to_string(cols) +
+                       (accumulate ? " accumulate" : "") + ", threads " + std::to_string(threads));
           const std::vector<float> src = pattern(rows * cols, 0.5f);
           std::vector<float> got = pattern(rows * cols, -1.25f), want = got;
           detail::transpose_into(src.data(), rows, cols, got.data(), accumulate);
