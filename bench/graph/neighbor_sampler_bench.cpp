@@ -15,14 +15,13 @@
 
 #include <algorithm>
 #include <exception>
-#include <utility>
 #include <vector>
 
 #include "bench_context.hpp"
-#include "edgeattn/core/rng.hpp"
 #include "edgeattn/data/synthetic.hpp"
 #include "edgeattn/graph/neighbor_sampler.hpp"
 #include "edgeattn/nn/prepare_graph.hpp"
+#include "edgeattn/train/trainer.hpp"
 
 namespace edgeattn::bench {
 namespace {
@@ -48,11 +47,7 @@ struct Input {
                             .num_test = -1,
                             .shuffle_nodes = true,
                             .seed = 1});
-    const auto& t = ds.split(ds.default_split).train;
-    train.assign(t.begin(), t.end());
-    for (size_t i = train.size(); i > 1; --i)  // Fisher-Yates, seeded
-      std::swap(train[i - 1],
-                train[static_cast<size_t>(philox4x32(7, {static_cast<uint32_t>(i), 0, 0, 0})[0] % i)]);
+    train = train::shuffled(ds.split(ds.default_split).train, 7);  // as fit_minibatch orders an epoch
   }
   std::span<const int64_t> batch(int64_t b) const {
     const int64_t batches = static_cast<int64_t>(train.size()) / kBatch;
