@@ -204,9 +204,18 @@ namespace {
 // Rows per block of the fused dropout + linear: a dropped block (kBlockRows x in floats) stays in
 // L2 between the mask and the product that reads it; whole microkernel strips (packed_gemm.hpp).
 constexpr int64_t kBlockRows = kernels::kPackedBlockRows;
-// Rows per partial weight gradient. Fixed, and the partials are summed in order, so the weight
-// gradient is bit-identical for any thread count.
+// Rows per partial weight gradient: kWeightGradRows, or fewer when x has under 8 such chunks
+// (whole blocks, at least kMinWeightGradBlocks of them), so that a small graph's weight gradient
+// (Cora's 2708 rows) runs on every thread instead of one. A function of the row count only, and
+// the partials are summed in order, so the weight gradient is bit-identical for any thread count.
 constexpr int64_t kWeightGradRows = 8192;
+constexpr int64_t kWeightGradChunks = 8;
+constexpr int64_t kMinWeightGradBlocks = 2;
+int64_t weight_grad_rows(int64_t rows) {
+  const int64_t per_chunk = (rows + kWeightGradChunks - 1) / kWeightGradChunks;
+  const int64_t blocks = std::max(kMinWeightGradBlocks, (per_chunk + kBlockRows - 1) / kBlockRows);
+  return std::min(kWeightGradRows, blocks * kBlockRows);
+}
 
 // Runs f(r0, r1, buffer) over blocks of kBlockRows rows of [0, rows) in parallel; `buffer` holds
 // kBlockRows * buffer_cols floats, one per task.
@@ -291,7 +300,8 @@ void dropped_transpose_products(const DroppedInput& d, std::span<const Transpose
   const RowMask mask(d);
   const int64_t rows = d.x.dim(0), in = d.x.dim(1);
   const float* xd = d.x.data();
-  const int64_t chunks = (rows + kWeightGradRows - 1) / kWeightGradRows;
+  const int64_t chunk_rows = weight_grad_rows(rows);
+  const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
   int64_t size = 0;  // floats of one chunk's partials, all products together
   for (const TransposeProduct& t : products) size += t.cols * in;
   std::vector<float> partial(static_cast<size_t>(chunks * size), 0.f);
@@ -299,8 +309,8 @@ void dropped_transpose_products(const DroppedInput& d, std::span<const Transpose
   parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
     std::vector<float> buffer(static_cast<size_t>(keep_all ? 0 : kBlockRows * in));
     for (int64_t c = c0; c < c1; ++c) {
-      const int64_t end = std::min(rows, (c + 1) * kWeightGradRows);
-      for (int64_t r0 = c * kWeightGradRows; r0 < end; r0 += kBlockRows) {
+      const int64_t end = std::min(rows, (c + 1) * chunk_rows);
+      for (int64_t r0 = c * chunk_rows; r0 < end; r0 += kBlockRows) {
         const int64_t r1 = std::min(end, r0 + kBlockRows);
         const float* block = xd + r0 * in;
         if (!keep_all) {
