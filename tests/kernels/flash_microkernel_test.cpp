@@ -8,7 +8,8 @@
 //   - tiled_forward and tiled_backward per path against reference_forward / reference_backward on
 //     complete, causal, causal with more keys, sliding window, padded batch (rows of length 0),
 //     with N not a multiple of any tile, H = 1 and 8, dk != dv, softmax and relu, bias and dropout;
-//   - bit-identical results for 1 and 2 threads on every path.
+//   - bit-identical results for 1, 2 and 3 threads on every path, and each subset of the
+//     gradients (the backward's row pass, column pass, and fused pass with dQ partials).
 #include "kernels/parallel/flash_microkernel.hpp"
 
 #include <gtest/gtest.h>
@@ -156,6 +157,8 @@ std::vector<Case> cases() {
       {"window", WindowPattern::sliding(333, 45), 2, 64, 8},
       {"window causal", WindowPattern::sliding(290, 70, /*causal=*/true), 1, 17, 64},
       {"padded batch, empty rows", BlockDiagonalPattern::padded_batch(100, {100, 0, 70, 1}), 3, 8, 16},
+      // Many column tiles: the backward's dQ partials come in groups that each reach only some rows.
+      {"long window, many groups", WindowPattern::sliding(2600, 150), 1, 16, 8},
   };
 }
 
@@ -193,8 +196,13 @@ KernelArgs args_for(const Case& c, const Operands& r, Normalization norm, float 
 
 // Forward then backward on `path` (or the reference when `reference`); gradients into buffers
 // full of NaN on the tiled paths (they write every element), zeros on the reference.
+// `want`: which of dQ, dK, dV (and d bias, with a bias) to ask for; the others are null.
+struct Wanted {
+  bool dq = true, dk = true, dv = true;
+};
+
 void forward_backward(const Case& c, Operands& r, Normalization norm, float dropout, bool reference,
-                      SimdPath path, bool with_out = true) {
+                      SimdPath path, bool with_out = true, Wanted want = {}) {
   const int64_t nd = num_dst(c.pattern), ns = num_src(c.pattern), h = c.heads;
   const float fill = reference ? 0.f : std::nanf("");
   r.out = Tensor({nd, h, c.dv}, fill);
@@ -208,9 +216,9 @@ void forward_backward(const Case& c, Operands& r, Normalization norm, float drop
   const BackwardInputs bi{.dout = r.dout.data(),
                           .lse = norm == Normalization::softmax ? r.lse.data() : nullptr,
                           .out = with_out ? r.out.data() : nullptr};
-  const BackwardBuffers bb{.dq = r.dq.data(),
-                           .dk = r.dk.data(),
-                           .dv = r.dv.data(),
+  const BackwardBuffers bb{.dq = want.dq ? r.dq.data() : nullptr,
+                           .dk = want.dk ? r.dk.data() : nullptr,
+                           .dv = want.dv ? r.dv.data() : nullptr,
                            .dbias = r.bias.absent() ? nullptr : r.dbias.data()};
   if (reference) {
     const Graph g = materialize(c.pattern);
@@ -295,23 +303,51 @@ TEST_P(TiledPath, BackwardWithoutTheForwardOutputMatchesTheReference) {
     }
 }
 
-TEST_P(TiledPath, ResultsAreBitIdenticalForOneAndTwoThreads) {
-  const Case c{"causal H2", CausalPattern(530), 2, 64, 64};
-  Operands one = make_run(c, false, 9), two = make_run(c, false, 9);
-  {
-    ThreadLimit limit(1);
-    forward_backward(c, one, Normalization::softmax, 0.f, false, GetParam());
+TEST_P(TiledPath, ResultsAreBitIdenticalForOneTwoAndThreeThreads) {
+  // The causal case's dQ is summed from several groups' partials (window: groups that reach
+  // different rows, with a bias and dropout); their order must not depend on the threads.
+  for (const Case& c : {Case{"causal H2", CausalPattern(530), 2, 64, 64},
+                        Case{"window H1", WindowPattern::sliding(1700, 90), 1, 32, 16}}) {
+    SCOPED_TRACE(c.name);
+    const bool extras = c.heads == 1;
+    std::vector<Operands> runs;
+    for (int threads : {1, 2, 3}) {
+      ThreadLimit limit(threads);
+      runs.push_back(make_run(c, extras, 9));
+      forward_backward(c, runs.back(), Normalization::softmax, extras ? 0.25f : 0.f, false, GetParam());
+    }
+    for (size_t t = 1; t < runs.size(); ++t)
+      for (auto field : {&Operands::out, &Operands::lse, &Operands::dq, &Operands::dk, &Operands::dv})
+        EXPECT_EQ(max_abs_diff(runs[0].*field, runs[t].*field), 0.f) << "run " << t;
+    if (extras) EXPECT_EQ(max_abs_diff(runs[0].dbias, runs[2].dbias), 0.f);
   }
-  {
-    ThreadLimit limit(2);
-    forward_backward(c, two, Normalization::softmax, 0.f, false, GetParam());
+}
+
+TEST_P(TiledPath, EachSubsetOfGradientsMatchesTheReference) {
+  // dQ alone takes the row pass; dK or dV alone the column pass without dQ partials; all three
+  // the fused column pass, or the row pass for dQ when the partials' budget leaves too few groups
+  // (forced here with a small budget).
+  const Case c{"causal more keys", CausalPattern(700, 1100), 1, 24, 40};
+  Operands want = make_run(c, true, 5);
+  forward_backward(c, want, Normalization::softmax, 0.1f, true, GetParam());
+  struct Subset {
+    const char* name;
+    Wanted grads;
+    int64_t budget;
+  };
+  for (const Subset& subset : {Subset{"dq", {true, false, false}, 0}, Subset{"dk", {false, true, false}, 0},
+                               Subset{"dv", {false, false, true}, 0}, Subset{"dq dv", {true, false, true}, 0},
+                               Subset{"all, fused", {}, 0}, Subset{"all, dq by rows", {}, 1000}}) {
+    SCOPED_TRACE(subset.name);
+    set_tiled_dq_partial_budget(subset.budget);
+    Operands got = make_run(c, true, 5);
+    forward_backward(c, got, Normalization::softmax, 0.1f, false, GetParam(), true, subset.grads);
+    set_tiled_dq_partial_budget(0);
+    if (subset.grads.dq) expect_close("dq", got.dq, want.dq);
+    if (subset.grads.dk) expect_close("dk", got.dk, want.dk);
+    if (subset.grads.dv) expect_close("dv", got.dv, want.dv);
+    expect_close("dbias", got.dbias, want.dbias);
   }
-  for (const auto& [a, b] : {std::pair{&one.out, &two.out},
-                             {&one.lse, &two.lse},
-                             {&one.dq, &two.dq},
-                             {&one.dk, &two.dk},
-                             {&one.dv, &two.dv}})
-    EXPECT_EQ(max_abs_diff(*a, *b), 0.f);
 }
 
 std::vector<SimdPath> compiled_paths() {

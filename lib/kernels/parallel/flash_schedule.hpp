@@ -18,15 +18,20 @@
 
 namespace edgeattn::kernels::flash {
 
-/// Tile sizes, chosen by measurement on a 2-core Zen 3 (AVX2) at d = 64 (tiled_attention.hpp
-/// says what each one tiles). Row tiles are whole strips of MR rows.
+/// Tile sizes, chosen by measurement at d = 64 (tiled_attention.hpp says what each one tiles): the
+/// forward's on a 2-core Zen 3 (AVX2), the column pass's on a 2-core Ice Lake (AVX-512). Row tiles
+/// are whole strips of MR rows; the column pass's sizes are multiples of every MR (4, 6, 12), as
+/// they are the M of its products (the earlier 64 rows by 128 columns left AVX-512 remainder
+/// strips of 4 and 8 rows, at a third and two thirds of the 12-row strip's speed: the backward
+/// was about 1.25x slower).
 template <class P>
 struct TileShape {
   static constexpr int64_t kRows = int64_t{P::kRows} * 8;  // forward and row-pass row tile
   static constexpr int64_t kCols = 256;                    // forward and row-pass column block
-  static constexpr int64_t kColumnTile = 128;              // column pass: columns per task
-  static constexpr int64_t kColumnPassRows = 64;           // column pass: rows per product
+  static constexpr int64_t kColumnTile = 192;              // column pass: columns per task
+  static constexpr int64_t kColumnPassRows = 96;           // column pass: rows per product
   static_assert(kCols % kPanel<P> == 0 && kColumnTile % kPanel<P> == 0);
+  static_assert(kColumnTile % P::kRows == 0 && kColumnPassRows % P::kRows == 0);
 };
 
 /// A per-head view of one B operand: head h starts at base + h * head_step, rows ld apart.

@@ -11,11 +11,18 @@
 //   per row: mask (-inf) outside the row's range, add bias, online softmax (vector exp, max,
 //            sum, rescale of the row's accumulator) or relu, dropout
 //   acc_strip += P V_block               microkernel, over the strip's columns only
-// Backward, with P recomputed from the saved row log-sum-exp and D_i = <dO_i, O_i>:
-//   row pass    per (head, row tile):    per strip S, P, dP = dO V^T, dS = P o (dP - D),
-//                                        dQ += dS K                                (3 products)
-//   column pass per (head, column tile): per row tile S, P, dP, dS for the tile, then
-//                                        dV += P~^T dO, dK += dS^T Q               (4 products)
+// Backward, with P recomputed from the saved row log-sum-exp and D_i = <dO_i, O_i>, in one pass
+// over the columns (FlashAttention-2's schedule), 5 products:
+//   per (head, group of column tiles), per column tile, per row tile it reaches:
+//     S, P, dP = dO V^T, dS = P o (dP - D) for the tile (and d bias, written once per edge),
+//     dV += P~^T dO, dK += dS^T Q into the column tile's accumulators,
+//     dQ_rows += dS K into the group's partial of dQ
+//   then dQ = sum of the groups' partials, in group order.
+// The GPU kernel adds dQ atomically; here each group (consecutive column tiles, about 32 / H of
+// them, a function of the shapes alone) owns a partial over the rows its columns reach, so the
+// sum has one order whatever the thread count. Without dK and dV wanted, a row pass per
+// (head, row tile) computes dQ instead (S, dP, dQ += dS K: 3 products, no partials); without O,
+// the row pass first computes D_i = sum_j P_ij dP_ij (2 more products).
 // Masking: blocks outside a tile's hull are skipped, and a strip computes only the panels its rows
 // reach, so causal costs about half of complete and only diagonal blocks pay for masked entries.
 // Bias, dropout and relu run in the same schedule with scalar per-row epilogues (slower than the
@@ -23,8 +30,9 @@
 // Each output element is owned by one task and blocks are visited in a fixed order, so results
 // are bit-identical for any thread count. Memory: O(tile) per task plus the packed operands
 // (the size of K and V, and in the backward also of Q and dO, each copied per head when H > 1 or
-// its width is not a multiple of NR). `tiled_applies` says when the schedule is used; other calls take the
-// per-edge kernels.
+// its width is not a multiple of NR), and the backward's dQ partials (at most 4x dQ or 64 MiB,
+// whichever is larger; for complete attention at N = 4096, H = 1, d = 64: 22 MiB). `tiled_applies` says when
+// the schedule is used; other calls take the per-edge kernels.
 #pragma once
 
 #include <cstdint>
@@ -67,5 +75,9 @@ void tiled_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& 
                    SimdPath path = SimdPath::automatic);
 void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
                     const BackwardBuffers& grads, SimdPath path = SimdPath::automatic);
+
+/// Tests only: caps the backward's dQ partials at `floats` (0 restores the default, the larger of
+/// 16 Mi floats and 4x dQ), so that small shapes reach the fallback to the row pass.
+void set_tiled_dq_partial_budget(int64_t floats);
 
 }  // namespace edgeattn::kernels

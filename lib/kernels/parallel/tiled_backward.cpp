@@ -1,6 +1,9 @@
 // Backward of the tiled schedule; see tiled_attention.hpp for the algorithm and its references.
+#include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -12,6 +15,8 @@
 
 namespace edgeattn::kernels {
 namespace {
+
+std::atomic<int64_t> g_dq_partial_budget{0};  // set_tiled_dq_partial_budget
 
 using flash::align_down;
 using flash::align_up;
@@ -44,7 +49,12 @@ class TiledBackward {
   }
 
   void run() {
-    const bool row_pass = kSoftmax || g_.dq || g_.dbias, column_pass = g_.dk || g_.dv;
+    // With dK or dV wanted, the column pass; it computes dQ and d bias too (into per-group
+    // partials of dQ) unless the partials' memory budget leaves too few groups to spread over
+    // threads, and then the row pass computes them. Softmax always needs the row pass for D.
+    const bool column_pass = g_.dk || g_.dv;
+    if (column_pass) fused_ = plan_groups(g_.dq != nullptr);
+    const bool row_pass = kSoftmax || (!fused_ && (g_.dq || g_.dbias));
     kt_ = flash::pack_panels<Pol>(ns_, heads_, dk_, a_.score.k, a_.score.scale, kt_buf_);
     vt_ = flash::pack_panels<Pol>(ns_, heads_, dv_, a_.v, 1.f, vt_buf_);
     if (g_.dq) kr_ = flash::rows_operand<Pol>(ns_, heads_, dk_, a_.score.k, kr_buf_);
@@ -56,13 +66,13 @@ class TiledBackward {
         // Head-major, as the forward: a thread's consecutive tasks share one head's operands.
         for (int64_t t = b; t < e; ++t) row_task(t / rows_.tiles(), t % rows_.tiles(), s);
       });
-    if (column_pass) {
-      const int64_t col_tiles = (ns_ + CT - 1) / CT;
-      parallel_for(0, col_tiles * heads_, 1, [&](int64_t b, int64_t e) {
-        ColumnScratch s(dkp_, dvp_);
-        for (int64_t t = b; t < e; ++t) column_task(t / col_tiles, t % col_tiles, s);
-      });
-    }
+    if (!column_pass) return;
+    const int64_t groups = static_cast<int64_t>(group_tiles_.size()) - 1;
+    parallel_for(0, groups * heads_, 1, [&](int64_t b, int64_t e) {
+      ColumnScratch s(dkp_, dvp_);
+      for (int64_t t = b; t < e; ++t) group_task(t / groups, t % groups, s);
+    });
+    if (fused_ && g_.dq) reduce_dq();
   }
 
  private:
@@ -171,7 +181,7 @@ class TiledBackward {
             in_.out ? dot(in_.dout + (i * heads_ + h) * dv_, in_.out + (i * heads_ + h) * dv_, dv_) : 0.f;
       if (!in_.out && lo < hi) row_sums_from_weights(h, r0, rows, lo, hi, s);
     }
-    if (!g_.dq && !g_.dbias) return;
+    if (fused_ || (!g_.dq && !g_.dbias)) return;
     std::fill(s.dq.begin(), s.dq.end(), 0.f);
     flash::for_each_strip<MR, BC, NR>(rows_, r0, rows, lo, hi, [&](const flash::Strip& st) {
       strip(h, rows_, st.i, st.mr, st.c0, st.c1, st.pa, st.w, s.prob.data(), s.dprob.data(), BC, false, true);
@@ -188,7 +198,21 @@ class TiledBackward {
       }
   }
 
-  void column_task(int64_t h, int64_t tile, ColumnScratch& s) {
+  // Column tiles [tiles[g], tiles[g + 1]) of head h, in order, summing their dQ terms into the
+  // group's partial: rows [row_lo[g], row_hi[g]), dkp wide.
+  void group_task(int64_t h, int64_t g, ColumnScratch& s) {
+    const size_t gi = static_cast<size_t>(g);
+    float* part = nullptr;
+    if (fused_ && g_.dq) {
+      part = dq_part_.get() + h * part_head_ + part_offset_[gi];
+      std::fill_n(part, (group_row_hi_[gi] - group_row_lo_[gi]) * dkp_, 0.f);
+    }
+    for (int64_t tile = group_tiles_[gi]; tile < group_tiles_[gi + 1]; ++tile)
+      column_task(h, tile, s, part, group_row_lo_[gi]);
+  }
+
+  // part: the dQ partial of rows [part_lo, ...) (null without dQ).
+  void column_task(int64_t h, int64_t tile, ColumnScratch& s, float* part, int64_t part_lo) {
     const int64_t c0 = tile * CT, c1 = std::min(c0 + CT, ns_), cols = c1 - c0;
     std::fill(s.dk.begin(), s.dk.end(), 0.f);
     std::fill(s.dv.begin(), s.dv.end(), 0.f);
@@ -213,7 +237,7 @@ class TiledBackward {
           continue;
         }
         const int64_t pa = align_down(u0, NR), pb = align_up(u1, NR);
-        strip(h, rr, r0 + i0, mr, c0, c1, pa, pb - pa, prob + (pa - ta), dprob + (pa - ta), CT, true, false);
+        strip(h, rr, r0 + i0, mr, c0, c1, pa, pb - pa, prob + (pa - ta), dprob + (pa - ta), CT, true, fused_);
         for (int64_t r = 0; r < mr; ++r) {
           std::fill(prob + r * CT, prob + r * CT + (pa - ta), 0.f);
           std::fill(prob + r * CT + (pb - ta), prob + r * CT + wt, 0.f);
@@ -229,6 +253,9 @@ class TiledBackward {
       if (g_.dk)  // dK[ta, ta + m) += dS^T Q_rows
         flash::gemm_tile<Pol, true>(m, dkp_, rows, s.dprob.data(), 1, CT, qr_.head(h) + r0 * qr_.ld, qr_.ld,
                                     NR, s.dk.data() + (ta - c0) * dkp_, dkp_);
+      if (part)  // dQ_rows += dS K[ta, ta + m), into the group's partial
+        flash::gemm_tile<Pol, true>(rows, dkp_, m, s.dprob.data(), CT, 1, kr_.head(h) + ta * kr_.ld, kr_.ld,
+                                    NR, part + (r0 - part_lo) * dkp_, dkp_);
     }
     for (int64_t x = 0; x < cols; ++x) {
       const int64_t j = c0 + x;
@@ -241,6 +268,86 @@ class TiledBackward {
     }
   }
 
+  // Groups of consecutive column tiles, one partial of dQ each (over the rows the group's columns
+  // reach). A function of the pattern, heads and widths alone, so the sum over groups, in group
+  // order, is the same for any thread count. About 32 / H groups keep every thread busy; with dQ,
+  // fewer when the partials would take more than 64 MiB and 4x dQ. Returns false when that
+  // leaves fewer than 8 tasks (H x groups) for more column tiles: dQ then takes the row pass,
+  // and the groups are planned again without partials.
+  bool plan_groups(bool with_dq) {
+    const int64_t col_tiles = (ns_ + CT - 1) / CT;
+    const flash::RowRanges& rr = column_rows_;
+    auto plan = [&](int64_t groups) {
+      const int64_t per = (col_tiles + groups - 1) / std::max<int64_t>(groups, 1);
+      group_tiles_.clear();
+      group_row_lo_.clear();
+      group_row_hi_.clear();
+      part_offset_.clear();
+      int64_t total = 0;
+      for (int64_t t0 = 0; t0 < col_tiles; t0 += per) {
+        const int64_t t1 = std::min(t0 + per, col_tiles), c0 = t0 * CT, c1 = std::min(t1 * CT, ns_);
+        int64_t lo = nd_, hi = 0;
+        for (int64_t b = 0; b < rr.tiles(); ++b)
+          if (rr.hull_lo[static_cast<size_t>(b)] < c1 && rr.hull_hi[static_cast<size_t>(b)] > c0) {
+            lo = std::min(lo, b * CR);
+            hi = std::max(hi, std::min(b * CR + CR, nd_));
+          }
+        if (lo >= hi) lo = hi = 0;
+        group_tiles_.push_back(t0);
+        group_row_lo_.push_back(lo);
+        group_row_hi_.push_back(hi);
+        part_offset_.push_back(total);
+        total += (hi - lo) * dkp_;
+      }
+      group_tiles_.push_back(col_tiles);
+      return total;
+    };
+    const int64_t wanted =
+        std::clamp<int64_t>((32 + heads_ - 1) / heads_, 1, std::max<int64_t>(col_tiles, 1));
+    int64_t groups = wanted, total = plan(groups);
+    if (!with_dq) return true;
+    const int64_t cap = g_dq_partial_budget.load(std::memory_order_relaxed);
+    const int64_t budget = cap > 0 ? cap : std::max<int64_t>(int64_t{16} << 20, 4 * nd_ * heads_ * dkp_);
+    while (groups > 1 && total * heads_ > budget) total = plan(groups = (groups + 1) / 2);
+    if (groups < wanted && groups * heads_ < 8) {
+      plan(wanted);
+      return false;
+    }
+    part_head_ = total;
+    dq_part_ =
+        std::make_unique_for_overwrite<float[]>(static_cast<size_t>(std::max<int64_t>(total * heads_, 1)));
+    return true;
+  }
+
+  // dQ_i = scale * (sum over groups, in order, of the partials covering row i); 0 for rows no group
+  // reaches.
+  void reduce_dq() {
+    constexpr int64_t kBlock = 64;
+    const int64_t blocks = (nd_ + kBlock - 1) / kBlock, groups = static_cast<int64_t>(part_offset_.size());
+    parallel_for(0, blocks * heads_, 1, [&](int64_t b, int64_t e) {
+      std::vector<float> acc(static_cast<size_t>(kBlock * dkp_));
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t h = t / blocks, r0 = (t % blocks) * kBlock, r1 = std::min(r0 + kBlock, nd_);
+        std::fill(acc.begin(), acc.end(), 0.f);
+        for (int64_t g = 0; g < groups; ++g) {
+          const size_t gi = static_cast<size_t>(g);
+          const int64_t lo = std::max(r0, group_row_lo_[gi]), hi = std::min(r1, group_row_hi_[gi]);
+          if (lo >= hi) continue;
+          const float* part =
+              dq_part_.get() + h * part_head_ + part_offset_[gi] + (lo - group_row_lo_[gi]) * dkp_;
+          float* out = acc.data() + (lo - r0) * dkp_;
+#pragma omp simd
+          for (int64_t x = 0; x < (hi - lo) * dkp_; ++x) out[x] += part[x];
+        }
+        for (int64_t i = r0; i < r1; ++i) {
+          float* dq = g_.dq + (i * heads_ + h) * dk_;
+          const float* row = acc.data() + (i - r0) * dkp_;
+          for (int64_t x = 0; x < dk_; ++x) dq[x] = a_.score.scale * row[x];
+        }
+      }
+    });
+  }
+
   const Pat& p_;
   const KernelArgs& a_;
   const BackwardInputs& in_;
@@ -250,11 +357,21 @@ class TiledBackward {
   flash::RowRanges rows_;         // tiles of BR rows: the row pass
   flash::RowRanges column_rows_;  // tiles of CR rows: the column pass
   std::vector<float> row_sum_;    // D [num_dst, H]
+  bool fused_ = false;            // the column pass computes dQ and d bias too
+  // Column-tile groups: tiles [group_tiles_[g], group_tiles_[g + 1]), dQ partial rows
+  // [group_row_lo_[g], group_row_hi_[g]) at part_offset_[g] within a head's part_head_ floats.
+  std::vector<int64_t> group_tiles_, group_row_lo_, group_row_hi_, part_offset_;
+  int64_t part_head_ = 0;
+  std::unique_ptr<float[]> dq_part_;  // [H, part_head_]
   flash::PackBuffer kt_buf_, vt_buf_, kr_buf_, qr_buf_, dor_buf_;
   flash::HeadOperand kt_, vt_, kr_, qr_, dor_;  // scale K^T and V^T panels; K, Q, dO rows
 };
 
 }  // namespace
+
+void set_tiled_dq_partial_budget(int64_t floats) {
+  g_dq_partial_budget.store(std::max<int64_t>(floats, 0), std::memory_order_relaxed);
+}
 
 void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g,
                     SimdPath path) {
