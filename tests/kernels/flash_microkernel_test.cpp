@@ -326,23 +326,29 @@ TEST_P(TiledPath, ResultsAreBitIdenticalForOneTwoAndThreeThreads) {
 TEST_P(TiledPath, EachSubsetOfGradientsMatchesTheReference) {
   // dQ alone takes the row pass; dK or dV alone the column pass without dQ partials; all three
   // the fused column pass, or the row pass for dQ when the partials' budget leaves too few groups
-  // (forced here with a small budget).
-  const Case c{"causal more keys", CausalPattern(700, 1100), 1, 24, 40};
+  // (forced here with a small budget); a small budget for the packed operands takes the heads one
+  // or two at a time.
+  const Case c{"causal more keys", CausalPattern(700, 1100), 3, 24, 40};
   Operands want = make_run(c, true, 5);
   forward_backward(c, want, Normalization::softmax, 0.1f, true, GetParam());
   struct Subset {
     const char* name;
     Wanted grads;
-    int64_t budget;
+    int64_t partial_budget, packed_budget;
   };
-  for (const Subset& subset : {Subset{"dq", {true, false, false}, 0}, Subset{"dk", {false, true, false}, 0},
-                               Subset{"dv", {false, false, true}, 0}, Subset{"dq dv", {true, false, true}, 0},
-                               Subset{"all, fused", {}, 0}, Subset{"all, dq by rows", {}, 1000}}) {
+  // The packed operands of one head (K^T and V^T panels, K, Q and dO rows) are 162k-174k floats
+  // on every path: a budget of 400k takes two heads at a time.
+  for (const Subset& subset :
+       {Subset{"dq", {true, false, false}, 0, 0}, Subset{"dk", {false, true, false}, 0, 0},
+        Subset{"dv", {false, false, true}, 0, 0}, Subset{"dq dv", {true, false, true}, 0, 0},
+        Subset{"all, fused", {}, 0, 0}, Subset{"all, dq by rows", {}, 1000, 0},
+        Subset{"all, one head at a time", {}, 0, 1}, Subset{"all, two heads at a time", {}, 0, 400000},
+        Subset{"dq, one head at a time", {true, false, false}, 0, 1}}) {
     SCOPED_TRACE(subset.name);
-    set_tiled_dq_partial_budget(subset.budget);
+    set_tiled_backward_budgets(subset.partial_budget, subset.packed_budget);
     Operands got = make_run(c, true, 5);
     forward_backward(c, got, Normalization::softmax, 0.1f, false, GetParam(), true, subset.grads);
-    set_tiled_dq_partial_budget(0);
+    set_tiled_backward_budgets(0, 0);
     if (subset.grads.dq) expect_close("dq", got.dq, want.dq);
     if (subset.grads.dk) expect_close("dk", got.dk, want.dk);
     if (subset.grads.dv) expect_close("dv", got.dv, want.dv);

@@ -34,11 +34,18 @@ struct TileShape {
   static_assert(kColumnTile % P::kRows == 0 && kColumnPassRows % P::kRows == 0);
 };
 
-/// A per-head view of one B operand: head h starts at base + h * head_step, rows ld apart.
+/// A per-head view of one B operand holding heads [first, ...): head h starts at
+/// base + (h - first) * head_step, rows ld apart.
 struct HeadOperand {
   const float* base = nullptr;
-  int64_t head_step = 0, ld = 0;
-  const float* head(int64_t h) const { return base + h * head_step; }
+  int64_t head_step = 0, ld = 0, first = 0;
+  const float* head(int64_t h) const { return base + (h - first) * head_step; }
+};
+
+/// Heads [begin, end) of `heads`: the slice of them an operand is packed for.
+struct HeadRange {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
 };
 
 /// Storage for packed copies; filled in parallel, never zero-initialised first.
@@ -58,42 +65,50 @@ inline constexpr int64_t kPackRows = 512;
 
 /// src [n, heads, w] packed per head as NR-wide panels of its transpose times `scale`:
 /// panel p of head h = the B operand of S = Q (scale K)^T for sources [p NR, p NR + NR), rows
-/// NR apart (ld = NR), panel_stride w * NR. Sources past n are zero.
+/// NR apart (ld = NR), panel_stride w * NR. Sources past n are zero. Only the heads of `hr`
+/// (default: all) are packed.
 template <class P>
-HeadOperand pack_panels(int64_t n, int64_t heads, int64_t w, const float* src, float scale, PackBuffer& buf) {
+HeadOperand pack_panels(int64_t n, int64_t heads, int64_t w, const float* src, float scale, PackBuffer& buf,
+                        HeadRange hr = {}) {
+  if (hr.size() <= 0) hr = {0, heads};
   const int64_t np = round_up_panel<P>(n), step = np * w;
-  float* dst = buf.allocate(heads * step);
+  float* dst = buf.allocate(hr.size() * step);
   const int64_t chunks = (np + kPackRows - 1) / kPackRows;
-  parallel_for(0, heads * chunks, 1, [&](int64_t b, int64_t e) {
+  parallel_for(0, hr.size() * chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      const int64_t h = t / chunks, r0 = (t % chunks) * kPackRows, rows = std::min(kPackRows, np - r0);
-      float* panel = dst + h * step + r0 * w;
+      const int64_t x = t / chunks, h = hr.begin + x, r0 = (t % chunks) * kPackRows,
+                    rows = std::min(kPackRows, np - r0);
+      float* panel = dst + x * step + r0 * w;
       // Chunks start on panel boundaries, so n - r0 > 0 and the last panel is zero-padded.
       pack_transposed_panels<P>(std::min(rows, n - r0), w, src + r0 * heads * w + h * w, heads * w, scale,
                                 panel);
     }
   });
-  return {dst, step, kPanel<P>};
+  return {dst, step, kPanel<P>, hr.begin};
 }
 
 /// src [n, heads, w] as a row-major B operand with width round_up_panel(w): src itself for one
-/// head whose w is a multiple of NR, else a copy per head (padded). With several heads the rows of
-/// one head lie heads * w floats apart, a large power of two at the usual widths (8 x 64 floats:
-/// 2 KiB), so a block of them falls into a few L1 sets and evicts itself; the per-head copy made
-/// the H = 8, d = 64 forward at N = 4096 1.7x faster (2-core Zen 3).
+/// head whose w is a multiple of NR, else a copy per head (padded) of the heads of `hr` (default:
+/// all). With several heads the rows of one head lie heads * w floats apart, a large power of two
+/// at the usual widths (8 x 64 floats: 2 KiB), so a block of them falls into a few L1 sets and
+/// evicts itself; the per-head copy made the H = 8, d = 64 forward at N = 4096 1.7x faster (2-core
+/// Zen 3).
 template <class P>
-HeadOperand rows_operand(int64_t n, int64_t heads, int64_t w, const float* src, PackBuffer& buf) {
-  if (heads == 1 && w % kPanel<P> == 0) return {src, w, heads * w};
+HeadOperand rows_operand(int64_t n, int64_t heads, int64_t w, const float* src, PackBuffer& buf,
+                         HeadRange hr = {}) {
+  if (hr.size() <= 0) hr = {0, heads};
+  if (heads == 1 && w % kPanel<P> == 0) return {src, w, heads * w, 0};
   const int64_t wp = round_up_panel<P>(w);
-  float* dst = buf.allocate(heads * n * wp);
+  float* dst = buf.allocate(hr.size() * n * wp);
   const int64_t chunks = (n + kPackRows - 1) / kPackRows;
-  parallel_for(0, heads * chunks, 1, [&](int64_t b, int64_t e) {
+  parallel_for(0, hr.size() * chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      const int64_t h = t / chunks, r0 = (t % chunks) * kPackRows, rows = std::min(kPackRows, n - r0);
-      pack_rows<P>(rows, w, src + r0 * heads * w + h * w, heads * w, dst + h * n * wp + r0 * wp);
+      const int64_t x = t / chunks, h = hr.begin + x, r0 = (t % chunks) * kPackRows,
+                    rows = std::min(kPackRows, n - r0);
+      pack_rows<P>(rows, w, src + r0 * heads * w + h * w, heads * w, dst + x * n * wp + r0 * wp);
     }
   });
-  return {dst, n * wp, wp};
+  return {dst, n * wp, wp, hr.begin};
 }
 
 /// Source range [first, last) of every row, and the hull of every tile of `tile` rows (empty

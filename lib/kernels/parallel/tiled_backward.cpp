@@ -16,7 +16,7 @@
 namespace edgeattn::kernels {
 namespace {
 
-std::atomic<int64_t> g_dq_partial_budget{0};  // set_tiled_dq_partial_budget
+std::atomic<int64_t> g_dq_partial_budget{0}, g_packed_budget{0};  // set_tiled_backward_budgets
 
 using flash::align_down;
 using flash::align_up;
@@ -52,27 +52,38 @@ class TiledBackward {
     // With dK or dV wanted, the column pass; it computes dQ and d bias too (into per-group
     // partials of dQ) unless the partials' memory budget leaves too few groups to spread over
     // threads, and then the row pass computes them. Softmax always needs the row pass for D.
+    // Heads are taken in slices, so that the packed operands (five copies of an [N, d] per head)
+    // stay within a quarter of their all-heads size or 16 MiB, whichever is larger.
     const bool column_pass = g_.dk || g_.dv;
-    if (column_pass) fused_ = plan_groups(g_.dq != nullptr);
+    const int64_t per_head = flash::round_up_panel<Pol>(ns_) * (dk_ + dv_) + (g_.dq ? ns_ * dkp_ : 0) +
+                             (g_.dk ? nd_ * dkp_ : 0) + (g_.dv ? nd_ * dvp_ : 0);
+    const int64_t cap = g_packed_budget.load(std::memory_order_relaxed);
+    const int64_t budget = cap > 0 ? cap : std::max<int64_t>(int64_t{4} << 20, per_head * heads_ / 4);
+    const int64_t slice = std::clamp<int64_t>(budget / std::max<int64_t>(per_head, 1), 1, heads_);
+    if (column_pass) fused_ = plan_groups(g_.dq != nullptr, slice);
     const bool row_pass = kSoftmax || (!fused_ && (g_.dq || g_.dbias));
-    kt_ = flash::pack_panels<Pol>(ns_, heads_, dk_, a_.score.k, a_.score.scale, kt_buf_);
-    vt_ = flash::pack_panels<Pol>(ns_, heads_, dv_, a_.v, 1.f, vt_buf_);
-    if (g_.dq) kr_ = flash::rows_operand<Pol>(ns_, heads_, dk_, a_.score.k, kr_buf_);
-    if (g_.dk) qr_ = flash::rows_operand<Pol>(nd_, heads_, dk_, a_.score.q, qr_buf_);
-    if (g_.dv) dor_ = flash::rows_operand<Pol>(nd_, heads_, dv_, in_.dout, dor_buf_);
-    if (row_pass)
-      parallel_for(0, rows_.tiles() * heads_, 1, [&](int64_t b, int64_t e) {
-        RowScratch s(dkp_);
-        // Head-major, as the forward: a thread's consecutive tasks share one head's operands.
-        for (int64_t t = b; t < e; ++t) row_task(t / rows_.tiles(), t % rows_.tiles(), s);
+    for (int64_t h0 = 0; h0 < heads_; h0 += slice) {
+      hr_ = {h0, std::min(h0 + slice, heads_)};
+      const int64_t hn = hr_.size();
+      kt_ = flash::pack_panels<Pol>(ns_, heads_, dk_, a_.score.k, a_.score.scale, kt_buf_, hr_);
+      vt_ = flash::pack_panels<Pol>(ns_, heads_, dv_, a_.v, 1.f, vt_buf_, hr_);
+      if (g_.dq) kr_ = flash::rows_operand<Pol>(ns_, heads_, dk_, a_.score.k, kr_buf_, hr_);
+      if (g_.dk) qr_ = flash::rows_operand<Pol>(nd_, heads_, dk_, a_.score.q, qr_buf_, hr_);
+      if (g_.dv) dor_ = flash::rows_operand<Pol>(nd_, heads_, dv_, in_.dout, dor_buf_, hr_);
+      if (row_pass)
+        parallel_for(0, rows_.tiles() * hn, 1, [&](int64_t b, int64_t e) {
+          RowScratch s(dkp_);
+          // Head-major, as the forward: a thread's consecutive tasks share one head's operands.
+          for (int64_t t = b; t < e; ++t) row_task(h0 + t / rows_.tiles(), t % rows_.tiles(), s);
+        });
+      if (!column_pass) continue;
+      const int64_t groups = static_cast<int64_t>(group_tiles_.size()) - 1;
+      parallel_for(0, groups * hn, 1, [&](int64_t b, int64_t e) {
+        ColumnScratch s(dkp_, dvp_);
+        for (int64_t t = b; t < e; ++t) group_task(h0 + t / groups, t % groups, s);
       });
-    if (!column_pass) return;
-    const int64_t groups = static_cast<int64_t>(group_tiles_.size()) - 1;
-    parallel_for(0, groups * heads_, 1, [&](int64_t b, int64_t e) {
-      ColumnScratch s(dkp_, dvp_);
-      for (int64_t t = b; t < e; ++t) group_task(t / groups, t % groups, s);
-    });
-    if (fused_ && g_.dq) reduce_dq();
+      if (fused_ && g_.dq) reduce_dq();
+    }
   }
 
  private:
@@ -204,7 +215,7 @@ class TiledBackward {
     const size_t gi = static_cast<size_t>(g);
     float* part = nullptr;
     if (fused_ && g_.dq) {
-      part = dq_part_.get() + h * part_head_ + part_offset_[gi];
+      part = dq_part_.get() + (h - hr_.begin) * part_head_ + part_offset_[gi];
       std::fill_n(part, (group_row_hi_[gi] - group_row_lo_[gi]) * dkp_, 0.f);
     }
     for (int64_t tile = group_tiles_[gi]; tile < group_tiles_[gi + 1]; ++tile)
@@ -270,11 +281,11 @@ class TiledBackward {
 
   // Groups of consecutive column tiles, one partial of dQ each (over the rows the group's columns
   // reach). A function of the pattern, heads and widths alone, so the sum over groups, in group
-  // order, is the same for any thread count. About 32 / H groups keep every thread busy; with dQ,
-  // fewer when the partials would take more than 64 MiB and 4x dQ. Returns false when that
-  // leaves fewer than 8 tasks (H x groups) for more column tiles: dQ then takes the row pass,
+  // order, is the same for any thread count. About 32 / S groups (S: heads in a slice) keep every thread
+  // busy; with dQ, fewer when the partials would take more than 64 MiB and 4x dQ. Returns false when that
+  // leaves fewer than 8 tasks (S x groups) for more column tiles: dQ then takes the row pass,
   // and the groups are planned again without partials.
-  bool plan_groups(bool with_dq) {
+  bool plan_groups(bool with_dq, int64_t slice) {
     const int64_t col_tiles = (ns_ + CT - 1) / CT;
     const flash::RowRanges& rr = column_rows_;
     auto plan = [&](int64_t groups) {
@@ -302,20 +313,19 @@ class TiledBackward {
       group_tiles_.push_back(col_tiles);
       return total;
     };
-    const int64_t wanted =
-        std::clamp<int64_t>((32 + heads_ - 1) / heads_, 1, std::max<int64_t>(col_tiles, 1));
+    const int64_t wanted = std::clamp<int64_t>((32 + slice - 1) / slice, 1, std::max<int64_t>(col_tiles, 1));
     int64_t groups = wanted, total = plan(groups);
     if (!with_dq) return true;
     const int64_t cap = g_dq_partial_budget.load(std::memory_order_relaxed);
-    const int64_t budget = cap > 0 ? cap : std::max<int64_t>(int64_t{16} << 20, 4 * nd_ * heads_ * dkp_);
-    while (groups > 1 && total * heads_ > budget) total = plan(groups = (groups + 1) / 2);
-    if (groups < wanted && groups * heads_ < 8) {
+    const int64_t budget = cap > 0 ? cap : std::max<int64_t>(int64_t{16} << 20, 4 * nd_ * slice * dkp_);
+    while (groups > 1 && total * slice > budget) total = plan(groups = (groups + 1) / 2);
+    if (groups < wanted && groups * slice < 8) {
       plan(wanted);
       return false;
     }
     part_head_ = total;
     dq_part_ =
-        std::make_unique_for_overwrite<float[]>(static_cast<size_t>(std::max<int64_t>(total * heads_, 1)));
+        std::make_unique_for_overwrite<float[]>(static_cast<size_t>(std::max<int64_t>(total * slice, 1)));
     return true;
   }
 
@@ -324,17 +334,18 @@ class TiledBackward {
   void reduce_dq() {
     constexpr int64_t kBlock = 64;
     const int64_t blocks = (nd_ + kBlock - 1) / kBlock, groups = static_cast<int64_t>(part_offset_.size());
-    parallel_for(0, blocks * heads_, 1, [&](int64_t b, int64_t e) {
+    parallel_for(0, blocks * hr_.size(), 1, [&](int64_t b, int64_t e) {
       std::vector<float> acc(static_cast<size_t>(kBlock * dkp_));
       for (int64_t t = b; t < e; ++t) {
-        const int64_t h = t / blocks, r0 = (t % blocks) * kBlock, r1 = std::min(r0 + kBlock, nd_);
+        const int64_t x = t / blocks, h = hr_.begin + x, r0 = (t % blocks) * kBlock,
+                      r1 = std::min(r0 + kBlock, nd_);
         std::fill(acc.begin(), acc.end(), 0.f);
         for (int64_t g = 0; g < groups; ++g) {
           const size_t gi = static_cast<size_t>(g);
           const int64_t lo = std::max(r0, group_row_lo_[gi]), hi = std::min(r1, group_row_hi_[gi]);
           if (lo >= hi) continue;
           const float* part =
-              dq_part_.get() + h * part_head_ + part_offset_[gi] + (lo - group_row_lo_[gi]) * dkp_;
+              dq_part_.get() + x * part_head_ + part_offset_[gi] + (lo - group_row_lo_[gi]) * dkp_;
           float* out = acc.data() + (lo - r0) * dkp_;
 #pragma omp simd
           for (int64_t x = 0; x < (hi - lo) * dkp_; ++x) out[x] += part[x];
@@ -358,6 +369,7 @@ class TiledBackward {
   flash::RowRanges column_rows_;  // tiles of CR rows: the column pass
   std::vector<float> row_sum_;    // D [num_dst, H]
   bool fused_ = false;            // the column pass computes dQ and d bias too
+  flash::HeadRange hr_;           // the heads of the slice being computed
   // Column-tile groups: tiles [group_tiles_[g], group_tiles_[g + 1]), dQ partial rows
   // [group_row_lo_[g], group_row_hi_[g]) at part_offset_[g] within a head's part_head_ floats.
   std::vector<int64_t> group_tiles_, group_row_lo_, group_row_hi_, part_offset_;
@@ -369,8 +381,9 @@ class TiledBackward {
 
 }  // namespace
 
-void set_tiled_dq_partial_budget(int64_t floats) {
-  g_dq_partial_budget.store(std::max<int64_t>(floats, 0), std::memory_order_relaxed);
+void set_tiled_backward_budgets(int64_t dq_partial_floats, int64_t packed_floats) {
+  g_dq_partial_budget.store(std::max<int64_t>(dq_partial_floats, 0), std::memory_order_relaxed);
+  g_packed_budget.store(std::max<int64_t>(packed_floats, 0), std::memory_order_relaxed);
 }
 
 void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g,
