@@ -345,15 +345,41 @@ TEST_P(TiledPath, EachSubsetOfGradientsMatchesTheReference) {
         Subset{"all, one head at a time", {}, 0, 1}, Subset{"all, two heads at a time", {}, 0, 400000},
         Subset{"dq, one head at a time", {true, false, false}, 0, 1}}) {
     SCOPED_TRACE(subset.name);
-    set_tiled_backward_budgets(subset.partial_budget, subset.packed_budget);
+    set_tiled_budgets(subset.partial_budget, subset.packed_budget);
     Operands got = make_run(c, true, 5);
     forward_backward(c, got, Normalization::softmax, 0.1f, false, GetParam(), true, subset.grads);
-    set_tiled_backward_budgets(0, 0);
+    set_tiled_budgets(0, 0);
     if (subset.grads.dq) expect_close("dq", got.dq, want.dq);
     if (subset.grads.dk) expect_close("dk", got.dk, want.dk);
     if (subset.grads.dv) expect_close("dv", got.dv, want.dv);
     expect_close("dbias", got.dbias, want.dbias);
   }
+}
+
+TEST_P(TiledPath, ForwardInSlicesOfHeadsIsBitIdenticalToAllHeadsAtOnce) {
+  // A small budget for the packed K panels and V rows takes the heads one (budget 1) or two at a
+  // time; every output row of a head is one task's, so nothing may change. Three heads, so the
+  // two-at-a-time run ends on a slice of one; dv = 20 is no multiple of any panel width.
+  const Case c{"window H3", WindowPattern::sliding(900, 150), 3, 32, 20};
+  // One head's K panels and V rows: 50k-59k floats on every path, so 130k takes two heads.
+  for (int64_t budget : {int64_t{1}, int64_t{130000}})
+    for (Normalization norm : {Normalization::softmax, Normalization::relu})
+      for (bool extras : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "budget " << budget << (norm == Normalization::relu ? " relu" : "")
+                                          << (extras ? " bias+dropout" : ""));
+        Operands all = make_run(c, extras, 11), sliced = make_run(c, extras, 11);
+        forward_backward(c, all, norm, extras ? 0.3f : 0.f, false, GetParam());
+        set_tiled_budgets(0, budget);
+        forward_backward(c, sliced, norm, extras ? 0.3f : 0.f, false, GetParam());
+        set_tiled_budgets(0, 0);
+        EXPECT_EQ(max_abs_diff(all.out, sliced.out), 0.f);
+        if (norm == Normalization::softmax) EXPECT_EQ(max_abs_diff(all.lse, sliced.lse), 0.f);
+        // The backward under the same budget takes its own slices, and its dQ partials' groups
+        // depend on the slice, so its sums may round differently: close, not identical.
+        expect_close("dq", sliced.dq, all.dq);
+        expect_close("dk", sliced.dk, all.dk);
+        expect_close("dv", sliced.dv, all.dv);
+      }
 }
 
 std::vector<SimdPath> compiled_paths() {

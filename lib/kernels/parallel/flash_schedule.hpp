@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <memory>
@@ -51,7 +52,10 @@ struct HeadRange {
 /// Storage for packed copies; filled in parallel, never zero-initialised first.
 class PackBuffer {
  public:
+  /// The previous contents are freed first, so that the next slice of heads' copy does not
+  /// coexist with the last one's.
   float* allocate(int64_t n) {
+    data_.reset();
     data_ = std::make_unique_for_overwrite<float[]>(static_cast<size_t>(std::max<int64_t>(n, 1)));
     return data_.get();
   }
@@ -59,6 +63,18 @@ class PackBuffer {
  private:
   std::unique_ptr<float[]> data_;
 };
+
+/// The packed operands' budget per slice of heads, in floats (0: the default); set by the test hook
+/// set_tiled_budgets.
+inline std::atomic<int64_t> g_packed_budget{0};
+
+/// Heads per slice, when one head's packed operands take `per_head` floats: as many as fit in the
+/// larger of 4 Mi floats (16 MiB) and a quarter of all heads' (or in g_packed_budget when set).
+inline int64_t heads_per_slice(int64_t per_head, int64_t heads) {
+  const int64_t cap = g_packed_budget.load(std::memory_order_relaxed);
+  const int64_t budget = cap > 0 ? cap : std::max<int64_t>(int64_t{4} << 20, per_head * heads / 4);
+  return std::clamp<int64_t>(budget / std::max<int64_t>(per_head, 1), 1, std::max<int64_t>(heads, 1));
+}
 
 /// Rows per packing task: a multiple of every panel width.
 inline constexpr int64_t kPackRows = 512;

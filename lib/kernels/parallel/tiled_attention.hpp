@@ -31,10 +31,11 @@
 // are bit-identical for any thread count. Memory: O(tile) per task plus the packed operands
 // (the size of K and V, and in the backward also of Q and dO, each copied per head when H > 1 or
 // its width is not a multiple of NR), and the backward's dQ partials (at most 4x dQ or 64 MiB,
-// whichever is larger; for complete attention at N = 4096, H = 1, d = 64: 22 MiB). The backward
-// takes heads in slices, so that its five packed operands stay within the larger of 16 MiB and a
-// quarter of their all-heads size (window 256 at N = 16384, H = 8: peak RSS over what the caller
-// holds 1.64x with all heads at once, 1.32x in slices of two). `tiled_applies` says when
+// whichever is larger; for complete attention at N = 4096, H = 1, d = 64: 22 MiB). Forward and
+// backward take heads in slices, so that their packed operands (two in the forward, five in the
+// backward) stay within the larger of 16 MiB and a quarter of their all-heads size (window 256 at
+// N = 16384, H = 8: the backward's peak RSS over what the caller holds 1.64x with all heads at
+// once, 1.32x in slices of two). `tiled_applies` says when
 // the schedule is used; other calls take the per-edge kernels.
 #pragma once
 
@@ -80,9 +81,9 @@ void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs&
                     const BackwardBuffers& grads, SimdPath path = SimdPath::automatic);
 
 /// Tests only: caps the backward's dQ partials at `dq_partial_floats` (0: the default, the larger
-/// of 16 Mi floats and 4x dQ of a slice of heads) and its packed operands at `packed_floats` per
-/// slice of heads (0: the default, the larger of 4 Mi floats and a quarter of all heads'), so that
-/// small shapes reach the fallback to the row pass and the slicing of heads.
-void set_tiled_backward_budgets(int64_t dq_partial_floats, int64_t packed_floats);
+/// of 16 Mi floats and 4x dQ of a slice of heads) and the forward's and backward's packed operands
+/// at `packed_floats` per slice of heads (0: the default, the larger of 4 Mi floats and a quarter
+/// of all heads'), so that small shapes reach the fallback to the row pass and the slicing of heads.
+void set_tiled_budgets(int64_t dq_partial_floats, int64_t packed_floats);
 
 }  // namespace edgeattn::kernels

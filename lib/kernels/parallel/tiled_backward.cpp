@@ -16,7 +16,7 @@
 namespace edgeattn::kernels {
 namespace {
 
-std::atomic<int64_t> g_dq_partial_budget{0}, g_packed_budget{0};  // set_tiled_backward_budgets
+std::atomic<int64_t> g_dq_partial_budget{0};  // set_tiled_budgets
 
 using flash::align_down;
 using flash::align_up;
@@ -57,9 +57,7 @@ class TiledBackward {
     const bool column_pass = g_.dk || g_.dv;
     const int64_t per_head = flash::round_up_panel<Pol>(ns_) * (dk_ + dv_) + (g_.dq ? ns_ * dkp_ : 0) +
                              (g_.dk ? nd_ * dkp_ : 0) + (g_.dv ? nd_ * dvp_ : 0);
-    const int64_t cap = g_packed_budget.load(std::memory_order_relaxed);
-    const int64_t budget = cap > 0 ? cap : std::max<int64_t>(int64_t{4} << 20, per_head * heads_ / 4);
-    const int64_t slice = std::clamp<int64_t>(budget / std::max<int64_t>(per_head, 1), 1, heads_);
+    const int64_t slice = flash::heads_per_slice(per_head, heads_);
     if (column_pass) fused_ = plan_groups(g_.dq != nullptr, slice);
     const bool row_pass = kSoftmax || (!fused_ && (g_.dq || g_.dbias));
     for (int64_t h0 = 0; h0 < heads_; h0 += slice) {
@@ -381,9 +379,9 @@ class TiledBackward {
 
 }  // namespace
 
-void set_tiled_backward_budgets(int64_t dq_partial_floats, int64_t packed_floats) {
+void set_tiled_budgets(int64_t dq_partial_floats, int64_t packed_floats) {
   g_dq_partial_budget.store(std::max<int64_t>(dq_partial_floats, 0), std::memory_order_relaxed);
-  g_packed_budget.store(std::max<int64_t>(packed_floats, 0), std::memory_order_relaxed);
+  flash::g_packed_budget.store(std::max<int64_t>(packed_floats, 0), std::memory_order_relaxed);
 }
 
 void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g,

@@ -17,25 +17,22 @@ namespace {
 using flash::align_down;
 using flash::align_up;
 
-/// kSoftmax: online softmax, else relu weights; kExtras: bias and/or dropout (scalar epilogue).
+/// The tiles of the heads of `hr`, whose K panels and V rows are packed in kt and vr.
 template <class P, bool kSoftmax, bool kExtras, class Pat>
-void run_tiles(const Pat& p, const KernelArgs& a, const ForwardBuffers& out) {
+void run_slice(const Pat& p, const KernelArgs& a, const ForwardBuffers& out, const flash::RowRanges& rr,
+               flash::HeadRange hr, const flash::HeadOperand& kt, const flash::HeadOperand& vr) {
   using Shape = flash::TileShape<P>;
   constexpr int64_t NR = flash::kPanel<P>, MR = P::kRows, BR = Shape::kRows, BC = Shape::kCols;
-  const int64_t heads = a.heads, dk = a.score.dk, dv = a.dv, nd = p.num_dst(), ns = p.num_src();
+  const int64_t heads = a.heads, dk = a.score.dk, dv = a.dv, nd = p.num_dst();
   const int64_t ldq = heads * dk, dvp = flash::round_up_panel<P>(dv);
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
-  flash::PackBuffer kbuf, vbuf;
-  const flash::HeadOperand kt = flash::pack_panels<P>(ns, heads, dk, a.score.k, a.score.scale, kbuf);
-  const flash::HeadOperand vr = flash::rows_operand<P>(ns, heads, dv, a.v, vbuf);
-  const flash::RowRanges rr(p, BR);
-  parallel_for(0, rr.tiles() * heads, 1, [&](int64_t t_begin, int64_t t_end) {
+  parallel_for(0, rr.tiles() * hr.size(), 1, [&](int64_t t_begin, int64_t t_end) {
     std::vector<float> s_buf(static_cast<size_t>(MR * BC));  // one strip of scores, then weights
     std::vector<float> acc(static_cast<size_t>(BR * dvp));
     std::vector<float> m(BR), l(BR);
     for (int64_t t = t_begin; t < t_end; ++t) {
       // Head-major: consecutive tasks (and each thread's share of them) read one head's K and V.
-      const int64_t h = t / rr.tiles(), tile = t % rr.tiles(), r0 = tile * BR, rows = std::min(BR, nd - r0);
+      const int64_t h = hr.begin + t / rr.tiles(), tile = t % rr.tiles(), r0 = tile * BR, rows = std::min(BR, nd - r0);
       const int64_t lo = rr.hull_lo[static_cast<size_t>(tile)], hi = rr.hull_hi[static_cast<size_t>(tile)];
       const float* ktp = kt.head(h);
       const float* vp = vr.head(h);
@@ -102,6 +99,29 @@ void run_tiles(const Pat& p, const KernelArgs& a, const ForwardBuffers& out) {
       }
     }
   });
+}
+
+/// kSoftmax: online softmax, else relu weights; kExtras: bias and/or dropout (scalar epilogue).
+template <class P, bool kSoftmax, bool kExtras, class Pat>
+void run_tiles(const Pat& p, const KernelArgs& a, const ForwardBuffers& out) {
+  constexpr int64_t NR = flash::kPanel<P>;
+  const int64_t heads = a.heads, dk = a.score.dk, dv = a.dv, ns = p.num_src();
+  const int64_t dvp = flash::round_up_panel<P>(dv);
+  const flash::RowRanges rr(p, flash::TileShape<P>::kRows);
+  // Heads are taken in slices, so that the packed K panels and V rows stay within a quarter of
+  // their all-heads size or 16 MiB, whichever is larger (window 256 at N = 16384, H = 8: two heads
+  // at a time, 16 MiB packed instead of 64). Each output row of a head is one task's, so the
+  // slicing changes no bit of the result.
+  const bool v_copied = heads > 1 || dv % NR != 0;  // rows_operand's rule
+  const int64_t per_head = flash::round_up_panel<P>(ns) * dk + (v_copied ? ns * dvp : 0);
+  const int64_t slice = flash::heads_per_slice(per_head, heads);
+  flash::PackBuffer kbuf, vbuf;
+  for (int64_t h0 = 0; h0 < heads; h0 += slice) {
+    const flash::HeadRange hr{h0, std::min(h0 + slice, heads)};
+    const flash::HeadOperand kt = flash::pack_panels<P>(ns, heads, dk, a.score.k, a.score.scale, kbuf, hr);
+    const flash::HeadOperand vr = flash::rows_operand<P>(ns, heads, dv, a.v, vbuf, hr);
+    run_slice<P, kSoftmax, kExtras>(p, a, out, rr, hr, kt, vr);
+  }
 }
 
 }  // namespace
