@@ -240,9 +240,17 @@ def why(c: Config, lib: str, field: str = "forward_ms", fma_peak: float | None =
             def rate(ms: float) -> str:
                 g = flops / (ms * 1e-3) / 1e9
                 return f"{g:.0f} GFLOP/s" + (f" ({g / fma_peak:.0%} of the measured FMA peak)" if fma_peak else "")
-            return (f"density {density:.0%}: PyTorch's fused CPU attention kernel (flash-style: tiled GEMMs with an "
+            text = (f"density {density:.0%}: PyTorch's fused CPU attention kernel (flash-style: tiled GEMMs with an "
                     f"online softmax, no [N, N] buffer) did the useful work ({flops / 1e9:.2f} GFLOP) at "
                     f"{rate(peer[field])}, {LABELS[lib_key(best)]} at {rate(best[field])}{own}")
+            graph = str(base.get("graph") or "")
+            if graph not in ("complete", "causal") and not graph.startswith("window") and density < 1:
+                # SDPA with a boolean mask computes every one of the N^2 entries; edgeattn's tiled
+                # kernel takes only contiguous-row patterns, so an irregular graph runs edge by edge.
+                text += (f". SDPA's boolean mask makes it compute all N² entries ({1 / max(density, 1e-9):.0f}× the "
+                         "useful work) at GEMM speed, while edgeattn's tiled kernel takes only contiguous rows: this "
+                         "graph ran on its per-edge kernels or its unfused dense path")
+            return text
         return (f"density {density:.0%}: PyTorch's fused CPU attention kernel (flash-style: tiled GEMMs with an "
                 f"online softmax, no [N, N] buffer) does the dense work at GEMM speed{own}")
     if (lib == "edgeattn-dense" or lib.startswith("torch")) and density >= 0.05:
