@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 
 #include "edgeattn/core/parallel.hpp"
 
@@ -10,35 +11,59 @@ namespace edgeattn {
 
 CsrMatrix::CsrMatrix(int64_t rows, int64_t cols, std::vector<int64_t> indptr, std::vector<int32_t> indices,
                      std::vector<float> values, const std::string& what)
-    : rows_(rows),
-      cols_(cols),
-      indptr_(std::move(indptr)),
-      indices_(std::move(indices)),
-      values_(std::move(values)) {
+    : rows_(rows), cols_(cols), values_(std::move(values)) {
   if (rows_ < 0 || cols_ < 0)
     raise<ShapeError>(what, ": shape [", rows_, ", ", cols_, "] has a negative extent");
   if (cols_ > int64_t{1} << 31)
     raise<ShapeError>(what, ": ", cols_, " columns do not fit 32-bit column indices");
-  if (static_cast<int64_t>(indptr_.size()) != rows_ + 1)
-    raise<ShapeError>(what, ": indptr has ", indptr_.size(), " entries, expected rows + 1 = ", rows_ + 1);
-  if (indices_.size() != values_.size())
-    raise<ShapeError>(what, ": ", indices_.size(), " column indices but ", values_.size(), " values");
-  if (indptr_[0] != 0) raise<InvalidArgument>(what, ": indptr[0] is ", indptr_[0], ", expected 0");
-  if (indptr_.back() != nnz())
-    raise<InvalidArgument>(what, ": indptr[", rows_, "] is ", indptr_.back(), ", expected nnz = ", nnz());
+  if (static_cast<int64_t>(indptr.size()) != rows_ + 1)
+    raise<ShapeError>(what, ": indptr has ", indptr.size(), " entries, expected rows + 1 = ", rows_ + 1);
+  if (indices.size() != values_.size())
+    raise<ShapeError>(what, ": ", indices.size(), " column indices but ", values_.size(), " values");
+  const auto nz = static_cast<int64_t>(indices.size());
+  if (indptr[0] != 0) raise<InvalidArgument>(what, ": indptr[0] is ", indptr[0], ", expected 0");
+  if (indptr.back() != nz)
+    raise<InvalidArgument>(what, ": indptr[", rows_, "] is ", indptr.back(), ", expected nnz = ", nz);
   for (int64_t r = 0; r < rows_; ++r) {
-    const int64_t b = indptr_[static_cast<size_t>(r)], e = indptr_[static_cast<size_t>(r) + 1];
+    const int64_t b = indptr[static_cast<size_t>(r)], e = indptr[static_cast<size_t>(r) + 1];
     if (e < b) raise<InvalidArgument>(what, ": indptr decreases at row ", r, " (", b, " then ", e, ")");
     for (int64_t p = b; p < e; ++p) {
-      const int32_t c = indices_[static_cast<size_t>(p)];
+      const int32_t c = indices[static_cast<size_t>(p)];
       if (c < 0 || c >= cols_)
         raise<InvalidArgument>(what, ": row ", r, " has column ", c, " (entry ", p, "), expected [0, ", cols_,
                                ")");
-      if (p > b && c <= indices_[static_cast<size_t>(p) - 1])
+      if (p > b && c <= indices[static_cast<size_t>(p) - 1])
         raise<InvalidArgument>(what, ": row ", r, " columns are not strictly increasing at entry ", p, " (",
-                               indices_[static_cast<size_t>(p) - 1], " then ", c, ")");
+                               indices[static_cast<size_t>(p) - 1], " then ", c, ")");
     }
   }
+  pattern_ = std::make_shared<const Pattern>(Pattern{std::move(indptr), std::move(indices)});
+}
+
+CsrMatrix::CsrMatrix(CsrMatrix&& other) noexcept
+    : rows_(std::exchange(other.rows_, 0)),
+      cols_(std::exchange(other.cols_, 0)),
+      pattern_(std::exchange(other.pattern_, empty_pattern())),
+      values_(std::move(other.values_)),
+      transposed_(std::move(other.transposed_)) {
+  other.values_.clear();
+}
+
+CsrMatrix& CsrMatrix::operator=(CsrMatrix&& other) noexcept {
+  if (this != &other) {
+    rows_ = std::exchange(other.rows_, 0);
+    cols_ = std::exchange(other.cols_, 0);
+    pattern_ = std::exchange(other.pattern_, empty_pattern());
+    values_ = std::move(other.values_);
+    other.values_.clear();
+    transposed_ = std::move(other.transposed_);
+  }
+  return *this;
+}
+
+const std::shared_ptr<const CsrMatrix::Pattern>& CsrMatrix::empty_pattern() {
+  static const std::shared_ptr<const Pattern> empty = std::make_shared<const Pattern>(Pattern{{0}, {}});
+  return empty;
 }
 
 CsrMatrix CsrMatrix::from_triplets(int64_t rows, int64_t cols, std::span<const int64_t> row,
@@ -102,24 +127,28 @@ double CsrMatrix::density() const {
 
 std::span<const int32_t> CsrMatrix::row_indices(int64_t r) const {
   assert(r >= 0 && r < rows_);
-  const auto b = static_cast<size_t>(indptr_[static_cast<size_t>(r)]);
-  const auto e = static_cast<size_t>(indptr_[static_cast<size_t>(r) + 1]);
-  return std::span<const int32_t>(indices_).subspan(b, e - b);
+  const auto& ip = pattern_->indptr;
+  const auto b = static_cast<size_t>(ip[static_cast<size_t>(r)]);
+  const auto e = static_cast<size_t>(ip[static_cast<size_t>(r) + 1]);
+  return std::span<const int32_t>(pattern_->indices).subspan(b, e - b);
 }
 
 std::span<const float> CsrMatrix::row_values(int64_t r) const {
   assert(r >= 0 && r < rows_);
-  const auto b = static_cast<size_t>(indptr_[static_cast<size_t>(r)]);
-  const auto e = static_cast<size_t>(indptr_[static_cast<size_t>(r) + 1]);
+  const auto& ip = pattern_->indptr;
+  const auto b = static_cast<size_t>(ip[static_cast<size_t>(r)]);
+  const auto e = static_cast<size_t>(ip[static_cast<size_t>(r) + 1]);
   return std::span<const float>(values_).subspan(b, e - b);
 }
 
 Tensor CsrMatrix::to_dense() const {
   Tensor out({rows_, cols_});
   float* d = out.data();
+  const auto& ip = pattern_->indptr;
+  const auto& ix = pattern_->indices;
   for (int64_t r = 0; r < rows_; ++r)
-    for (int64_t p = indptr_[static_cast<size_t>(r)]; p < indptr_[static_cast<size_t>(r) + 1]; ++p)
-      d[r * cols_ + indices_[static_cast<size_t>(p)]] = values_[static_cast<size_t>(p)];
+    for (int64_t p = ip[static_cast<size_t>(r)]; p < ip[static_cast<size_t>(r) + 1]; ++p)
+      d[r * cols_ + ix[static_cast<size_t>(p)]] = values_[static_cast<size_t>(p)];
   return out;
 }
 
@@ -145,18 +174,22 @@ const CsrMatrix::TransposedPattern& CsrMatrix::transposed_pattern() const {
   if (!transposed_) transposed_ = std::make_shared<TransposedPattern>();  // a moved-from matrix
   TransposedPattern& t = *transposed_;
   std::call_once(t.built, [&] {
-    t.indptr.assign(static_cast<size_t>(cols_) + 1, 0);
-    for (const int32_t c : indices_) ++t.indptr[static_cast<size_t>(c) + 1];
-    std::partial_sum(t.indptr.begin(), t.indptr.end(), t.indptr.begin());
-    std::vector<int64_t> next(t.indptr.begin(), t.indptr.end() - 1);
-    t.indices.resize(indices_.size());
-    t.source.resize(indices_.size());
+    const auto& ip = pattern_->indptr;
+    const auto& ix = pattern_->indices;
+    Pattern tp;
+    tp.indptr.assign(static_cast<size_t>(cols_) + 1, 0);
+    for (const int32_t c : ix) ++tp.indptr[static_cast<size_t>(c) + 1];
+    std::partial_sum(tp.indptr.begin(), tp.indptr.end(), tp.indptr.begin());
+    std::vector<int64_t> next(tp.indptr.begin(), tp.indptr.end() - 1);
+    tp.indices.resize(ix.size());
+    t.source.resize(ix.size());
     for (int64_t r = 0; r < rows_; ++r)  // rows ascending, so each output row comes out sorted
-      for (int64_t p = indptr_[static_cast<size_t>(r)]; p < indptr_[static_cast<size_t>(r) + 1]; ++p) {
-        const auto q = static_cast<size_t>(next[static_cast<size_t>(indices_[static_cast<size_t>(p)])]++);
-        t.indices[q] = static_cast<int32_t>(r);
+      for (int64_t p = ip[static_cast<size_t>(r)]; p < ip[static_cast<size_t>(r) + 1]; ++p) {
+        const auto q = static_cast<size_t>(next[static_cast<size_t>(ix[static_cast<size_t>(p)])]++);
+        tp.indices[q] = static_cast<int32_t>(r);
         t.source[q] = p;
       }
+    t.pattern = std::make_shared<const Pattern>(std::move(tp));
   });
   return t;
 }
@@ -169,12 +202,12 @@ CsrMatrix CsrMatrix::transposed() const {
     for (int64_t q = b; q < e; ++q)
       values[static_cast<size_t>(q)] = values_[static_cast<size_t>(t.source[static_cast<size_t>(q)])];
   });
-  // The pattern is valid by construction: no validation pass.
+  // The pattern is valid by construction (no validation pass) and shared by every transpose of
+  // this matrix and its copies.
   CsrMatrix out;
   out.rows_ = cols_;
   out.cols_ = rows_;
-  out.indptr_ = t.indptr;
-  out.indices_ = t.indices;
+  out.pattern_ = t.pattern;
   out.values_ = std::move(values);
   return out;
 }

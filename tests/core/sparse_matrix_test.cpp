@@ -77,6 +77,45 @@ TEST(CsrMatrix, ACopyWithOtherValuesTransposesItsOwnValues) {
   EXPECT_EQ(moved.transposed().transposed(), moved);
 }
 
+TEST(CsrMatrix, CopiesShareThePatternAndOwnTheirValues) {
+  // A copy (e.g. the dropped-out features of a training step) shares the pattern object and
+  // copies the values: changing its values leaves the original's alone. Transposes of the matrix
+  // and of its copies share one transposed pattern.
+  const CsrMatrix m = two_by_three();
+  CsrMatrix copy = m;
+  EXPECT_TRUE(copy.shares_pattern(m));
+  EXPECT_EQ(copy.indices().data(), m.indices().data());
+  EXPECT_NE(copy.values().data(), m.values().data());
+  copy.values()[0] = 7.f;
+  EXPECT_EQ(m.values()[0], 2.f);
+  EXPECT_FALSE(copy == m);
+  copy.values()[0] = 2.f;
+  EXPECT_EQ(copy, m);
+  const CsrMatrix t1 = m.transposed(), t2 = copy.transposed();
+  EXPECT_TRUE(t1.shares_pattern(t2));
+  EXPECT_FALSE(t1.shares_pattern(m));
+  // Equal patterns that are different objects still compare equal.
+  const CsrMatrix rebuilt = two_by_three();
+  EXPECT_FALSE(rebuilt.shares_pattern(m));
+  EXPECT_EQ(rebuilt, m);
+}
+
+TEST(CsrMatrix, AMovedFromMatrixIsTheEmptyMatrix) {
+  CsrMatrix m = two_by_three();
+  const CsrMatrix moved = std::move(m);
+  EXPECT_EQ(moved, two_by_three());
+  EXPECT_EQ(m.rows(), 0);  // NOLINT(bugprone-use-after-move): the documented moved-from state
+  EXPECT_EQ(m.cols(), 0);
+  EXPECT_EQ(m.nnz(), 0);
+  ASSERT_EQ(m.indptr().size(), 1u);
+  EXPECT_EQ(m.indptr()[0], 0);
+  EXPECT_EQ(m, CsrMatrix());
+  EXPECT_EQ(m.transposed(), CsrMatrix());
+  CsrMatrix assigned = two_by_three();
+  assigned = std::move(m);
+  EXPECT_EQ(assigned, CsrMatrix());
+}
+
 TEST(CsrMatrix, SelectRowsKeepsOrderAndRepeats) {
   const std::vector<int64_t> rows = {1, 1, 0};
   const CsrMatrix s = two_by_three().select_rows(rows);

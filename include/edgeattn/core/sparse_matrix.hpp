@@ -3,6 +3,11 @@
 //
 //   row r holds columns indices[indptr[r] .. indptr[r+1]) with values values[...]
 //
+// The pattern (indptr and indices) never changes after construction, only the values: copies share
+// one pattern and copy only the values (the dropped-out features of each training step copy nnz
+// floats, not the whole matrix), and the transpose's pattern, built on the first call, is shared
+// the same way.
+//
 // Invariants, checked by the constructor (InvalidArgument/ShapeError naming the entry):
 // indptr has rows+1 non-decreasing entries from 0 to nnz; every column is in [0, cols); columns
 // are strictly increasing within a row (sorted, no duplicates). Values may be any float, including
@@ -30,10 +35,17 @@ namespace edgeattn {
 class CsrMatrix {
  public:
   /// The 0 x 0 matrix.
-  CsrMatrix() : indptr_{0} {}
+  CsrMatrix() : pattern_(empty_pattern()) {}
   /// Takes the arrays (move them in) and validates them; `what` names the matrix in errors.
   CsrMatrix(int64_t rows, int64_t cols, std::vector<int64_t> indptr, std::vector<int32_t> indices,
             std::vector<float> values, const std::string& what = "CsrMatrix");
+  /// Copies share the pattern (and the transpose's, once built) and copy the values.
+  CsrMatrix(const CsrMatrix&) = default;
+  CsrMatrix& operator=(const CsrMatrix&) = default;
+  /// A moved-from matrix is the 0 x 0 matrix.
+  CsrMatrix(CsrMatrix&& other) noexcept;
+  CsrMatrix& operator=(CsrMatrix&& other) noexcept;
+  ~CsrMatrix() = default;
 
   /// From (row, col, value) triplets in any order; duplicates are summed. Throws InvalidArgument
   /// naming the first triplet out of range.
@@ -44,47 +56,56 @@ class CsrMatrix {
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
-  int64_t nnz() const { return static_cast<int64_t>(indices_.size()); }
+  int64_t nnz() const { return static_cast<int64_t>(pattern_->indices.size()); }
   /// nnz / (rows * cols); 0 for an empty matrix.
   double density() const;
 
-  std::span<const int64_t> indptr() const { return indptr_; }    // [rows + 1]
-  std::span<const int32_t> indices() const { return indices_; }  // [nnz]
-  std::span<const float> values() const { return values_; }      // [nnz]
-  std::span<float> values() { return values_; }                  // mutable values, fixed pattern
+  std::span<const int64_t> indptr() const { return pattern_->indptr; }    // [rows + 1]
+  std::span<const int32_t> indices() const { return pattern_->indices; }  // [nnz]
+  std::span<const float> values() const { return values_; }               // [nnz]
+  std::span<float> values() { return values_; }                           // mutable values, fixed pattern
   std::span<const int32_t> row_indices(int64_t r) const;
   std::span<const float> row_values(int64_t r) const;
+  /// True when this matrix and `other` hold the same pattern object (a copy, or the same matrix):
+  /// equal patterns without comparing them.
+  bool shares_pattern(const CsrMatrix& other) const { return pattern_ == other.pattern_; }
 
   /// [rows, cols] dense copy.
   Tensor to_dense() const;
   /// The rows listed in `rows` (any order, repeats allowed), as a new matrix.
   CsrMatrix select_rows(std::span<const int64_t> rows) const;
   /// The transpose (CSC of this matrix as CSR), columns sorted. Its pattern is built on the first
-  /// call and shared by every copy of this matrix (the pattern of a CsrMatrix never changes, only
-  /// its values): a later call, on this matrix or a copy (e.g. the dropped-out features of each
-  /// training step), only gathers the values, in parallel.
+  /// call and shared by every copy of this matrix and by every transpose returned: a later call,
+  /// on this matrix or a copy (e.g. the dropped-out features of each training step), only gathers
+  /// the values, in parallel.
   CsrMatrix transposed() const;
 
   /// Equal shapes, patterns and values.
   friend bool operator==(const CsrMatrix& a, const CsrMatrix& b) {
-    return a.rows_ == b.rows_ && a.cols_ == b.cols_ && a.indptr_ == b.indptr_ && a.indices_ == b.indices_ &&
+    return a.rows_ == b.rows_ && a.cols_ == b.cols_ &&
+           (a.pattern_ == b.pattern_ ||
+            (a.pattern_->indptr == b.pattern_->indptr && a.pattern_->indices == b.pattern_->indices)) &&
            a.values_ == b.values_;
   }
 
  private:
+  struct Pattern {
+    std::vector<int64_t> indptr;
+    std::vector<int32_t> indices;
+  };
   // The transpose's pattern and, for each of its entries, the position in values() it reads.
   struct TransposedPattern {
     std::once_flag built;
-    std::vector<int64_t> indptr;
-    std::vector<int32_t> indices;
+    std::shared_ptr<const Pattern> pattern;
     std::vector<int64_t> source;
   };
+  /// The shared pattern of every 0 x 0 matrix (indptr {0}).
+  static const std::shared_ptr<const Pattern>& empty_pattern();
   const TransposedPattern& transposed_pattern() const;
 
   int64_t rows_ = 0;
   int64_t cols_ = 0;
-  std::vector<int64_t> indptr_;
-  std::vector<int32_t> indices_;
+  std::shared_ptr<const Pattern> pattern_;  // never null
   std::vector<float> values_;
   // Shared by copies (same pattern); a moved-from matrix has none and builds its own when asked.
   mutable std::shared_ptr<TransposedPattern> transposed_ = std::make_shared<TransposedPattern>();
