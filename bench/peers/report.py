@@ -269,8 +269,13 @@ def why(c: Config, lib: str, field: str = "forward_ms", fma_peak: float | None =
     return "not explained by the numbers alone"
 
 
+def limits_records(records: list[Record]) -> list[Record]:
+    """The successful `edgeattn bench limits` records, in file order (the last is the latest run's)."""
+    return [r for r in records if r.get("workload") == "limits" and r.get("status", "ok") == "ok"]
+
+
 def machine_section(records: list[Record], latest: dict[str, Record], dgl_error: Path) -> list[str]:
-    limits = [r for r in records if r.get("workload") == "limits" and r.get("status", "ok") == "ok"]
+    limits = limits_records(records)
     lim = limits[-1] if limits else {}
     out = ["### Machine and versions", ""]
     out.append(f"- CPU: {lim.get('cpu_model', '?')}, {lim.get('nproc', '?')} cores visible; every run used "
@@ -651,7 +656,7 @@ def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
     if lost:
         out += ["| workload | input | parameters | faster library | measure | peer / edgeattn | edgeattn path | why |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-        limits = [r for r in records if r.get("workload") == "limits" and r.get("status", "ok") == "ok"]
+        limits = limits_records(records)
         fma_peak = limits[-1].get("fma_peak_gflops") if limits else None
         for c, lib, f, q, path in lost:
             out.append(f"| {c.group} | {c.input_name} | {' '.join(c.params)} | {label(lib, c.by_lib.values())} | {f} | "

@@ -365,8 +365,9 @@ TEST_P(TiledPath, ForwardInSlicesOfHeadsIsBitIdenticalToAllHeadsAtOnce) {
   for (int64_t budget : {int64_t{1}, int64_t{130000}})
     for (Normalization norm : {Normalization::softmax, Normalization::relu})
       for (bool extras : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << "budget " << budget << (norm == Normalization::relu ? " relu" : "")
-                                          << (extras ? " bias+dropout" : ""));
+        SCOPED_TRACE(::testing::Message()
+                     << "budget " << budget << (norm == Normalization::relu ? " relu" : "")
+                     << (extras ? " bias+dropout" : ""));
         Operands all = make_run(c, extras, 11), sliced = make_run(c, extras, 11);
         forward_backward(c, all, norm, extras ? 0.3f : 0.f, false, GetParam());
         set_tiled_budgets(0, budget);

@@ -103,6 +103,12 @@ HeadOperand pack_panels(int64_t n, int64_t heads, int64_t w, const float* src, f
   return {dst, step, kPanel<P>, hr.begin};
 }
 
+/// True when rows_operand copies src (several heads, or a width that is no multiple of NR).
+template <class P>
+constexpr bool rows_operand_copies(int64_t heads, int64_t w) {
+  return heads != 1 || w % kPanel<P> != 0;
+}
+
 /// src [n, heads, w] as a row-major B operand with width round_up_panel(w): src itself for one
 /// head whose w is a multiple of NR, else a copy per head (padded) of the heads of `hr` (default:
 /// all). With several heads the rows of one head lie heads * w floats apart, a large power of two
@@ -113,7 +119,7 @@ template <class P>
 HeadOperand rows_operand(int64_t n, int64_t heads, int64_t w, const float* src, PackBuffer& buf,
                          HeadRange hr = {}) {
   if (hr.size() <= 0) hr = {0, heads};
-  if (heads == 1 && w % kPanel<P> == 0) return {src, w, heads * w, 0};
+  if (!rows_operand_copies<P>(heads, w)) return {src, w, heads * w, 0};
   const int64_t wp = round_up_panel<P>(w);
   float* dst = buf.allocate(hr.size() * n * wp);
   const int64_t chunks = (n + kPackRows - 1) / kPackRows;

@@ -32,7 +32,8 @@ void run_slice(const Pat& p, const KernelArgs& a, const ForwardBuffers& out, con
     std::vector<float> m(BR), l(BR);
     for (int64_t t = t_begin; t < t_end; ++t) {
       // Head-major: consecutive tasks (and each thread's share of them) read one head's K and V.
-      const int64_t h = hr.begin + t / rr.tiles(), tile = t % rr.tiles(), r0 = tile * BR, rows = std::min(BR, nd - r0);
+      const int64_t h = hr.begin + t / rr.tiles(), tile = t % rr.tiles(), r0 = tile * BR,
+                    rows = std::min(BR, nd - r0);
       const int64_t lo = rr.hull_lo[static_cast<size_t>(tile)], hi = rr.hull_hi[static_cast<size_t>(tile)];
       const float* ktp = kt.head(h);
       const float* vp = vr.head(h);
@@ -104,7 +105,6 @@ void run_slice(const Pat& p, const KernelArgs& a, const ForwardBuffers& out, con
 /// kSoftmax: online softmax, else relu weights; kExtras: bias and/or dropout (scalar epilogue).
 template <class P, bool kSoftmax, bool kExtras, class Pat>
 void run_tiles(const Pat& p, const KernelArgs& a, const ForwardBuffers& out) {
-  constexpr int64_t NR = flash::kPanel<P>;
   const int64_t heads = a.heads, dk = a.score.dk, dv = a.dv, ns = p.num_src();
   const int64_t dvp = flash::round_up_panel<P>(dv);
   const flash::RowRanges rr(p, flash::TileShape<P>::kRows);
@@ -112,8 +112,8 @@ void run_tiles(const Pat& p, const KernelArgs& a, const ForwardBuffers& out) {
   // their all-heads size or 16 MiB, whichever is larger (window 256 at N = 16384, H = 8: two heads
   // at a time, 16 MiB packed instead of 64). Each output row of a head is one task's, so the
   // slicing changes no bit of the result.
-  const bool v_copied = heads > 1 || dv % NR != 0;  // rows_operand's rule
-  const int64_t per_head = flash::round_up_panel<P>(ns) * dk + (v_copied ? ns * dvp : 0);
+  const int64_t per_head =
+      flash::round_up_panel<P>(ns) * dk + (flash::rows_operand_copies<P>(heads, dv) ? ns * dvp : 0);
   const int64_t slice = flash::heads_per_slice(per_head, heads);
   flash::PackBuffer kbuf, vbuf;
   for (int64_t h0 = 0; h0 < heads; h0 += slice) {
