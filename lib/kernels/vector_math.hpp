@@ -33,7 +33,9 @@ namespace edgeattn::kernels {
 
 inline float fast_exp(float x) {
   constexpr float kLo = -87.3365447505531f, kHi = 88.0f;
-  const float xc = std::clamp(x, kLo, kHi);
+  // Below kLo the result is 0: compute exp(0) there, as p * scale near kLo would be a subnormal
+  // product (slow on most cores, and vectorised loops meet -inf scores of masked entries).
+  const float xc = x < kLo ? 0.f : std::clamp(x, kLo, kHi);
   // Round x*log2(e) to nearest with the 1.5*2^23 trick: the integer lands in t's low mantissa bits.
   const float t = xc * 1.44269504088896341f + 12582912.0f;
   const float n = t - 12582912.0f;

@@ -126,7 +126,10 @@ struct Avx2 {
   static V where_positive(V a, V b) { return _mm256_and_ps(a, _mm256_cmp_ps(b, zero(), _CMP_GT_OQ)); }
   static V exp(V x) {
     using C = ExpConstants;
-    const V xc = _mm256_min_ps(_mm256_max_ps(x, set1(C::kLo)), set1(C::kHi));
+    // Below kLo the result is 0; those lanes compute exp(0) instead, as p * 2^n near kLo would be a
+    // subnormal product (a microcode assist per lane: masked scores are -inf).
+    const V below = _mm256_cmp_ps(x, set1(C::kLo), _CMP_LT_OQ);
+    const V xc = _mm256_andnot_ps(below, _mm256_min_ps(_mm256_max_ps(x, set1(C::kLo)), set1(C::kHi)));
     const V t = _mm256_fmadd_ps(xc, set1(C::kLog2e), set1(C::kMagic));
     const V n = _mm256_sub_ps(t, set1(C::kMagic));
     V r = _mm256_fnmadd_ps(n, set1(C::kLn2Hi), xc);
@@ -140,7 +143,7 @@ struct Avx2 {
     const __m256i bits =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(t), _mm256_set1_epi32(127 - 0x4B400000)), 23);
     const V y = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-    return _mm256_andnot_ps(_mm256_cmp_ps(x, set1(C::kLo), _CMP_LT_OQ), y);
+    return _mm256_andnot_ps(below, y);
   }
   static float reduce_max(V a) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -178,7 +181,9 @@ struct Avx512 {
   }
   static V exp(V x) {
     using C = ExpConstants;
-    const V xc = _mm512_min_ps(_mm512_max_ps(x, set1(C::kLo)), set1(C::kHi));
+    // As Avx2::exp: lanes below kLo compute exp(0), then 0.
+    const __mmask16 keep = _mm512_cmp_ps_mask(x, set1(C::kLo), _CMP_NLT_UQ);
+    const V xc = _mm512_maskz_mov_ps(keep, _mm512_min_ps(_mm512_max_ps(x, set1(C::kLo)), set1(C::kHi)));
     const V t = _mm512_fmadd_ps(xc, set1(C::kLog2e), set1(C::kMagic));
     const V n = _mm512_sub_ps(t, set1(C::kMagic));
     V r = _mm512_fnmadd_ps(n, set1(C::kLn2Hi), xc);
@@ -192,7 +197,7 @@ struct Avx512 {
     const __m512i bits =
         _mm512_slli_epi32(_mm512_add_epi32(_mm512_castps_si512(t), _mm512_set1_epi32(127 - 0x4B400000)), 23);
     const V y = _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
-    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, set1(C::kLo), _CMP_NLT_UQ), y);
+    return _mm512_maskz_mov_ps(keep, y);
   }
   static float reduce_max(V a) {
     __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
