@@ -105,9 +105,16 @@ DegreeStats build_degree_stats(const Structure& s) {
     const int64_t deg = s.row_ptr[row + 1] - s.row_ptr[row];
     d.min_degree = std::min(d.min_degree, deg);
     d.max_degree = std::max(d.max_degree, deg);
-    if (deg == 0) ++d.isolated_rows;
-    for (int64_t e = s.row_ptr[row]; e < s.row_ptr[row + 1]; ++e)
-      if (s.col_idx[static_cast<size_t>(e)] == i) ++d.self_loops;
+    if (deg == 0) {
+      ++d.isolated_rows;
+      continue;
+    }
+    const auto b = static_cast<size_t>(s.row_ptr[row]), e = static_cast<size_t>(s.row_ptr[row + 1]);
+    d.row_extent += int64_t{s.col_idx[e - 1]} - s.col_idx[b] + 1;
+    for (size_t x = b; x < e; ++x) {
+      if (s.col_idx[x] == i) ++d.self_loops;
+      if (x > b && s.col_idx[x] == s.col_idx[x - 1]) ++d.duplicate_edges;
+    }
   }
   d.mean_degree = static_cast<double>(s.num_edges()) / static_cast<double>(s.num_dst);
   return d;

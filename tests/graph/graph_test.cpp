@@ -244,6 +244,8 @@ TEST(Graph, FourNodeGraphDegreeStatsAreExact) {
   EXPECT_DOUBLE_EQ(d.mean_degree, 7.0 / 4.0);
   EXPECT_EQ(d.isolated_rows, 1);
   EXPECT_EQ(d.self_loops, 2);  // (0, 0) and (3, 3)
+  EXPECT_EQ(d.duplicate_edges, 0);
+  EXPECT_EQ(d.row_extent, 2 + 3 + 3);  // hulls [0, 1], [0, 2], [1, 3]; row 2 is empty
 }
 
 TEST(Graph, BipartiteTransposeHasOneColumnPerSource) {
@@ -263,6 +265,12 @@ TEST(GraphFromCsr, SortReordersRowsAndRecordsOriginalPositions) {
   EXPECT_THAT(vec(g.col_idx()), ElementsAre(0, 1, 2, 1, 1));
   EXPECT_THAT(vec(g.input_edge_of_csr()), ElementsAre(1, 2, 0, 3, 4));
   EXPECT_TRUE(g.csr_edge_of_input().empty());
+}
+
+TEST(GraphFromCsr, DegreeStatsCountTheDuplicatesASortKeeps) {
+  const Graph g = Graph::from_csr(2, 3, {0, 3, 5}, {2, 0, 1, 1, 1}, CsrCheck::sort);
+  EXPECT_EQ(g.degree_stats().duplicate_edges, 1);  // row 1: {1, 1}
+  EXPECT_EQ(g.degree_stats().row_extent, 3 + 1);
 }
 
 TEST(GraphFromCsr, SortIsStableAndPermutesTheGivenMap) {
