@@ -8,6 +8,8 @@
 //   - tiled_forward and tiled_backward per path against reference_forward / reference_backward on
 //     complete, causal, causal with more keys, sliding window, padded batch (rows of length 0),
 //     with N not a multiple of any tile, H = 1 and 8, dk != dv, softmax and relu, bias and dropout;
+//   - the same on explicit graphs, whose rows run masked within their hulls (uniform at 5% and
+//     20%, power law with isolated rows, two bands far apart, bipartite);
 //   - bit-identical results for 1, 2 and 3 threads on every path, and each subset of the
 //     gradients (the backward's row pass, column pass, and fused pass with dQ partials).
 #include "kernels/parallel/flash_microkernel.hpp"
@@ -140,6 +142,19 @@ TYPED_TEST(PolicyTest, RowReductionsUseEveryLane) {
     EXPECT_NEAR(e[static_cast<size_t>(x)], std::exp(row[static_cast<size_t>(x)] - 9.0), 1e-6);
 }
 
+// Row i: every other source of [i, i + 40) and every third of [ns - 100, ns) (from i % 3): two
+// bands, so a strip's hull spans column blocks where none of its rows has an edge.
+Graph two_band_graph(int64_t nd, int64_t ns) {
+  std::vector<int64_t> row_ptr{0};
+  std::vector<int32_t> cols;
+  for (int64_t i = 0; i < nd; ++i) {
+    for (int64_t j = i; j < std::min(i + 40, ns - 100); j += 2) cols.push_back(static_cast<int32_t>(j));
+    for (int64_t j = ns - 100 + i % 3; j < ns; j += 3) cols.push_back(static_cast<int32_t>(j));
+    row_ptr.push_back(static_cast<int64_t>(cols.size()));
+  }
+  return Graph::from_csr(nd, ns, std::move(row_ptr), std::move(cols));
+}
+
 // One tiled call per SIMD path against the reference.
 struct Case {
   std::string name;
@@ -159,6 +174,11 @@ std::vector<Case> cases() {
       {"padded batch, empty rows", BlockDiagonalPattern::padded_batch(100, {100, 0, 70, 1}), 3, 8, 16},
       // Many column tiles: the backward's dQ partials come in groups that each reach only some rows.
       {"long window, many groups", WindowPattern::sliding(2600, 150), 1, 16, 8},
+      // Explicit graphs: rows masked within their hulls (isolated rows, bipartite, hub rows).
+      {"graph 20% H1", testing::uniform_graph(150, 301, 9000, 21), 1, 64, 64},
+      {"graph 5% bipartite H8 dk!=dv", testing::uniform_graph(130, 700, 4550, 22), 8, 24, 40},
+      {"graph power law", testing::power_law_graph(400, 6000, 23), 2, 32, 16},
+      {"graph two bands, many groups", two_band_graph(600, 1300), 1, 16, 8},
   };
 }
 
@@ -307,7 +327,8 @@ TEST_P(TiledPath, ResultsAreBitIdenticalForOneTwoAndThreeThreads) {
   // The causal case's dQ is summed from several groups' partials (window: groups that reach
   // different rows, with a bias and dropout); their order must not depend on the threads.
   for (const Case& c : {Case{"causal H2", CausalPattern(530), 2, 64, 64},
-                        Case{"window H1", WindowPattern::sliding(1700, 90), 1, 32, 16}}) {
+                        Case{"window H1", WindowPattern::sliding(1700, 90), 1, 32, 16},
+                        Case{"graph H1", testing::uniform_graph(530, 900, 530 * 90, 31), 1, 64, 64}}) {
     SCOPED_TRACE(c.name);
     const bool extras = c.heads == 1;
     std::vector<Operands> runs;
@@ -319,7 +340,9 @@ TEST_P(TiledPath, ResultsAreBitIdenticalForOneTwoAndThreeThreads) {
     for (size_t t = 1; t < runs.size(); ++t)
       for (auto field : {&Operands::out, &Operands::lse, &Operands::dq, &Operands::dk, &Operands::dv})
         EXPECT_EQ(max_abs_diff(runs[0].*field, runs[t].*field), 0.f) << "run " << t;
-    if (extras) EXPECT_EQ(max_abs_diff(runs[0].dbias, runs[2].dbias), 0.f);
+    if (extras) {
+      EXPECT_EQ(max_abs_diff(runs[0].dbias, runs[2].dbias), 0.f);
+    }
   }
 }
 
@@ -374,13 +397,37 @@ TEST_P(TiledPath, ForwardInSlicesOfHeadsIsBitIdenticalToAllHeadsAtOnce) {
         forward_backward(c, sliced, norm, extras ? 0.3f : 0.f, false, GetParam());
         set_tiled_budgets(0, 0);
         EXPECT_EQ(max_abs_diff(all.out, sliced.out), 0.f);
-        if (norm == Normalization::softmax) EXPECT_EQ(max_abs_diff(all.lse, sliced.lse), 0.f);
+        if (norm == Normalization::softmax) {
+          EXPECT_EQ(max_abs_diff(all.lse, sliced.lse), 0.f);
+        }
         // The backward under the same budget takes its own slices, and its dQ partials' groups
         // depend on the slice, so its sums may round differently: close, not identical.
         expect_close("dq", sliced.dq, all.dq);
         expect_close("dk", sliced.dk, all.dk);
         expect_close("dv", sliced.dv, all.dv);
       }
+}
+
+TEST(TiledDispatch, GraphsRunTiledWhenTheirRowsAreLongAndTheirHullsFullEnough) {
+  KernelArgs a;
+  a.heads = 1;
+  a.dv = 16;
+  a.score = {.kind = EdgeScore::dot, .scale = 0.25f, .dk = 16};
+  const Graph g = testing::uniform_graph(200, 300, 200 * 100, 3);
+  ASSERT_GE(static_cast<double>(g.num_edges()),
+            masked_tiled_min_fill(1) * static_cast<double>(g.degree_stats().row_extent));
+  EXPECT_TRUE(tiled_applies(g, a, false));
+  EXPECT_FALSE(tiled_applies(g, a, /*want_alpha=*/true));
+  // The same rows with one duplicate edge: the mask would count it once.
+  std::vector<int64_t> row_ptr(g.row_ptr().begin(), g.row_ptr().end());
+  std::vector<int32_t> cols(g.col_idx().begin(), g.col_idx().end());
+  cols.insert(cols.begin() + 1, cols[0]);
+  for (size_t i = 1; i < row_ptr.size(); ++i) ++row_ptr[i];
+  EXPECT_FALSE(tiled_applies(Graph::from_csr(200, 300, row_ptr, cols, CsrCheck::sort), a, false));
+  // Rows shorter than kTiledMinMeanRow on average.
+  EXPECT_FALSE(tiled_applies(testing::uniform_graph(200, 300, 200 * 30, 3), a, false));
+  // Long rows whose hulls are mostly empty: 100 sources spread over 100,000.
+  EXPECT_FALSE(tiled_applies(testing::uniform_graph(100, 100000, 100 * 100, 3), a, false));
 }
 
 std::vector<SimdPath> compiled_paths() {

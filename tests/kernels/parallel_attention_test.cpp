@@ -373,6 +373,8 @@ TEST(ParallelAttention, TiledKernelOnLongContiguousRowsMatchesReference) {
       {"causal_kv", CausalPattern(100, 400)},
       {"window", WindowPattern::sliding(300, 40)},
       {"padded_batch", BlockDiagonalPattern::padded_batch(100, {100, 0, 70, 1})},
+      // An explicit graph this full runs tiled too, its rows masked within their hulls.
+      {"graph_30%", testing::uniform_graph(150, 300, 15000, 8)},
   };
   for (const auto& [name, p] : patterns)
     for (Score s : {Score::dot_product, Score::bilinear})

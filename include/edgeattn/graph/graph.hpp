@@ -71,8 +71,8 @@ struct DegreeStats {
   int64_t min_degree = 0;
   int64_t max_degree = 0;
   double mean_degree = 0.0;
-  int64_t isolated_rows = 0;  ///< rows with no edge (their attention output is zero)
-  int64_t self_loops = 0;     ///< edges with src == dst (meaningful when num_src == num_dst)
+  int64_t isolated_rows = 0;    ///< rows with no edge (their attention output is zero)
+  int64_t self_loops = 0;       ///< edges with src == dst (meaningful when num_src == num_dst)
   int64_t duplicate_edges = 0;  ///< edges whose source repeats the previous edge's in its row
                                 ///< (only a CsrCheck::sort graph keeps such duplicates)
   /// Sum over non-empty rows of last source - first source + 1: the columns the rows' hulls span.

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,6 +36,7 @@ struct TileShape {
   static constexpr int64_t kColumnPassRows = 96;           // column pass: rows per product
   static_assert(kCols % kPanel<P> == 0 && kColumnTile % kPanel<P> == 0);
   static_assert(kColumnTile % P::kRows == 0 && kColumnPassRows % P::kRows == 0);
+  static_assert(kCols <= 256 && kColumnTile <= 256, "RowRanges::mask takes runs of at most 256");
 };
 
 /// A per-head view of one B operand holding heads [first, ...): head h starts at
@@ -133,8 +137,17 @@ HeadOperand rows_operand(int64_t n, int64_t heads, int64_t w, const float* src, 
   return {dst, n * wp, wp, hr.begin};
 }
 
-/// Source range [first, last) of every row, and the hull of every tile of `tile` rows (empty
-/// hull: lo >= hi).
+/// A pattern the tiled schedule runs on: one whose rows are contiguous source ranges, or an
+/// explicit graph (CsrPattern) whose rows then run over their hulls with the columns that are not
+/// edges masked out. tiled_applies decides when the latter pays (the graph must have no
+/// duplicate edge: the mask holds each (row, source) pair once).
+template <class P>
+concept TiledPattern = ContiguousRowPattern<P> || std::is_same_v<P, CsrPattern>;
+
+/// The rows' sources as the schedule sees them. Row i's hull is [first, last): its whole range for
+/// a contiguous-row pattern, or from its first to one past its last source for a graph, whose rows
+/// are then `masked`: within the hull only the graph's columns are edges. Tiles of `tile` rows get
+/// the hull of their rows' hulls (empty: lo >= hi). Edge ids are the pattern's CSR numbering.
 struct RowRanges {
   std::vector<int64_t> first, last, hull_lo, hull_hi;
   int64_t tile = 1;
@@ -146,8 +159,21 @@ struct RowRanges {
     last.resize(static_cast<size_t>(nd));
     hull_lo.assign(static_cast<size_t>(tiles), INT64_MAX);
     hull_hi.assign(static_cast<size_t>(tiles), INT64_MIN);
+    if constexpr (!ContiguousRowPattern<Pat>) {
+      row_ptr_ = p.graph().row_ptr().data();
+      cols_ = p.graph().col_idx().data();
+    } else {
+      base_.resize(static_cast<size_t>(nd));
+    }
     for (int64_t i = 0; i < nd; ++i) {
-      const auto [f, e] = p.row_range(i);
+      int64_t f = 0, e = 0;
+      if constexpr (ContiguousRowPattern<Pat>) {
+        std::tie(f, e) = p.row_range(i);
+        base_[static_cast<size_t>(i)] = p.row_offset(i) - f;
+      } else if (row_ptr_[i] < row_ptr_[i + 1]) {
+        f = cols_[row_ptr_[i]];
+        e = int64_t{cols_[row_ptr_[i + 1] - 1]} + 1;
+      }
       first[static_cast<size_t>(i)] = f;
       last[static_cast<size_t>(i)] = e;
       if (f < e) {
@@ -158,7 +184,11 @@ struct RowRanges {
     }
   }
   int64_t tiles() const { return static_cast<int64_t>(hull_lo.size()); }
-  /// Columns of row i inside [c0, c1): [b, e) with b <= e (empty when the row misses them).
+  /// True when rows are masked within their hulls (a graph's rows).
+  bool masked() const { return cols_ != nullptr; }
+
+  /// Sources of row i's hull inside [c0, c1): [b, e) with b <= e (empty when the hull misses
+  /// them). A masked row may have no edge in [b, e): `edges` says.
   std::pair<int64_t, int64_t> clip(int64_t i, int64_t c0, int64_t c1) const {
     const int64_t b = std::max(first[static_cast<size_t>(i)], c0);
     return {b, std::max(b, std::min(last[static_cast<size_t>(i)], c1))};
@@ -172,6 +202,64 @@ struct RowRanges {
     }
     return {lo, hi};
   }
+  /// The edges [k0, k1) of row i whose sources are in [b, e) (a clip of the row's hull): for
+  /// contiguous rows all of them, for a masked row those the graph has. A masked row finds k0 by
+  /// binary search, or by walking forward from `*cursor` (an edge of row i at or before k0, e.g.
+  /// the k1 of the row's previous block when blocks are visited in ascending order), and k1 by
+  /// walking on from k0; *cursor is then set to k1.
+  std::pair<int64_t, int64_t> edges(int64_t i, int64_t b, int64_t e, int64_t* cursor = nullptr) const {
+    if (!masked()) {
+      const int64_t base = base_[static_cast<size_t>(i)];
+      return {base + b, base + std::max(b, e)};
+    }
+    const int64_t end = row_ptr_[i + 1];
+    int64_t k = row_ptr_[i];
+    if (cursor) {
+      k = std::max(k, *cursor);
+      while (k < end && cols_[k] < b) ++k;
+    } else if (b > first[static_cast<size_t>(i)]) {
+      k = std::lower_bound(cols_ + k, cols_ + end, b) - cols_;
+    }
+    const int64_t k0 = k;
+    while (k < end && cols_[k] < e) ++k;
+    if (cursor) *cursor = k;
+    return {k0, k};
+  }
+  /// f(j, k) for the edges k in [k0, k1) that `edges(i, b, e)` returned, j the source of edge k.
+  template <class F>
+  void for_each_edge(int64_t k0, int64_t k1, int64_t b, F&& f) const {
+    if (masked())
+      for (int64_t k = k0; k < k1; ++k) f(int64_t{cols_[k]}, k);
+    else
+      for (int64_t k = k0; k < k1; ++k) f(b + (k - k0), k);
+  }
+  /// Masked rows: row[j] = -inf for the sources j in [b, e) that are not among the edges
+  /// [k0, k1) (which `edges(i, b, e)` returned, not empty); e - b <= kMaxMaskedRun. Sparse runs
+  /// save the edges' entries, fill, and put them back; dense runs fill the gaps between edges.
+  /// Nothing for contiguous rows.
+  void mask(float* row, int64_t b, int64_t e, int64_t k0, int64_t k1) const {
+    if (!masked()) return;
+    if (2 * (k1 - k0) > e - b) {
+      int64_t next = b;  // the first source not yet known to be an edge or masked
+      for (int64_t k = k0; k < k1; ++k) {
+        for (int64_t j = next; j < cols_[k]; ++j) row[j] = -INFINITY;
+        next = int64_t{cols_[k]} + 1;
+      }
+      std::fill(row + next, row + e, -INFINITY);
+      return;
+    }
+    float kept[kMaxMaskedRun];
+    for (int64_t k = k0; k < k1; ++k) kept[k - k0] = row[cols_[k]];
+    std::fill(row + b, row + e, -INFINITY);
+    for (int64_t k = k0; k < k1; ++k) row[cols_[k]] = kept[k - k0];
+  }
+  /// The widest [b, e) that mask takes: the widest column block of any pass (TileShape).
+  static constexpr int64_t kMaxMaskedRun = 256;
+
+ private:
+  const int64_t* row_ptr_ = nullptr;  // masked rows: the graph's CSR
+  const int32_t* cols_ = nullptr;
+  std::vector<int64_t> base_;  // contiguous rows: edge id of (i, j) = base_[i] + j
 };
 
 inline int64_t align_down(int64_t x, int64_t a) { return x / a * a; }

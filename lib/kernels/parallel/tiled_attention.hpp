@@ -1,5 +1,7 @@
 // Tiled dot-product attention over patterns whose rows are contiguous source ranges (complete,
-// causal, sliding window with dilation 1, padded batches): the FlashAttention schedule
+// causal, sliding window with dilation 1, padded batches), and over explicit graphs whose rows
+// are long and fill enough of their hulls (a row's hull: its first to its last source), with the
+// columns that are not edges masked out: the FlashAttention schedule
 // (Dao et al. 2022; backward as in FlashAttention-2, Dao 2023) on the CPU with register-blocked
 // microkernels (flash_microkernel.hpp), no BLAS call per tile.
 //
@@ -25,6 +27,12 @@
 // the row pass first computes D_i = sum_j P_ij dP_ij (2 more products).
 // Masking: blocks outside a tile's hull are skipped, and a strip computes only the panels its rows
 // reach, so causal costs about half of complete and only diagonal blocks pay for masked entries.
+// A graph's row reaches a block from its first to its last source inside it (a block without any
+// of the strip's sources is skipped), and the sources in between that are not edges get -inf in
+// the strip epilogue, as entries outside a row's range do: every score within the reached panels
+// is computed, edge or not, at the microkernels' speed. That beats the per-edge kernels when
+// the hulls are full enough (masked_tiled_min_fill; a 10%-dense random graph with one head: see
+// bench/RESULTS.md), and the graph has no duplicate edge (the mask holds a pair once).
 // Bias, dropout and relu run in the same schedule with scalar per-row epilogues (slower than the
 // plain softmax, whose epilogue is all vector code).
 // Each output element is owned by one task and blocks are visited in a fixed order, so results
@@ -69,8 +77,14 @@ bool has_contiguous_rows(const P& p) {
   }
 }
 
+/// How full an explicit graph's row hulls must be (num_edges / DegreeStats::row_extent) for the
+/// tiled schedule, masked, to beat the per-edge kernels with `heads` heads in forward + backward
+/// at d = 64: 0.07 sqrt(heads), measured (7% with one head, 20% with eight).
+double masked_tiled_min_fill(int64_t heads);
+
 /// True when the tiled schedule handles this call: dot score, no per-edge weights requested
-/// (`want_alpha`), contiguous rows of mean length >= kTiledMinMeanRow.
+/// (`want_alpha`), rows of mean length >= kTiledMinMeanRow, and either contiguous rows or an
+/// explicit graph without duplicate edges whose hulls are at least masked_tiled_min_fill full.
 bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha);
 
 /// `path` must be available (simd_path_available); grads as in BackwardBuffers, except that

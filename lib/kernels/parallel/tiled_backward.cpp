@@ -31,8 +31,7 @@ class TiledBackward {
 
  public:
   TiledBackward(const Pat& p, const KernelArgs& a, const BackwardInputs& in, const BackwardBuffers& g)
-      : p_(p),
-        a_(a),
+      : a_(a),
         in_(in),
         g_(g),
         heads_(a.heads),
@@ -86,10 +85,11 @@ class TiledBackward {
 
  private:
   struct RowScratch {
-    explicit RowScratch(int64_t dkp) : dq(static_cast<size_t>(BR * dkp)) {}
+    explicit RowScratch(int64_t dkp) : dq(static_cast<size_t>(BR * dkp)), cursor(static_cast<size_t>(BR)) {}
     std::vector<float> prob = std::vector<float>(static_cast<size_t>(MR * BC));   // P of a strip
     std::vector<float> dprob = std::vector<float>(static_cast<size_t>(MR * BC));  // dP, then dS
     std::vector<float> dq;                                                        // [BR, dkp]
+    std::vector<int64_t> cursor;  // masked rows: each row's next edge (RowRanges::edges)
   };
   struct ColumnScratch {
     ColumnScratch(int64_t dkp, int64_t dvp)
@@ -105,10 +105,11 @@ class TiledBackward {
 
   // For the rows [i0, i0 + mr) of head h and the source panels [pa, pa + w): prob <- P (0 outside
   // the rows' ranges within [c0, c1)), dprob <- dS, both with row stride ld; dropout applied to dP
-  // and, when `keep_prob`, to P (P~, for dV). Also writes d bias when `write_dbias`.
+  // and, when `keep_prob`, to P (P~, for dV). Also writes d bias when `write_dbias`. `cursor`
+  // (null, or one per row from i0, for calls in ascending blocks): RowRanges::edges.
   void strip(int64_t h, const flash::RowRanges& rr, int64_t i0, int64_t mr, int64_t c0, int64_t c1,
-             int64_t pa, int64_t w, float* prob, float* dprob, int64_t ld, bool keep_prob,
-             bool write_dbias) const {
+             int64_t pa, int64_t w, float* prob, float* dprob, int64_t ld, bool keep_prob, bool write_dbias,
+             int64_t* cursor = nullptr) const {
     const int64_t ldq = heads_ * dk_, ldo = heads_ * dv_;
     flash::gemm_tile<Pol, false>(mr, w, dk_, a_.score.q + i0 * ldq + h * dk_, ldq, 1, kt_.head(h) + pa * dk_,
                                  NR, NR * dk_, prob, ld);
@@ -119,20 +120,20 @@ class TiledBackward {
       float* s = prob + r * ld;
       float* ds = dprob + r * ld;
       const auto [b, e] = rr.clip(i, c0, c1);
-      if (b >= e) {
+      const auto [k0, k1] = rr.edges(i, b, e, cursor ? cursor + r : nullptr);
+      if (k0 >= k1) {  // no edge of row i in [c0, c1)
         std::fill(s, s + w, 0.f);
         std::fill(ds, ds + w, 0.f);
         continue;
       }
       std::fill(s, s + (b - pa), -INFINITY);
       std::fill(s + (e - pa), s + w, -INFINITY);
-      // Edge of (i, b) and head h in the per-edge [E, H] arrays.
-      const int64_t eh = (p_.row_offset(i) + (b - rr.first[static_cast<size_t>(i)])) * heads_ + h;
+      rr.mask(s - pa, b, e, k0, k1);
       if constexpr (kExtras) {
         if (a_.bias)
-          for (int64_t x = 0; x < e - b; ++x) s[b - pa + x] += a_.bias[eh + x * heads_];
+          rr.for_each_edge(k0, k1, b, [&](int64_t j, int64_t k) { s[j - pa] += a_.bias[k * heads_ + h]; });
         if (a_.dropout > 0.f)
-          for (int64_t j = b; j < e; ++j) ds[j - pa] *= keep(i, j, h);
+          rr.for_each_edge(k0, k1, b, [&](int64_t j, int64_t) { ds[j - pa] *= keep(i, j, h); });
       }
       if constexpr (kSoftmax) {
         flash::exp_shifted_row<Pol>(s, w, in_.lse[i * heads_ + h]);
@@ -142,11 +143,10 @@ class TiledBackward {
         flash::relu_grad_row<Pol>(s, ds, w);
       }
       if constexpr (kExtras) {
-        if (write_dbias && g_.dbias) {
-          for (int64_t x = 0; x < e - b; ++x) g_.dbias[eh + x * heads_] = ds[b - pa + x];
-        }
+        if (write_dbias && g_.dbias)
+          rr.for_each_edge(k0, k1, b, [&](int64_t j, int64_t k) { g_.dbias[k * heads_ + h] = ds[j - pa]; });
         if (keep_prob && a_.dropout > 0.f)
-          for (int64_t j = b; j < e; ++j) s[j - pa] *= keep(i, j, h);
+          rr.for_each_edge(k0, k1, b, [&](int64_t j, int64_t) { s[j - pa] *= keep(i, j, h); });
       }
     }
   }
@@ -166,15 +166,13 @@ class TiledBackward {
         const auto [b, e] = rows_.clip(i, c0, c1);
         const float* sr = s.prob.data() + r * BC - pa;
         const float* dp = s.dprob.data() + r * BC - pa;
-        const float* bias =
-            a_.bias ? a_.bias + (p_.row_offset(i) + (b - rows_.first[static_cast<size_t>(i)])) * heads_ + h
-                    : nullptr;
         const float lse = in_.lse[i * heads_ + h];
         float d = 0.f;
-        for (int64_t j = b; j < e; ++j) {
-          const float pj = fast_exp(sr[j] + (bias ? bias[(j - b) * heads_] : 0.f) - lse);
+        const auto [k0, k1] = rows_.edges(i, b, e);
+        rows_.for_each_edge(k0, k1, b, [&](int64_t j, int64_t k) {
+          const float pj = fast_exp(sr[j] + (a_.bias ? a_.bias[k * heads_ + h] : 0.f) - lse);
           d += pj * dp[j] * (a_.dropout > 0.f ? keep(i, j, h) : 1.f);
-        }
+        });
         row_sum_[static_cast<size_t>(i * heads_ + h)] += d;
       }
     });
@@ -192,8 +190,10 @@ class TiledBackward {
     }
     if (fused_ || (!g_.dq && !g_.dbias)) return;
     std::fill(s.dq.begin(), s.dq.end(), 0.f);
+    std::fill(s.cursor.begin(), s.cursor.end(), 0);
     flash::for_each_strip<MR, BC, NR>(rows_, r0, rows, lo, hi, [&](const flash::Strip& st) {
-      strip(h, rows_, st.i, st.mr, st.c0, st.c1, st.pa, st.w, s.prob.data(), s.dprob.data(), BC, false, true);
+      strip(h, rows_, st.i, st.mr, st.c0, st.c1, st.pa, st.w, s.prob.data(), s.dprob.data(), BC, false, true,
+            s.cursor.data() + (st.i - r0));
       if (g_.dq)  // dQ_strip += dS K[u0, u1)
         flash::gemm_tile<Pol, true>(st.mr, dkp_, st.u1 - st.u0, s.dprob.data() + (st.u0 - st.pa), BC, 1,
                                     kr_.head(h) + st.u0 * kr_.ld, kr_.ld, NR,
@@ -357,7 +357,6 @@ class TiledBackward {
     });
   }
 
-  const Pat& p_;
   const KernelArgs& a_;
   const BackwardInputs& in_;
   const BackwardBuffers& g_;
@@ -390,7 +389,7 @@ void tiled_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs&
     using Pol = decltype(policy);
     visit_pattern(p, [&](const auto& pattern) {
       using P = std::decay_t<decltype(pattern)>;
-      if constexpr (ContiguousRowPattern<P>) {
+      if constexpr (flash::TiledPattern<P>) {
         const bool extras = a.bias != nullptr || a.dropout > 0.f || g.dbias != nullptr;
         if (a.norm == Normalization::softmax) {
           if (extras)

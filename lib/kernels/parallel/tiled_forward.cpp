@@ -1,4 +1,5 @@
 // Forward of the tiled schedule; see tiled_attention.hpp for the algorithm and its references.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <type_traits>
@@ -30,6 +31,7 @@ void run_slice(const Pat& p, const KernelArgs& a, const ForwardBuffers& out, con
     std::vector<float> s_buf(static_cast<size_t>(MR * BC));  // one strip of scores, then weights
     std::vector<float> acc(static_cast<size_t>(BR * dvp));
     std::vector<float> m(BR), l(BR);
+    std::vector<int64_t> cursor(BR);  // masked rows: each row's next edge (blocks ascend)
     for (int64_t t = t_begin; t < t_end; ++t) {
       // Head-major: consecutive tasks (and each thread's share of them) read one head's K and V.
       const int64_t h = hr.begin + t / rr.tiles(), tile = t % rr.tiles(), r0 = tile * BR,
@@ -40,6 +42,7 @@ void run_slice(const Pat& p, const KernelArgs& a, const ForwardBuffers& out, con
       std::fill(m.begin(), m.end(), -FLT_MAX);
       std::fill(l.begin(), l.end(), 0.f);
       std::fill(acc.begin(), acc.end(), 0.f);
+      std::fill(cursor.begin(), cursor.end(), 0);
       flash::for_each_strip<MR, BC, NR>(rr, r0, rows, lo, hi, [&](const flash::Strip& st) {
         // Scores of the panels [pa, pa + w) the strip's rows reach.
         const auto [strip_row, mr, c0, c1, u0, u1, pa, w] = st;
@@ -50,18 +53,17 @@ void run_slice(const Pat& p, const KernelArgs& a, const ForwardBuffers& out, con
           const int64_t i = r0 + i0 + r;
           float* s = s_buf.data() + r * BC;
           const auto [b, e] = rr.clip(i, c0, c1);
-          if (b >= e) {
+          const auto [k0, k1] = rr.edges(i, b, e, &cursor[static_cast<size_t>(i0 + r)]);
+          if (k0 >= k1) {  // no edge of row i in this block
             std::fill(s, s + w, 0.f);
             continue;
           }
           std::fill(s, s + (b - pa), -INFINITY);
           std::fill(s + (e - pa), s + w, -INFINITY);
+          rr.mask(s - pa, b, e, k0, k1);
           if constexpr (kExtras) {
-            if (a.bias) {
-              const float* bias =
-                  a.bias + (p.row_offset(i) + (b - rr.first[static_cast<size_t>(i)])) * heads + h;
-              for (int64_t x = 0; x < e - b; ++x) s[b - pa + x] += bias[x * heads];
-            }
+            if (a.bias)
+              rr.for_each_edge(k0, k1, b, [&](int64_t j, int64_t k) { s[j - pa] += a.bias[k * heads + h]; });
           }
           if constexpr (kSoftmax) {
             const size_t ri = static_cast<size_t>(i0 + r);
@@ -76,9 +78,10 @@ void run_slice(const Pat& p, const KernelArgs& a, const ForwardBuffers& out, con
           }
           if constexpr (kExtras) {
             if (a.dropout > 0.f)
-              for (int64_t j = b; j < e; ++j)
+              rr.for_each_edge(k0, k1, b, [&](int64_t j, int64_t) {
                 s[j - pa] *=
                     dropout_keep(a.seed, i, j, static_cast<int32_t>(h), a.dropout) ? keep_scale : 0.f;
+              });
           }
         }
         // acc_strip += P[:, u0 - pa, u1 - pa) V[u0, u1)
@@ -149,13 +152,26 @@ bool simd_path_available(SimdPath path) {
 
 const char* automatic_simd_path_name() { return flash::Best::kName; }
 
+double masked_tiled_min_fill(int64_t heads) {
+  // Forward + backward on uniform random graphs, d = 64, 2 threads (2-core Zen 3; bench/RESULTS.md):
+  // the two kernels break even at about 7% full with one head, 10% with 2, 14% with 4 and 15-20%
+  // with 8, as the per-edge kernels share each edge's gathers over more heads.
+  return 0.07 * std::sqrt(static_cast<double>(std::max<int64_t>(heads, 1)));
+}
+
 bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
   if (a.score.kind != EdgeScore::dot || a.score.ea || want_alpha || num_dst(p) == 0) return false;
   return visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
+    const bool long_rows =
+        static_cast<double>(pattern.num_edges()) >= kTiledMinMeanRow * static_cast<double>(pattern.num_dst());
     if constexpr (ContiguousRowPattern<P>) {
-      return has_contiguous_rows(pattern) && static_cast<double>(pattern.num_edges()) >=
-                                                 kTiledMinMeanRow * static_cast<double>(pattern.num_dst());
+      return has_contiguous_rows(pattern) && long_rows;
+    } else if constexpr (std::is_same_v<P, CsrPattern>) {
+      if (!long_rows) return false;
+      const DegreeStats& d = pattern.graph().degree_stats();  // cached on the graph
+      return d.duplicate_edges == 0 && static_cast<double>(pattern.num_edges()) >=
+                                           masked_tiled_min_fill(a.heads) * static_cast<double>(d.row_extent);
     } else {
       return false;
     }
@@ -167,7 +183,7 @@ void tiled_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& 
     using Pol = decltype(policy);
     visit_pattern(p, [&](const auto& pattern) {
       using P = std::decay_t<decltype(pattern)>;
-      if constexpr (ContiguousRowPattern<P>) {
+      if constexpr (flash::TiledPattern<P>) {
         const bool extras = a.bias != nullptr || a.dropout > 0.f;
         if (a.norm == Normalization::softmax) {
           if (extras)
