@@ -222,6 +222,10 @@ def crossovers(cs: list[Config], field: str) -> list[tuple[Config, float]]:
     return out
 
 
+# When edgeattn's tiled kernel started taking explicit graphs, masked within the rows' hulls (688ccbd).
+MASKED_TILED_SINCE = "2026-11-29T03:20:00Z"
+
+
 def why(c: Config, lib: str, field: str = "forward_ms", fma_peak: float | None = None) -> str:
     """A reason computed from the records, where the numbers give one. `fma_peak`: the run's measured
     FMA peak in GFLOP/s (the limits record), beside which the flash-style kernels' rates are shown."""
@@ -245,11 +249,26 @@ def why(c: Config, lib: str, field: str = "forward_ms", fma_peak: float | None =
                     f"{rate(peer[field])}, {LABELS[lib_key(best)]} at {rate(best[field])}{own}")
             graph = str(base.get("graph") or "")
             if graph not in ("complete", "causal") and not graph.startswith("window") and density < 1:
-                # SDPA with a boolean mask computes every one of the N^2 entries; edgeattn's tiled
-                # kernel takes only contiguous-row patterns, so an irregular graph runs edge by edge.
+                # SDPA with a boolean mask computes every one of the N^2 entries. edgeattn runs an
+                # explicit graph on its tiled kernel, masked within the rows' hulls, when the rows
+                # are long and the hulls full enough (tiled_applies, masked_tiled_min_fill in
+                # lib/kernels/parallel/tiled_attention.hpp; a uniform graph's hulls are nearly whole
+                # rows, so their fill is the density), else edge by edge.
+                # Records older than the masked kernel (688ccbd) ran every such graph edge by edge.
+                nodes = base.get("nodes") or 1
+                before = str(base.get("time") or "") < MASKED_TILED_SINCE
+                masked = edges >= 64 * nodes and density >= 0.07 * math.sqrt(max(heads, 1))
+                if before:
+                    kernel = ("edgeattn's tiled kernel took only contiguous rows when this was measured: the graph "
+                              "ran on its per-edge kernels or its unfused dense path")
+                elif masked:
+                    kernel = ("edgeattn's tiled kernel does the same over the rows' hulls with the non-edges masked "
+                              "(a graph this full takes it)")
+                else:
+                    kernel = ("edgeattn ran this graph edge by edge (its rows are too short or their hulls too "
+                              "empty for the masked tiled kernel)")
                 text += (f". SDPA's boolean mask makes it compute all N² entries ({1 / max(density, 1e-9):.0f}× the "
-                         "useful work) at GEMM speed, while edgeattn's tiled kernel takes only contiguous rows: this "
-                         "graph ran on its per-edge kernels or its unfused dense path")
+                         f"useful work) at GEMM speed; {kernel}")
             return text
         return (f"density {density:.0%}: PyTorch's fused CPU attention kernel (flash-style: tiled GEMMs with an "
                 f"online softmax, no [N, N] buffer) does the dense work at GEMM speed{own}")
@@ -748,6 +767,14 @@ def replace_section(results: Path, section: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=results.parent, prefix=results.name, suffix=".tmp")
     with os.fdopen(fd, "w") as f:
         f.write(new)
+    # mkstemp creates the file 0600; give the report the mode of the file it replaces (or the
+    # umask's default for a new one), as a plain write would.
+    if results.exists():
+        os.chmod(tmp, results.stat().st_mode & 0o777)
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
     os.replace(tmp, results)
 
 

@@ -56,7 +56,10 @@ enum class HeadCombine { concat, mean };
 /// but `reference`, a Graph that equals a complete, causal or sliding-window pattern runs as that
 /// pattern (graph/pattern.hpp: structured_equivalent; same CSR edge numbering, so per-edge
 /// tensors are unchanged): passing the edges of a dense or banded mask costs one O(E) check,
-/// not the 8-10x slower explicit-index kernel.
+/// not the 8-10x slower explicit-index kernel. On `sparse`, dot-product scores over a contiguous-row
+/// pattern, or over a Graph whose rows are long and fill enough of their hulls (first to last
+/// source; no duplicate edge), run the tiled (flash) kernel, the graph's non-edges masked; others
+/// run edge by edge.
 enum class AttentionPath {
   automatic,
   sparse,     ///< fused, parallel, any pattern and score
