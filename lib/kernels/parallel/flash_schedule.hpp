@@ -22,6 +22,9 @@
 
 namespace edgeattn::kernels::flash {
 
+/// The widest run of sources RowRanges::mask takes: no pass's column block may be wider.
+inline constexpr int64_t kMaxMaskedRun = 256;
+
 /// Tile sizes, chosen by measurement at d = 64 (tiled_attention.hpp says what each one tiles): the
 /// forward's on a 2-core Zen 3 (AVX2), the column pass's on a 2-core Ice Lake (AVX-512). Row tiles
 /// are whole strips of MR rows; the column pass's sizes are multiples of every MR (4, 6, 12), as
@@ -36,7 +39,7 @@ struct TileShape {
   static constexpr int64_t kColumnPassRows = 96;           // column pass: rows per product
   static_assert(kCols % kPanel<P> == 0 && kColumnTile % kPanel<P> == 0);
   static_assert(kColumnTile % P::kRows == 0 && kColumnPassRows % P::kRows == 0);
-  static_assert(kCols <= 256 && kColumnTile <= 256, "RowRanges::mask takes runs of at most 256");
+  static_assert(kCols <= kMaxMaskedRun && kColumnTile <= kMaxMaskedRun, "RowRanges::mask's runs are bounded");
 };
 
 /// A per-head view of one B operand holding heads [first, ...): head h starts at
@@ -253,8 +256,6 @@ struct RowRanges {
     std::fill(row + b, row + e, -INFINITY);
     for (int64_t k = k0; k < k1; ++k) row[cols_[k]] = kept[k - k0];
   }
-  /// The widest [b, e) that mask takes: the widest column block of any pass (TileShape).
-  static constexpr int64_t kMaxMaskedRun = 256;
 
  private:
   const int64_t* row_ptr_ = nullptr;  // masked rows: the graph's CSR

@@ -27,10 +27,10 @@
 // the row pass first computes D_i = sum_j P_ij dP_ij (2 more products).
 // Masking: blocks outside a tile's hull are skipped, and a strip computes only the panels its rows
 // reach, so causal costs about half of complete and only diagonal blocks pay for masked entries.
-// A graph's row reaches a block from its first to its last source inside it (a block without any
-// of the strip's sources is skipped), and the sources in between that are not edges get -inf in
-// the strip epilogue, as entries outside a row's range do: every score within the reached panels
-// is computed, edge or not, at the microkernels' speed. That beats the per-edge kernels when
+// A graph's row is scheduled over its hull, from its first to its last source, and the sources
+// inside it that are not edges get -inf in the strip epilogue, as entries outside a row's range
+// do (a row without an edge in a block contributes zeros there): every score within the reached
+// panels is computed, edge or not, at the microkernels' speed. That beats the per-edge kernels when
 // the hulls are full enough (masked_tiled_min_fill; a 10%-dense random graph with one head: see
 // bench/RESULTS.md), and the graph has no duplicate edge (the mask holds a pair once).
 // Bias, dropout and relu run in the same schedule with scalar per-row epilogues (slower than the
