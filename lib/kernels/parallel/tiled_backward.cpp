@@ -213,7 +213,7 @@ class TiledBackward {
     const size_t gi = static_cast<size_t>(g);
     float* part = nullptr;
     if (fused_ && g_.dq) {
-      part = dq_part_.get() + (h - hr_.begin) * part_head_ + part_offset_[gi];
+      part = dq_part_.data() + (h - hr_.begin) * part_head_ + part_offset_[gi];
       std::fill_n(part, (group_row_hi_[gi] - group_row_lo_[gi]) * dkp_, 0.f);
     }
     for (int64_t tile = group_tiles_[gi]; tile < group_tiles_[gi + 1]; ++tile)
@@ -322,8 +322,7 @@ class TiledBackward {
       return false;
     }
     part_head_ = total;
-    dq_part_ =
-        std::make_unique_for_overwrite<float[]>(static_cast<size_t>(std::max<int64_t>(total * slice, 1)));
+    dq_part_.allocate(total * slice);
     return true;
   }
 
@@ -343,7 +342,7 @@ class TiledBackward {
           const int64_t lo = std::max(r0, group_row_lo_[gi]), hi = std::min(r1, group_row_hi_[gi]);
           if (lo >= hi) continue;
           const float* part =
-              dq_part_.get() + x * part_head_ + part_offset_[gi] + (lo - group_row_lo_[gi]) * dkp_;
+              dq_part_.data() + x * part_head_ + part_offset_[gi] + (lo - group_row_lo_[gi]) * dkp_;
           float* out = acc.data() + (lo - r0) * dkp_;
 #pragma omp simd
           for (int64_t x = 0; x < (hi - lo) * dkp_; ++x) out[x] += part[x];
@@ -371,7 +370,7 @@ class TiledBackward {
   // [group_row_lo_[g], group_row_hi_[g]) at part_offset_[g] within a head's part_head_ floats.
   std::vector<int64_t> group_tiles_, group_row_lo_, group_row_hi_, part_offset_;
   int64_t part_head_ = 0;
-  std::unique_ptr<float[]> dq_part_;  // [H, part_head_]
+  flash::PackBuffer dq_part_;  // [slice, part_head_]
   flash::PackBuffer kt_buf_, vt_buf_, kr_buf_, qr_buf_, dor_buf_;
   flash::HeadOperand kt_, vt_, kr_, qr_, dor_;  // scale K^T and V^T panels; K, Q, dO rows
 };
