@@ -8,7 +8,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>

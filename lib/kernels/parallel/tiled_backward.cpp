@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cfloat>
 #include <cmath>
-#include <memory>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
