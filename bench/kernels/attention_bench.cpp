@@ -6,12 +6,15 @@
 //           each as uniform random ("uniform", G(n, m)) and R-MAT power law ("rmat", Graph500
 //           parameters): the "urand" and "kron" inputs of the GAP Benchmark Suite
 //   scores  additive (GAT: LeakyReLU(score_dst_i + score_src_j)) and dot_product
-//   shape   H = 8 heads, head dim d in {8, 64} (value dim = d; key dim = d for dot_product)
+//   shape   H = 8 heads, head dim d in {8, 64} (value dim = d; key dim = d for dot_product); and
+//           GAT's output layer: additive, H = 1, d = 7 (Cora's classes), attention dropout 0.6
+//           (the GAT paper's), where the per-edge overhead rather than the arithmetic sets the time
 //   paths   sparse (fused, parallel) everywhere; reference (serial oracle) on the cora graphs only
 //   modes   fwd = attention_forward; fwd_bwd = attention_forward + attention_backward
 //
-// Names: attention/<mode>/<path>/<score>/<graph>/H:8/d:<d>, e.g.
+// Names: attention/<mode>/<path>/<score>/<graph>/H:<H>/d:<d>[/dropout:0.6], e.g.
 //   attention/fwd/sparse/dot_product/100k_rmat/H:8/d:64
+//   attention/fwd_bwd/sparse/additive/cora_uniform/H:1/d:7/dropout:0.6
 // Counters: edges/s, the traffic model's bytes per call (bench/support/traffic_model.hpp), the
 // achieved GB/s and its fraction of the measured STREAM triad; see bench/README.md.
 //
@@ -22,6 +25,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <map>
 #include <memory>
@@ -36,8 +40,6 @@
 
 namespace edgeattn::bench {
 namespace {
-
-constexpr int64_t kHeads = 8;
 
 struct GraphSpec {
   std::string name;  // "cora_uniform"
@@ -99,20 +101,21 @@ struct Inputs {
 
 // One slot: benchmarks are registered so that cases sharing inputs run back to back, and one slot
 // keeps at most one set of (possibly multi-GiB) inputs alive.
-const Inputs& cached_inputs(const GraphSpec& spec, const Pattern& p, Score score, int64_t d) {
+const Inputs& cached_inputs(const GraphSpec& spec, const Pattern& p, Score score, int64_t heads, int64_t d) {
   static Inputs slot;
-  const std::string key = spec.name + "/" + to_string(score) + "/" + std::to_string(d);
+  const std::string key =
+      spec.name + "/" + to_string(score) + "/" + std::to_string(heads) + "/" + std::to_string(d);
   if (slot.key == key) return slot;
   slot = Inputs{};  // release the previous set before allocating the next
   const int64_t n = num_dst(p);
-  slot.value = random_tensor({n, kHeads, d}, 3);
-  slot.grad_out = random_tensor({n, kHeads, d}, 4);
+  slot.value = random_tensor({n, heads, d}, 3);
+  slot.grad_out = random_tensor({n, heads, d}, 4);
   if (score == Score::dot_product) {
-    slot.query = random_tensor({n, kHeads, d}, 1);
-    slot.key_t = random_tensor({n, kHeads, d}, 2);
+    slot.query = random_tensor({n, heads, d}, 1);
+    slot.key_t = random_tensor({n, heads, d}, 2);
   } else {
-    slot.score_dst = random_tensor({n, kHeads}, 1);
-    slot.score_src = random_tensor({n, kHeads}, 2);
+    slot.score_dst = random_tensor({n, heads}, 1);
+    slot.score_src = random_tensor({n, heads}, 2);
   }
   slot.key = key;
   return slot;
@@ -121,7 +124,9 @@ const Inputs& cached_inputs(const GraphSpec& spec, const Pattern& p, Score score
 struct Case {
   GraphSpec graph;
   Score score;
+  int64_t heads;
   int64_t d;
+  float dropout;
   AttentionPath path;
   bool backward;
 };
@@ -129,11 +134,13 @@ struct Case {
 void run_case(benchmark::State& state, const Case& c) {
   try {
     const Pattern& p = cached_graph(c.graph);
-    const Inputs& inputs = cached_inputs(c.graph, p, c.score, c.d);
+    const Inputs& inputs = cached_inputs(c.graph, p, c.score, c.heads, c.d);
     const AttentionInputs in = inputs.view();
     AttentionConfig config;
     config.score = c.score;
     config.path = c.path;
+    config.dropout = c.dropout;
+    config.seed = 7;
     const LoopClock clock;
     if (c.backward) {
       for (auto _ : state) {
@@ -153,7 +160,7 @@ void run_case(benchmark::State& state, const Case& c) {
     const AttentionShape shape{.num_dst = num_dst(p),
                                .num_src = num_src(p),
                                .num_edges = num_edges(p),
-                               .heads = kHeads,
+                               .heads = c.heads,
                                .qk_dim = c.score == Score::dot_product ? c.d : 0,
                                .value_dim = c.d};
     double bytes = attention_forward_bytes(shape);
@@ -165,27 +172,35 @@ void run_case(benchmark::State& state, const Case& c) {
   }
 }
 
+void register_case(const GraphSpec& graph, Score score, int64_t heads, int64_t d, float dropout) {
+  std::vector<AttentionPath> paths = {AttentionPath::sparse};
+  if (graph.nodes <= 10000) paths.push_back(AttentionPath::reference);
+  char dropout_label[32] = "";
+  if (dropout > 0.f)
+    std::snprintf(dropout_label, sizeof dropout_label, "/dropout:%g", static_cast<double>(dropout));
+  for (AttentionPath path : paths) {
+    for (bool backward : {false, true}) {
+      const Case c{graph, score, heads, d, dropout, path, backward};
+      const std::string name = std::string("attention/") + (backward ? "fwd_bwd/" : "fwd/") +
+                               to_string(path) + "/" + to_string(score) + "/" + graph.name +
+                               "/H:" + std::to_string(heads) + "/d:" + std::to_string(d) + dropout_label;
+      benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& state) { run_case(state, c); })
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+}
+
 void register_all() {
   const bool large = large_cases_enabled();
   for (const GraphSpec& graph : graph_specs()) {
     for (Score score : {Score::additive, Score::dot_product}) {
       for (int64_t d : {8, 64}) {
         if (graph.large && d == 64 && !large) continue;
-        std::vector<AttentionPath> paths = {AttentionPath::sparse};
-        if (graph.nodes <= 10000) paths.push_back(AttentionPath::reference);
-        for (AttentionPath path : paths) {
-          for (bool backward : {false, true}) {
-            const Case c{graph, score, d, path, backward};
-            const std::string name = std::string("attention/") + (backward ? "fwd_bwd/" : "fwd/") +
-                                     to_string(path) + "/" + to_string(score) + "/" + graph.name +
-                                     "/H:" + std::to_string(kHeads) + "/d:" + std::to_string(d);
-            benchmark::RegisterBenchmark(name.c_str(), [c](benchmark::State& state) { run_case(state, c); })
-                ->Unit(benchmark::kMillisecond)
-                ->UseRealTime();
-          }
-        }
+        register_case(graph, score, 8, d, 0.f);
       }
     }
+    register_case(graph, Score::additive, 1, 7, 0.6f);  // GAT's output layer
   }
 }
 

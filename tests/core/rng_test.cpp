@@ -53,5 +53,26 @@ TEST(DropoutThreshold, PerHeadFactorsAgreeWithDropoutKeep) {
         }
 }
 
+// The single-head kernels' loop over a run of one row's edges (vectorised over edges, with the
+// row's mix hoisted) makes dropout_keep's decisions, for ids across the 32-bit range and runs of
+// every length around a vector's width.
+TEST(DropoutThreshold, RowOfEdgesAgreesWithDropoutKeep) {
+  std::vector<int32_t> src;
+  for (int64_t k = 0; k < 37; ++k) src.push_back(static_cast<int32_t>((k * 2654435761ULL) % 2147483647ULL));
+  src.push_back(0);
+  src.push_back(2147483647);
+  for (const float p : {0.f, 0.2f, 0.6f})
+    for (const int64_t dst : {int64_t{0}, int64_t{17}, int64_t{2147483646}, int64_t{1} << 40})
+      for (int64_t n = 0; n <= static_cast<int64_t>(src.size()); n += 3) {
+        std::vector<float> factor(static_cast<size_t>(n) + 1, -1.f);
+        dropout_keep_row(edge_row_key(42, dst), src.data(), n, dropout_threshold16(p), 2.5f, factor.data());
+        for (int64_t k = 0; k < n; ++k)
+          ASSERT_EQ(factor[static_cast<size_t>(k)],
+                    dropout_keep(42, dst, src[static_cast<size_t>(k)], 0, p) ? 2.5f : 0.f)
+              << "p " << p << " dst " << dst << " edge " << k << " of " << n;
+        ASSERT_EQ(factor[static_cast<size_t>(n)], -1.f) << "wrote past the run";
+      }
+}
+
 }  // namespace
 }  // namespace edgeattn

@@ -48,14 +48,24 @@ constexpr uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+/// The destination's half of edge_head_bits64: one mix per row, which a kernel hoists out of the
+/// row's edges (edge_row_bits64 then costs one mix an edge and vectorises over edges).
+constexpr uint64_t edge_row_key(uint64_t seed, int64_t dst) {
+  return mix64(seed ^ (static_cast<uint64_t>(dst) * 0x9e3779b97f4a7c15ULL));
+}
+
+/// edge_head_bits64(seed, dst, src, quad) from row = edge_row_key(seed, dst).
+constexpr uint64_t edge_row_bits64(uint64_t row, int64_t src, int64_t quad) {
+  const uint64_t counter = (static_cast<uint64_t>(src) << 8) | static_cast<uint64_t>(quad & 0xff);
+  return mix64(row + counter * 0xd1342543de82ef95ULL);
+}
+
 /// 64 random bits for heads [4 quad, 4 quad + 4) of the edge (dst, src): 16 bits per head. Keyed
 /// by seed and destination, then counted by (source, quad); two mixes of a few multiplies each,
 /// several times cheaper than a Philox call per edge, which dominated the attention kernels of
 /// small training graphs (the mask is regenerated in forward and in both backward passes).
 constexpr uint64_t edge_head_bits64(uint64_t seed, int64_t dst, int64_t src, int64_t quad) {
-  const uint64_t row = mix64(seed ^ (static_cast<uint64_t>(dst) * 0x9e3779b97f4a7c15ULL));
-  const uint64_t counter = (static_cast<uint64_t>(src) << 8) | static_cast<uint64_t>(quad & 0xff);
-  return mix64(row + counter * 0xd1342543de82ef95ULL);
+  return edge_row_bits64(edge_row_key(seed, dst), src, quad);
 }
 
 /// 16 random bits of head `head` of the edge (dst, src).
@@ -93,6 +103,18 @@ inline void dropout_keep_heads(uint64_t seed, int64_t dst, int64_t src, int64_t 
     for (int64_t h = h0; h < end; ++h)
       factor[h] = ((bits >> ((h - h0) * 16)) & 0xffffu) >= threshold ? keep_scale : 0.f;
   }
+}
+
+/// Head 0 of n edges of one destination: factor[k] = keep_scale if dropout_keep(seed, dst,
+/// src[k], 0, p) else 0, with row = edge_row_key(seed, dst). The same decisions as
+/// dropout_keep_heads with one head; one mix an edge, in a loop that vectorises over the edges
+/// (the single-head kernels' blocks).
+inline void dropout_keep_row(uint64_t row, const int32_t* src, int64_t n, uint32_t threshold,
+                             float keep_scale, float* factor) {
+#pragma omp simd
+  for (int64_t k = 0; k < n; ++k)
+    factor[k] =
+        static_cast<uint32_t>(edge_row_bits64(row, src[k], 0) & 0xffffu) >= threshold ? keep_scale : 0.f;
 }
 
 }  // namespace edgeattn

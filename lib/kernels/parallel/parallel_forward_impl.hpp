@@ -18,7 +18,9 @@
 // and acc (the threshold rescaling of FlashAttention-3, Shah et al. 2024). Every weight
 // exp(s - m) therefore stays below e^8 and l stays finite, while the common edge costs one exp
 // per head, no rescale of acc and no data-dependent branch. Any shift gives the same softmax; the
-// rounding differs from a max-shifted one by a few ulps.
+// rounding differs from a max-shifted one by a few ulps. With one head (GAT's output layer) a
+// block's exps, dropout keep factors and kept weights are loops over its edges, which vectorise;
+// edge by edge, one head's scalar exp and dropout hash cost more than its few value products.
 //
 // Rows are processed in parallel over the pattern's edge-balanced row chunks (pull style: each
 // row is written by one task, no atomics), so results are identical for any thread count. For
@@ -101,6 +103,10 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     std::vector<float> block_storage(kSoftmax ? static_cast<size_t>((kBlock + 1) * lanes) : 0);
     float* block_s = block_storage.data();        // [kBlock, lanes] scores (with bias)
     float* block_max = block_s + kBlock * lanes;  // [lanes]
+    // One head without edge values: the block's weights and keep factors as arrays [2, kBlock].
+    constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
+    std::array<float, kSingleHead ? 2 * kBlock : 1> block_w{};
+    const uint32_t keep_threshold = dropout_threshold16(a.dropout);
     std::array<int32_t, kBlock> block_j{};
     std::array<int64_t, kBlock> block_e{};
     int block_n = 0;
@@ -135,6 +141,30 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         first_block = false;
       } else if (exceeds_shift(lanes, block_max, m)) {
         raise_shift(lanes, heads, dv, block_max, m, l, st.c, acc);
+      }
+      if constexpr (kSingleHead) {
+        // One head: the block's weights and keep factors as loops over its edges (vectorised);
+        // l is still summed in edge order and every product is the edge-by-edge one: the same
+        // bits as the loop below.
+        float* bw = block_w.data();
+#pragma omp simd
+        for (int k = 0; k < block_n; ++k) bw[k] = fast_exp(block_s[k] - m[0]);
+        for (int k = 0; k < block_n; ++k) l[0] += bw[k];
+        if (a.dropout > 0.f) {
+          float* bkf = block_w.data() + kBlock;
+          dropout_keep_row(edge_row_key(a.seed, i), block_j.data(), block_n, keep_threshold, keep_scale, bkf);
+#pragma omp simd
+          for (int k = 0; k < block_n; ++k) bw[k] *= bkf[k];
+        }
+        for (int k = 0; k < block_n; ++k) {
+          if constexpr (std::is_same_v<P, CsrPattern>) {
+            const int64_t e = block_e[static_cast<size_t>(k)];
+            if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
+          }
+          accumulate(1, dv, acc, bw + k, a.v + block_j[static_cast<size_t>(k)] * width);
+        }
+        block_n = 0;
+        return;
       }
       for (int k = 0; k < block_n; ++k) {
         const int64_t j = block_j[static_cast<size_t>(k)];
