@@ -74,5 +74,24 @@ TEST(DropoutThreshold, RowOfEdgesAgreesWithDropoutKeep) {
       }
 }
 
+// Its source-side twin: the edges of one source from many destinations.
+TEST(DropoutThreshold, ColumnOfEdgesAgreesWithDropoutKeep) {
+  std::vector<int32_t> dst;
+  for (int64_t k = 0; k < 37; ++k) dst.push_back(static_cast<int32_t>((k * 2654435761ULL) % 2147483647ULL));
+  dst.push_back(0);
+  dst.push_back(2147483647);
+  for (const float p : {0.f, 0.2f, 0.6f})
+    for (const int64_t src : {int64_t{0}, int64_t{17}, int64_t{2147483646}})
+      for (int64_t n = 0; n <= static_cast<int64_t>(dst.size()); n += 3) {
+        std::vector<float> factor(static_cast<size_t>(n) + 1, -1.f);
+        dropout_keep_col(42, dst.data(), n, src, dropout_threshold16(p), 2.5f, factor.data());
+        for (int64_t k = 0; k < n; ++k)
+          ASSERT_EQ(factor[static_cast<size_t>(k)],
+                    dropout_keep(42, dst[static_cast<size_t>(k)], src, 0, p) ? 2.5f : 0.f)
+              << "p " << p << " src " << src << " edge " << k << " of " << n;
+        ASSERT_EQ(factor[static_cast<size_t>(n)], -1.f) << "wrote past the run";
+      }
+}
+
 }  // namespace
 }  // namespace edgeattn

@@ -545,7 +545,8 @@ TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
 
 // The sparse backward's edge records (kernels/attention_backend.hpp: EdgeRecords): the source pass
 // reading the destination pass's per-edge weight and score gradient gives the recomputing pass's
-// gradients bit for bit, for GAT's specialised and generic shapes, with and without dropout, on a
+// gradients bit for bit, for GAT's specialised shapes (8 x 8, and one head: its passes' per-edge
+// arrays) and a generic one, with and without dropout, on a
 // square and on a bipartite (sampled-block-like) graph, with the output given for D_i (concat) or
 // not (mean: the two-sweep destination pass).
 TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
@@ -562,7 +563,7 @@ TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
   detail::set_narrow_edge_limit(std::numeric_limits<int32_t>::max());
   ASSERT_FALSE(square.transpose_edges().is_wide());
   for (const auto& [g, wide] : {std::pair{&square, &square_wide}, std::pair{&bipartite, &bipartite_wide}})
-    for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {3, 5}})
+    for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {1, 7}, {3, 5}})
       for (const float dropout : {0.f, 0.3f})
         for (const HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
           SCOPED_TRACE(g->describe() + " heads " + std::to_string(heads) + " dv " + std::to_string(dv) +

@@ -117,4 +117,16 @@ inline void dropout_keep_row(uint64_t row, const int32_t* src, int64_t n, uint32
         static_cast<uint32_t>(edge_row_bits64(row, src[k], 0) & 0xffffu) >= threshold ? keep_scale : 0.f;
 }
 
+/// Head 0 of n edges into one source: factor[k] = keep_scale if dropout_keep(seed, dst[k], src,
+/// 0, p) else 0 (the source-side twin of dropout_keep_row: both mixes an edge, vectorised over
+/// the edges).
+inline void dropout_keep_col(uint64_t seed, const int32_t* dst, int64_t n, int64_t src, uint32_t threshold,
+                             float keep_scale, float* factor) {
+#pragma omp simd
+  for (int64_t k = 0; k < n; ++k)
+    factor[k] = static_cast<uint32_t>(edge_head_bits64(seed, dst[k], src, 0) & 0xffffu) >= threshold
+                    ? keep_scale
+                    : 0.f;
+}
+
 }  // namespace edgeattn

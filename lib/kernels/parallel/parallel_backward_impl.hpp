@@ -94,6 +94,21 @@ bool edge_records_apply(const P& pattern, const KernelArgs& a, int64_t dv, bool 
   }
 }
 
+// A single head's edges of one row (pass 1) or one column (pass 2): their other ends, edge ids
+// and per-edge values, grown to the longest row or column a task meets.
+struct SingleHeadRow {
+  std::vector<int32_t> src;  // pass 1: the sources; pass 2: the destinations
+  std::vector<int64_t> edge;
+  std::vector<float> alpha, keep, dalpha, ds;
+  void reserve(int64_t n) {
+    if (static_cast<int64_t>(src.size()) >= n) return;
+    const auto size = static_cast<size_t>(n);
+    src.resize(size);
+    edge.resize(size);
+    for (auto* v : {&alpha, &keep, &dalpha, &ds}) v->resize(size);
+  }
+};
+
 template <bool kSoftmax, class Dm, class P, class S>
 void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const BackwardInputs& in,
                    const BackwardBuffers& g) {
@@ -191,6 +206,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       (void)i, (void)j, (void)e, (void)alpha, (void)kf, (void)ds;
     }
   };
+  constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
+  const uint32_t keep_threshold = dropout_threshold16(a.dropout);
   if (need_pass1) {
     parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
       std::vector<float> scratch(static_cast<size_t>(6 * heads + width + (edge_values ? heads * dv : 0)));
@@ -221,8 +238,74 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           }
         }
       };
+      // One head: a row's edges as arrays (source, edge id, weight, keep factor, dalpha, ds), so
+      // that the exps, keep factors and ds run as loops over the edges (vectorised). Each value is
+      // the one the edge-by-edge loops below compute, summed in the same order: the same bits.
+      SingleHeadRow row_edges;
       for (int64_t i = row_begin; i < row_end; ++i) {
         const int64_t first = pattern.row_offset(i);
+        if constexpr (kSingleHead) {
+          const int64_t degree = pattern.row_offset(i + 1) - first;
+          row_edges.reserve(degree);
+          int64_t n = 0;
+          const float* dout_i = in.dout + i * dv;
+          const bool one_sweep = !kSoftmax || in.out;  // D_i is known up front, or not needed
+          if (kSoftmax && in.out) {
+            drow[0] = dot(dout_i, in.out + i * dv, dv);
+            row_sum_data[i] = drow[0];
+          }
+          const bool grads = dst_grad || g.dbias || g.datt || g.dse || edge_attr_grads || records;
+          if (one_sweep && !grads) continue;
+          pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
+            prefetch(e);
+            row_edges.src[size_t(n)] = j;
+            row_edges.edge[size_t(n)] = e;
+            float* sk = row_edges.alpha.data() + n;
+            score.scores(i, j, e, sk);
+            if (a.bias) sk[0] += a.bias[e];
+            ++n;
+          });
+          float* alpha = row_edges.alpha.data();
+          float* kfs = row_edges.keep.data();
+          float* das = row_edges.dalpha.data();
+          float* dss = row_edges.ds.data();
+          if constexpr (kSoftmax) {
+            const float lse_i = in.lse[i];
+#pragma omp simd
+            for (int64_t k = 0; k < n; ++k) alpha[k] = fast_exp(alpha[k] - lse_i);
+          } else {
+#pragma omp simd
+            for (int64_t k = 0; k < n; ++k) alpha[k] = std::max(alpha[k], 0.f);
+          }
+          if (a.dropout > 0.f)
+            dropout_keep_row(edge_row_key(a.seed, i), row_edges.src.data(), n, keep_threshold, keep_scale,
+                             kfs);
+          else
+            std::fill_n(kfs, n, 1.f);
+          for (int64_t k = 0; k < n; ++k)
+            das[k] = kfs[k] * dot(dout_i, a.v + row_edges.src[size_t(k)] * dv, dv);
+          if (!one_sweep) {  // the two-sweep D_i: sum_j alpha_ij dalpha_ij, in edge order
+            drow[0] = 0.f;
+            for (int64_t k = 0; k < n; ++k) drow[0] += alpha[k] * das[k];
+            row_sum_data[i] = drow[0];
+            if (!grads) continue;
+          }
+          const float d_i = kSoftmax ? drow[0] : 0.f;
+#pragma omp simd
+          for (int64_t k = 0; k < n; ++k)
+            dss[k] = kSoftmax ? alpha[k] * (das[k] - d_i) : (alpha[k] > 0.f ? das[k] : 0.f);
+          std::fill_n(acc, width, 0.f);
+          for (int64_t k = 0; k < n; ++k) {
+            const int64_t j = row_edges.src[size_t(k)], e = row_edges.edge[size_t(k)];
+            if (g.dbias) g.dbias[e] = dss[k];
+            if (edge_attr_grads) wk[0] = alpha[k] * kfs[k];
+            edge_term_grad(i, j, e, dss + k, wk, dwe);
+            score.grad_dst(i, j, e, dss + k, acc, datt);
+            if (records) write_record(i, j, e, alpha + k, kfs + k, dss + k);
+          }
+          if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
+          continue;
+        }
         if (!kSoftmax || in.out) {
           // One sweep: D_i = <dO_i, O_i> is known up front (softmax), or not needed (relu).
           if constexpr (kSoftmax) {
@@ -407,6 +490,77 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         });
         if (stream_dv) stream_fence();
       }
+      return;
+    }
+    if constexpr (kSingleHead) {
+      // One head: a column's in-edges as arrays, as in pass 1 (the same values, summed in the
+      // same order into dv_j and d score_src_j).
+      SingleHeadRow col_edges;
+      for (int64_t j = col_begin; j < col_end; ++j) {
+        std::fill_n(acc, width, 0.f);
+        std::fill_n(dv_acc, dv, 0.f);
+        int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
+        int64_t n = 0;
+        for_each_in_col(j, [&](int32_t i, int64_t e) EDGEATTN_EDGE_BODY {
+          if (t && pos + distance < pos_end) {
+            const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
+            score.prefetch_dst(ahead);
+            prefetch_row(in.dout + ahead * dv, dv);
+            if constexpr (kSoftmax) {
+              prefetch_row(in.lse + ahead, 1);
+              prefetch_row(row_sum_data + ahead, 1);
+            }
+          }
+          ++pos;
+          if (n == static_cast<int64_t>(col_edges.src.size()))
+            col_edges.reserve(std::max<int64_t>(64, 2 * n));
+          col_edges.src[size_t(n)] = i;
+          col_edges.edge[size_t(n)] = e;
+          float* sk = col_edges.alpha.data() + n;
+          score.scores(i, j, e, sk);
+          if (a.bias) sk[0] += a.bias[e];
+          ++n;
+        });
+        const int32_t* dsts = col_edges.src.data();
+        float* alpha = col_edges.alpha.data();
+        float* kfs = col_edges.keep.data();
+        if constexpr (kSoftmax) {
+#pragma omp simd
+          for (int64_t k = 0; k < n; ++k) alpha[k] = fast_exp(alpha[k] - in.lse[dsts[k]]);
+        } else {
+#pragma omp simd
+          for (int64_t k = 0; k < n; ++k) alpha[k] = std::max(alpha[k], 0.f);
+        }
+        if (a.dropout > 0.f)
+          dropout_keep_col(a.seed, dsts, n, j, keep_threshold, keep_scale, kfs);
+        else
+          std::fill_n(kfs, n, 1.f);
+        for (int64_t k = 0; k < n; ++k) {
+          const float wt = alpha[k] * kfs[k];
+          const float* dout_i = in.dout + static_cast<int64_t>(dsts[k]) * dv;
+#pragma omp simd
+          for (int64_t d = 0; d < dv; ++d) dv_acc[d] += wt * dout_i[d];
+        }
+        if (src_grad) {
+          // dalpha and ds in loops of their own, through memory, as in pass 1: a product kept in
+          // a register would be fused into ds's subtraction (an FMA) and round differently.
+          const float* vj = a.v + j * dv;
+          float* das = col_edges.dalpha.data();
+          float* dss = col_edges.ds.data();
+          for (int64_t k = 0; k < n; ++k)
+            das[k] = kfs[k] * dot(in.dout + static_cast<int64_t>(dsts[k]) * dv, vj, dv);
+          if constexpr (kSoftmax) {
+#pragma omp simd
+            for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] * (das[k] - row_sum_data[dsts[k]]);
+          } else {
+#pragma omp simd
+            for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] > 0.f ? das[k] : 0.f;
+          }
+          for (int64_t k = 0; k < n; ++k) score.grad_src(dsts[k], j, col_edges.edge[size_t(k)], dss + k, acc);
+        }
+        finish_column(j);
+      }
+      if (stream_dv) stream_fence();
       return;
     }
     for (int64_t j = col_begin; j < col_end; ++j) {
