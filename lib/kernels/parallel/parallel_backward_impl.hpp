@@ -100,12 +100,13 @@ struct SingleHeadRow {
   std::vector<int32_t> src;  // pass 1: the sources; pass 2: the destinations
   std::vector<int64_t> edge;
   std::vector<float> alpha, keep, dalpha, ds;
+  std::vector<float> z, lse, row_sum;  // pass 2 with node records: each destination's terms
   void reserve(int64_t n) {
     if (static_cast<int64_t>(src.size()) >= n) return;
     const auto size = static_cast<size_t>(n);
     src.resize(size);
     edge.resize(size);
-    for (auto* v : {&alpha, &keep, &dalpha, &ds}) v->resize(size);
+    for (auto* v : {&alpha, &keep, &dalpha, &ds, &z, &lse, &row_sum}) v->resize(size);
   }
 };
 
@@ -181,8 +182,24 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // ---- Pass 1: destination rows --------------------------------------------------------------
   // D [Nd, H], gathered at random by the source pass: a Tensor, so it sits on huge pages. Pass 1
   // writes every row of it, and every edge's record, so neither is zeroed first.
-  Tensor row_sum_storage = Tensor::uninitialized(Shape{kSoftmax ? nd : 0, heads});
+  // One head, additive softmax: node records [Nd, 4] {sd_i, lse_i, D_i, 0} instead, so that the
+  // source pass gathers an in-edge's destination terms from one 16-byte record, not three arrays
+  // (one cache line an edge instead of three: that pass waits on its gathers).
+  constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
+  constexpr bool kNodeRecords = kSingleHead && kSoftmax && kIsAdditive<S>;
+  Tensor row_sum_storage = Tensor::uninitialized(Shape{kSoftmax ? nd : 0, kNodeRecords ? 4 : heads});
   float* row_sum_data = row_sum_storage.data();
+  auto set_single_head_row_sum = [&](int64_t i, float d) {
+    if constexpr (kNodeRecords) {
+      float* r = row_sum_data + 4 * i;
+      r[0] = score.sd[i];
+      r[1] = in.lse[i];
+      r[2] = d;
+      r[3] = 0.f;
+    } else {
+      row_sum_data[i] = d;
+    }
+  };
   const auto chunks = pattern.partition();
   const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
   std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
@@ -206,7 +223,6 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       (void)i, (void)j, (void)e, (void)alpha, (void)kf, (void)ds;
     }
   };
-  constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
   const uint32_t keep_threshold = dropout_threshold16(a.dropout);
   if (need_pass1) {
     parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
@@ -252,7 +268,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           const bool one_sweep = !kSoftmax || in.out;  // D_i is known up front, or not needed
           if (kSoftmax && in.out) {
             drow[0] = dot(dout_i, in.out + i * dv, dv);
-            row_sum_data[i] = drow[0];
+            set_single_head_row_sum(i, drow[0]);
           }
           const bool grads = dst_grad || g.dbias || g.datt || g.dse || edge_attr_grads || records;
           if (one_sweep && !grads) continue;
@@ -287,7 +303,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           if (!one_sweep) {  // the two-sweep D_i: sum_j alpha_ij dalpha_ij, in edge order
             drow[0] = 0.f;
             for (int64_t k = 0; k < n; ++k) drow[0] += alpha[k] * das[k];
-            row_sum_data[i] = drow[0];
+            set_single_head_row_sum(i, drow[0]);
             if (!grads) continue;
           }
           const float d_i = kSoftmax ? drow[0] : 0.f;
@@ -504,11 +520,15 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         for_each_in_col(j, [&](int32_t i, int64_t e) EDGEATTN_EDGE_BODY {
           if (t && pos + distance < pos_end) {
             const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
-            score.prefetch_dst(ahead);
             prefetch_row(in.dout + ahead * dv, dv);
-            if constexpr (kSoftmax) {
-              prefetch_row(in.lse + ahead, 1);
-              prefetch_row(row_sum_data + ahead, 1);
+            if constexpr (kNodeRecords) {
+              prefetch_row(row_sum_data + 4 * ahead, 4);
+            } else {
+              score.prefetch_dst(ahead);
+              if constexpr (kSoftmax) {
+                prefetch_row(in.lse + ahead, 1);
+                prefetch_row(row_sum_data + ahead, 1);
+              }
             }
           }
           ++pos;
@@ -517,14 +537,28 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           col_edges.src[size_t(n)] = i;
           col_edges.edge[size_t(n)] = e;
           float* sk = col_edges.alpha.data() + n;
-          score.scores(i, j, e, sk);
+          if constexpr (kNodeRecords) {
+            // score.scores and grad_src's z = sd_i + ss_j (+ se_e), with sd_i from the record
+            const float* r = row_sum_data + 4 * i;
+            const float zk = score.se ? r[0] + score.ss[j] + score.se[e] : r[0] + score.ss[j];
+            col_edges.z[size_t(n)] = zk;
+            sk[0] = leaky_relu(zk, score.slope);
+            col_edges.lse[size_t(n)] = r[1];
+            col_edges.row_sum[size_t(n)] = r[2];
+          } else {
+            score.scores(i, j, e, sk);
+          }
           if (a.bias) sk[0] += a.bias[e];
           ++n;
         });
         const int32_t* dsts = col_edges.src.data();
         float* alpha = col_edges.alpha.data();
         float* kfs = col_edges.keep.data();
-        if constexpr (kSoftmax) {
+        if constexpr (kNodeRecords) {
+          const float* lses = col_edges.lse.data();
+#pragma omp simd
+          for (int64_t k = 0; k < n; ++k) alpha[k] = fast_exp(alpha[k] - lses[k]);
+        } else if constexpr (kSoftmax) {
 #pragma omp simd
           for (int64_t k = 0; k < n; ++k) alpha[k] = fast_exp(alpha[k] - in.lse[dsts[k]]);
         } else {
@@ -549,14 +583,24 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           float* dss = col_edges.ds.data();
           for (int64_t k = 0; k < n; ++k)
             das[k] = kfs[k] * dot(in.dout + static_cast<int64_t>(dsts[k]) * dv, vj, dv);
-          if constexpr (kSoftmax) {
+          if constexpr (kNodeRecords) {
+            const float* row_sums = col_edges.row_sum.data();
+#pragma omp simd
+            for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] * (das[k] - row_sums[k]);
+            // grad_src's sum, acc += ds * leaky'(z), with the z kept from the scores
+            const float* zs = col_edges.z.data();
+            for (int64_t k = 0; k < n; ++k) acc[0] += dss[k] * leaky_relu_grad(zs[k], score.slope);
+          } else if constexpr (kSoftmax) {
 #pragma omp simd
             for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] * (das[k] - row_sum_data[dsts[k]]);
+            for (int64_t k = 0; k < n; ++k)
+              score.grad_src(dsts[k], j, col_edges.edge[size_t(k)], dss + k, acc);
           } else {
 #pragma omp simd
             for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] > 0.f ? das[k] : 0.f;
+            for (int64_t k = 0; k < n; ++k)
+              score.grad_src(dsts[k], j, col_edges.edge[size_t(k)], dss + k, acc);
           }
-          for (int64_t k = 0; k < n; ++k) score.grad_src(dsts[k], j, col_edges.edge[size_t(k)], dss + k, acc);
         }
         finish_column(j);
       }
