@@ -182,22 +182,25 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // ---- Pass 1: destination rows --------------------------------------------------------------
   // D [Nd, H], gathered at random by the source pass: a Tensor, so it sits on huge pages. Pass 1
   // writes every row of it, and every edge's record, so neither is zeroed first.
-  // One head, additive softmax: node records [Nd, 4] {sd_i, lse_i, D_i, 0} instead, so that the
-  // source pass gathers an in-edge's destination terms from one 16-byte record, not three arrays
-  // (one cache line an edge instead of three: that pass waits on its gathers).
+  // Additive softmax: node records [Nd, R] {sd_i [H], lse_i [H], D_i [H], padding} instead, so
+  // that the source pass gathers an in-edge's destination terms from one record rather than three
+  // arrays: R = 4 floats for one head (one cache line an edge instead of three), 3H rounded up to
+  // whole cache lines otherwise (8 heads: two lines instead of three). That pass waits on its
+  // gathers (its prefetches stall on outstanding misses), so every line counts.
   constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
-  constexpr bool kNodeRecords = kSingleHead && kSoftmax && kIsAdditive<S>;
-  Tensor row_sum_storage = Tensor::uninitialized(Shape{kSoftmax ? nd : 0, kNodeRecords ? 4 : heads});
+  constexpr bool kNodeRecords = kSoftmax && kIsAdditive<S>;
+  const int64_t record_width = !kNodeRecords ? heads : heads == 1 ? 4 : (3 * heads + 15) / 16 * 16;
+  Tensor row_sum_storage = Tensor::uninitialized(Shape{kSoftmax ? nd : 0, record_width});
   float* row_sum_data = row_sum_storage.data();
-  auto set_single_head_row_sum = [&](int64_t i, float d) {
+  auto set_row_sum = [&](int64_t i, const float* d) {
+    float* r = row_sum_data + i * record_width;
     if constexpr (kNodeRecords) {
-      float* r = row_sum_data + 4 * i;
-      r[0] = score.sd[i];
-      r[1] = in.lse[i];
-      r[2] = d;
-      r[3] = 0.f;
+      std::copy_n(score.sd + i * heads, heads, r);
+      std::copy_n(in.lse + i * heads, heads, r + heads);
+      std::copy_n(d, heads, r + 2 * heads);
+      std::fill(r + 3 * heads, r + record_width, 0.f);
     } else {
-      row_sum_data[i] = d;
+      std::copy_n(d, heads, r);
     }
   };
   const auto chunks = pattern.partition();
@@ -268,7 +271,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           const bool one_sweep = !kSoftmax || in.out;  // D_i is known up front, or not needed
           if (kSoftmax && in.out) {
             drow[0] = dot(dout_i, in.out + i * dv, dv);
-            set_single_head_row_sum(i, drow[0]);
+            set_row_sum(i, drow);
           }
           const bool grads = dst_grad || g.dbias || g.datt || g.dse || edge_attr_grads || records;
           if (one_sweep && !grads) continue;
@@ -303,7 +306,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           if (!one_sweep) {  // the two-sweep D_i: sum_j alpha_ij dalpha_ij, in edge order
             drow[0] = 0.f;
             for (int64_t k = 0; k < n; ++k) drow[0] += alpha[k] * das[k];
-            set_single_head_row_sum(i, drow[0]);
+            set_row_sum(i, drow);
             if (!grads) continue;
           }
           const float d_i = kSoftmax ? drow[0] : 0.f;
@@ -330,7 +333,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             else
               for (int64_t h = 0; h < heads; ++h)
                 drow[h] = dot(in.dout + (i * heads + h) * dv, in.out + (i * heads + h) * dv, dv);
-            std::copy_n(drow, heads, row_sum_data + i * heads);
+            set_row_sum(i, drow);
           }
           if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
           std::fill_n(acc, width, 0.f);
@@ -371,7 +374,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
 #pragma omp simd
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
         });
-        if constexpr (kSoftmax) std::copy_n(drow, heads, row_sum_data + i * heads);
+        if constexpr (kSoftmax) set_row_sum(i, drow);
         if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
         std::fill_n(acc, width, 0.f);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
@@ -413,7 +416,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   const bool stream_dv = g.dv && streaming_stores_apply(g.dv, pattern.num_src(), heads * dv);
   parallel_for_chunks(col_chunks, [&](size_t chunk, int64_t col_begin, int64_t col_end) {
     std::vector<float> scratch(
-        static_cast<size_t>(5 * heads + width + heads * dv + (edge_values ? heads * dv : 0)));
+        static_cast<size_t>(6 * heads + width + heads * dv + (edge_values ? heads * dv : 0)));
     float* dasrc = fold ? fold_partial.data() + chunk * 2 * static_cast<size_t>(value_width) : nullptr;
     float* dadst = dasrc ? dasrc + value_width : nullptr;
     float* s = scratch.data();
@@ -421,10 +424,11 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     float* kf = alpha + heads;
     float* da = kf + heads;
     float* ds = da + heads;
-    float* acc = ds + heads;          // [width]
-    float* dv_acc = acc + width;      // [H * dv]
-    float* ve = dv_acc + heads * dv;  // [H * dv] (the dot score's edge values)
-    const Transpose* t = nullptr;     // explicit graphs: prefetch the gathered destination rows
+    float* acc = ds + heads;                         // [width]
+    float* dv_acc = acc + width;                     // [H * dv]
+    float* ve = dv_acc + heads * dv;                 // [H * dv] (the dot score's edge values)
+    float* z = ve + (edge_values ? heads * dv : 0);  // [H] (node records: the edge's z)
+    const Transpose* t = nullptr;  // explicit graphs: prefetch the gathered destination rows
     if constexpr (std::is_same_v<P, CsrPattern>) t = &pattern.graph().transpose();
     // Column j's in-edges, f(i, e). The edge id e is read only for an edge bias or a per-edge
     // score term; without them, an explicit graph's transpose is walked directly, so its edge ids
@@ -522,7 +526,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
             prefetch_row(in.dout + ahead * dv, dv);
             if constexpr (kNodeRecords) {
-              prefetch_row(row_sum_data + 4 * ahead, 4);
+              prefetch_row(row_sum_data + 4 * ahead, 4);  // record_width is 4 for one head
             } else {
               score.prefetch_dst(ahead);
               if constexpr (kSoftmax) {
@@ -614,26 +618,60 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       for_each_in_col(j, [&](int32_t i, int64_t e) EDGEATTN_EDGE_BODY {
         if (t && pos + distance < pos_end) {
           const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
-          score.prefetch_dst(ahead);
           prefetch_row(in.dout + ahead * heads * dv, heads * dv);
-          if constexpr (kSoftmax) {
-            prefetch_row(in.lse + ahead * heads, heads);
-            prefetch_row(row_sum_data + ahead * heads, heads);
+          if constexpr (kNodeRecords) {
+            prefetch_row(row_sum_data + ahead * record_width, 3 * heads);
+          } else {
+            score.prefetch_dst(ahead);
+            if constexpr (kSoftmax) {
+              prefetch_row(in.lse + ahead * heads, heads);
+              prefetch_row(row_sum_data + ahead * heads, heads);
+            }
           }
         }
         ++pos;
-        score.scores(i, j, e, s);
-        weights(i, e, s, alpha);
+        [[maybe_unused]] const float* node =
+            row_sum_data + i * record_width;  // with node records: sd_i, lse_i, D_i
+        if constexpr (kNodeRecords) {
+          // score.scores and weights with sd_i and lse_i from the record; z kept for grad_src
+          const float* ss_j = score.ss + j * heads;
+          if (score.se) {
+            const float* se_e = score.se + e * heads;
+#pragma omp simd
+            for (int64_t h = 0; h < heads; ++h) z[h] = node[h] + ss_j[h] + se_e[h];
+          } else {
+#pragma omp simd
+            for (int64_t h = 0; h < heads; ++h) z[h] = node[h] + ss_j[h];
+          }
+#pragma omp simd
+          for (int64_t h = 0; h < heads; ++h) s[h] = leaky_relu(z[h], score.slope);
+          if (a.bias)
+#pragma omp simd
+            for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
+#pragma omp simd
+          for (int64_t h = 0; h < heads; ++h) alpha[h] = fast_exp(s[h] - node[heads + h]);
+        } else {
+          score.scores(i, j, e, s);
+          weights(i, e, s, alpha);
+        }
         keep_factors(i, j, kf);
         add_weighted_dout(in.dout + static_cast<int64_t>(i) * heads * dv,
                           [&](int64_t h) { return alpha[h] * kf[h]; });
         if (!src_grad) return;
         dalpha(i, j, e, kf, da, ve);
+        if constexpr (kNodeRecords) {
 #pragma omp simd
-        for (int64_t h = 0; h < heads; ++h)
-          ds[h] =
-              kSoftmax ? alpha[h] * (da[h] - row_sum_data[i * heads + h]) : (alpha[h] > 0.f ? da[h] : 0.f);
-        score.grad_src(i, j, e, ds, acc);
+          for (int64_t h = 0; h < heads; ++h) ds[h] = alpha[h] * (da[h] - node[2 * heads + h]);
+#pragma omp simd
+          for (int64_t h = 0; h < heads; ++h)
+            acc[h] += ds[h] * leaky_relu_grad(z[h], score.slope);  // grad_src
+        } else {
+#pragma omp simd
+          for (int64_t h = 0; h < heads; ++h)
+            ds[h] =
+                kSoftmax ? alpha[h] * (da[h] - row_sum_data[i * heads + h]) : (alpha[h] > 0.f ? da[h] : 0.f);
+          score.grad_src(i, j, e, ds, acc);
+        }
       });
       finish_column(j);
     }
