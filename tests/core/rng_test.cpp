@@ -53,44 +53,40 @@ TEST(DropoutThreshold, PerHeadFactorsAgreeWithDropoutKeep) {
         }
 }
 
-// The single-head kernels' loop over a run of one row's edges (vectorised over edges, with the
-// row's mix hoisted) makes dropout_keep's decisions, for ids across the 32-bit range and runs of
-// every length around a vector's width.
-TEST(DropoutThreshold, RowOfEdgesAgreesWithDropoutKeep) {
-  std::vector<int32_t> src;
-  for (int64_t k = 0; k < 37; ++k) src.push_back(static_cast<int32_t>((k * 2654435761ULL) % 2147483647ULL));
-  src.push_back(0);
-  src.push_back(2147483647);
-  for (const float p : {0.f, 0.2f, 0.6f})
-    for (const int64_t dst : {int64_t{0}, int64_t{17}, int64_t{2147483646}, int64_t{1} << 40})
-      for (int64_t n = 0; n <= static_cast<int64_t>(src.size()); n += 3) {
-        std::vector<float> factor(static_cast<size_t>(n) + 1, -1.f);
-        dropout_keep_row(edge_row_key(42, dst), src.data(), n, dropout_threshold16(p), 2.5f, factor.data());
-        for (int64_t k = 0; k < n; ++k)
-          ASSERT_EQ(factor[static_cast<size_t>(k)],
-                    dropout_keep(42, dst, src[static_cast<size_t>(k)], 0, p) ? 2.5f : 0.f)
-              << "p " << p << " dst " << dst << " edge " << k << " of " << n;
-        ASSERT_EQ(factor[static_cast<size_t>(n)], -1.f) << "wrote past the run";
-      }
+// Node ids across the 32-bit range for the run tests below: 37 spread ones, then 0 and INT32_MAX.
+std::vector<int32_t> ids_across_int32() {
+  std::vector<int32_t> ids;
+  for (int64_t k = 0; k < 37; ++k) ids.push_back(static_cast<int32_t>((k * 2654435761ULL) % 2147483647ULL));
+  ids.push_back(0);
+  ids.push_back(2147483647);
+  return ids;
 }
 
-// Its source-side twin: the edges of one source from many destinations.
-TEST(DropoutThreshold, ColumnOfEdgesAgreesWithDropoutKeep) {
-  std::vector<int32_t> dst;
-  for (int64_t k = 0; k < 37; ++k) dst.push_back(static_cast<int32_t>((k * 2654435761ULL) % 2147483647ULL));
-  dst.push_back(0);
-  dst.push_back(2147483647);
+// The single-head kernels' runs of edges (vectorised over the edges) make dropout_keep's
+// decisions: one row's edges (dropout_keep_row, the row's mix hoisted) and one column's
+// (dropout_keep_col), for ids across the 32-bit range, runs of every length around a vector's
+// width, and nothing written past the run.
+TEST(DropoutThreshold, RunsOfEdgesAgreeWithDropoutKeep) {
+  const std::vector<int32_t> ids = ids_across_int32();
   for (const float p : {0.f, 0.2f, 0.6f})
-    for (const int64_t src : {int64_t{0}, int64_t{17}, int64_t{2147483646}})
-      for (int64_t n = 0; n <= static_cast<int64_t>(dst.size()); n += 3) {
-        std::vector<float> factor(static_cast<size_t>(n) + 1, -1.f);
-        dropout_keep_col(42, dst.data(), n, src, dropout_threshold16(p), 2.5f, factor.data());
-        for (int64_t k = 0; k < n; ++k)
-          ASSERT_EQ(factor[static_cast<size_t>(k)],
-                    dropout_keep(42, dst[static_cast<size_t>(k)], src, 0, p) ? 2.5f : 0.f)
-              << "p " << p << " src " << src << " edge " << k << " of " << n;
-        ASSERT_EQ(factor[static_cast<size_t>(n)], -1.f) << "wrote past the run";
-      }
+    for (const int64_t node : {int64_t{0}, int64_t{17}, int64_t{2147483646}, int64_t{1} << 40})
+      for (const bool column : {false, true})
+        for (int64_t n = 0; n <= static_cast<int64_t>(ids.size()); n += 3) {
+          std::vector<float> factor(static_cast<size_t>(n) + 1, -1.f);
+          if (column)
+            dropout_keep_col(42, ids.data(), n, node, dropout_threshold16(p), 2.5f, factor.data());
+          else
+            dropout_keep_row(edge_row_key(42, node), ids.data(), n, dropout_threshold16(p), 2.5f,
+                             factor.data());
+          for (int64_t k = 0; k < n; ++k) {
+            const int64_t other = ids[static_cast<size_t>(k)];
+            const bool keep =
+                column ? dropout_keep(42, other, node, 0, p) : dropout_keep(42, node, other, 0, p);
+            ASSERT_EQ(factor[static_cast<size_t>(k)], keep ? 2.5f : 0.f)
+                << "p " << p << (column ? " src " : " dst ") << node << " edge " << k << " of " << n;
+          }
+          ASSERT_EQ(factor[static_cast<size_t>(n)], -1.f) << "wrote past the run";
+        }
 }
 
 }  // namespace
