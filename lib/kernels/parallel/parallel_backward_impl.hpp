@@ -182,14 +182,15 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // ---- Pass 1: destination rows --------------------------------------------------------------
   // D [Nd, H], gathered at random by the source pass: a Tensor, so it sits on huge pages. Pass 1
   // writes every row of it, and every edge's record, so neither is zeroed first.
-  // Additive softmax: node records [Nd, R] {sd_i [H], lse_i [H], D_i [H], padding} instead, so
-  // that the source pass gathers an in-edge's destination terms from one record rather than three
-  // arrays: R = 4 floats for one head (one cache line an edge instead of three), 3H rounded up to
-  // whole cache lines otherwise (8 heads: two lines instead of three). That pass waits on its
-  // gathers (its prefetches stall on outstanding misses), so every line counts.
+  // Additive softmax: node records [Nd, R] {sd_i [H], lse_i [H], D_i [H]} instead, so that the
+  // source pass gathers an in-edge's destination terms from one record rather than three arrays:
+  // R = 4 floats for one head (16 bytes, padded: one cache line an edge instead of three), R = 3H
+  // otherwise (8 heads: 96 bytes, two lines instead of three; padding to 128 would not save a line
+  // and would cost 32 bytes a node more). The pass waits on its gathers (its prefetches stall on
+  // outstanding misses), so every line counts; the records cost 2H floats a node more than D.
   constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
   constexpr bool kNodeRecords = kSoftmax && kIsAdditive<S>;
-  const int64_t record_width = !kNodeRecords ? heads : heads == 1 ? 4 : (3 * heads + 15) / 16 * 16;
+  const int64_t record_width = !kNodeRecords ? heads : heads == 1 ? 4 : 3 * heads;
   Tensor row_sum_storage = Tensor::uninitialized(Shape{kSoftmax ? nd : 0, record_width});
   float* row_sum_data = row_sum_storage.data();
   auto set_row_sum = [&](int64_t i, const float* d) {
