@@ -33,8 +33,12 @@
 // Every output element is written by exactly one task, and chunking depends only on the pattern,
 // so gradients are bit-identical for any thread count. Pass 2 reads v only as v_j, in the task
 // that then writes dv_j, and pass 1 has finished every read of v before: dv may overwrite v
-// (attention_backward's value_grad). Extra memory: D [num_dst, H] plus
-// O(max_degree * H) per task.
+// (attention_backward's value_grad). Extra memory: D [num_dst, H] (additive softmax: node
+// records [num_dst, 3H], one head [num_dst, 4], holding sd_i and lse_i beside D_i so that pass 2
+// gathers one record an in-edge) plus O(max_degree * H) per task.
+// One head (GAT's output layer): both passes take a row's (a column's) edges as arrays and
+// compute their weights, dropout keep factors and ds in loops over the edges, which vectorise;
+// every value and sum is the edge-by-edge loop's, in its order.
 // Both passes prefetch their gathered rows a distance set in cache lines (vector_math.hpp:
 // prefetch_distance), and a dv of 32 MiB or more is written with streaming stores. Every element
 // of dq, dk, dsd, dss, dv, dbias and dse is written once (not accumulated), so attention_backward
