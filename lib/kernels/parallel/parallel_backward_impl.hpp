@@ -519,7 +519,9 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     }
     if constexpr (kSingleHead) {
       // One head: a column's in-edges as arrays, as in pass 1 (the same values, summed in the
-      // same order into dv_j and d score_src_j).
+      // same order into dv_j and d score_src_j). One head is GAT's additive score only
+      // (visit_score_dims), so softmax here always has the node records.
+      static_assert(!kSoftmax || kNodeRecords);
       SingleHeadRow col_edges;
       for (int64_t j = col_begin; j < col_end; ++j) {
         std::fill_n(acc, width, 0.f);
@@ -530,15 +532,10 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           if (t && pos + distance < pos_end) {
             const int64_t ahead = t->row_idx[static_cast<size_t>(pos + distance)];
             prefetch_row(in.dout + ahead * dv, dv);
-            if constexpr (kNodeRecords) {
-              prefetch_row(row_sum_data + 4 * ahead, 4);  // record_width is 4 for one head
-            } else {
+            if constexpr (kNodeRecords)
+              prefetch_row(row_sum_data + ahead * record_width, record_width);
+            else
               score.prefetch_dst(ahead);
-              if constexpr (kSoftmax) {
-                prefetch_row(in.lse + ahead, 1);
-                prefetch_row(row_sum_data + ahead, 1);
-              }
-            }
           }
           ++pos;
           if (n == static_cast<int64_t>(col_edges.src.size()))
@@ -548,7 +545,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           float* sk = col_edges.alpha.data() + n;
           if constexpr (kNodeRecords) {
             // score.scores and grad_src's z = sd_i + ss_j (+ se_e), with sd_i from the record
-            const float* r = row_sum_data + 4 * i;
+            const float* r = row_sum_data + i * record_width;
             const float zk = score.se ? r[0] + score.ss[j] + score.se[e] : r[0] + score.ss[j];
             col_edges.z[size_t(n)] = zk;
             sk[0] = leaky_relu(zk, score.slope);
@@ -567,9 +564,6 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           const float* lses = col_edges.lse.data();
 #pragma omp simd
           for (int64_t k = 0; k < n; ++k) alpha[k] = fast_exp(alpha[k] - lses[k]);
-        } else if constexpr (kSoftmax) {
-#pragma omp simd
-          for (int64_t k = 0; k < n; ++k) alpha[k] = fast_exp(alpha[k] - in.lse[dsts[k]]);
         } else {
 #pragma omp simd
           for (int64_t k = 0; k < n; ++k) alpha[k] = std::max(alpha[k], 0.f);
@@ -578,20 +572,20 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           dropout_keep_col(a.seed, dsts, n, j, keep_threshold, keep_scale, kfs);
         else
           std::fill_n(kfs, n, 1.f);
+        // Each gathered dO_i row is read once for both its uses: dv_j's sum and dalpha. dalpha
+        // and ds go through memory, as in pass 1: a product kept in a register would be fused
+        // into ds's subtraction (an FMA) and round differently.
+        const float* vj = a.v + j * dv;
+        float* das = col_edges.dalpha.data();
+        float* dss = col_edges.ds.data();
         for (int64_t k = 0; k < n; ++k) {
           const float wt = alpha[k] * kfs[k];
           const float* dout_i = in.dout + static_cast<int64_t>(dsts[k]) * dv;
 #pragma omp simd
           for (int64_t d = 0; d < dv; ++d) dv_acc[d] += wt * dout_i[d];
+          if (src_grad) das[k] = kfs[k] * dot(dout_i, vj, dv);
         }
         if (src_grad) {
-          // dalpha and ds in loops of their own, through memory, as in pass 1: a product kept in
-          // a register would be fused into ds's subtraction (an FMA) and round differently.
-          const float* vj = a.v + j * dv;
-          float* das = col_edges.dalpha.data();
-          float* dss = col_edges.ds.data();
-          for (int64_t k = 0; k < n; ++k)
-            das[k] = kfs[k] * dot(in.dout + static_cast<int64_t>(dsts[k]) * dv, vj, dv);
           if constexpr (kNodeRecords) {
             const float* row_sums = col_edges.row_sum.data();
 #pragma omp simd
@@ -599,11 +593,6 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             // grad_src's sum, acc += ds * leaky'(z), with the z kept from the scores
             const float* zs = col_edges.z.data();
             for (int64_t k = 0; k < n; ++k) acc[0] += dss[k] * leaky_relu_grad(zs[k], score.slope);
-          } else if constexpr (kSoftmax) {
-#pragma omp simd
-            for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] * (das[k] - row_sum_data[dsts[k]]);
-            for (int64_t k = 0; k < n; ++k)
-              score.grad_src(dsts[k], j, col_edges.edge[size_t(k)], dss + k, acc);
           } else {
 #pragma omp simd
             for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] > 0.f ? das[k] : 0.f;
