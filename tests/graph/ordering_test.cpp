@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <boost/graph/cuthill_mckee_ordering.hpp>
 #include <numeric>
 #include <random>
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
+#include "edgeattn/graph/boost_interop.hpp"
 #include "edgeattn/graph/build.hpp"
 #include "edgeattn/graph/transforms.hpp"
 #include "support/expect_error.hpp"
@@ -89,6 +91,57 @@ TEST(RcmOrdering, OrdersEveryComponentAndIsolatedNode) {
   EXPECT_NO_THROW(check_permutation(order, 9));
   EXPECT_EQ(bandwidth(permute(g, order).graph), 1);
   EXPECT_TRUE(rcm_ordering(Graph()).empty());
+}
+
+// Reference twin: Boost's own cuthill_mckee_ordering, which finds each component's start itself
+// (the same pseudo-peripheral search, but O(n) per component), reversed. The graph is already
+// symmetric without self-loops, so rcm_ordering's pattern is the graph itself.
+std::vector<int64_t> boost_rcm(const Graph& g) {
+  const auto bg = to_boost_csr<boost::directedS>(g);
+  std::vector<std::size_t> order;
+  boost::cuthill_mckee_ordering(bg, std::back_inserter(order));
+  std::vector<int64_t> new_of_old(order.size());
+  for (size_t k = 0; k < order.size(); ++k) new_of_old[order[k]] = static_cast<int64_t>(order.size() - 1 - k);
+  return new_of_old;
+}
+
+TEST(RcmOrdering, EqualsBoostsOwnStartSearch) {
+  // A grid, a path, a star and isolated nodes, scrambled together.
+  I64 src, dst;
+  const Graph gr = grid(12);
+  for (int64_t i = 0; i < gr.num_dst(); ++i)
+    for (const int32_t j : gr.row(i)) {
+      src.push_back(j);
+      dst.push_back(i);
+    }
+  for (int64_t v = 144; v < 144 + 39; ++v) {  // path 144..183
+    src.push_back(v);
+    dst.push_back(v + 1);
+  }
+  for (int64_t leaf = 201; leaf < 220; ++leaf) {  // star around 200; 184..199 and 220..239 isolated
+    src.push_back(200);
+    dst.push_back(leaf);
+  }
+  const int64_t n = 240;
+  const Graph g = permute(build_graph(n, n, src, dst, {.symmetrize = true}), random_permutation(n, 3)).graph;
+  EXPECT_EQ(rcm_ordering(g), boost_rcm(g));
+  const Graph scrambled_grid = permute(grid(30), random_permutation(900, 4)).graph;
+  EXPECT_EQ(rcm_ordering(scrambled_grid), boost_rcm(scrambled_grid));
+}
+
+TEST(RcmOrdering, OrdersManySmallComponents) {
+  // 20k edges between pairs and 20k isolated nodes: 40k components. (Boost's own start search
+  // re-colours the whole graph for each of them; R-MAT graphs have hundreds of thousands.)
+  const int64_t pairs = 20000, n = 3 * pairs;
+  I64 src, dst;
+  for (int64_t p = 0; p < pairs; ++p) {
+    src.push_back(3 * p);
+    dst.push_back(3 * p + 2);
+  }
+  const Graph g = permute(build_graph(n, n, src, dst, {.symmetrize = true}), random_permutation(n, 5)).graph;
+  const auto order = rcm_ordering(g);
+  EXPECT_NO_THROW(check_permutation(order, n));
+  EXPECT_EQ(bandwidth(permute(g, order).graph), 1);
 }
 
 TEST(AmdOrdering, ReturnsAPermutationAndEliminatesAStarsHubLate) {
