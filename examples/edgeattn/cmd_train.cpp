@@ -348,18 +348,14 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
 // destination rows hit cache more often on large graphs.
 std::vector<int64_t> reorder_for_locality(const std::string& order, data::Dataset& ds) {
   if (order == "none") return {};
-  std::vector<int64_t> new_of_old;
-  if (order == "degree")
-    new_of_old = degree_ordering(ds.graph);
-  else if (order == "rcm")
-    new_of_old = rcm_ordering(ds.graph);
-  else if (order == "amd")
-    new_of_old = amd_ordering(ds.graph);
-  else
+  if (order != "degree" && order != "rcm" && order != "amd")
     throw UsageError("--reorder is '" + order + "': expected none, degree, rcm or amd");
   if (ds.features.is_mapped())
     throw UsageError("--reorder would copy the memory-mapped features (" + ds.features.mapped_from() +
                      ") into memory to renumber their rows: drop --reorder, or --mmap-features/--features");
+  const std::vector<int64_t> new_of_old = order == "degree" ? degree_ordering(ds.graph)
+                                          : order == "rcm"  ? rcm_ordering(ds.graph)
+                                                            : amd_ordering(ds.graph);
   ds = data::reorder(ds, new_of_old);
   return invert_permutation(new_of_old);
 }
