@@ -50,8 +50,10 @@
 #include "edgeattn/graph/generators.hpp"
 #include "edgeattn/graph/graph.hpp"
 #include "edgeattn/graph/neighbor_sampler.hpp"
+#include "edgeattn/graph/ordering.hpp"
 #include "edgeattn/graph/partition.hpp"
 #include "edgeattn/graph/pattern.hpp"
+#include "edgeattn/graph/transforms.hpp"
 #include "edgeattn/kernels/attention.hpp"
 #include "edgeattn/nn/gat_conv.hpp"
 #include "edgeattn/nn/gatv2_conv.hpp"
@@ -973,6 +975,16 @@ NB_MODULE(_edgeattn, m) {
              d["self_loops"] = s.self_loops;
              return d;
            })
+      .def(
+          "permute",
+          [](const Graph& g, const AnyArray& new_of_old) {
+            const std::vector<int64_t> order = index_vector(new_of_old, "Graph.permute: new_of_old");
+            nb::gil_scoped_release release;
+            return permute(g, order).graph;
+          },
+          "new_of_old"_a,
+          "The graph with node i renamed new_of_old[i] (edge i <- j becomes new_of_old[i] <- new_of_old[j]; "
+          "e.g. from rcm_ordering). Raises GraphError unless new_of_old is a permutation of [0, N).")
       .def("to_input_order", &to_input_order, "per_edge"_a,
            "Maps per-edge float32 values in CSR order [E, ...] to the input edge list's order (dropped edges "
            "get 0, merged duplicates the kept edge's value).")
@@ -1169,6 +1181,44 @@ NB_MODULE(_edgeattn, m) {
         },
         "graph"_a, "dst_nodes"_a, full_doc);
     m.def("full_neighborhood_block", full, "graph"_a, "dst_nodes"_a, full_doc);
+  }
+  // -- Locality orderings (graph/ordering.hpp) ---------------------------------------------------
+  {
+    const auto ordering = [&m](const char* name, std::vector<int64_t> (*f)(const Graph&), const char* doc) {
+      m.def(
+          name,
+          [f](const Graph& g) {
+            std::vector<int64_t> order;
+            {
+              nb::gil_scoped_release release;
+              order = f(g);
+            }
+            return vector_to_numpy(std::move(order));
+          },
+          "graph"_a, doc);
+    };
+    ordering("rcm_ordering", &rcm_ordering,
+             "Reverse Cuthill-McKee (Boost.Graph; each component from a pseudo-peripheral node) of a square "
+             "graph's symmetrized pattern: int64 [N] new_of_old (new_of_old[i] is old node i's new id), for "
+             "Graph.permute or Dataset.reorder. Raises GraphError unless square.");
+    ordering("amd_ordering", &amd_ordering,
+             "SuiteSparse AMD (approximate minimum degree) of the symmetrized pattern: int64 [N] new_of_old. "
+             "Raises GraphError unless square.");
+    ordering("degree_ordering", &degree_ordering,
+             "Nodes by decreasing total degree (in + out, self-loops ignored), ties by id: int64 [N] "
+             "new_of_old, hubs first. Raises GraphError unless square.");
+    m.def(
+        "locality",
+        [](const Graph& g) {
+          const Locality l = locality(g);
+          nb::dict d;
+          d["bandwidth"] = l.bandwidth;
+          d["mean_edge_distance"] = l.mean_edge_distance;
+          return d;
+        },
+        "graph"_a,
+        "{'bandwidth': max |i - j|, 'mean_edge_distance': mean |i - j|} over the edges i <- j of a square "
+        "graph (0 without edges).");
   }
 
   // -- Attention kernels ------------------------------------------------------------------------
@@ -1393,6 +1443,17 @@ NB_MODULE(_edgeattn, m) {
           "Writes the dataset as an .npz that numpy.load and load_dataset_path read (data/npz_writer.hpp; "
           "written atomically). Every member's data is 64-byte aligned, so load_dataset_path(path, "
           "map_features=True) reads the features in place.")
+      .def(
+          "reorder",
+          [](const data::Dataset& d, const AnyArray& new_of_old) {
+            const std::vector<int64_t> order = index_vector(new_of_old, "Dataset.reorder: new_of_old");
+            nb::gil_scoped_release release;
+            return data::reorder(d, order);
+          },
+          "new_of_old"_a,
+          "A new dataset with node i renamed new_of_old[i] everywhere: graph, features, labels, names and "
+          "splits (e.g. ds.reorder(degree_ordering(ds.graph)), what `edgeattn train --reorder degree` "
+          "trains on). Raises GraphError unless new_of_old is a permutation of [0, num_nodes).")
       .def(
           "normalize_features", [](data::Dataset& d) { data::normalize_features(d.features); },
           "Row-normalises the features in place (each row sums to 1; GAT's Cora preprocessing).")

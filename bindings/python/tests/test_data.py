@@ -76,3 +76,21 @@ def test_sbm_dataset():
         ea.sbm_dataset(num_nodes=300, num_classes=0)
     with pytest.raises(ea.InvalidArgument, match="split 'nosuch'|nosuch"):
         ds.split("nosuch")
+
+
+def test_reorder_renames_every_node_consistently():
+    ds = ea.sbm_dataset(num_nodes=300, num_classes=3, feature_dim=8, num_val=60, num_test=90, seed=4)
+    order = ea.degree_ordering(ds.graph)
+    r = ds.reorder(order)
+    assert (r.num_nodes, r.num_edges, r.num_features) == (ds.num_nodes, ds.num_edges, ds.num_features)
+    # node i of ds is node order[i] of r: its features, label, split membership and edges follow it
+    assert (r.dense_features[order] == ds.dense_features).all()
+    assert (r.labels[order] == ds.labels).all()
+    for part in ("train", "val", "test"):
+        assert sorted(order[ds.split()[part]].tolist()) == r.split()[part].tolist()
+    assert {(int(order[s]), int(order[d])) for s, d in ds.graph.edge_index().T} == \
+        {(int(s), int(d)) for s, d in r.graph.edge_index().T}
+    degrees = np.diff(r.graph.indptr)
+    assert degrees[0] == degrees.max()  # hubs first (the graph is symmetric: in-degree = out-degree)
+    with pytest.raises(ea.GraphError, match="permutation"):
+        ds.reorder(np.zeros(300, dtype=np.int64))

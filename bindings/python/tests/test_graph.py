@@ -187,3 +187,35 @@ def test_empty_graph_and_invalid_pattern_arguments():
             bad()
     with pytest.raises(ea.ShapeError, match="expected one dimension"):
         ea.BlockDiagonalPattern.padded_batch(3, np.ones((1, 1), dtype=np.int64))
+
+
+def test_orderings_renumber_for_locality():
+    # A path 0-1-...-199 with scrambled ids: RCM gives it back bandwidth 1.
+    n = 200
+    rng = np.random.default_rng(7)
+    scramble = rng.permutation(n)
+    src, dst = scramble[:-1], scramble[1:]
+    ei = np.stack([np.concatenate([src, dst]), np.concatenate([dst, src])])
+    g = ea.Graph.from_edge_index(ei, num_nodes=n)
+    assert ea.locality(g)["bandwidth"] > 50
+    order = ea.rcm_ordering(g)
+    assert order.dtype == np.int64 and sorted(order.tolist()) == list(range(n))
+    h = g.permute(order)
+    assert ea.locality(h) == {"bandwidth": 1, "mean_edge_distance": 1.0}
+    # permute renames i -> order[i]: the edge set maps through the permutation
+    before = {(int(order[s]), int(order[d])) for s, d in g.edge_index().T}
+    assert before == {(int(s), int(d)) for s, d in h.edge_index().T}
+    for f in (ea.amd_ordering, ea.degree_ordering):
+        assert sorted(f(g).tolist()) == list(range(n))
+    # a star: the hub has the highest degree, so degree order numbers it first
+    star = ea.Graph.from_edge_index(np.array([[5, 5, 5, 5, 0, 1, 2, 3], [0, 1, 2, 3, 5, 5, 5, 5]]), num_nodes=6)
+    assert ea.degree_ordering(star)[5] == 0
+
+
+def test_orderings_and_permute_reject_bad_input():
+    bipartite = ea.Graph.from_csr(np.array([0, 1]), np.array([1]), num_src=2)
+    with pytest.raises(ea.GraphError, match="rcm_ordering.*square"):
+        ea.rcm_ordering(bipartite)
+    g = ea.Graph.from_edge_index(np.array([[0, 1], [1, 2]]), num_nodes=3)
+    with pytest.raises(ea.GraphError, match="permutation"):
+        g.permute(np.array([0, 0, 1]))

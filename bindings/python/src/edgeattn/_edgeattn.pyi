@@ -93,6 +93,11 @@ class Graph:
 
     def degree_stats(self) -> dict: ...
 
+    def permute(self, new_of_old: Annotated[NDArray, dict(writable=False)]) -> Graph:
+        """
+        The graph with node i renamed new_of_old[i] (edge i <- j becomes new_of_old[i] <- new_of_old[j]; e.g. from rcm_ordering). Raises GraphError unless new_of_old is a permutation of [0, N).
+        """
+
     def to_input_order(self, per_edge: Annotated[NDArray, dict(writable=False)]) -> object:
         """
         Maps per-edge float32 values in CSR order [E, ...] to the input edge list's order (dropped edges get 0, merged duplicates the kept edge's value).
@@ -339,6 +344,26 @@ def full_neighborhood_block(graph: Graph, dst_nodes: Sequence[int]) -> Block:
     Every in-edge of each of dst_nodes (int32/int64 array or list, distinct, < num_dst) as one Block: a layer of layer-wise full-neighbourhood inference (PyG's and DGL's evaluation path).
     """
 
+def rcm_ordering(graph: Graph) -> object:
+    """
+    Reverse Cuthill-McKee (Boost.Graph; each component from a pseudo-peripheral node) of a square graph's symmetrized pattern: int64 [N] new_of_old (new_of_old[i] is old node i's new id), for Graph.permute or Dataset.reorder. Raises GraphError unless square.
+    """
+
+def amd_ordering(graph: Graph) -> object:
+    """
+    SuiteSparse AMD (approximate minimum degree) of the symmetrized pattern: int64 [N] new_of_old. Raises GraphError unless square.
+    """
+
+def degree_ordering(graph: Graph) -> object:
+    """
+    Nodes by decreasing total degree (in + out, self-loops ignored), ties by id: int64 [N] new_of_old, hubs first. Raises GraphError unless square.
+    """
+
+def locality(graph: Graph) -> dict:
+    """
+    {'bandwidth': max |i - j|, 'mean_edge_distance': mean |i - j|} over the edges i <- j of a square graph (0 without edges).
+    """
+
 class AttentionResult:
     """
     What attention_forward returns; pass it to attention_backward. Its arrays are views owned by this object (row_stats read-only).
@@ -473,6 +498,11 @@ class Dataset:
     def save_npz(self, path: str) -> None:
         """
         Writes the dataset as an .npz that numpy.load and load_dataset_path read (data/npz_writer.hpp; written atomically). Every member's data is 64-byte aligned, so load_dataset_path(path, map_features=True) reads the features in place.
+        """
+
+    def reorder(self, new_of_old: Annotated[NDArray, dict(writable=False)]) -> Dataset:
+        """
+        A new dataset with node i renamed new_of_old[i] everywhere: graph, features, labels, names and splits (e.g. ds.reorder(degree_ordering(ds.graph)), what `edgeattn train --reorder degree` trains on). Raises GraphError unless new_of_old is a permutation of [0, num_nodes).
         """
 
     def normalize_features(self) -> None:
