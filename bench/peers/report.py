@@ -30,6 +30,7 @@ KERNEL_LIBS = ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "graphblas", "t
                "dgl", "dgl2")
 # Column keys: the record's library, plus "-sdpa" for PyTorch's scaled_dot_product_attention runs.
 LABELS = {"edgeattn": "edgeattn", "edgeattn-dense": "edgeattn dense path", "edgeattn-pattern": "edgeattn (implicit pattern)",
+          "edgeattn-degree": "edgeattn, --reorder degree",
           "graphblas": "GraphBLAS", "torch": "PyTorch dense", "pyg": "PyG", "dgl": "DGL",
           "torch-sdpa": "PyTorch SDPA", "torch2": "PyTorch dense", "torch2-sdpa": "PyTorch SDPA", "pyg2": "PyG",
           "dgl2": "DGL"}
@@ -37,6 +38,7 @@ PEER_LIBS = ("graphblas", "torch", "pyg", "dgl", "torch2", "pyg2", "dgl2")
 SUITE_GROUPS = ("kernel", "dense", "layer", "train", "sdpa", "minibatch")
 
 COLORS = {"edgeattn": "tab:blue", "edgeattn-dense": "tab:orange", "edgeattn-pattern": "tab:green",
+          "edgeattn-degree": "tab:blue",
           "torch": "tab:red", "graphblas": "tab:purple", "pyg": "tab:brown", "dgl": "tab:pink",
           "torch2-sdpa": "tab:olive", "pyg2": "tab:gray", "dgl2": "tab:cyan"}
 
@@ -720,20 +722,33 @@ def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
                 "| input | epochs | library | s / epoch | peer / edgeattn | peak MB | test accuracy |",
                 "| --- | --- | --- | --- | --- | --- | --- |"]
         for c in ct:
-            for lib in ("edgeattn", "pyg", "dgl", "pyg2", "dgl2"):
+            for lib in ("edgeattn", "edgeattn-degree", "pyg", "dgl", "pyg2", "dgl2"):
                 r = c.by_lib.get(lib)
                 if not r:
                     continue
                 if r.get("status") != "ok":
                     out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {label(lib, [r])} | {r.get('status')} | | | |")
                     continue
-                q = ratio(r, c.base, "seconds_per_epoch") if lib != "edgeattn" else None
+                q = ratio(r, c.base, "seconds_per_epoch") if not lib.startswith("edgeattn") else None
                 acc = r.get("test_accuracy")
                 busy = " (busy machine)" if r.get("busy_machine") else ""
                 out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {label(lib, [r])}{busy} | {r['seconds_per_epoch']:.4g} | "
                            f"{f'{q:.2f}' if q else ''} | {r.get('peak_rss_mb', 0):.0f} | "
                            f"{f'{acc:.3f}' if acc is not None else ''} |")
         out.append("")
+        for c in ct:  # the peers against the renumbered run too
+            deg = c.by_lib.get("edgeattn-degree")
+            if not deg or deg.get("status") != "ok":
+                continue
+            own = ratio(deg, c.base, "seconds_per_epoch")
+            peers = [(lib, ratio(c.by_lib.get(lib), deg, "seconds_per_epoch")) for lib in ("pyg", "dgl", "pyg2", "dgl2")]
+            out.append(f"{c.input_name}: with `--reorder degree` (nodes renumbered hubs first before training) "
+                       f"edgeattn's epoch took {deg['seconds_per_epoch']:.4g} s"
+                       + (f", {own:.2f}× the time in the input's own order" if own else "")
+                       + "".join(f"; {label(lib, [c.by_lib[lib]])} / this {q:.2f}×" for lib, q in peers if q)
+                       + ". The peers ran in the input's order (DGL has `dgl.reorder_graph`, not used by its GATConv "
+                       "example).")
+            out.append("")
         newer = sorted({r.get("suite_command") for c in ct for r in c.by_lib.values()
                         if r.get("library") in ("pyg2", "dgl2") and r.get("suite_command")})
         if newer:

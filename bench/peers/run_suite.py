@@ -489,6 +489,12 @@ class Matrix:
                 jobs.append(self.job("train", "edgeattn", "train", spec, parts, self.ea(
                     "train", "--dataset", str(self.path(spec)), "--epochs", str(epochs), "--patience", "0",
                     "--json", "--quiet"), input_load_s(spec) + per_epoch["edgeattn"] * epochs, epochs=epochs))
+                # The same training with the nodes renumbered hubs first (edgeattn train --reorder):
+                # a user's option, reported beside the dataset's own order, not instead of it.
+                jobs.append(self.job("train", "edgeattn-degree", "train", spec, parts, self.ea(
+                    "train", "--dataset", str(self.path(spec)), "--epochs", str(epochs), "--patience", "0",
+                    "--reorder", "degree", "--json", "--quiet"),
+                    input_load_s(spec) + per_epoch["edgeattn"] * (epochs + 1), epochs=epochs, reorder="degree"))
                 for lib in ("pyg", "dgl", "pyg2", "dgl2"):
                     warm = "1" if spec.graph == "cora" else "0"
                     jobs.append(self.job("train", lib, "train", spec, parts, self.peer(
