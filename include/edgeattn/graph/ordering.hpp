@@ -8,7 +8,10 @@
 //   rcm_ordering     reverse Cuthill-McKee (Cuthill & McKee 1969; George & Liu 1981): breadth-first
 //                    from a pseudo-peripheral node of each component, neighbours by ascending
 //                    degree, then reversed. Minimises bandwidth heuristically. Boost.Graph's
-//                    cuthill_mckee_ordering.
+//                    cuthill_mckee_ordering, from starts whose searches touch only their own
+//                    component (Boost's own start search costs O(n) per component: minutes on a
+//                    graph with many isolated nodes, as R-MAT graphs have). The same order as
+//                    Boost's.
 //   amd_ordering     approximate minimum degree (Amestoy, Davis & Duff 1996; SuiteSparse AMD):
 //                    a fill-reducing order; clusters dense regions, not a bandwidth order.
 //   degree_ordering  nodes by decreasing degree (in + out), ties by id: hubs first, as in the
