@@ -31,7 +31,8 @@ void require_square(const Graph& g, const char* what) {
 // x while the eccentricity grows. Boost's own search re-colours every vertex of the graph for
 // each breadth-first search, O(n) per component: on a 1M-node R-MAT graph with 436k isolated
 // nodes it took 11 minutes. This one touches only the component (`level` is reset on the nodes
-// it visited), so all starts together cost O(n + edges) per round.
+// it visited), so all starts together cost O(n + edges) per round. On return `queue` holds r's
+// component (the last search's visit order).
 int32_t pseudo_peripheral_node(const Graph& sym, int32_t r, std::vector<int32_t>& level,
                                std::vector<int32_t>& queue) {
   // Breadth-first levels from u into `queue`; returns the eccentricity, x = last level's
@@ -77,27 +78,15 @@ std::vector<int64_t> rcm_ordering(const Graph& graph) {
   using Vertex = boost::graph_traits<BoostGraph>::vertex_descriptor;
   const BoostGraph bg = to_boost_csr<boost::directedS>(sym);
   // One start per component, in order of each component's smallest node (as Boost orders them):
-  // an isolated node is its own start; any other component starts at a pseudo-peripheral node.
+  // a pseudo-peripheral node of it (an isolated node is its own).
   std::deque<Vertex> starts;
   {
-    std::vector<int32_t> component_seen(static_cast<size_t>(n), -1), level(static_cast<size_t>(n), -1), queue;
+    std::vector<int32_t> level(static_cast<size_t>(n), -1), queue;
+    std::vector<uint8_t> seen(static_cast<size_t>(n), 0);
     for (int32_t v = 0; v < n; ++v) {
-      if (component_seen[size_t(v)] >= 0) continue;
-      if (sym.row(v).empty()) {
-        starts.push_back(static_cast<Vertex>(v));
-        continue;
-      }
-      const int32_t start = pseudo_peripheral_node(sym, v, level, queue);
-      // mark the component (the last sweep's queue holds it; a fresh walk keeps this independent)
-      queue.assign(1, v);
-      component_seen[size_t(v)] = 0;
-      for (size_t head = 0; head < queue.size(); ++head)
-        for (const int32_t w : sym.row(queue[head]))
-          if (component_seen[size_t(w)] < 0) {
-            component_seen[size_t(w)] = 0;
-            queue.push_back(w);
-          }
-      starts.push_back(static_cast<Vertex>(start));
+      if (seen[size_t(v)]) continue;
+      starts.push_back(static_cast<Vertex>(pseudo_peripheral_node(sym, v, level, queue)));
+      for (const int32_t w : queue) seen[size_t(w)] = 1;  // v's component
     }
   }
   std::vector<boost::default_color_type> colors(static_cast<size_t>(n));
