@@ -91,18 +91,26 @@ constexpr bool dropout_keep(uint64_t seed, int64_t dst, int64_t src, int32_t hea
   return edge_head_bits(seed, dst, src, head) >= dropout_threshold16(p);
 }
 
-/// factor[h] = keep_scale if dropout_keep(seed, dst, src, h, p) else 0, for h in [0, heads): the
-/// same decisions as dropout_keep, at one 64-bit hash per 4 heads and integer comparisons (the
-/// kernels call it per edge, in forward and in both backward passes).
-inline void dropout_keep_heads(uint64_t seed, int64_t dst, int64_t src, int64_t heads, float p,
-                               float keep_scale, float* factor) {
-  const uint64_t threshold = dropout_threshold16(p);
+/// factor[h] = keep_scale if dropout_keep(seed, dst, src, h, p) else 0, for h in [0, heads), from
+/// row = edge_row_key(seed, dst) and threshold = dropout_threshold16(p): the same decisions as
+/// dropout_keep, at one 64-bit mix per 4 heads and integer comparisons. A kernel walking
+/// destination rows computes the row key once per row; the 8-head GAT layer's forward and
+/// destination pass spent two mixes a quad of heads per edge before.
+inline void dropout_keep_heads_row(uint64_t row, int64_t src, int64_t heads, uint32_t threshold,
+                                   float keep_scale, float* factor) {
   for (int64_t h0 = 0; h0 < heads; h0 += 4) {
-    const uint64_t bits = edge_head_bits64(seed, dst, src, h0 >> 2);
+    const uint64_t bits = edge_row_bits64(row, src, h0 >> 2);
     const int64_t end = h0 + 4 < heads ? h0 + 4 : heads;
     for (int64_t h = h0; h < end; ++h)
       factor[h] = ((bits >> ((h - h0) * 16)) & 0xffffu) >= threshold ? keep_scale : 0.f;
   }
+}
+
+/// dropout_keep_heads_row for one edge given by its ends (the backward's source pass, where the
+/// destination changes from edge to edge).
+inline void dropout_keep_heads(uint64_t seed, int64_t dst, int64_t src, int64_t heads, float p,
+                               float keep_scale, float* factor) {
+  dropout_keep_heads_row(edge_row_key(seed, dst), src, heads, dropout_threshold16(p), keep_scale, factor);
 }
 
 /// Head 0 of n edges of one destination: factor[k] = keep_scale if dropout_keep(seed, dst,

@@ -133,6 +133,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     else
       for (int64_t h = 0; h < heads; ++h) kf[h] = 1.f;
   };
+  // The same from row = edge_row_key(a.seed, i), which pass 1 computes once per row.
+  const uint32_t keep_threshold = dropout_threshold16(a.dropout);
+  auto keep_factors_row = [&](uint64_t row, int64_t j, float* kf) {
+    if (a.dropout > 0.f)
+      dropout_keep_heads_row(row, j, heads, keep_threshold, keep_scale, kf);
+    else
+      for (int64_t h = 0; h < heads; ++h) kf[h] = 1.f;
+  };
   // s (with bias) -> alpha, for row i
   auto weights = [&](int64_t i, int64_t e, float* s, float* alpha) {
     if (a.bias)
@@ -231,7 +239,6 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       (void)i, (void)j, (void)e, (void)alpha, (void)kf, (void)ds;
     }
   };
-  const uint32_t keep_threshold = dropout_threshold16(a.dropout);
   if (need_pass1) {
     parallel_for_chunks(chunks, [&](size_t chunk, int64_t row_begin, int64_t row_end) {
       std::vector<float> scratch(static_cast<size_t>(6 * heads + width + (edge_values ? heads * dv : 0)));
@@ -268,6 +275,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       SingleHeadRow row_edges;
       for (int64_t i = row_begin; i < row_end; ++i) {
         const int64_t first = pattern.row_offset(i);
+        const uint64_t row_key = a.dropout > 0.f ? edge_row_key(a.seed, i) : 0;
         if constexpr (kSingleHead) {
           const int64_t degree = pattern.row_offset(i + 1) - first;
           row_edges.reserve(degree);
@@ -302,8 +310,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             for (int64_t k = 0; k < n; ++k) alpha[k] = std::max(alpha[k], 0.f);
           }
           if (a.dropout > 0.f)
-            dropout_keep_row(edge_row_key(a.seed, i), row_edges.src.data(), n, keep_threshold, keep_scale,
-                             kfs);
+            dropout_keep_row(row_key, row_edges.src.data(), n, keep_threshold, keep_scale, kfs);
           else
             std::fill_n(kfs, n, 1.f);
           for (int64_t k = 0; k < n; ++k)
@@ -349,7 +356,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             prefetch(e);
             score.scores(i, j, e, s);
             weights(i, e, s, alpha);
-            keep_factors(i, j, kf);
+            keep_factors_row(row_key, j, kf);
             dalpha(i, j, e, kf, da, ve);
 #pragma omp simd
             for (int64_t h = 0; h < heads; ++h)
@@ -374,7 +381,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           float* da = alpha + heads;
           score.scores(i, j, e, s);
           weights(i, e, s, alpha);
-          keep_factors(i, j, kf);
+          keep_factors_row(row_key, j, kf);
           dalpha(i, j, e, kf, da, ve);
 #pragma omp simd
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
@@ -389,7 +396,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t h = 0; h < heads; ++h)
             ds[h] = kSoftmax ? alpha[h] * (da[h] - drow[h]) : (alpha[h] > 0.f ? da[h] : 0.f);
           if (g.dbias) std::copy_n(ds, heads, g.dbias + e * heads);
-          if (edge_attr_grads || records) keep_factors(i, j, kf);
+          if (edge_attr_grads || records) keep_factors_row(row_key, j, kf);
           if (edge_attr_grads)
             for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
           edge_term_grad(i, j, e, ds, wk, dwe);

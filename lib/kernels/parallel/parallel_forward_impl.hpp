@@ -111,11 +111,12 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     std::array<int64_t, kBlock> block_e{};
     int block_n = 0;
     bool first_block = true;
+    uint64_t row_key = 0;  // edge_row_key(a.seed, i) of the current row, with dropout
     // acc += w * v_j (w with edge (i, j)'s dropout applied), and the edge's own value ve_e when
     // the score has one.
-    auto add_value = [&](int64_t i, int64_t j, int64_t e) EDGEATTN_EDGE_BODY {
+    auto add_value = [&](int64_t j, int64_t e) EDGEATTN_EDGE_BODY {
       if (a.dropout > 0.f) {
-        dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
+        dropout_keep_heads_row(row_key, j, heads, keep_threshold, keep_scale, kf);
 #pragma omp simd
         for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
       }
@@ -128,7 +129,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       }
     };
     // The weights and value sums of the buffered edges of row i.
-    auto flush_block = [&](int64_t i) {
+    auto flush_block = [&] {
       std::copy_n(block_s, lanes, block_max);
       for (int k = 1; k < block_n; ++k) {
         const float* sk = block_s + k * lanes;
@@ -152,7 +153,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         for (int k = 0; k < block_n; ++k) l[0] += bw[k];
         if (a.dropout > 0.f) {
           float* bkf = block_w.data() + kBlock;
-          dropout_keep_row(edge_row_key(a.seed, i), block_j.data(), block_n, keep_threshold, keep_scale, bkf);
+          dropout_keep_row(row_key, block_j.data(), block_n, keep_threshold, keep_scale, bkf);
 #pragma omp simd
           for (int k = 0; k < block_n; ++k) bw[k] *= bkf[k];
         }
@@ -177,7 +178,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
         }
         exp_shifted_sum(lanes, block_s + k * lanes, m, w, l);
-        add_value(i, j, block_e[static_cast<size_t>(k)]);
+        add_value(j, block_e[static_cast<size_t>(k)]);
       }
       block_n = 0;
     };
@@ -186,6 +187,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       std::fill_n(l, lanes, 0.f);
       std::fill_n(acc, width, 0.f);
       first_block = true;
+      if (a.dropout > 0.f) row_key = edge_row_key(a.seed, i);
       pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
         if constexpr (std::is_same_v<P, CsrPattern>) {
           if (e + ahead < edge_end) {
@@ -201,17 +203,17 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
             for (int64_t h = 0; h < heads; ++h) sk[h] += a.bias[e * heads + h];
           block_j[static_cast<size_t>(block_n)] = j;
           block_e[static_cast<size_t>(block_n)] = e;
-          if (++block_n == kBlock) flush_block(i);
+          if (++block_n == kBlock) flush_block();
         } else {
           score.scores(i, j, e, s);
           if (a.bias)
             for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
           for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
-          add_value(i, j, e);
+          add_value(j, e);
         }
       });
       if constexpr (kSoftmax) {
-        if (block_n > 0) flush_block(i);
+        if (block_n > 0) flush_block();
         // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).
         for (int64_t h = 0; h < heads; ++h) {
           const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
