@@ -215,6 +215,31 @@ inline void exp_shifted_sum(int64_t heads_padded, const float* __restrict s, con
   }
 }
 
+/// Eight floats in one 256-bit register (a GCC/Clang vector extension, as in spmm.cpp).
+using Lanes8 = float __attribute__((vector_size(32)));
+
+/// acc [8 heads x 8] += sum over k < n, in order, of w_k[h] * row_k[h, :], with w_k = weight(k)
+/// (8 floats) and row_k = row(k) (64 floats): the 8 x 8 shape's weighted row sums over a run of
+/// edges, with the accumulator held in eight registers across the run. Edge by edge through
+/// memory, each edge's sums waited on the previous edge's stores of acc (a store-to-load
+/// forwarding chain of about 10 cycles an edge). The products and sums are accumulate's, in the
+/// same order: the same bits.
+template <class Weight, class Row>
+[[gnu::always_inline]] inline void accumulate_8x8_rows(float* acc, int64_t n, Weight&& weight, Row&& row) {
+  Lanes8 r[8];
+  std::memcpy(r, acc, sizeof r);
+  for (int64_t k = 0; k < n; ++k) {
+    const float* wk = weight(k);
+    const float* vk = row(k);
+    for (int h = 0; h < 8; ++h) {
+      Lanes8 v;
+      std::memcpy(&v, vk + 8 * h, sizeof v);
+      r[h] += wk[h] * v;
+    }
+  }
+  std::memcpy(acc, r, sizeof r);
+}
+
 /// acc[h, :] += w[h] * v[h, :] for every head.
 inline void accumulate(int64_t heads, int64_t dv, float* __restrict acc, const float* __restrict w,
                        const float* __restrict v) {

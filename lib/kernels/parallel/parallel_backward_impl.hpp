@@ -504,6 +504,27 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             std::fill_n(dv_acc, heads * dv, 0.f);
             const int64_t begin = t->col_ptr[static_cast<size_t>(j)],
                           end = t->col_ptr[static_cast<size_t>(j) + 1];
+            if constexpr (Dm::heads == 8 && Dm::dv == 8) {
+              // dv_j's sums with the accumulator in registers (accumulate_8x8_rows), then
+              // d score_src_j's: the same sums in the same order as the loop below.
+              accumulate_8x8_rows(
+                  dv_acc, end - begin, [&](int64_t k) EDGEATTN_EDGE_BODY { return record(begin + k); },
+                  [&](int64_t k) EDGEATTN_EDGE_BODY {
+                    const int64_t p = begin + k;
+                    if (p + row_distance < pos_end) {
+                      prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * 64, 64);
+                      prefetch_row(record(p + row_distance), 16);
+                    }
+                    return in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * 64;
+                  });
+              for (int64_t p = begin; p < end; ++p) {
+                const float* rec = record(p);
+#pragma omp simd
+                for (int64_t h = 0; h < 8; ++h) acc[h] += rec[8 + h];
+              }
+              finish_column(j);
+              continue;
+            }
             for (int64_t p = begin; p < end; ++p) {
               if (p + row_distance < pos_end) {
                 prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * heads * dv,

@@ -106,6 +106,10 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     // One head without edge values: the block's weights and keep factors as arrays [2, kBlock].
     constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
     std::array<float, kSingleHead ? 2 * kBlock : 1> block_w{};
+    // GAT's 8 x 8 without edge values: the block's kept weights [kBlock, 8], then the value sums
+    // with the accumulator in registers (vector_math.hpp: accumulate_8x8_rows).
+    constexpr bool kBlock8x8 = Dm::heads == 8 && Dm::dv == 8 && !edge_values;
+    std::array<float, kBlock8x8 ? 8 * kBlock : 1> block_w8{};
     const uint32_t keep_threshold = dropout_threshold16(a.dropout);
     std::array<int32_t, kBlock> block_j{};
     std::array<int64_t, kBlock> block_e{};
@@ -142,6 +146,32 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         first_block = false;
       } else if (exceeds_shift(lanes, block_max, m)) {
         raise_shift(lanes, heads, dv, block_max, m, l, st.c, acc);
+      }
+      if constexpr (kBlock8x8) {
+        // The weights and l in edge order, each edge's keep factors, then the value sums: every
+        // value and sum is the edge-by-edge loop's below, in its order.
+        float* bw = block_w8.data();
+        for (int k = 0; k < block_n; ++k) {
+          float* wk = bw + 8 * k;
+          exp_shifted_sum(8, block_s + k * 8, m, wk, l);
+          if (a.dropout > 0.f) {
+            dropout_keep_heads_row(row_key, block_j[static_cast<size_t>(k)], 8, keep_threshold, keep_scale,
+                                   kf);
+#pragma omp simd
+            for (int h = 0; h < 8; ++h) wk[h] *= kf[h];
+          }
+        }
+        accumulate_8x8_rows(
+            acc, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw + 8 * k; },
+            [&](int64_t k) EDGEATTN_EDGE_BODY {
+              if constexpr (std::is_same_v<P, CsrPattern>) {
+                const int64_t e = block_e[static_cast<size_t>(k)];
+                if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
+              }
+              return a.v + block_j[static_cast<size_t>(k)] * width;
+            });
+        block_n = 0;
+        return;
       }
       if constexpr (kSingleHead) {
         // One head: the block's weights and keep factors as loops over its edges (vectorised);
