@@ -11,7 +11,6 @@
 
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/graph/graph.hpp"
-#include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 namespace {
@@ -27,26 +26,15 @@ inline Vec8 load8(const float* p) {
 }
 inline void store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof v); }
 
-// Where the gathered rows of b are prefetched: `distance` nonzeros ahead, up to the task's last
-// nonzero `end`. b's rows are gathered at random (b is the weight for X W, the output gradient for
-// X^T dY), and once b outgrows L2 each gather waits on L3: on Cora's features (2708 x 1433, 49k
-// nonzeros, 64 columns) the loads of b held the product up.
-struct Prefetch {
-  int64_t distance;
-  int64_t end;
-};
-
 // y_row[j0 .. j0+8V) (+)= sum_p values[p] * b[indices[p], j0 .. j0+8V): one column tile of one
 // output row, accumulated in V vector registers across the row's nonzeros.
 template <int V>
 inline void spmm_tile(const int32_t* __restrict indices, const float* __restrict values, int64_t begin,
                       int64_t end, const float* __restrict b, int64_t m, int64_t j0, float* __restrict y_row,
-                      bool accumulate, Prefetch ahead) {
+                      bool accumulate) {
   Vec8 acc[V];
   for (int t = 0; t < V; ++t) acc[t] = accumulate ? load8(y_row + j0 + 8 * t) : Vec8{};
   for (int64_t p = begin; p < end; ++p) {
-    if (p + ahead.distance < ahead.end)
-      prefetch_row(b + static_cast<int64_t>(indices[p + ahead.distance]) * m + j0, 8 * V);
     const float v = values[p];
     const float* __restrict b_row = b + static_cast<int64_t>(indices[p]) * m + j0;
     for (int t = 0; t < V; ++t) acc[t] += v * load8(b_row + 8 * t);
@@ -58,11 +46,10 @@ inline void spmm_tile(const int32_t* __restrict indices, const float* __restrict
 // remaining columns one at a time.
 inline void spmm_row(const int32_t* __restrict indices, const float* __restrict values, int64_t begin,
                      int64_t end, const float* __restrict b, int64_t m, float* __restrict y_row,
-                     bool accumulate, Prefetch ahead) {
+                     bool accumulate) {
   int64_t j0 = 0;
-  for (; j0 + 64 <= m; j0 += 64)
-    spmm_tile<8>(indices, values, begin, end, b, m, j0, y_row, accumulate, ahead);
-  for (; j0 + 8 <= m; j0 += 8) spmm_tile<1>(indices, values, begin, end, b, m, j0, y_row, accumulate, ahead);
+  for (; j0 + 64 <= m; j0 += 64) spmm_tile<8>(indices, values, begin, end, b, m, j0, y_row, accumulate);
+  for (; j0 + 8 <= m; j0 += 8) spmm_tile<1>(indices, values, begin, end, b, m, j0, y_row, accumulate);
   if (j0 == m) return;
   if (!accumulate) std::fill(y_row + j0, y_row + m, 0.f);
   for (int64_t p = begin; p < end; ++p) {
@@ -87,13 +74,10 @@ void spmm(const CsrMatrix& x, ConstView b, View y, bool accumulate) {
   // About 32k multiply-adds per chunk: large enough to amortise a task, small enough to balance.
   const int64_t target = std::max<int64_t>(64, (int64_t{1} << 15) / std::max<int64_t>(m, 1));
   const std::vector<int64_t> chunks = balanced_row_chunks(indptr, target);
-  // A tile of 64 columns gathers 4 lines a nonzero (the distance applies to every tile of a row).
-  const int64_t distance = prefetch_distance(row_lines(std::min<int64_t>(m, 64)));
   parallel_for_chunks(chunks, [&](size_t, int64_t row_begin, int64_t row_end) {
-    const Prefetch ahead{distance, indptr[static_cast<size_t>(row_end)]};
     for (int64_t r = row_begin; r < row_end; ++r)
       spmm_row(indices, values, indptr[static_cast<size_t>(r)], indptr[static_cast<size_t>(r) + 1], bd, m,
-               yd + r * m, accumulate, ahead);
+               yd + r * m, accumulate);
   });
 }
 
