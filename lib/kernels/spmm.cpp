@@ -6,40 +6,31 @@
 #include "edgeattn/kernels/spmm.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/graph/graph.hpp"
+#include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
 namespace {
 
-// Eight floats in one 256-bit register (GCC/Clang vector extension): written out explicitly so
-// the compiler keeps a row tile in registers instead of vectorising across nonzeros with gathers.
-using Vec8 = float __attribute__((vector_size(32)));
-
-inline Vec8 load8(const float* p) {
-  Vec8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store8(float* p, Vec8 v) { std::memcpy(p, &v, sizeof v); }
-
 // y_row[j0 .. j0+8V) (+)= sum_p values[p] * b[indices[p], j0 .. j0+8V): one column tile of one
-// output row, accumulated in V vector registers across the row's nonzeros.
+// output row, accumulated in V vector registers across the row's nonzeros (vector_math.hpp's
+// Lanes8, written out so that GCC keeps the tile in registers instead of vectorising across
+// nonzeros with gathers).
 template <int V>
 inline void spmm_tile(const int32_t* __restrict indices, const float* __restrict values, int64_t begin,
                       int64_t end, const float* __restrict b, int64_t m, int64_t j0, float* __restrict y_row,
                       bool accumulate) {
-  Vec8 acc[V];
-  for (int t = 0; t < V; ++t) acc[t] = accumulate ? load8(y_row + j0 + 8 * t) : Vec8{};
+  Lanes8 acc[V];
+  for (int t = 0; t < V; ++t) acc[t] = accumulate ? load_lanes8(y_row + j0 + 8 * t) : Lanes8{};
   for (int64_t p = begin; p < end; ++p) {
     const float v = values[p];
     const float* __restrict b_row = b + static_cast<int64_t>(indices[p]) * m + j0;
-    for (int t = 0; t < V; ++t) acc[t] += v * load8(b_row + 8 * t);
+    for (int t = 0; t < V; ++t) acc[t] += v * load_lanes8(b_row + 8 * t);
   }
-  for (int t = 0; t < V; ++t) store8(y_row + j0 + 8 * t, acc[t]);
+  for (int t = 0; t < V; ++t) store_lanes8(y_row + j0 + 8 * t, acc[t]);
 }
 
 // y_row (+)= sum_p values[p] * b[indices[p], :], for one row: tiles of 64 and 8 columns, then the

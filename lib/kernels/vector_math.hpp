@@ -215,8 +215,16 @@ inline void exp_shifted_sum(int64_t heads_padded, const float* __restrict s, con
   }
 }
 
-/// Eight floats in one 256-bit register (a GCC/Clang vector extension, as in spmm.cpp).
+/// Eight floats in one 256-bit register (a GCC/Clang vector extension): written out explicitly
+/// so that the compiler keeps a tile of sums in registers (spmm.cpp, accumulate_8x8_rows).
 using Lanes8 = float __attribute__((vector_size(32)));
+
+inline Lanes8 load_lanes8(const float* p) {
+  Lanes8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store_lanes8(float* p, Lanes8 v) { std::memcpy(p, &v, sizeof v); }
 
 /// acc [8 heads x 8] += sum over k < n, in order, of w_k[h] * row_k[h, :], with w_k = weight(k)
 /// (8 floats) and row_k = row(k) (64 floats): the 8 x 8 shape's weighted row sums over a run of
@@ -227,17 +235,13 @@ using Lanes8 = float __attribute__((vector_size(32)));
 template <class Weight, class Row>
 [[gnu::always_inline]] inline void accumulate_8x8_rows(float* acc, int64_t n, Weight&& weight, Row&& row) {
   Lanes8 r[8];
-  std::memcpy(r, acc, sizeof r);
+  for (int h = 0; h < 8; ++h) r[h] = load_lanes8(acc + 8 * h);
   for (int64_t k = 0; k < n; ++k) {
     const float* wk = weight(k);
     const float* vk = row(k);
-    for (int h = 0; h < 8; ++h) {
-      Lanes8 v;
-      std::memcpy(&v, vk + 8 * h, sizeof v);
-      r[h] += wk[h] * v;
-    }
+    for (int h = 0; h < 8; ++h) r[h] += wk[h] * load_lanes8(vk + 8 * h);
   }
-  std::memcpy(acc, r, sizeof r);
+  for (int h = 0; h < 8; ++h) store_lanes8(acc + 8 * h, r[h]);
 }
 
 /// acc[h, :] += w[h] * v[h, :] for every head.

@@ -126,20 +126,17 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   float* src_grad = additive ? g.dss : g.dk;  // [Ns, width]
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
 
-  // keep factor of (i, j, h): 0 or 1/(1-p) under dropout, else 1
-  auto keep_factors = [&](int64_t i, int64_t j, float* kf) {
-    if (a.dropout > 0.f)
-      dropout_keep_heads(a.seed, i, j, heads, a.dropout, keep_scale, kf);
-    else
-      for (int64_t h = 0; h < heads; ++h) kf[h] = 1.f;
-  };
-  // The same from row = edge_row_key(a.seed, i), which pass 1 computes once per row.
+  // keep factor of (i, j, h): 0 or 1/(1-p) under dropout, else 1, from row = edge_row_key(a.seed,
+  // i), which pass 1 computes once per row (pass 2 once per edge: keep_factors)
   const uint32_t keep_threshold = dropout_threshold16(a.dropout);
   auto keep_factors_row = [&](uint64_t row, int64_t j, float* kf) {
     if (a.dropout > 0.f)
       dropout_keep_heads_row(row, j, heads, keep_threshold, keep_scale, kf);
     else
       for (int64_t h = 0; h < heads; ++h) kf[h] = 1.f;
+  };
+  auto keep_factors = [&](int64_t i, int64_t j, float* kf) {
+    keep_factors_row(a.dropout > 0.f ? edge_row_key(a.seed, i) : 0, j, kf);
   };
   // s (with bias) -> alpha, for row i
   auto weights = [&](int64_t i, int64_t e, float* s, float* alpha) {
