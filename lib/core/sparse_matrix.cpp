@@ -194,6 +194,11 @@ const CsrMatrix::TransposedPattern& CsrMatrix::transposed_pattern() const {
   return t;
 }
 
+CsrMatrix::TransposeIndex CsrMatrix::transpose_index() const {
+  const TransposedPattern& t = transposed_pattern();
+  return {t.pattern->indptr, t.pattern->indices, t.source};
+}
+
 CsrMatrix CsrMatrix::transposed() const {
   const TransposedPattern& t = transposed_pattern();
   std::vector<float> values(values_.size());

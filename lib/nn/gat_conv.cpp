@@ -50,7 +50,8 @@ NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows,
   std::vector<int64_t> first(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) first[static_cast<size_t>(i)] = i;
   sparse_storage.emplace(x.sparse().select_rows(first));
-  return NodeInput(*sparse_storage);
+  // Row i of the selection is x's row i: the pending dropout's (row, column) mask carries over.
+  return NodeInput::with_dropout(*sparse_storage, x.dropout_p(), x.dropout_seed());
 }
 
 namespace {

@@ -12,14 +12,17 @@ std::string join_name(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : prefix + "." + name;
 }
 
-NodeInput NodeInput::with_dropout(autograd::Var x, float p, uint64_t seed) {
+NodeInput NodeInput::dropped(NodeInput in, float p, uint64_t seed) {
   if (!(p >= 0.f && p < 1.f))
     raise<InvalidArgument>("NodeInput::with_dropout: p is ", p, ", expected in [0, 1)");
-  NodeInput in(x);
   in.dropout_p_ = p;
   in.dropout_seed_ = seed;
   return in;
 }
+
+NodeInput NodeInput::with_dropout(autograd::Var x, float p, uint64_t seed) { return dropped(x, p, seed); }
+
+NodeInput NodeInput::with_dropout(const CsrMatrix& x, float p, uint64_t seed) { return dropped(x, p, seed); }
 
 int64_t NodeInput::rows(const autograd::Tape& tape) const {
   if (sparse_) return sparse_->rows();
@@ -66,7 +69,10 @@ autograd::Var Linear::forward(autograd::Tape& tape, const NodeInput& x) {
   x.check(tape, "Linear " + weight.name, kAny, in_);
   const autograd::Var w = tape.parameter(weight);
   const autograd::Var b = has_bias_ ? tape.parameter(bias) : autograd::Var{};
-  if (x.is_sparse()) return autograd::linear(tape, CsrMatrix(x.sparse()), w, b);
+  if (x.is_sparse())
+    return x.dropout_p() > 0.f
+               ? autograd::dropout_linear(tape, CsrMatrix(x.sparse()), x.dropout_p(), x.dropout_seed(), w, b)
+               : autograd::linear(tape, CsrMatrix(x.sparse()), w, b);
   if (x.dropout_p() > 0.f)
     return autograd::dropout_linear(tape, x.dense(), x.dropout_p(), x.dropout_seed(), w, b);
   return autograd::linear(tape, x.dense(), w, b);

@@ -554,9 +554,8 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
   std::vector<EdgeFeatures> edges;
   for (Tensor& a : attrs) edges.push_back({tape.constant(std::move(a))});
   if (x.is_sparse()) {
-    const CsrMatrix x_src =
-        autograd::dropout(tape, x.sparse().select_rows(batch.input_nodes), c.dropout, input_seed);
-    return run_blocks(tape, graphs, edges, NodeInput(x_src), step_seed);
+    const CsrMatrix x_src = x.sparse().select_rows(batch.input_nodes);
+    return run_blocks(tape, graphs, edges, NodeInput::with_dropout(x_src, c.dropout, input_seed), step_seed);
   }
   data::prefetch_rows(x, batch.input_nodes);  // features read in place: start all the reads at once
   const Var x_src = tape.constant(gather_rows(x.dense().view(), batch.input_nodes));
@@ -620,8 +619,7 @@ Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, int64_t n
   const uint64_t input_seed = site_seed(step_seed, kInputDropout);
   if (x.is_sparse())
     return run_blocks(tape, graphs, layer_edges,
-                      NodeInput(autograd::dropout(tape, x.sparse(), config_.dropout, input_seed)), step_seed,
-                      &halo);
+                      NodeInput::with_dropout(x.sparse(), config_.dropout, input_seed), step_seed, &halo);
   return run_blocks(tape, graphs, layer_edges,
                     NodeInput::with_dropout(tape.constant_ref(x.dense()), config_.dropout, input_seed),
                     step_seed, &halo);
@@ -660,8 +658,10 @@ Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, c
     if (x.rows() != graph.num_dst() || x.cols() != in)
       raise<ShapeError>("Model::forward: x (sparse) has shape [", x.rows(), ", ", x.cols(),
                         "], expected [num_nodes=", graph.num_dst(), ", in_channels + pe_dim=", in, "]");
+    // The input dropout is fused into the first layers' sparse linear maps
+    // (autograd::dropout_linear): no dropped copy of x, and products over the kept entries only.
     return run_layers(tape, graph,
-                      autograd::dropout(tape, x, config_.dropout, site_seed(step_seed, kInputDropout)), edges,
+                      NodeInput::with_dropout(x, config_.dropout, site_seed(step_seed, kInputDropout)), edges,
                       step_seed, attention, halo);
   } else {
     check_shape("Model::forward: x (expected [num_nodes, in_channels + pe_dim])", x, {graph.num_dst(), in});
@@ -674,23 +674,22 @@ Var Model::forward_input(autograd::Tape& tape, const Graph& graph, const X& x, c
   }
 }
 
-// The layer stack after the input dropout; `Input` is a dense Var or a sparse CsrMatrix.
-template <class Input>
-Var Model::run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
-                      const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention,
+// The layer stack, from the input with its dropout pending (the first layers apply it).
+Var Model::run_layers(autograd::Tape& tape, const Graph& graph, const NodeInput& x, const EdgeFeatures& edges,
+                      uint64_t step_seed, std::vector<Tensor>* attention,
                       const autograd::SourceExpansion* halo) {
   Impl& m = *impl_;
   switch (config_.kind) {
     case ModelKind::gat:
-      return conv_stack(tape, graph, dropped, edges, m.gat, config_, step_seed, attention, halo);
+      return conv_stack(tape, graph, x, edges, m.gat, config_, step_seed, attention, halo);
     case ModelKind::gatv2:
-      return conv_stack(tape, graph, dropped, edges, m.gatv2, config_, step_seed, attention, halo);
+      return conv_stack(tape, graph, x, edges, m.gatv2, config_, step_seed, attention, halo);
     case ModelKind::transformer:
-      return conv_stack(tape, graph, dropped, edges, m.transformer, config_, step_seed, attention, halo);
+      return conv_stack(tape, graph, x, edges, m.transformer, config_, step_seed, attention, halo);
     case ModelKind::graph_transformer:
       break;
   }
-  Var h = m.lin_in->forward(tape, dropped);
+  Var h = m.lin_in->forward(tape, x);
   for (size_t l = 0; l < m.blocks.size(); ++l) {
     Tensor* att = attention ? &attention->emplace_back() : nullptr;
     h = m.blocks[l]->forward(tape, graph, h, site_seed(step_seed, kBlockSite + l), att);

@@ -1,6 +1,7 @@
 // Dropout on dense Vars and sparse matrices: identity in eval mode and at p = 0, the kept
 // fraction and scaling, masks that are pure functions of (seed, element) and independent of the
-// thread count, the gradient, and invalid p.
+// thread count, the gradient, and invalid p; the fused dropout_linear on dense and sparse inputs
+// against the unfused pair.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -251,6 +252,108 @@ TEST(DropoutLinear, RejectsBadRatesAndShapes) {
       {"dropout_linear", "bias"});
   expect_throw_naming<ShapeError>(
       [&] { (void)dropout_linear(tape, tape.constant(Tensor({12})), 0.5f, 0, w); }, {"dropout_linear", "x"});
+}
+
+// ---- dropout_linear on a sparse x: the products over the kept entries ---------------------------
+
+// A sparse [rows, cols] matrix with about a quarter of its entries set.
+CsrMatrix sparse_input(int64_t rows, int64_t cols, uint64_t seed) {
+  Tensor dense = random_tensor({rows, cols}, seed);
+  const Tensor u = random_tensor({rows, cols}, seed + 1, 0.f, 1.f);
+  for (int64_t i = 0; i < dense.numel(); ++i)
+    if (u.data()[i] > 0.25f) dense.data()[i] = 0.f;
+  return CsrMatrix::from_dense(dense);
+}
+
+// The value and the weight and bias gradients of weighted_sum(f(tape, w, b)).
+template <class F>
+OpRun run_sparse_op(const Tensor& w, const Tensor& b, F f, bool training = true) {
+  Parameter pw{"w", w, {}}, pb{"b", b, {}};
+  pw.zero_grad();
+  pb.zero_grad();
+  Tape tape;
+  tape.training = training;
+  const Var y = f(tape, tape.parameter(pw), tape.parameter(pb));
+  OpRun r;
+  r.y = tape.value(y);
+  tape.backward(weighted_sum(tape, y, 78));
+  r.dw = pw.grad;
+  r.db = pb.grad;
+  return r;
+}
+
+TEST(SparseDropoutLinear, EqualsLinearOfTheDroppedMatrixBitForBit) {
+  // 64 outputs (the SpMM's 64-column register tiles) and 5 (its scalar tail); 3000 rows of 300
+  // columns at a quarter full: rows and columns long enough for several of the kernels' chunks.
+  for (int64_t out : {5, 64}) {
+    SCOPED_TRACE(out);
+    const CsrMatrix x = sparse_input(3000, 300, 21);
+    const Tensor w = random_tensor({out, 300}, 22), b = random_tensor({out}, 23);
+    for (const float p : {0.3f, 0.6f}) {
+      const OpRun fused =
+          run_sparse_op(w, b, [&](Tape& t, Var wv, Var bv) { return dropout_linear(t, x, p, 33, wv, bv); });
+      const OpRun unfused = run_sparse_op(
+          w, b, [&](Tape& t, Var wv, Var bv) { return linear(t, dropout(t, x, p, 33), wv, bv); });
+      EXPECT_EQ(values(fused.y), values(unfused.y)) << p;
+      EXPECT_EQ(values(fused.dw), values(unfused.dw)) << p;
+      EXPECT_EQ(values(fused.db), values(unfused.db)) << p;
+    }
+  }
+}
+
+TEST(SparseDropoutLinear, IsBitIdenticalOnOneAndTwoThreads) {
+  const CsrMatrix x = sparse_input(5000, 120, 24);
+  const Tensor w = random_tensor({16, 120}, 25), b = random_tensor({16}, 26);
+  std::vector<OpRun> runs;
+  for (int threads : {1, 2}) {
+    ThreadLimit limit(threads);
+    runs.push_back(
+        run_sparse_op(w, b, [&](Tape& t, Var wv, Var bv) { return dropout_linear(t, x, 0.6f, 3, wv, bv); }));
+  }
+  EXPECT_EQ(values(runs[0].y), values(runs[1].y));
+  EXPECT_EQ(values(runs[0].dw), values(runs[1].dw));
+  EXPECT_EQ(values(runs[0].db), values(runs[1].db));
+}
+
+TEST(SparseDropoutLinear, GradientMatchesFiniteDifferences) {
+  const CsrMatrix x = sparse_input(120, 9, 27);
+  Parameter w{"w", random_tensor({4, 9}, 28), {}}, b{"b", random_tensor({4}, 29), {}};
+  EXPECT_TRUE(check_gradients({&w, &b}, [&](Tape& t) {
+    return weighted_sum(t, dropout_linear(t, x, 0.4f, 14, t.parameter(w), t.parameter(b)), 4);
+  }));
+  EXPECT_TRUE(check_gradients({&w}, [&](Tape& t) {  // no bias
+    return weighted_sum(t, dropout_linear(t, x, 0.5f, 15, t.parameter(w)), 5);
+  }));
+}
+
+TEST(SparseDropoutLinear, IsTheLinearMapInEvalModeAndAtZeroRate) {
+  const CsrMatrix x = sparse_input(40, 6, 30);
+  const Tensor w = random_tensor({3, 6}, 31), b = random_tensor({3}, 32);
+  const auto plain = [&](Tape& t, Var wv, Var bv) { return linear(t, x, wv, bv); };
+  for (const bool training : {false, true}) {
+    const float p = training ? 0.f : 0.6f;
+    const OpRun got = run_sparse_op(
+        w, b, [&](Tape& t, Var wv, Var bv) { return dropout_linear(t, x, p, 1, wv, bv); }, training);
+    const OpRun want = run_sparse_op(w, b, plain, training);
+    EXPECT_EQ(values(got.y), values(want.y)) << training;
+    EXPECT_EQ(values(got.dw), values(want.dw)) << training;
+  }
+}
+
+TEST(SparseDropoutLinear, RejectsBadRatesAndShapes) {
+  Tape tape;
+  const CsrMatrix x = sparse_input(4, 3, 33);
+  const Var w = tape.constant(Tensor({2, 3}));
+  expect_throw_naming<InvalidArgument>([&] { (void)dropout_linear(tape, x, 1.f, 0, w); },
+                                       {"dropout_linear (sparse x)", "p is 1"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)dropout_linear(tape, x, 0.5f, 0, tape.constant(Tensor({2, 4})));
+      },
+      {"dropout_linear (sparse x)", "weight", "[2, 4]"});
+  expect_throw_naming<ShapeError>(
+      [&] { (void)dropout_linear(tape, x, 0.5f, 0, w, tape.constant(Tensor({3}))); },
+      {"dropout_linear (sparse x)", "bias"});
 }
 
 // ---- elu_dropout: dropout(elu(x)) without the ELU output ------------------------------------------

@@ -73,6 +73,34 @@ constexpr uint32_t edge_head_bits(uint64_t seed, int64_t dst, int64_t src, int64
   return static_cast<uint32_t>(edge_head_bits64(seed, dst, src, head >> 2) >> ((head & 3) * 16)) & 0xffffu;
 }
 
+/// The row half of sparse_entry_draw: one 64-bit mix per row of the matrix, which a kernel
+/// walking a row computes once.
+constexpr uint64_t sparse_row_key(uint64_t key, int64_t row) {
+  return mix64(key + static_cast<uint64_t>(row) * 0x9e3779b97f4a7c15ULL);
+}
+
+/// sparse_entry_draw(key, row, col) from row_key = sparse_row_key(key, row): MurmurHash3's
+/// 32-bit finaliser (fmix32, a bijection with full avalanche) of the column under the row's key.
+/// Two 32-bit multiplies, a third of the cost of a 64-bit mix per entry.
+constexpr uint32_t sparse_entry_draw_in_row(uint64_t row_key, int64_t col) {
+  uint32_t h =
+      (static_cast<uint32_t>(row_key) ^ static_cast<uint32_t>(col)) + static_cast<uint32_t>(row_key >> 32);
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h >> 16;
+}
+
+/// The 16-bit draw of entry (row, col) of a sparse matrix under a dropout site's stream key, so
+/// the mask follows the entry, not its slot in the value array (autograd::dropout on a CsrMatrix
+/// and the SpMM kernels that drop entries on the fly, kernels/spmm.hpp, share it). Kept when the
+/// draw is >= dropout_threshold16(p).
+constexpr uint32_t sparse_entry_draw(uint64_t key, int64_t row, int64_t col) {
+  return sparse_entry_draw_in_row(sparse_row_key(key, row), col);
+}
+
 /// The 16-bit values attention dropout keeps are those >= this: bits / 65536 >= p exactly when
 /// bits >= ceil(65536 p), as both sides are exact in float (bits < 2^16, and scaling by 2^16 is
 /// exact). 0 for p <= 0 (keep all); at most 65536 for p < 1.

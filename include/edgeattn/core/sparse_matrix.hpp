@@ -79,6 +79,16 @@ class CsrMatrix {
   /// on this matrix or a copy (e.g. the dropped-out features of each training step), only gathers
   /// the values, in parallel.
   CsrMatrix transposed() const;
+  /// The transpose's pattern without its values: row c of x^T holds x's rows indices[q] for q in
+  /// [indptr[c], indptr[c+1]), ascending, and entry q is x's entry source[q] (a position in
+  /// values()). Built and shared as for transposed(); for kernels that read x's values through it
+  /// instead of gathering a transposed copy. The spans live as long as this matrix or a copy.
+  struct TransposeIndex {
+    std::span<const int64_t> indptr;   // [cols + 1]
+    std::span<const int32_t> indices;  // [nnz]
+    std::span<const int64_t> source;   // [nnz]
+  };
+  TransposeIndex transpose_index() const;
 
   /// Equal shapes, patterns and values.
   friend bool operator==(const CsrMatrix& a, const CsrMatrix& b) {

@@ -38,10 +38,13 @@ class NodeInput {
   NodeInput(const CsrMatrix& x) : sparse_(&x) {}  // NOLINT(google-explicit-constructor)
   /// dropout(x, p, seed), applied by the layers that read it (p in [0, 1)).
   static NodeInput with_dropout(autograd::Var x, float p, uint64_t seed);
+  /// The same for a sparse x: the layers apply autograd::dropout's sparse mask, keyed by x's
+  /// (row, column) entries (x must outlive the forward; the ops that read it keep copies).
+  static NodeInput with_dropout(const CsrMatrix& x, float p, uint64_t seed);
   bool is_sparse() const { return sparse_ != nullptr; }
   /// The dense x, before any pending dropout (see dropout_p).
   autograd::Var dense() const { return dense_; }
-  /// The pending dropout's probability (0: none) and seed; dense inputs only.
+  /// The pending dropout's probability (0: none) and seed.
   float dropout_p() const { return dropout_p_; }
   uint64_t dropout_seed() const { return dropout_seed_; }
   const CsrMatrix& sparse() const { return *sparse_; }
@@ -52,6 +55,8 @@ class NodeInput {
   void check(const autograd::Tape& tape, const std::string& who, int64_t rows, int64_t cols) const;
 
  private:
+  static NodeInput dropped(NodeInput in, float p, uint64_t seed);
+
   autograd::Var dense_{};
   const CsrMatrix* sparse_ = nullptr;
   float dropout_p_ = 0.f;

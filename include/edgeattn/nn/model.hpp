@@ -216,8 +216,7 @@ class Model {
   autograd::Var run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,
                            const std::vector<EdgeFeatures>& edges, const NodeInput& x0, uint64_t step_seed,
                            const autograd::SourceExpansion* halo = nullptr);
-  template <class Input>
-  autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const Input& dropped,
+  autograd::Var run_layers(autograd::Tape& tape, const Graph& graph, const NodeInput& x,
                            const EdgeFeatures& edges, uint64_t step_seed, std::vector<Tensor>* attention,
                            const autograd::SourceExpansion* halo = nullptr);
   template <class X>

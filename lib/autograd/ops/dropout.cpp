@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "autograd/ops/output_epilogue.hpp"
 #include "edgeattn/autograd/ops/linear.hpp"
 #include "edgeattn/core/rng.hpp"
+#include "edgeattn/kernels/spmm.hpp"
 #include "kernels/blas.hpp"
 #include "kernels/packed_gemm.hpp"
 #include "kernels/vector_math.hpp"
@@ -39,7 +41,10 @@ void check_p(const char* op, float p) {
 // 16-bit draws of four consecutive dense elements, the resolution of the attention dropout's
 // per-head draws (core/rng.hpp's dropout_keep): drawing a hash per element made the mask most of
 // the cost of dropping a large input (the sampled blocks' features: 24M elements, drawn in the
-// forward and again in the backward of every step).
+// forward and again in the backward of every step). Sparse entries are keyed by (row, column):
+// a SplitMix64 mix per row, then a 32-bit finaliser per entry (core/rng.hpp's sparse_entry_draw),
+// whose multiplies vectorise where 64-bit ones do not (kernels/spmm.cpp's packing draws 8 lanes
+// at a time with it).
 
 inline uint64_t stream_key(uint64_t seed, uint32_t stream) { return mix64(seed ^ (uint64_t{stream} << 32)); }
 
@@ -51,11 +56,6 @@ inline uint64_t group_hash(uint64_t key, uint64_t group) { return mix64(key + gr
 
 inline uint32_t dense_draw(uint64_t key, uint64_t position) {
   return static_cast<uint32_t>(group_hash(key, position >> 2) >> (16 * (position & 3))) & 0xffffu;
-}
-
-// A sparse entry's draw: its own hash of the (row, column) position.
-inline uint32_t entry_draw(uint64_t key, uint64_t position) {
-  return static_cast<uint32_t>(mix64(key + position * kCounterStep) >> 48);
 }
 
 // The dense mask of one dropout site (kept: draw >= dropout_threshold16(p), core/rng.hpp): draws
@@ -157,12 +157,10 @@ void dropout_span_in_place(const DenseMask& mask, int64_t begin, int64_t n, floa
 // One row of a sparse dropout, keyed by (row, column): the mask follows the entry, not its slot.
 void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, uint32_t threshold, float scale,
                         const int32_t* __restrict cols, float* __restrict values) {
-  const uint64_t row_bits = static_cast<uint64_t>(row) << 32;
+  const uint64_t row_key = sparse_row_key(key, row);
 #pragma omp simd
-  for (int64_t q = 0; q < n; ++q) {
-    const uint64_t position = row_bits | static_cast<uint32_t>(cols[q]);
-    values[q] = keep_or_zero(entry_draw(key, position) >= threshold, values[q] * scale);
-  }
+  for (int64_t q = 0; q < n; ++q)
+    values[q] = keep_or_zero(sparse_entry_draw_in_row(row_key, cols[q]) >= threshold, values[q] * scale);
 }
 
 }  // namespace
@@ -532,6 +530,38 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed) 
         }
       });
   return y;
+}
+
+Var dropout_linear(Tape& tape, CsrMatrix x, float p, uint64_t seed, Var weight, Var bias) {
+  check_p("dropout_linear (sparse x)", p);
+  if (!tape.training || p == 0.f) return linear(tape, std::move(x), weight, bias);
+  const Tensor& wv = tape.value(weight);
+  if (wv.rank() != 2 || wv.dim(1) != x.cols())
+    raise<ShapeError>("dropout_linear (sparse x): weight has shape ", wv.shape().str(),
+                      ", expected [out, in=", x.cols(), "] for x of shape [", x.rows(), ", ", x.cols(), "]");
+  const int64_t out = wv.dim(0), in = wv.dim(1);
+  if (bias) detail::expect_shape("dropout_linear (sparse x)", "bias", tape.value(bias), {out});
+  // sparse_dropout_row's decisions and scaled values, drawn by the SpMM kernels as they go.
+  const kernels::EntryDropout drop{
+      .key = stream_key(seed, kSparseStream), .threshold = dropout_threshold16(p), .scale = 1.f / (1.f - p)};
+  Tensor wt = Tensor::uninitialized({in, out});  // transpose_into and spmm overwrite their outputs
+  detail::transpose_into(wv.data(), out, in, wt.data(), false);
+  Tensor y = Tensor::uninitialized({x.rows(), out});
+  // The forward records its decisions, a byte per entry (a quarter of a dropped copy's values),
+  // so that the weight gradient reads them instead of drawing each entry's hash again.
+  auto keep = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>(x.nnz()));
+  kernels::spmm_dropped(x, drop, wt, y, /*accumulate=*/false, *keep);
+  if (bias) detail::add_bias_rows(y, tape.value(bias));
+  auto xs = std::make_shared<const CsrMatrix>(std::move(x));
+  return tape.record("dropout_linear_sparse", std::move(y), {weight, bias},
+                     [xs, keep, drop, weight, bias, in, out](BackwardContext& ctx) {
+                       if (ctx.needs_grad(weight)) {  // dw = (dropout(x)^T dy)^T
+                         Tensor dwt = Tensor::uninitialized({in, out});
+                         kernels::spmm_transposed_dropped(*xs, drop, ctx.grad_out(), dwt, false, *keep);
+                         detail::transpose_into(dwt.data(), in, out, ctx.grad(weight).data(), true);
+                       }
+                       detail::bias_backward(ctx, bias);
+                     });
 }
 
 }  // namespace edgeattn::autograd

@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "edgeattn/core/rng.hpp"
+
 namespace edgeattn::kernels {
 
 void reference_spmm(const CsrMatrix& x, ConstView b, View y, bool accumulate) {
@@ -32,6 +34,32 @@ void reference_spmm_transposed(const CsrMatrix& x, ConstView b, View y, bool acc
         acc[static_cast<size_t>(cols[p] * m + j)] += static_cast<double>(vals[p]) * b.data()[r * m + j];
   }
   for (int64_t i = 0; i < x.cols() * m; ++i) y.data()[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
+}
+
+namespace {
+
+// x with the dropout applied entry by entry: kept values scaled, dropped ones 0.
+CsrMatrix dropped_copy(const CsrMatrix& x, const EntryDropout& drop) {
+  CsrMatrix out = x;
+  auto values = out.values();
+  for (int64_t r = 0; r < x.rows(); ++r)
+    for (int64_t p = x.indptr()[static_cast<size_t>(r)]; p < x.indptr()[static_cast<size_t>(r) + 1]; ++p) {
+      const bool keep = sparse_entry_draw(drop.key, r, x.indices()[static_cast<size_t>(p)]) >= drop.threshold;
+      values[static_cast<size_t>(p)] = keep ? values[static_cast<size_t>(p)] * drop.scale : 0.f;
+    }
+  return out;
+}
+
+}  // namespace
+
+void reference_spmm_dropped(const CsrMatrix& x, const EntryDropout& drop, ConstView b, View y,
+                            bool accumulate) {
+  reference_spmm(dropped_copy(x, drop), b, y, accumulate);
+}
+
+void reference_spmm_transposed_dropped(const CsrMatrix& x, const EntryDropout& drop, ConstView b, View y,
+                                       bool accumulate) {
+  reference_spmm_transposed(dropped_copy(x, drop), b, y, accumulate);
 }
 
 void reference_matmul(ConstView a, bool trans_a, ConstView b, bool trans_b, View c, bool accumulate) {

@@ -5,6 +5,7 @@
 
 #include "edgeattn/core/sparse_matrix.hpp"
 #include "edgeattn/core/tensor.hpp"
+#include "edgeattn/kernels/spmm.hpp"
 
 namespace edgeattn::kernels {
 
@@ -12,6 +13,13 @@ namespace edgeattn::kernels {
 void reference_spmm(const CsrMatrix& x, ConstView b, View y, bool accumulate = false);
 /// y [cols, m] (+)= x^T . b [rows, m]
 void reference_spmm_transposed(const CsrMatrix& x, ConstView b, View y, bool accumulate = false);
+/// y [rows, m] (+)= dropout(x) . b: x's entries dropped one by one (EntryDropout, kernels/spmm.hpp)
+/// into a copy, then reference_spmm.
+void reference_spmm_dropped(const CsrMatrix& x, const EntryDropout& drop, ConstView b, View y,
+                            bool accumulate = false);
+/// y [cols, m] (+)= dropout(x)^T . b, the same way.
+void reference_spmm_transposed_dropped(const CsrMatrix& x, const EntryDropout& drop, ConstView b, View y,
+                                       bool accumulate = false);
 /// c [m, n] (+)= op(a) . op(b)
 void reference_matmul(ConstView a, bool trans_a, ConstView b, bool trans_b, View c, bool accumulate = false);
 

@@ -13,6 +13,8 @@
 // Example (GAT: dropout 0.6 on the sparse input features, then on the hidden features):
 //   CsrMatrix xd = dropout(tape, features, 0.6f, step_seed ^ 1);   // same pattern, new values
 //   Var h = dropout(tape, elu(tape, h1), 0.6f, step_seed ^ 2);
+// A linear map of dropped sparse features is cheaper as one op, dropout_linear (below): its
+// products skip the dropped entries instead of multiplying zeros.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,20 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed);
 ///
 ///   Var h = dropout_linear(tape, tape.constant_ref(features), 0.6f, seed, tape.parameter(w));
 Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bias = {});
+
+/// linear(tape, dropout(tape, x, p, seed), weight, bias) for a sparse x, without the dropped copy:
+/// the same mask (keyed by row and column), drawn on the fly by the SpMM kernels
+/// (kernels/spmm.hpp's spmm_dropped) in the forward, which records the decisions (a byte per
+/// entry) for the weight gradient; that reads x's values through x's transpose index (built once
+/// per pattern and shared by copies) rather than a transposed copy per step. The products skip
+/// the dropped entries. The same
+/// output and gradients as the unfused pair, bit for bit up to the sign of a zero. Not training,
+/// or p == 0: linear(tape, x, weight, bias).
+///   x: [N, in] CSR (by value: move it in, or copy it; a copy shares the pattern),
+///   weight: [out, in], bias: [out] or none -> [N, out]
+///
+///   Var h = dropout_linear(tape, features, 0.6f, seed, tape.parameter(w));  // features: CsrMatrix
+Var dropout_linear(Tape& tape, CsrMatrix x, float p, uint64_t seed, Var weight, Var bias = {});
 
 /// dropout(tape, elu(tape, x, alpha), p, seed) as one op: the same values and gradients, bit for
 /// bit, without storing the ELU output (the backward recomputes ELU's derivative from x).
