@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -139,6 +140,12 @@ inline int64_t pack_kept_row(uint64_t row_key, uint32_t threshold, float scale,
   return kept;
 }
 
+// Row chunks of a product with m columns: about 32k multiply-adds per chunk, large enough to
+// amortise a task, small enough to balance.
+std::vector<int64_t> product_chunks(std::span<const int64_t> indptr, int64_t m) {
+  return balanced_row_chunks(indptr, std::max<int64_t>(64, (int64_t{1} << 15) / std::max<int64_t>(m, 1)));
+}
+
 }  // namespace
 
 void spmm(const CsrMatrix& x, ConstView b, View y, bool accumulate) {
@@ -151,9 +158,7 @@ void spmm(const CsrMatrix& x, ConstView b, View y, bool accumulate) {
   const float* values = x.values().data();
   const float* bd = b.data();
   float* yd = y.data();
-  // About 32k multiply-adds per chunk: large enough to amortise a task, small enough to balance.
-  const int64_t target = std::max<int64_t>(64, (int64_t{1} << 15) / std::max<int64_t>(m, 1));
-  const std::vector<int64_t> chunks = balanced_row_chunks(indptr, target);
+  const std::vector<int64_t> chunks = product_chunks(indptr, m);
   parallel_for_chunks(chunks, [&](size_t, int64_t row_begin, int64_t row_end) {
     for (int64_t r = row_begin; r < row_end; ++r)
       spmm_row(indices, values, indptr[static_cast<size_t>(r)], indptr[static_cast<size_t>(r) + 1], bd, m,
@@ -182,8 +187,7 @@ void spmm_dropped(const CsrMatrix& x, const EntryDropout& drop, ConstView b, Vie
   const float* bd = b.data();
   float* yd = y.data();
   uint8_t* keep_all = keep_out.data();
-  const int64_t target = std::max<int64_t>(64, (int64_t{1} << 15) / std::max<int64_t>(m, 1));
-  const std::vector<int64_t> chunks = balanced_row_chunks(indptr, target);
+  const std::vector<int64_t> chunks = product_chunks(indptr, m);
   parallel_for_chunks(chunks, [&](size_t, int64_t row_begin, int64_t row_end) {
     for (int64_t r = row_begin; r < row_end; ++r) {
       const int64_t begin = indptr[static_cast<size_t>(r)];
@@ -218,8 +222,7 @@ void spmm_transposed_dropped(const CsrMatrix& x, const EntryDropout& drop, Const
   const uint8_t* recorded = keep_in.data();
   const float* bd = b.data();
   float* yd = y.data();
-  const int64_t target = std::max<int64_t>(64, (int64_t{1} << 15) / std::max<int64_t>(m, 1));
-  const std::vector<int64_t> chunks = balanced_row_chunks(t.indptr, target);
+  const std::vector<int64_t> chunks = product_chunks(t.indptr, m);
   parallel_for_chunks(chunks, [&](size_t, int64_t col_begin, int64_t col_end) {
     for (int64_t c = col_begin; c < col_end; ++c) {
       const int64_t begin = t.indptr[static_cast<size_t>(c)];

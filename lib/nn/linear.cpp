@@ -69,10 +69,9 @@ autograd::Var Linear::forward(autograd::Tape& tape, const NodeInput& x) {
   x.check(tape, "Linear " + weight.name, kAny, in_);
   const autograd::Var w = tape.parameter(weight);
   const autograd::Var b = has_bias_ ? tape.parameter(bias) : autograd::Var{};
+  // dropout_linear is the plain linear map at p = 0 (and when not training).
   if (x.is_sparse())
-    return x.dropout_p() > 0.f
-               ? autograd::dropout_linear(tape, CsrMatrix(x.sparse()), x.dropout_p(), x.dropout_seed(), w, b)
-               : autograd::linear(tape, CsrMatrix(x.sparse()), w, b);
+    return autograd::dropout_linear(tape, CsrMatrix(x.sparse()), x.dropout_p(), x.dropout_seed(), w, b);
   if (x.dropout_p() > 0.f)
     return autograd::dropout_linear(tape, x.dense(), x.dropout_p(), x.dropout_seed(), w, b);
   return autograd::linear(tape, x.dense(), w, b);

@@ -129,19 +129,6 @@ TEST(Spmm, IsBitIdenticalForAnyThreadCount) {
   }
 }
 
-// x with the dropout applied entry by entry, as autograd::dropout makes it.
-CsrMatrix dropped_explicitly(const CsrMatrix& x, const kernels::EntryDropout& drop) {
-  CsrMatrix out = x;
-  for (int64_t r = 0; r < x.rows(); ++r)
-    for (int64_t p = x.indptr()[static_cast<size_t>(r)]; p < x.indptr()[static_cast<size_t>(r) + 1]; ++p) {
-      float& v = out.values()[static_cast<size_t>(p)];
-      v = sparse_entry_draw(drop.key, r, x.indices()[static_cast<size_t>(p)]) >= drop.threshold
-              ? v * drop.scale
-              : 0.f;
-    }
-  return out;
-}
-
 kernels::EntryDropout entry_dropout(float p, uint64_t key) {
   return {.key = key, .threshold = dropout_threshold16(p), .scale = 1.f / (1.f - p)};
 }
@@ -160,7 +147,7 @@ TEST(SpmmDropped, EqualsTheProductOfTheExplicitlyDroppedMatrixBitForBit) {
     const CsrMatrix x = random_csr(rows, cols, density, static_cast<uint64_t>(rows * 3 + cols));
     for (const float p : {0.f, 0.3f, 0.6f, 0.95f}) {
       const kernels::EntryDropout drop = entry_dropout(p, 0x1234u + static_cast<uint64_t>(rows));
-      const CsrMatrix xd = dropped_explicitly(x, drop);
+      const CsrMatrix xd = kernels::reference_dropped(x, drop);
       const Tensor b = random_tensor({cols, m}, 11), d = random_tensor({rows, m}, 12);
       Tensor got({rows, m}), want({rows, m}), oracle({rows, m});
       kernels::spmm_dropped(x, drop, b, got);
@@ -233,7 +220,7 @@ TEST(SpmmDropped, AccumulatesAndWritesZeroRowsWhenEverythingIsDropped) {
   const CsrMatrix x = random_csr(60, 40, 0.2f, 3);
   const Tensor b = random_tensor({40, 12}, 4), d = random_tensor({60, 12}, 5);
   const kernels::EntryDropout drop = entry_dropout(0.5f, 9);
-  const CsrMatrix xd = dropped_explicitly(x, drop);
+  const CsrMatrix xd = kernels::reference_dropped(x, drop);
   Tensor got = random_tensor({60, 12}, 6), want = got;
   kernels::spmm_dropped(x, drop, b, got, /*accumulate=*/true);
   kernels::spmm(xd, b, want, /*accumulate=*/true);

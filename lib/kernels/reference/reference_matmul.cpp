@@ -36,10 +36,7 @@ void reference_spmm_transposed(const CsrMatrix& x, ConstView b, View y, bool acc
   for (int64_t i = 0; i < x.cols() * m; ++i) y.data()[i] = static_cast<float>(acc[static_cast<size_t>(i)]);
 }
 
-namespace {
-
-// x with the dropout applied entry by entry: kept values scaled, dropped ones 0.
-CsrMatrix dropped_copy(const CsrMatrix& x, const EntryDropout& drop) {
+CsrMatrix reference_dropped(const CsrMatrix& x, const EntryDropout& drop) {
   CsrMatrix out = x;
   auto values = out.values();
   for (int64_t r = 0; r < x.rows(); ++r)
@@ -50,16 +47,14 @@ CsrMatrix dropped_copy(const CsrMatrix& x, const EntryDropout& drop) {
   return out;
 }
 
-}  // namespace
-
 void reference_spmm_dropped(const CsrMatrix& x, const EntryDropout& drop, ConstView b, View y,
                             bool accumulate) {
-  reference_spmm(dropped_copy(x, drop), b, y, accumulate);
+  reference_spmm(reference_dropped(x, drop), b, y, accumulate);
 }
 
 void reference_spmm_transposed_dropped(const CsrMatrix& x, const EntryDropout& drop, ConstView b, View y,
                                        bool accumulate) {
-  reference_spmm_transposed(dropped_copy(x, drop), b, y, accumulate);
+  reference_spmm_transposed(reference_dropped(x, drop), b, y, accumulate);
 }
 
 void reference_matmul(ConstView a, bool trans_a, ConstView b, bool trans_b, View c, bool accumulate) {

@@ -13,8 +13,10 @@ namespace edgeattn::kernels {
 void reference_spmm(const CsrMatrix& x, ConstView b, View y, bool accumulate = false);
 /// y [cols, m] (+)= x^T . b [rows, m]
 void reference_spmm_transposed(const CsrMatrix& x, ConstView b, View y, bool accumulate = false);
-/// y [rows, m] (+)= dropout(x) . b: x's entries dropped one by one (EntryDropout, kernels/spmm.hpp)
-/// into a copy, then reference_spmm.
+/// x with the dropout applied entry by entry (EntryDropout, kernels/spmm.hpp): kept values
+/// scaled, dropped ones 0, the pattern unchanged (as autograd::dropout makes it).
+CsrMatrix reference_dropped(const CsrMatrix& x, const EntryDropout& drop);
+/// y [rows, m] (+)= dropout(x) . b: reference_spmm of reference_dropped(x, drop).
 void reference_spmm_dropped(const CsrMatrix& x, const EntryDropout& drop, ConstView b, View y,
                             bool accumulate = false);
 /// y [cols, m] (+)= dropout(x)^T . b, the same way.

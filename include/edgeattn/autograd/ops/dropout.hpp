@@ -47,9 +47,8 @@ Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bi
 /// (kernels/spmm.hpp's spmm_dropped) in the forward, which records the decisions (a byte per
 /// entry) for the weight gradient; that reads x's values through x's transpose index (built once
 /// per pattern and shared by copies) rather than a transposed copy per step. The products skip
-/// the dropped entries. The same
-/// output and gradients as the unfused pair, bit for bit up to the sign of a zero. Not training,
-/// or p == 0: linear(tape, x, weight, bias).
+/// the dropped entries. The same output and gradients as the unfused pair, bit for bit up to the
+/// sign of a zero. Not training, or p == 0: linear(tape, x, weight, bias).
 ///   x: [N, in] CSR (by value: move it in, or copy it; a copy shares the pattern),
 ///   weight: [out, in], bias: [out] or none -> [N, out]
 ///
