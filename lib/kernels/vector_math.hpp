@@ -244,6 +244,38 @@ template <class Weight, class Row>
   for (int h = 0; h < 8; ++h) store_lanes8(acc + 8 * h, r[h]);
 }
 
+/// acc [dv] += sum over k < n, in order, of weight(k) * row(k)[:dv], for one head of at most 8
+/// features: the single-head shape's weighted row sums over a run of edges, with the accumulator
+/// in one register across the run (GAT's output layer: dv = number of classes, 7 on Cora). A row
+/// is read with a masked load, so nothing past its dv floats is touched. The products and sums are
+/// accumulate's, in the same order: the same bits. The FMA is written out: GCC left some of a
+/// vector-extension `r += w * x` uncontracted inside the large kernels, one rounding more than
+/// accumulate's loop. Without AVX, accumulate edge by edge.
+template <class Weight, class Row>
+[[gnu::always_inline]] inline void accumulate_short_rows(float* acc, int64_t dv, int64_t n, Weight&& weight,
+                                                         Row&& row) {
+#if defined(__AVX__)
+  const __m256i mask = _mm256_castps_si256(_mm256_cmp_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7),
+                                                         _mm256_set1_ps(static_cast<float>(dv)), _CMP_LT_OQ));
+  __m256 r = _mm256_maskload_ps(acc, mask);
+  for (int64_t k = 0; k < n; ++k) {
+    const __m256 w = _mm256_set1_ps(weight(k)), x = _mm256_maskload_ps(row(k), mask);
+#if defined(__FMA__)
+    r = _mm256_fmadd_ps(w, x, r);  // as accumulate's loop, which GCC contracts into FMAs
+#else
+    r = _mm256_add_ps(r, _mm256_mul_ps(w, x));
+#endif
+  }
+  _mm256_maskstore_ps(acc, mask, r);
+#else
+  for (int64_t k = 0; k < n; ++k) {
+    const float w = weight(k);
+    const float* vk = row(k);
+    for (int64_t d = 0; d < dv; ++d) acc[d] += w * vk[d];
+  }
+#endif
+}
+
 /// acc[h, :] += w[h] * v[h, :] for every head.
 inline void accumulate(int64_t heads, int64_t dv, float* __restrict acc, const float* __restrict w,
                        const float* __restrict v) {
@@ -308,6 +340,13 @@ inline void prefetch_row(const float* p, int64_t n) {
 inline constexpr int64_t kPrefetchLines = 80;
 inline constexpr int64_t kPrefetchEdgesMin = 2;
 inline constexpr int64_t kPrefetchEdgesMax = 16;
+
+/// Gathered arrays (a kernel's source rows: values and score terms) up to this size stay in a
+/// core's cache (half of a 512 KiB L2): their rows are not prefetched.
+inline constexpr int64_t kGatherCachedBytes = int64_t{256} << 10;
+
+/// Bytes of `rows` gathered rows of `floats_per_row` floats.
+inline int64_t gathered_bytes(int64_t rows, int64_t floats_per_row) { return rows * floats_per_row * 4; }
 
 /// Cache lines of a gathered row of `floats` floats (at least one).
 inline int64_t row_lines(int64_t floats) { return std::max<int64_t>(1, (floats * 4 + 63) / 64); }

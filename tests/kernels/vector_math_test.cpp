@@ -114,6 +114,32 @@ TEST(VectorMath, DotEightByEightGivesTheBitsOfEightDots) {
   }
 }
 
+// One head of at most 8 features (GAT's output layer): the register-held sums over a run of rows
+// give accumulate's bits edge by edge, for every width up to 8 and runs of 0 to 33 rows packed at
+// that width (each row's neighbour starts right after it), and write nothing past acc[dv).
+TEST(VectorMath, ShortRowSumsGiveTheBitsOfAccumulate) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t dv = 1; dv <= 8; ++dv)
+    for (int64_t n : {0, 1, 2, 5, 32, 33}) {
+      std::vector<float> rows(static_cast<size_t>(n * dv + 8)), w(static_cast<size_t>(n));
+      for (float& x : rows) x = u(rng) * 1e3f;  // magnitudes where an extra rounding shows
+      for (float& x : w) x = u(rng);
+      std::vector<float> got(9, 123.f), want(9, 123.f);
+      for (int64_t d = 0; d < dv; ++d) got[size_t(d)] = want[size_t(d)] = u(rng);
+      std::vector<int64_t> order(static_cast<size_t>(n));  // rows out of order, as gathered
+      for (int64_t k = 0; k < n; ++k) order[size_t(k)] = (k * 7 + 3) % std::max<int64_t>(n, 1);
+      accumulate_short_rows(
+          got.data(), dv, n, [&](int64_t k) { return w[size_t(k)]; },
+          [&](int64_t k) { return rows.data() + order[size_t(k)] * dv; });
+      for (int64_t k = 0; k < n; ++k)
+        accumulate(1, dv, want.data(), &w[size_t(k)], rows.data() + order[size_t(k)] * dv);
+      for (int64_t d = 0; d < 9; ++d)
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[size_t(d)]), std::bit_cast<uint32_t>(want[size_t(d)]))
+            << "dv " << dv << " n " << n << " element " << d;
+    }
+}
+
 TEST(VectorMath, StreamRowCopiesExactly) {
   constexpr int64_t n = 4096;
   auto* dst = static_cast<float*>(::operator new[](n * sizeof(float), std::align_val_t{64}));

@@ -253,7 +253,9 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       int64_t edge_end = 0;
       if constexpr (std::is_same_v<P, CsrPattern>) {
         cols = pattern.graph().col_idx().data();
-        edge_end = pattern.row_offset(row_end);
+        // Gathered rows that fit in cache are not prefetched (the forward's rule).
+        if (gathered_bytes(pattern.num_src(), width + heads * dv) > kGatherCachedBytes)
+          edge_end = pattern.row_offset(row_end);
       }
       // Each edge gathers the source's score-side row and its value row.
       const int64_t distance = prefetch_distance(row_lines(width) + row_lines(heads * dv));
@@ -457,7 +459,13 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     // log-sum-exp and D.
     const int64_t distance =
         prefetch_distance(row_lines(width) + row_lines(heads * dv) + (kSoftmax ? 2 * row_lines(heads) : 0));
-    const int64_t pos_end = t ? t->col_ptr[static_cast<size_t>(col_end)] : 0;  // the chunk's last edge
+    // The chunk's last edge, for the prefetches; 0 (none) when the gathered rows (each
+    // destination's score-side row, dO row and softmax terms; the edge records) fit in cache.
+    const int64_t pos_end = t && gathered_bytes(pattern.num_dst(), width + heads * dv + 2 * heads) +
+                                            (records ? gathered_bytes(pattern.num_edges(), 2 * heads) : 0) >
+                                        kGatherCachedBytes
+                                ? t->col_ptr[static_cast<size_t>(col_end)]
+                                : 0;
     // dv_j += w_h dO_i^h for each head h, w_h = weight(h).
     auto add_weighted_dout = [&](const float* dout_i, auto&& weight) {
       for (int64_t h = 0; h < heads; ++h) {
@@ -519,6 +527,26 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
 #pragma omp simd
                 for (int64_t h = 0; h < 8; ++h) acc[h] += rec[8 + h];
               }
+              finish_column(j);
+              continue;
+            }
+            if (Dm::heads == 1 && dv <= 8) {
+              // One head of at most 8 features (GAT's output layer): dv_j's sums with the
+              // accumulator in one register (accumulate_short_rows), then d score_src_j's; the
+              // same sums in the same order as the loop below.
+              accumulate_short_rows(
+                  dv_acc, dv, end - begin, [&](int64_t k) EDGEATTN_EDGE_BODY { return record(begin + k)[0]; },
+                  [&](int64_t k) EDGEATTN_EDGE_BODY {
+                    const int64_t p = begin + k;
+                    if (p + row_distance < pos_end) {
+                      prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * dv, dv);
+                      prefetch_row(record(p + row_distance), 2);
+                    }
+                    return in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * dv;
+                  });
+              float acc0 = acc[0];
+              for (int64_t p = begin; p < end; ++p) acc0 += record(p)[1];
+              acc[0] = acc0;
               finish_column(j);
               continue;
             }

@@ -79,6 +79,8 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
   const int64_t width = heads * dv;
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
   const int64_t ahead = prefetch_distance(row_lines(score.width()) + row_lines(width));
+  const bool gathers_beyond_cache =
+      gathered_bytes(pattern.num_src(), score.width() + width) > kGatherCachedBytes;
   const bool stream = streaming_stores_apply(out.out, pattern.num_dst(), width);
   // The dot score with edge attributes adds each edge's projection ve_e to its value too.
   constexpr bool edge_values = kIsDot<S> && kHasEdgeAttributes<S>;
@@ -92,7 +94,10 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     int64_t edge_end = 0;
     if constexpr (std::is_same_v<P, CsrPattern>) {
       cols = pattern.graph().col_idx().data();
-      edge_end = pattern.row_offset(row_end);
+      // Gathered rows that fit in cache together are not prefetched (edge_end 0 turns every
+      // prefetch off): the prefetch's index load and address arithmetic then cost more than
+      // they hide (GAT's one-head output layer on Cora: 7 values and 1 score a source).
+      if (gathers_beyond_cache) edge_end = pattern.row_offset(row_end);
     }
     // Softmax rows run in blocks of up to kBlock edges: first the block's scores (prefetching
     // the score rows ahead), then one test of the shift against the block's maxima, then the
@@ -180,12 +185,27 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         float* bw = block_w.data();
 #pragma omp simd
         for (int k = 0; k < block_n; ++k) bw[k] = fast_exp(block_s[k] - m[0]);
-        for (int k = 0; k < block_n; ++k) l[0] += bw[k];
+        float l0 = l[0];  // in a register: l and bw may alias as far as the compiler knows
+        for (int k = 0; k < block_n; ++k) l0 += bw[k];
+        l[0] = l0;
         if (a.dropout > 0.f) {
           float* bkf = block_w.data() + kBlock;
           dropout_keep_row(row_key, block_j.data(), block_n, keep_threshold, keep_scale, bkf);
 #pragma omp simd
           for (int k = 0; k < block_n; ++k) bw[k] *= bkf[k];
+        }
+        if (dv <= 8) {
+          accumulate_short_rows(
+              acc, dv, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; },
+              [&](int64_t k) EDGEATTN_EDGE_BODY {
+                if constexpr (std::is_same_v<P, CsrPattern>) {
+                  const int64_t e = block_e[static_cast<size_t>(k)];
+                  if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
+                }
+                return a.v + block_j[static_cast<size_t>(k)] * width;
+              });
+          block_n = 0;
+          return;
         }
         for (int k = 0; k < block_n; ++k) {
           if constexpr (std::is_same_v<P, CsrPattern>) {
