@@ -137,6 +137,14 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         (void)e;
       }
     };
+    // The value row of the block's k-th edge, prefetching the row `ahead` edges on.
+    [[maybe_unused]] auto value_row = [&](int64_t k) EDGEATTN_EDGE_BODY {
+      if constexpr (std::is_same_v<P, CsrPattern>) {
+        const int64_t e = block_e[static_cast<size_t>(k)];
+        if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
+      }
+      return a.v + block_j[static_cast<size_t>(k)] * width;
+    };
     // The weights and value sums of the buffered edges of row i.
     auto flush_block = [&] {
       std::copy_n(block_s, lanes, block_max);
@@ -167,14 +175,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           }
         }
         accumulate_8x8_rows(
-            acc, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw + 8 * k; },
-            [&](int64_t k) EDGEATTN_EDGE_BODY {
-              if constexpr (std::is_same_v<P, CsrPattern>) {
-                const int64_t e = block_e[static_cast<size_t>(k)];
-                if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
-              }
-              return a.v + block_j[static_cast<size_t>(k)] * width;
-            });
+            acc, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw + 8 * k; }, value_row);
         block_n = 0;
         return;
       }
@@ -196,23 +197,12 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         }
         if (dv <= 8) {
           accumulate_short_rows(
-              acc, dv, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; },
-              [&](int64_t k) EDGEATTN_EDGE_BODY {
-                if constexpr (std::is_same_v<P, CsrPattern>) {
-                  const int64_t e = block_e[static_cast<size_t>(k)];
-                  if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
-                }
-                return a.v + block_j[static_cast<size_t>(k)] * width;
-              });
+              acc, dv, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; }, value_row);
           block_n = 0;
           return;
         }
         for (int k = 0; k < block_n; ++k) {
-          if constexpr (std::is_same_v<P, CsrPattern>) {
-            const int64_t e = block_e[static_cast<size_t>(k)];
-            if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
-          }
-          accumulate(1, dv, acc, bw + k, a.v + block_j[static_cast<size_t>(k)] * width);
+          accumulate(1, dv, acc, bw + k, value_row(k));
         }
         block_n = 0;
         return;
