@@ -247,10 +247,12 @@ template <class Weight, class Row>
 /// acc [dv] += sum over k < n, in order, of weight(k) * row(k)[:dv], for one head of at most 8
 /// features: the single-head shape's weighted row sums over a run of edges, with the accumulator
 /// in one register across the run (GAT's output layer: dv = number of classes, 7 on Cora). A row
-/// is read with a masked load, so nothing past its dv floats is touched. The products and sums are
-/// accumulate's, in the same order: the same bits. The FMA is written out: GCC left some of a
-/// vector-extension `r += w * x` uncontracted inside the large kernels, one rounding more than
-/// accumulate's loop. Without AVX, accumulate edge by edge.
+/// is read with a masked load, so nothing past its dv floats is touched. Each term is one FMA
+/// where the target has FMA (std::fma's rounding), else a product and a sum, whatever the compiler
+/// contracts: optimised builds give accumulate's bits (GCC contracts its loop), sanitizer builds'
+/// -O1 kernels do not contract. Passes whose results must agree bit for bit (the single-head
+/// source pass from edge records and recomputing) therefore both sum with this function. Without
+/// AVX, the plain loop.
 template <class Weight, class Row>
 [[gnu::always_inline]] inline void accumulate_short_rows(float* acc, int64_t dv, int64_t n, Weight&& weight,
                                                          Row&& row) {
@@ -261,7 +263,7 @@ template <class Weight, class Row>
   for (int64_t k = 0; k < n; ++k) {
     const __m256 w = _mm256_set1_ps(weight(k)), x = _mm256_maskload_ps(row(k), mask);
 #if defined(__FMA__)
-    r = _mm256_fmadd_ps(w, x, r);  // as accumulate's loop, which GCC contracts into FMAs
+    r = _mm256_fmadd_ps(w, x, r);
 #else
     r = _mm256_add_ps(r, _mm256_mul_ps(w, x));
 #endif

@@ -115,9 +115,10 @@ TEST(VectorMath, DotEightByEightGivesTheBitsOfEightDots) {
 }
 
 // One head of at most 8 features (GAT's output layer): the register-held sums over a run of rows
-// give accumulate's bits edge by edge, for every width up to 8 and runs of 0 to 33 rows packed at
-// that width (each row's neighbour starts right after it), and write nothing past acc[dv).
-TEST(VectorMath, ShortRowSumsGiveTheBitsOfAccumulate) {
+// give the bits of the edge-by-edge sum with one FMA a term (where the target has FMA; else a
+// product and a sum), for every width up to 8 and runs of 0 to 33 rows packed at that width (each
+// row's neighbour starts right after it), and write nothing past acc[dv).
+TEST(VectorMath, ShortRowSumsGiveTheBitsOfOneFmaPerTerm) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (int64_t dv = 1; dv <= 8; ++dv)
@@ -133,7 +134,14 @@ TEST(VectorMath, ShortRowSumsGiveTheBitsOfAccumulate) {
           got.data(), dv, n, [&](int64_t k) { return w[size_t(k)]; },
           [&](int64_t k) { return rows.data() + order[size_t(k)] * dv; });
       for (int64_t k = 0; k < n; ++k)
-        accumulate(1, dv, want.data(), &w[size_t(k)], rows.data() + order[size_t(k)] * dv);
+        for (int64_t d = 0; d < dv; ++d) {
+          const float x = rows[size_t(order[size_t(k)] * dv + d)];
+#if defined(__FMA__)
+          want[size_t(d)] = std::fma(w[size_t(k)], x, want[size_t(d)]);
+#else
+          want[size_t(d)] += w[size_t(k)] * x;
+#endif
+        }
       for (int64_t d = 0; d < 9; ++d)
         ASSERT_EQ(std::bit_cast<uint32_t>(got[size_t(d)]), std::bit_cast<uint32_t>(want[size_t(d)]))
             << "dv " << dv << " n " << n << " element " << d;

@@ -631,12 +631,23 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         const float* vj = a.v + j * dv;
         float* das = col_edges.dalpha.data();
         float* dss = col_edges.ds.data();
-        for (int64_t k = 0; k < n; ++k) {
-          const float wt = alpha[k] * kfs[k];
-          const float* dout_i = in.dout + static_cast<int64_t>(dsts[k]) * dv;
+        if (dv <= 8) {
+          // dv_j's sums as the record-driven pass makes them (accumulate_short_rows: its FMAs
+          // whatever the compiler contracts), then dalpha.
+          accumulate_short_rows(
+              dv_acc, dv, n, [&](int64_t k) EDGEATTN_EDGE_BODY { return alpha[k] * kfs[k]; },
+              [&](int64_t k) EDGEATTN_EDGE_BODY { return in.dout + static_cast<int64_t>(dsts[k]) * dv; });
+          if (src_grad)
+            for (int64_t k = 0; k < n; ++k)
+              das[k] = kfs[k] * dot(in.dout + static_cast<int64_t>(dsts[k]) * dv, vj, dv);
+        } else {
+          for (int64_t k = 0; k < n; ++k) {
+            const float wt = alpha[k] * kfs[k];
+            const float* dout_i = in.dout + static_cast<int64_t>(dsts[k]) * dv;
 #pragma omp simd
-          for (int64_t d = 0; d < dv; ++d) dv_acc[d] += wt * dout_i[d];
-          if (src_grad) das[k] = kfs[k] * dot(dout_i, vj, dv);
+            for (int64_t d = 0; d < dv; ++d) dv_acc[d] += wt * dout_i[d];
+            if (src_grad) das[k] = kfs[k] * dot(dout_i, vj, dv);
+          }
         }
         if (src_grad) {
           if constexpr (kNodeRecords) {
