@@ -532,8 +532,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             }
             if (Dm::heads == 1 && dv <= 8) {
               // One head of at most 8 features (GAT's output layer): dv_j's sums with the
-              // accumulator in one register (accumulate_short_rows), then d score_src_j's; the
-              // same sums in the same order as the loop below.
+              // accumulator in one register (accumulate_short_rows, as the recomputing pass
+              // below sums them: the same bits), then d score_src_j's in edge order.
               accumulate_short_rows(
                   dv_acc, dv, end - begin, [&](int64_t k) EDGEATTN_EDGE_BODY { return record(begin + k)[0]; },
                   [&](int64_t k) EDGEATTN_EDGE_BODY {
@@ -625,8 +625,9 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           dropout_keep_col(a.seed, dsts, n, j, keep_threshold, keep_scale, kfs);
         else
           std::fill_n(kfs, n, 1.f);
-        // Each gathered dO_i row is read once for both its uses: dv_j's sum and dalpha. dalpha
-        // and ds go through memory, as in pass 1: a product kept in a register would be fused
+        // Above 8 features each gathered dO_i row is read once for both its uses, dv_j's sum and
+        // dalpha; up to 8 (one cache line or two) the second read hits L1. dalpha and ds go
+        // through memory, as in pass 1: a product kept in a register would be fused
         // into ds's subtraction (an FMA) and round differently.
         const float* vj = a.v + j * dv;
         float* das = col_edges.dalpha.data();
