@@ -290,14 +290,10 @@ inline void accumulate(int64_t heads, int64_t dv, float* __restrict acc, const f
 
 namespace edgeattn::kernels {
 
-/// d[c * ld + r] (+)= s[r * ls + c] for r, c < 8: one 8 x 8 block of a transpose (unpack,
-/// shuffle and lane swaps on AVX; a scalar loop elsewhere). Each element is moved (or added to
-/// its target) once, so the results are those of the scalar loop, bit for bit.
-template <bool kAccumulate>
-[[gnu::always_inline]] inline void transpose_8x8(const float* s, int64_t ls, float* d, int64_t ld) {
 #if defined(__AVX__)
-  __m256 r[8], t[8];
-  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * ls);
+/// t[c] = column c of the 8 x 8 block whose rows are r[0..7] (unpack, shuffle and lane swaps;
+/// r is overwritten).
+[[gnu::always_inline]] inline void transpose_8x8_registers(__m256* r, __m256* t) {
   for (int k = 0; k < 4; ++k) {  // rows 2k, 2k+1 interleaved
     t[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
     t[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
@@ -312,6 +308,18 @@ template <bool kAccumulate>
     t[k] = _mm256_permute2f128_ps(r[k], r[k + 4], 0x20);
     t[k + 4] = _mm256_permute2f128_ps(r[k], r[k + 4], 0x31);
   }
+}
+#endif
+
+/// d[c * ld + r] (+)= s[r * ls + c] for r, c < 8: one 8 x 8 block of a transpose (in registers
+/// on AVX; a scalar loop elsewhere). Each element is moved (or added to its target) once, so the
+/// results are those of the scalar loop, bit for bit.
+template <bool kAccumulate>
+[[gnu::always_inline]] inline void transpose_8x8(const float* s, int64_t ls, float* d, int64_t ld) {
+#if defined(__AVX__)
+  __m256 r[8], t[8];
+  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(s + k * ls);
+  transpose_8x8_registers(r, t);
   for (int k = 0; k < 8; ++k) {
     float* out = d + k * ld;
     _mm256_storeu_ps(out, kAccumulate ? _mm256_add_ps(_mm256_loadu_ps(out), t[k]) : t[k]);

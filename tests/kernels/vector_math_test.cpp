@@ -1,9 +1,11 @@
 // The kernels' branch-free math (lib/kernels/vector_math.hpp) against libm, the lazy-shift
-// softmax helpers against their definition, and the streaming row copy.
+// softmax helpers against their definition, the streaming row copy, and GAT's per-node score
+// terms (lib/kernels/head_scores.hpp) against their summation contract.
 #include "kernels/vector_math.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cfloat>
 #include <cmath>
@@ -11,7 +13,10 @@
 #include <limits>
 #include <new>
 #include <random>
+#include <utility>
 #include <vector>
+
+#include "kernels/head_scores.hpp"
 
 namespace edgeattn::kernels {
 namespace {
@@ -146,6 +151,46 @@ TEST(VectorMath, ShortRowSumsGiveTheBitsOfOneFmaPerTerm) {
         ASSERT_EQ(std::bit_cast<uint32_t>(got[size_t(d)]), std::bit_cast<uint32_t>(want[size_t(d)]))
             << "dv " << dv << " n " << n << " element " << d;
     }
+}
+
+// s[i, k] = sum_c h[i, k, c] a[k, c] in index order. The 8 x 8 register path (GAT's hidden layer,
+// AVX with FMA) gives the bits of one FMA a term; the scalar loop of the other shapes leaves
+// contraction to the compiler (none at the sanitizer build's -O1), so it is held to a tolerance.
+// A row of zeros against negative weights gives +0, as the scalar loop's acc = 0 does.
+TEST(HeadScores, RowsSumEachHeadInIndexOrderWithOneFmaPerTerm) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (auto [heads, d] : {std::pair<int64_t, int64_t>{8, 8}, {1, 8}, {8, 7}, {3, 16}, {4, 1}}) {
+    const int64_t rows = 13;
+    std::vector<float> h(static_cast<size_t>(rows * heads * d)), a(static_cast<size_t>(heads * d));
+    for (float& x : h) x = u(rng) * 1e3f;  // magnitudes where a missing or extra rounding shows
+    for (float& x : a) x = u(rng) - 0.5f;
+    std::fill_n(h.begin(), heads * d, 0.f);  // row 0: products of 0 and negative weights are -0
+    for (int64_t k = 0; k < heads; ++k)
+      a[static_cast<size_t>(k * d)] = -std::abs(a[static_cast<size_t>(k * d)]) - 0.1f;
+    std::vector<float> got(static_cast<size_t>(rows * heads), 123.f);
+    head_scores_rows(rows, heads, d, h.data(), a.data(), got.data());
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t k = 0; k < heads; ++k) {
+        float want = 0.f, magnitude = 0.f;
+        for (int64_t c = 0; c < d; ++c) {
+          const float x = h[static_cast<size_t>((i * heads + k) * d + c)],
+                      w = a[static_cast<size_t>(k * d + c)];
+          want = std::fma(x, w, want);
+          magnitude += std::abs(x * w);
+        }
+        const float g = got[static_cast<size_t>(i * heads + k)];
+#if defined(__AVX__) && defined(__FMA__)
+        if (heads == 8 && d == 8) {
+          ASSERT_EQ(std::bit_cast<uint32_t>(g), std::bit_cast<uint32_t>(want))
+              << "row " << i << ", head " << k;
+          continue;
+        }
+#endif
+        ASSERT_NEAR(g, want, 1e-6f * magnitude) << heads << " x " << d << ", row " << i << ", head " << k;
+      }
+    for (int64_t k = 0; k < heads; ++k) EXPECT_EQ(std::bit_cast<uint32_t>(got[static_cast<size_t>(k)]), 0u);
+  }
 }
 
 TEST(VectorMath, StreamRowCopiesExactly) {
