@@ -12,11 +12,12 @@
 
 namespace edgeattn::kernels {
 
-/// Each head's d products are summed in index order, one fused multiply-add a term:
-/// s = fma(h_{d-1}, a_{d-1}, ... fma(h_0, a_0, 0)). GAT's 8 heads x 8 with FMA take a row's
-/// heads as the 8 lanes of one register (the row transposed in registers, a transposed once per
-/// call): eight FMAs a row instead of eight dependent chains of eight (2x faster over 1M rows).
-/// Elsewhere a scalar loop whose contraction into FMAs is left to the compiler.
+/// Each head's d products are summed in index order. GAT's 8 heads x 8 on AVX with FMA take a
+/// row's heads as the 8 lanes of one register (the row transposed in registers, a transposed once
+/// per call) and sum with one fused multiply-add a term, s = fma(h_7, a_7, ... fma(h_0, a_0, 0)):
+/// eight FMAs a row instead of eight dependent chains of eight (2x faster over 1M rows), and the
+/// bits of the scalar loop as optimised builds contract it. Every other shape (and target) runs
+/// that scalar loop, its contraction into FMAs left to the compiler.
 inline void head_scores_rows(int64_t rows, int64_t heads, int64_t d, const float* __restrict h,
                              const float* __restrict a, float* __restrict s) {
 #if defined(__AVX__) && defined(__FMA__)
