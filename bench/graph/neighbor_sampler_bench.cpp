@@ -3,8 +3,8 @@
 // 100 features, 8 % of the nodes for training), 1024 seeds, fanouts 15,10,5 (3 layers):
 //   sampler/sample_neighbors   graph/neighbor_sampler.hpp: the three blocks
 //   sampler/prepare_blocks     nn::prepare_graph(block, add_self_loops) per block, as
-//                              nn::Model::forward does every step (self-loops, transpose,
-//                              row partition)
+//                              nn::Model::forward does every step (self-loops, row partition;
+//                              the transpose waits for the backward, Graph::transpose_edges)
 //   sampler/gather_inputs      gather_rows(features, input_nodes): [~237k, 100] floats
 // Each iteration takes the next batch of a fixed seed shuffle (so the caches see new nodes, as in
 // training), with the batch index as the sampling seed. Counters: sampled_edges per batch (before

@@ -111,7 +111,9 @@ Rebuilt rebuild(const Graph& graph, bool add_self_loops, InputOrder order, bool 
               : graph.num_dst() == graph.num_src() ? with_square_loops(graph)
                                                    : with_bipartite_loops(graph, order, want_origin);
   if (order == InputOrder::drop) r.graph = r.graph.with_input_maps({}, {});
-  (void)r.graph.transpose();
+  // The transpose is left to the first backward, which builds it together with its edge ids
+  // when it needs both (Graph::transpose_edges): one sort instead of two, and none for a graph
+  // that only runs forward (evaluation).
   (void)r.graph.partition();
   (void)r.graph.degree_stats();
   return r;

@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -316,8 +317,10 @@ std::vector<Graph> random_graphs() {
           testing::power_law_graph(300, 3000, 5), testing::power_law_graph(1000, 20000, 6)};
 }
 
-void expect_transpose_matches_brute_force(const Graph& g) {
-  SCOPED_TRACE(g.describe());
+// edges_first: ask for transpose_edges() before transpose(), which then builds both in one sort.
+void expect_transpose_matches_brute_force(const Graph& g, bool edges_first = false) {
+  SCOPED_TRACE(g.describe() + (edges_first ? ", edge ids first" : ", transpose first"));
+  if (edges_first) (void)g.transpose_edges();
   // Brute force: the edges of each source, as (dst, CSR position), from a map.
   std::map<int32_t, std::vector<std::pair<int32_t, int64_t>>> by_src;
   const auto rp = g.row_ptr();
@@ -357,6 +360,49 @@ void expect_transpose_matches_brute_force(const Graph& g) {
 
 TEST(GraphRandom, TransposeMatchesBruteForce) {
   for (const Graph& g : random_graphs()) expect_transpose_matches_brute_force(g);
+}
+
+// Asked for first, the edge ids come with the transpose from one sort: the same arrays as the
+// two sorts give (fresh graphs: the caches are per graph).
+TEST(GraphRandom, TransposeWithEdgeIdsFromOneSortMatchesTwoSorts) {
+  const std::vector<Graph> one = random_graphs(), two = random_graphs();
+  for (size_t k = 0; k < one.size(); ++k) {
+    expect_transpose_matches_brute_force(one[k], /*edges_first=*/true);
+    (void)two[k].transpose();
+    EXPECT_EQ(one[k].transpose().col_ptr, two[k].transpose().col_ptr);
+    EXPECT_EQ(one[k].transpose().row_idx, two[k].transpose().row_idx);
+    EXPECT_EQ(ids(one[k].transpose_edges()), ids(two[k].transpose_edges()));
+  }
+}
+
+// Threads racing for the transpose and its edge ids, in either order, all see one result.
+TEST(GraphRandom, TransposeAndEdgeIdsRacingThreadsAgree) {
+  const Graph reference = testing::power_law_graph(1000, 20000, 6);
+  const Transpose want = reference.transpose();
+  const std::vector<int64_t> want_edges = ids(reference.transpose_edges());
+  for (int round = 0; round < 8; ++round) {
+    const Graph g = testing::power_law_graph(1000, 20000, 6);  // fresh caches
+    std::vector<std::thread> threads;
+    std::vector<const Transpose*> seen(4);
+    std::vector<std::vector<int64_t>> seen_edges(4);
+    for (size_t t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        if ((t + static_cast<size_t>(round)) % 2 == 0) {
+          seen_edges[t] = ids(g.transpose_edges());
+          seen[t] = &g.transpose();
+        } else {
+          seen[t] = &g.transpose();
+          seen_edges[t] = ids(g.transpose_edges());
+        }
+      });
+    for (std::thread& th : threads) th.join();
+    for (size_t t = 0; t < 4; ++t) {
+      EXPECT_EQ(seen[t], &g.transpose());
+      EXPECT_EQ(seen[t]->col_ptr, want.col_ptr);
+      EXPECT_EQ(seen[t]->row_idx, want.row_idx);
+      EXPECT_EQ(seen_edges[t], want_edges);
+    }
+  }
 }
 
 // Graphs of 2^31 edges or more store the transpose's edge ids in 64 bits: the same ids.

@@ -8,8 +8,10 @@
 // degree statistics) that the graph has one self-loop per node, and throw InvalidArgument
 // pointing here otherwise.
 //
-// The prepared graph also has its transpose and row partition computed, so the first training
-// step does not pay for them.
+// The prepared graph also has its row partition and degree statistics computed, so the first
+// step does not pay for them. Its transpose is built by the first backward that walks it (with
+// the edge ids in the same sort when that backward reads per-edge data), never for a graph that
+// only runs forward.
 //
 // Example:
 //   Graph g = edgeattn::nn::prepare_graph(dataset.graph, /*add_self_loops=*/true);  // once

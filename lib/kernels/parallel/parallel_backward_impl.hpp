@@ -417,6 +417,11 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
 
   // ---- Pass 2: source columns over the transpose ----------------------------------------------
   if (!src_grad && !g.dv) return;
+  if constexpr (std::is_same_v<P, CsrPattern>) {
+    // A pass that reads per-edge data by edge id (the records, an edge bias, a per-edge score
+    // term) asks for the ids first: a graph without its transpose yet builds both in one sort.
+    if (records || a.bias || a.score.se || a.score.ea) (void)pattern.graph().transpose_edges();
+  }
   const std::vector<int64_t> col_chunks = column_chunks(pattern);
   // The head-score fold: per column chunk, partials of d a_src and d a_dst [2, H * dv].
   const bool fold = g.fold_att_src != nullptr;
