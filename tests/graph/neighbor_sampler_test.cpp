@@ -549,6 +549,25 @@ TEST(GatherRows, MatchesARowLoopOnSampledInputNodes) {
     for (int64_t c = 0; c < 37; ++c) ASSERT_EQ(y(static_cast<int64_t>(r), c), x(s.input_nodes[r], c));
 }
 
+// Outputs of 32 MiB and more are written with streaming stores (whole 16-byte groups: a width of
+// 100 floats), narrower multiples of 4 floats or not (37) with plain copies: the same rows.
+TEST(GatherRows, LargeOutputsMatchARowLoopWithStreamingStoresOrWithout) {
+  for (const int64_t width : {int64_t{100}, int64_t{37}}) {
+    SCOPED_TRACE("width " + std::to_string(width));
+    const int64_t n = 20000, m = (int64_t{33} << 20) / (4 * width) + 3;  // just over 32 MiB out
+    Tensor x({n, width});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = static_cast<float>(i % 1000003) * 0.5f;
+    std::vector<int64_t> ids(static_cast<size_t>(m));
+    for (int64_t k = 0; k < m; ++k)
+      ids[static_cast<size_t>(k)] = (k * 7919 + 13) % n;  // every row, scattered
+    const Tensor y = gather_rows(x, ids);
+    ASSERT_EQ(y.shape(), (Shape{m, width}));
+    for (int64_t k = 0; k < m; ++k)
+      for (int64_t c = 0; c < width; ++c)
+        ASSERT_EQ(y(k, c), x(ids[static_cast<size_t>(k)], c)) << "row " << k;
+  }
+}
+
 TEST(GatherRows, RejectsIdsOutOfRangeAndScalars) {
   const Tensor x({4, 3});
   expect_throw_naming<InvalidArgument>([&] { gather_rows(x, I64{0, 7}); }, {"ids[1]", "7", "N=4"});
