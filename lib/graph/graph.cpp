@@ -52,17 +52,16 @@ struct Structure {
 
 // Stable counting sort of the edges by source (detail::CountingSort, in parallel blocks of edges):
 // within a column the destinations come out ascending, so the result is unique and does not
-// depend on the thread count. O(E + num_src).
-// Runs the sort and calls place(p, row, e) for each edge e (in row `row`) with its transpose
-// position p; ahead(p) prefetches what place(p, ...) will write.
+// depend on the thread count. O(E + num_src). Writes, at each edge's transpose position p, its
+// row to rows[p] and its CSR position to ids[p], each where not null, and returns col_ptr.
 //
 // Both passes touch a cursor per edge at random (8 bytes a source: beyond L2 for a sampled
 // block's 237k sources) and the scatter writes its outputs at random: each pass prefetches the
 // cursor kAhead edges ahead, and the scatter prefetches the output slots kAhead / 2 edges ahead
 // from the cursor's value then (exact unless the column recurs in between, and then a line off at
 // most). Without it the scatter waited on every cursor load and output store in turn.
-template <class Place, class Ahead>
-std::vector<int64_t> sort_by_source(const Structure& s, Place&& place, Ahead&& ahead) {
+template <class Id>
+std::vector<int64_t> sort_by_source(const Structure& s, int32_t* rows, Id* ids) {
   constexpr int64_t kAhead = 16;
   const int32_t* cols = s.col_idx.data();
   const int64_t* row_ptr = s.row_ptr.data();
@@ -84,8 +83,14 @@ std::vector<int64_t> sort_by_source(const Structure& s, Place&& place, Ahead&& a
   by_src.scatter([&](int64_t begin, int64_t end, int64_t* next) {
     for_each_edge(begin, end, [&](int64_t row, int64_t e) {
       if (e + kAhead < end) detail::prefetch_write(next + cols[e + kAhead]);
-      if (e + kAhead / 2 < end) ahead(next[cols[e + kAhead / 2]]);
-      place(next[cols[e]]++, row, e);
+      if (e + kAhead / 2 < end) {
+        const int64_t q = next[cols[e + kAhead / 2]];
+        if (rows) detail::prefetch_write(rows + q);
+        if (ids) detail::prefetch_write(ids + q);
+      }
+      const int64_t p = next[cols[e]]++;
+      if (rows) rows[p] = static_cast<int32_t>(row);
+      if (ids) ids[p] = static_cast<Id>(e);
     });
   });
   return by_src.release_key_start();
@@ -94,10 +99,7 @@ std::vector<int64_t> sort_by_source(const Structure& s, Place&& place, Ahead&& a
 Transpose build_transpose(const Structure& s) {
   Transpose t;
   t.row_idx = detail::huge_page_vector<int32_t>(s.col_idx.size());
-  int32_t* rows = t.row_idx.data();
-  t.col_ptr = sort_by_source(
-      s, [&](int64_t p, int64_t row, int64_t) { rows[p] = static_cast<int32_t>(row); },
-      [&](int64_t p) { detail::prefetch_write(rows + p); });
+  t.col_ptr = sort_by_source<int32_t>(s, t.row_idx.data(), nullptr);
   return t;
 }
 
@@ -105,10 +107,7 @@ Transpose build_transpose(const Structure& s) {
 template <class Id>
 std::vector<Id> build_transpose_edges(const Structure& s) {
   std::vector<Id> edges = detail::huge_page_vector<Id>(s.col_idx.size());
-  Id* ids = edges.data();
-  (void)sort_by_source(
-      s, [&](int64_t p, int64_t, int64_t e) { ids[p] = static_cast<Id>(e); },
-      [&](int64_t p) { detail::prefetch_write(ids + p); });
+  (void)sort_by_source(s, nullptr, edges.data());
   return edges;
 }
 
@@ -119,18 +118,7 @@ template <class Id>
 std::vector<Id> build_transpose_with_edges(const Structure& s, Transpose& t) {
   t.row_idx = detail::huge_page_vector<int32_t>(s.col_idx.size());
   std::vector<Id> edges = detail::huge_page_vector<Id>(s.col_idx.size());
-  int32_t* rows = t.row_idx.data();
-  Id* ids = edges.data();
-  t.col_ptr = sort_by_source(
-      s,
-      [&](int64_t p, int64_t row, int64_t e) {
-        rows[p] = static_cast<int32_t>(row);
-        ids[p] = static_cast<Id>(e);
-      },
-      [&](int64_t p) {
-        detail::prefetch_write(rows + p);
-        detail::prefetch_write(ids + p);
-      });
+  t.col_ptr = sort_by_source(s, t.row_idx.data(), edges.data());
   return edges;
 }
 

@@ -417,10 +417,11 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
 
   // ---- Pass 2: source columns over the transpose ----------------------------------------------
   if (!src_grad && !g.dv) return;
+  // The pass reads each in-edge's id for an edge bias or a per-edge score term, and for the records.
+  [[maybe_unused]] const bool edge_data = a.bias || a.score.se || a.score.ea;
   if constexpr (std::is_same_v<P, CsrPattern>) {
-    // A pass that reads per-edge data by edge id (the records, an edge bias, a per-edge score
-    // term) asks for the ids first: a graph without its transpose yet builds both in one sort.
-    if (records || a.bias || a.score.se || a.score.ea) (void)pattern.graph().transpose_edges();
+    // A graph without its transpose yet builds it with the ids in one sort.
+    if (records || edge_data) (void)pattern.graph().transpose_edges();
   }
   const std::vector<int64_t> col_chunks = column_chunks(pattern);
   // The head-score fold: per column chunk, partials of d a_src and d a_dst [2, H * dv].
@@ -451,7 +452,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     // (4 bytes an edge, Graph::transpose_edges) are never built.
     auto for_each_in_col = [&](int64_t j, auto&& f) EDGEATTN_EDGE_BODY {
       if constexpr (std::is_same_v<P, CsrPattern>) {
-        if (!a.bias && !a.score.se && !a.score.ea) {
+        if (!edge_data) {
           const auto end = t->col_ptr[static_cast<size_t>(j) + 1];
           for (int64_t p = t->col_ptr[static_cast<size_t>(j)]; p < end; ++p)
             f(t->row_idx[static_cast<size_t>(p)], int64_t{-1});
