@@ -371,8 +371,12 @@ AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs&
   if (config.normalization == Normalization::softmax)
     result.row_stats = Tensor::uninitialized({prep.num_dst, prep.heads});
   if (config.return_attention) result.attention = Tensor({prep.num_edges, prep.heads});
+  if (config.save_for_backward && prep.path == AttentionPath::sparse &&
+      kernels::parallel_dst_terms_apply(pattern, prep.args))
+    result.dst_terms = Tensor::uninitialized({prep.num_dst, 2, prep.heads, prep.dv});  // written in full
   const kernels::ForwardBuffers buffers{per_head.data(), result.row_stats.data(),
-                                        config.return_attention ? result.attention.data() : nullptr};
+                                        config.return_attention ? result.attention.data() : nullptr,
+                                        result.dst_terms.data()};
   switch (prep.path) {
     case AttentionPath::reference: {
       std::optional<Graph> storage;
@@ -458,7 +462,7 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
          {inputs.query, inputs.key, inputs.score_dst, inputs.score_src, inputs.weight, inputs.key_weight,
           inputs.att, inputs.edge_bias, inputs.score_edge, inputs.edge_attr, inputs.edge_proj, inputs.att_dst,
           inputs.att_src, grad_out, ConstView(forward.row_stats), ConstView(forward.out),
-          ConstView(forward.node_scores)})
+          ConstView(forward.node_scores), ConstView(forward.dst_terms)})
       if (overlaps(target, n, other.data(), other.numel())) direct = false;
   }
   // The per-edge backward writes every element of dv, dq, dk, dsd, dss, dbias and dse once; the other
@@ -532,8 +536,15 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
       break;
   }
 
+  // The destination terms serve the sparse path that wrote them, with the forward's heads.
+  const float* dst_terms = nullptr;
+  if (!forward.dst_terms.absent() && prep.path == AttentionPath::sparse) {
+    check_shape("attention_backward: forward.dst_terms", forward.dst_terms, {nd, 2, h, prep.dv});
+    if (kernels::parallel_dst_terms_apply(pattern, prep.args)) dst_terms = forward.dst_terms.data();
+  }
   const kernels::BackwardInputs bin{dout, forward.row_stats.absent() ? nullptr : forward.row_stats.data(),
-                                    config.combine == HeadCombine::concat ? forward.out.data() : nullptr};
+                                    config.combine == HeadCombine::concat ? forward.out.data() : nullptr,
+                                    dst_terms};
   switch (prep.path) {
     case AttentionPath::reference: {
       std::optional<Graph> storage;

@@ -54,6 +54,11 @@ struct ForwardBuffers {
   float* out = nullptr;    // [Nd, H, dv], written fully
   float* lse = nullptr;    // [Nd, H], softmax only: written fully (-inf for empty rows)
   float* alpha = nullptr;  // [E, H] or null: normalised weights before dropout
+  // [Nd, 2, H, dv] or null (parallel_dst_terms_apply): per row, the per-head output O_i again
+  // and V_i = U_i - G_i O_i, with g = LeakyReLU'(z), U_i = sum_j alpha_ij g_ij keep_ij v_j and
+  // G_i = sum_j alpha_ij g_ij (per head). Then the destination-side score gradient is
+  // dsd_i = <dO_i, V_i> per head, and the backward needs no pass over each row's edges.
+  float* dst_terms = nullptr;
 };
 
 /// Gradient buffers, zero-filled by the caller (but see parallel_backward_writes_each_dv_once); a
@@ -81,10 +86,11 @@ struct BackwardBuffers {
 };
 
 struct BackwardInputs {
-  const float* dout = nullptr;  // [Nd, H, dv]
-  const float* lse = nullptr;   // [Nd, H] from forward (softmax only)
-  const float* out = nullptr;   // [Nd, H, dv] per-head forward output, or null (e.g. heads were
-                                // averaged): lets a backend get D_i = <dO_i, O_i> without a sweep
+  const float* dout = nullptr;       // [Nd, H, dv]
+  const float* lse = nullptr;        // [Nd, H] from forward (softmax only)
+  const float* out = nullptr;        // [Nd, H, dv] per-head forward output, or null (e.g. heads were
+                                     // averaged): lets a backend get D_i = <dO_i, O_i> without a sweep
+  const float* dst_terms = nullptr;  // ForwardBuffers::dst_terms of the forward, or null
 };
 
 // Serial oracle. Works on the materialised CSR of the pattern.
@@ -102,6 +108,13 @@ void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInpu
 /// each. Not thread-safe: set it while no kernel runs.
 enum class EdgeRecords { automatic, never, always };
 void set_edge_records(EdgeRecords mode);
+/// Whether parallel_forward can fill ForwardBuffers::dst_terms for parallel_backward: additive
+/// softmax scores with 8 heads of 8 (GAT's hidden layers), no edge bias or per-edge term, a
+/// non-negative slope, over an explicit graph whose edge records would fit their budget (the terms
+/// replace them; parallel_backward_impl.hpp) and whose gathered source rows exceed the last-level
+/// cache (below it the records' source pass is the cheaper one). set_edge_records(never) turns
+/// them off, always turns them on wherever the shape allows (tests).
+bool parallel_dst_terms_apply(const Pattern& p, const KernelArgs& a);
 /// True when parallel_backward writes every element of grads.dv exactly once (no zero-fill
 /// needed), in the task that reads v_j for the last time, after every other read of v: then dv
 /// may overwrite v itself. Then it also writes every element of dq, dk, dsd, dss, dbias and dse

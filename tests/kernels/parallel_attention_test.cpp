@@ -593,6 +593,84 @@ TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
         }
 }
 
+// The forward's destination terms (AttentionConfig::save_for_backward, AttentionResult::dst_terms):
+// kept for GAT's 8 x 8 additive softmax over explicit graphs only; with them the backward's
+// destination pass reads O_i and V_i instead of the row's edges. With concatenated heads the
+// source-side gradients are the recomputing pass's bit for bit (averaged heads: to rounding, as
+// D_i = <dO_i, O_i> replaces the sum over the row); d score_dst, now <dO_i, V_i> instead of a sum
+// over the edges, agrees to float rounding. On a square and on a bipartite graph (rows with no edges
+// included), with and without dropout, concatenated or averaged heads, and for one and two threads.
+TEST(ParallelAttention, DestinationTermsGiveTheSameGradientsToRounding) {
+  struct RecordsMode {
+    ~RecordsMode() { kernels::set_edge_records(kernels::EdgeRecords::automatic); }
+  } restore;
+  const Graph square = testing::power_law_graph(2000, 30000, 8);
+  const Graph bipartite = testing::uniform_graph(700, 2500, 3000, 4);
+  for (const Graph* g : {&square, &bipartite})
+    for (const float dropout : {0.f, 0.3f})
+      for (const HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+        SCOPED_TRACE(g->describe() + " dropout " + std::to_string(dropout) +
+                     (combine == HeadCombine::mean ? " mean" : ""));
+        AttentionConfig c{.score = Score::additive,
+                          .combine = combine,
+                          .dropout = dropout,
+                          .seed = 7,
+                          .path = AttentionPath::sparse};
+        const Operands o = make_operands(*g, c, 8, 8, 8, false, 13);
+        auto run = [&](bool save, int threads) {
+          ThreadLimit limit(threads);
+          c.save_for_backward = save;
+          AttentionResult r = attention_forward(*g, o.inputs(), c);
+          EXPECT_EQ(r.dst_terms.absent(), !save);
+          AttentionGrads d = attention_backward(*g, o.inputs(), c, r, o.grad_out);
+          return std::make_pair(std::move(r), std::move(d));
+        };
+        kernels::set_edge_records(kernels::EdgeRecords::never);  // the recomputing source pass
+        const auto [r0, without] = run(false, 2);
+        kernels::set_edge_records(kernels::EdgeRecords::always);  // the terms on a graph this small
+        const auto [r1, with] = run(true, 2);
+        EXPECT_EQ(max_abs_diff(r0.out, r1.out), 0.f);
+        if (combine == HeadCombine::concat) {  // D_i = <dO_i, O_i> both ways
+          EXPECT_EQ(max_abs_diff(with.value, without.value), 0.f);
+          EXPECT_EQ(max_abs_diff(with.score_src, without.score_src), 0.f);
+        } else {  // without the terms, D_i is summed over the row's edges (no per-head output)
+          EXPECT_LE(max_abs_diff(with.value, without.value), 1e-6f);
+          EXPECT_LE(max_abs_diff(with.score_src, without.score_src), 1e-6f);
+        }
+        const float scale = max_abs_diff(without.score_dst, Tensor(without.score_dst.shape()));
+        EXPECT_GT(scale, 0.f);
+        EXPECT_LE(max_abs_diff(with.score_dst, without.score_dst), 1e-5f * scale);
+        const auto [r2, with_one_thread] = run(true, 1);
+        EXPECT_EQ(max_abs_diff(r1.dst_terms, r2.dst_terms), 0.f);
+        EXPECT_EQ(max_abs_diff(with.score_dst, with_one_thread.score_dst), 0.f);
+        EXPECT_EQ(max_abs_diff(with.value, with_one_thread.value), 0.f);
+      }
+  // Not kept: other shapes, an edge bias, a structured pattern, the reference path, records off,
+  // or (automatic) source rows that fit in cache.
+  const AttentionConfig c{.score = Score::additive, .save_for_backward = true, .path = AttentionPath::sparse};
+  EXPECT_TRUE(
+      attention_forward(square, make_operands(square, c, 3, 5, 5, false, 2).inputs(), c).dst_terms.absent());
+  EXPECT_TRUE(
+      attention_forward(square, make_operands(square, c, 8, 8, 8, true, 2).inputs(), c).dst_terms.absent());
+  const Pattern complete = CompletePattern(40, 40);
+  EXPECT_TRUE(attention_forward(complete, make_operands(complete, c, 8, 8, 8, false, 2).inputs(), c)
+                  .dst_terms.absent());
+  AttentionConfig reference = c;
+  reference.path = AttentionPath::reference;
+  EXPECT_TRUE(attention_forward(square, make_operands(square, c, 8, 8, 8, false, 2).inputs(), reference)
+                  .dst_terms.absent());
+  kernels::set_edge_records(kernels::EdgeRecords::never);
+  EXPECT_TRUE(
+      attention_forward(square, make_operands(square, c, 8, 8, 8, false, 2).inputs(), c).dst_terms.absent());
+  kernels::set_edge_records(kernels::EdgeRecords::automatic);
+  EXPECT_TRUE(
+      attention_forward(square, make_operands(square, c, 8, 8, 8, false, 2).inputs(), c).dst_terms.absent());
+  // A sampled block's shape: 60k sources, 17 MB of gathered rows, beyond the cache.
+  const Graph block = testing::uniform_graph(1000, 60000, 5000, 9);
+  EXPECT_FALSE(
+      attention_forward(block, make_operands(block, c, 8, 8, 8, false, 2).inputs(), c).dst_terms.absent());
+}
+
 TEST(ParallelAttention, ConcurrentGemmPathsGiveIdenticalResultsOnEveryCall) {
   // The tiled sparse path (microkernels) and the dense path (BLAS) run from several TBB tasks at once. A BLAS
   // that is not thread-safe (Debian's serial OpenBLAS) corrupts results nondeterministically; repeated

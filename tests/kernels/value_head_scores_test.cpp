@@ -128,22 +128,26 @@ TEST(ValueHeadScores, EqualTheCompositionOnEveryBackendAndShape) {
                {Normalization::softmax, 0.f, HeadCombine::mean},
                {Normalization::relu, 0.2f, HeadCombine::concat}})
         for (const AttentionPath path : {AttentionPath::sparse, AttentionPath::reference})
-          for (const auto mode : {kernels::EdgeRecords::always, kernels::EdgeRecords::never}) {
-            if (path == AttentionPath::reference && mode == kernels::EdgeRecords::never) continue;
-            SCOPED_TRACE(g->describe() + " heads " + std::to_string(heads) + " dv " + std::to_string(dv) +
-                         " " + to_string(norm) + " dropout " + std::to_string(dropout) +
-                         (combine == HeadCombine::mean ? " mean " : " ") + to_string(path) +
-                         (mode == kernels::EdgeRecords::always ? " records" : " recomputed"));
-            kernels::set_edge_records(mode);
-            check(*g,
-                  {.score = Score::additive,
-                   .normalization = norm,
-                   .combine = combine,
-                   .dropout = dropout,
-                   .seed = 4,
-                   .path = path},
-                  heads, dv);
-          }
+          for (const auto mode : {kernels::EdgeRecords::always, kernels::EdgeRecords::never})
+            for (const bool save : {false, true}) {  // save: the forward's destination terms, 8 x 8
+              if (path == AttentionPath::reference && mode == kernels::EdgeRecords::never) continue;
+              if (save && (path == AttentionPath::reference || mode == kernels::EdgeRecords::never)) continue;
+              SCOPED_TRACE(g->describe() + " heads " + std::to_string(heads) + " dv " + std::to_string(dv) +
+                           " " + to_string(norm) + " dropout " + std::to_string(dropout) +
+                           (combine == HeadCombine::mean ? " mean " : " ") + to_string(path) +
+                           (mode == kernels::EdgeRecords::always ? " records" : " recomputed") +
+                           (save ? " destination terms" : ""));
+              kernels::set_edge_records(mode);
+              check(*g,
+                    {.score = Score::additive,
+                     .normalization = norm,
+                     .combine = combine,
+                     .dropout = dropout,
+                     .seed = 4,
+                     .save_for_backward = save,
+                     .path = path},
+                    heads, dv);
+            }
 }
 
 TEST(ValueHeadScores, EqualTheCompositionOnStructuredPatterns) {

@@ -91,6 +91,11 @@ struct AttentionConfig {
   uint64_t seed = 0;
   /// Also return the normalised weights alpha [num_edges, H] (before dropout), in CSR edge order.
   bool return_attention = false;
+  /// The forward will be followed by attention_backward (training): where it pays, keep what
+  /// spares the backward a pass over each destination's edges (AttentionResult::dst_terms).
+  /// Autograd's attention ops set it when training; the gradients agree with it off to float
+  /// rounding (the destination score gradient is summed in another order).
+  bool save_for_backward = false;
   AttentionPath path = AttentionPath::automatic;
   double dense_threshold = kDefaultDenseThreshold;
 };
@@ -141,6 +146,13 @@ struct AttentionResult {
   /// With att_dst/att_src: [num_dst + num_src, H], score_dst's rows then score_src's, for
   /// attention_backward; else empty.
   Tensor node_scores;
+  /// With save_for_backward, on the sparse path, for additive softmax scores with 8 heads of 8 over
+  /// an explicit graph (GAT's hidden layers; no edge bias or per-edge term, within the memory the
+  /// backward's per-edge records would take): [num_dst, 2, H, Dv], per destination its per-head
+  /// output O_i and V_i = sum_j alpha_ij g_ij keep_ij v_j - (sum_j alpha_ij g_ij) O_i, g the
+  /// LeakyReLU's slope at the edge's score. The backward then gets d score_dst_i = <dO_i, V_i> per
+  /// head without a sweep over the edges. Empty otherwise.
+  Tensor dst_terms;
   AttentionPath path = AttentionPath::sparse;  ///< the path that ran
 };
 

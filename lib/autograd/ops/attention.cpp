@@ -102,6 +102,7 @@ Var graph_attention(Tape& tape, const Pattern& pattern, const AttentionVars& var
                     Tensor* attention, const AttentionEpilogue& epilogue) {
   detail::check_epilogue("graph_attention", epilogue);  // before the attention runs
   if (!tape.training) config.dropout = 0.f;
+  config.save_for_backward = tape.training;  // a backward follows (AttentionResult::dst_terms)
   const bool want_attention = config.return_attention && attention != nullptr;
   config.return_attention = want_attention;
   AttentionResult result = attention_forward(pattern, inputs_of(tape, vars), config);

@@ -176,6 +176,7 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
   check_operands(tape, pattern, vars, config);
   detail::check_epilogue("gat_attention", epilogue);
   if (!tape.training) config.dropout = 0.f;
+  config.save_for_backward = tape.training;  // a backward follows (AttentionResult::dst_terms)
   const bool want_attention = config.return_attention && attention != nullptr;
   config.return_attention = want_attention;
   const Tensor& a_dst = tape.value(vars.att_dst);

@@ -22,6 +22,11 @@
 // block's exps, dropout keep factors and kept weights are loops over its edges, which vectorise;
 // edge by edge, one head's scalar exp and dropout hash cost more than its few value products.
 //
+// With ForwardBuffers::dst_terms (GAT's 8 x 8 additive softmax, for the backward: see
+// parallel_backward_impl.hpp) each block also sums U += w g v_j and G += exp(s - m) g, g the
+// LeakyReLU's slope at the edge's score (rescaled with acc and l), and the row stores O_i and
+// V_i = (U - (G / l) acc) / l: the backward's destination pass then reads no edges.
+//
 // Rows are processed in parallel over the pattern's edge-balanced row chunks (pull style: each
 // row is written by one task, no atomics), so results are identical for any thread count. For
 // explicit graphs the kernel prefetches the source rows of the edges some way ahead (see
@@ -115,6 +120,17 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     // with the accumulator in registers (vector_math.hpp: accumulate_8x8_rows).
     constexpr bool kBlock8x8 = Dm::heads == 8 && Dm::dv == 8 && !edge_values;
     std::array<float, kBlock8x8 ? 8 * kBlock : 1> block_w8{};
+    // The backward's destination terms (ForwardBuffers::dst_terms; additive 8 x 8 softmax): per
+    // row the running U [8 x 8] and G [8] beside acc and l (rescaled with them), and the block's
+    // weights times g = LeakyReLU'(z).
+    constexpr bool kDstTerms = kBlock8x8 && kSoftmax && kIsAdditive<S>;
+    const bool dst_terms = kDstTerms && out.dst_terms != nullptr;
+    // Written once and read only by the backward: large ones with streaming stores, as out.
+    const bool stream_terms =
+        dst_terms && streaming_stores_apply(out.dst_terms, pattern.num_dst(), 2 * width);
+    alignas(32) std::array<float, kDstTerms ? 72 : 1> u_state{};
+    alignas(64) std::array<float, kDstTerms ? 128 : 1> terms_row{};
+    std::array<float, kDstTerms ? 8 * kBlock : 1> block_wg{};
     const uint32_t keep_threshold = dropout_threshold16(a.dropout);
     std::array<int32_t, kBlock> block_j{};
     std::array<int64_t, kBlock> block_e{};
@@ -159,6 +175,15 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         first_block = false;
       } else if (exceeds_shift(lanes, block_max, m)) {
         raise_shift(lanes, heads, dv, block_max, m, l, st.c, acc);
+        if constexpr (kDstTerms)
+          if (dst_terms) {
+            float* u = u_state.data();
+            for (int h = 0; h < 8; ++h) {
+              u[64 + h] *= st.c[h];
+#pragma omp simd
+              for (int d = 0; d < 8; ++d) u[8 * h + d] *= st.c[h];
+            }
+          }
       }
       if constexpr (kBlock8x8) {
         // The weights and l in edge order, each edge's keep factors, then the value sums: every
@@ -167,15 +192,33 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         for (int k = 0; k < block_n; ++k) {
           float* wk = bw + 8 * k;
           exp_shifted_sum(8, block_s + k * 8, m, wk, l);
+          if constexpr (kDstTerms)
+            if (dst_terms) {  // G += exp(s - m) g; g from the score: s > 0 exactly when z > 0
+              const Lanes8 g8 = load_lanes8(block_s + k * 8) > 0.f ? Lanes8{} + 1.f : Lanes8{} + score.slope;
+              store_lanes8(block_wg.data() + 8 * k, g8);
+              float* g_sum = u_state.data() + 64;
+              store_lanes8(g_sum, load_lanes8(g_sum) + load_lanes8(wk) * g8);
+            }
           if (a.dropout > 0.f) {
             dropout_keep_heads_row(row_key, block_j[static_cast<size_t>(k)], 8, keep_threshold, keep_scale,
                                    kf);
 #pragma omp simd
             for (int h = 0; h < 8; ++h) wk[h] *= kf[h];
           }
+          if constexpr (kDstTerms)
+            if (dst_terms) {  // the kept weight times g
+              float* gk = block_wg.data() + 8 * k;
+              store_lanes8(gk, load_lanes8(gk) * load_lanes8(wk));
+            }
         }
         accumulate_8x8_rows(
             acc, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw + 8 * k; }, value_row);
+        if constexpr (kDstTerms)
+          if (dst_terms)  // U's sums over the same rows, now in L1
+            accumulate_8x8_rows(
+                u_state.data(), block_n,
+                [&](int64_t k) EDGEATTN_EDGE_BODY { return block_wg.data() + 8 * k; },
+                [&](int64_t k) EDGEATTN_EDGE_BODY { return a.v + block_j[static_cast<size_t>(k)] * width; });
         block_n = 0;
         return;
       }
@@ -227,6 +270,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       std::fill_n(l, lanes, 0.f);
       std::fill_n(acc, width, 0.f);
       first_block = true;
+      if constexpr (kDstTerms)
+        if (dst_terms)  // (fill() became a memset call per row)
+          for (int q = 0; q < 9; ++q) store_lanes8(u_state.data() + 8 * q, Lanes8{});
       if (a.dropout > 0.f) row_key = edge_row_key(a.seed, i);
       pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
         if constexpr (std::is_same_v<P, CsrPattern>) {
@@ -254,6 +300,19 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       });
       if constexpr (kSoftmax) {
         if (block_n > 0) flush_block();
+        if constexpr (kDstTerms)
+          if (dst_terms) {  // O_i and V_i = (U' - (G' / l) acc) / l from the unnormalised sums
+            float* t = terms_row.data();
+            const float* u = u_state.data();
+            for (int h = 0; h < 8; ++h) {
+              const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
+              const float g_h = u[64 + h] * inv;
+              const Lanes8 a8 = load_lanes8(acc + 8 * h);
+              store_lanes8(t + 8 * h, a8 * inv);  // the output's own product: the same bits
+              store_lanes8(t + 64 + 8 * h, (load_lanes8(u + 8 * h) - g_h * a8) * inv);
+            }
+            store_row(out.dst_terms + i * 2 * width, t, 2 * width, stream_terms);
+          }
         // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).
         for (int64_t h = 0; h < heads; ++h) {
           const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
@@ -277,7 +336,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         });
       }
     }
-    if (stream) stream_fence();
+    if (stream || stream_terms) stream_fence();
   });
 }
 
