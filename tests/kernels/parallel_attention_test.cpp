@@ -543,6 +543,14 @@ TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
   }
 }
 
+// Puts the edge-records switch back to automatic when a test that forces it ends, pass or fail.
+struct RestoreEdgeRecords {
+  RestoreEdgeRecords() = default;
+  RestoreEdgeRecords(const RestoreEdgeRecords&) = delete;
+  RestoreEdgeRecords& operator=(const RestoreEdgeRecords&) = delete;
+  ~RestoreEdgeRecords() { kernels::set_edge_records(kernels::EdgeRecords::automatic); }
+};
+
 // The sparse backward's edge records (kernels/attention_backend.hpp: EdgeRecords): the source pass
 // reading the destination pass's per-edge weight and score gradient gives the recomputing pass's
 // gradients bit for bit, for GAT's specialised shapes (8 x 8, and one head: its passes' per-edge
@@ -550,9 +558,7 @@ TEST(ParallelAttention, ResultsAreBitIdenticalForOneAndTwoThreads) {
 // square and on a bipartite (sampled-block-like) graph, with the output given for D_i (concat) or
 // not (mean: the two-sweep destination pass).
 TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
-  struct RecordsMode {
-    ~RecordsMode() { kernels::set_edge_records(kernels::EdgeRecords::automatic); }
-  } restore;
+  const RestoreEdgeRecords restore;
   const Graph square = testing::power_law_graph(2000, 30000, 8);
   const Graph bipartite = testing::uniform_graph(700, 2500, 6000, 4);
   // The same graphs with 64-bit transpose edge ids (what a graph of 2^31 edges or more gets).
@@ -601,9 +607,7 @@ TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
 // over the edges, agrees to float rounding. On a square and on a bipartite graph (rows with no edges
 // included), with and without dropout, concatenated or averaged heads, and for one and two threads.
 TEST(ParallelAttention, DestinationTermsGiveTheSameGradientsToRounding) {
-  struct RecordsMode {
-    ~RecordsMode() { kernels::set_edge_records(kernels::EdgeRecords::automatic); }
-  } restore;
+  const RestoreEdgeRecords restore;
   const Graph square = testing::power_law_graph(2000, 30000, 8);
   const Graph bipartite = testing::uniform_graph(700, 2500, 3000, 4);
   for (const Graph* g : {&square, &bipartite})
