@@ -42,7 +42,6 @@ bool parallel_dst_terms_apply(const Pattern& p, const KernelArgs& a) {
   const Graph* g = std::get_if<Graph>(&p);
   if (g == nullptr || a.score.kind != EdgeScore::additive || a.norm != Normalization::softmax) return false;
   if (a.heads != 8 || a.dv != 8 || a.bias || a.score.se || !(a.score.slope >= 0.f)) return false;
-  if (tiled_applies(p, a, /*want_alpha=*/false)) return false;
   // set_edge_records: never turns the terms off with the records, always forces both (tests).
   if (detail::g_edge_records != EdgeRecords::automatic) return detail::g_edge_records == EdgeRecords::always;
   return gathered_bytes(g->num_src(), a.heads + a.heads * a.dv) >= kDstTermsMinBytes &&
