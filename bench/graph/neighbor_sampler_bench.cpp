@@ -6,6 +6,8 @@
 //                              nn::Model::forward does every step (self-loops, row partition;
 //                              the transpose waits for the backward, Graph::transpose_edges)
 //   sampler/gather_inputs      gather_rows(features, input_nodes): [~237k, 100] floats
+// each with the blocks' new sources numbered by first appearance (/ascending:0) or by ascending
+// id (/ascending:1, what the training loops use: NeighborSamplerOptions::order).
 // Each iteration takes the next batch of a fixed seed shuffle (so the caches see new nodes, as in
 // training), with the batch index as the sampling seed. Counters: sampled_edges per batch (before
 // self-loops) and edges_per_s; gather_inputs reports bytes_per_call and GBps against STREAM.
@@ -53,8 +55,9 @@ struct Input {
     const int64_t batches = static_cast<int64_t>(train.size()) / kBatch;
     return std::span<const int64_t>(train).subspan(static_cast<size_t>((b % batches) * kBatch), kBatch);
   }
-  SampledSubgraph sample(int64_t b) const {
-    return sample_neighbors(ds.graph, batch(b), {.fanouts = {15, 10, 5}, .seed = static_cast<uint64_t>(b)});
+  SampledSubgraph sample(int64_t b, SourceOrder order) const {
+    return sample_neighbors(ds.graph, batch(b),
+                            {.fanouts = {15, 10, 5}, .seed = static_cast<uint64_t>(b), .order = order});
   }
 };
 
@@ -87,12 +90,17 @@ void run(benchmark::State& state, Body&& body) {
   }
 }
 
+// The benchmark's argument: 0 numbers each block's new sources by appearance, 1 ascending.
+SourceOrder order_of(const benchmark::State& state) {
+  return state.range(0) ? SourceOrder::ascending : SourceOrder::appearance;
+}
+
 // kBatches batches sampled outside the timed region, reused in turn; false (the case skipped with
 // the error) when sampling throws.
 constexpr int64_t kBatches = 20;
 bool presample(benchmark::State& state, std::vector<SampledSubgraph>& batches) {
   try {
-    for (int64_t b = 0; b < kBatches; ++b) batches.push_back(input().sample(b));
+    for (int64_t b = 0; b < kBatches; ++b) batches.push_back(input().sample(b, order_of(state)));
     return true;
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
@@ -101,11 +109,14 @@ bool presample(benchmark::State& state, std::vector<SampledSubgraph>& batches) {
 }
 
 void register_all() {
-  benchmark::RegisterBenchmark("sampler/sample_neighbors",
-                               [](benchmark::State& s) {
-                                 run(s,
-                                     [](const Input& in, int64_t b) { return sampled_edges(in.sample(b)); });
-                               })
+  benchmark::RegisterBenchmark(
+      "sampler/sample_neighbors",
+      [](benchmark::State& s) {
+        const SourceOrder order = order_of(s);
+        run(s, [&](const Input& in, int64_t b) { return sampled_edges(in.sample(b, order)); });
+      })
+      ->ArgName("ascending")
+      ->DenseRange(0, 1)
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   benchmark::RegisterBenchmark(
@@ -120,6 +131,8 @@ void register_all() {
           return sampled_edges(sub);
         });
       })
+      ->ArgName("ascending")
+      ->DenseRange(0, 1)
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   benchmark::RegisterBenchmark(
@@ -141,6 +154,8 @@ void register_all() {
             s, 0, static_cast<double>(bytes) / static_cast<double>(std::max<int64_t>(1, s.iterations())),
             clock.seconds());
       })
+      ->ArgName("ascending")
+      ->DenseRange(0, 1)
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
 }

@@ -603,6 +603,10 @@ int run_train(std::span<const std::string> argv) {
               "with --batch-size: neighbours sampled per node at hop 1 (the seeds), 2, ... as PyG's "
               "num_neighbors, one per layer; -1 takes all (default: 10 per layer)")
       .flag("replace", "with --batch-size: sample neighbours with replacement")
+      .option("source-order", "ORDER", "ascending",
+              "with --batch-size: numbering of each sampled block's new source nodes: ascending (by "
+              "dataset id, so blocks keep the dataset's locality; the faster) or appearance (first "
+              "appearance, as DGL and PyG number them)")
       .flag(
           "edge-features",
           "feed the dataset's edge attributes (OGB edge-feat, TUDataset edge attributes and labels) to every "
@@ -630,7 +634,7 @@ int run_train(std::span<const std::string> argv) {
       throw UsageError(
           "--distributed needs MPI: this edgeattn was built without it (install libopenmpi-dev and "
           "openmpi-bin, then reconfigure with -DEDGEATTN_MPI=ON)");
-    for (const char* o : {"batch-size", "fanout", "attention-out", "plot", "reorder"})
+    for (const char* o : {"batch-size", "fanout", "source-order", "attention-out", "plot", "reorder"})
       if (args.given(o)) throw UsageError(std::string("--") + o + " does not apply to --distributed");
     if (args.flag_set("replace") || args.flag_set("profile"))
       throw UsageError("--replace and --profile do not apply to --distributed");
@@ -719,8 +723,15 @@ int run_train(std::span<const std::string> argv) {
   const data::Split& split = ds.split(args.str("split"));
   const int64_t batch_size = args.integer("batch-size", 0, int64_t{1} << 40);
   NeighborSamplerOptions sampling{.fanouts = {}, .replace = args.flag_set("replace"), .seed = 0};
-  if (batch_size == 0 && (args.given("fanout") || args.flag_set("replace")))
-    throw UsageError("--fanout and --replace apply to mini-batch training: give --batch-size too");
+  if (batch_size == 0 && (args.given("fanout") || args.flag_set("replace") || args.given("source-order")))
+    throw UsageError(
+        "--fanout, --replace and --source-order apply to mini-batch training: give --batch-size too");
+  try {
+    sampling.order = parse_source_order(args.str("source-order"));
+  } catch (const InvalidArgument&) {
+    throw UsageError("--source-order is '" + args.str("source-order") +
+                     "': expected ascending or appearance");
+  }
   if (batch_size > 0) {
     if (cfg.kind == nn::ModelKind::graph_transformer)
       throw UsageError("--batch-size needs a conv model (gat, gatv2, transformer), not graph_transformer");
@@ -841,7 +852,9 @@ int run_train(std::span<const std::string> argv) {
       std::string fanout;
       for (const int64_t k : sampling.fanouts)
         fanout.append(fanout.empty() ? "" : ",").append(std::to_string(k));
-      j.field("fanout", fanout).field("replace", sampling.replace);
+      j.field("fanout", fanout)
+          .field("replace", sampling.replace)
+          .field("source_order", to_string(sampling.order));
     }
     j.field("metric", ds.labels.metric());  // what the *_accuracy fields hold
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));

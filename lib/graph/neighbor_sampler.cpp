@@ -3,18 +3,26 @@
 //   2. fill each row in parallel with the input CSR positions of its sampled edges, ascending
 //      (Floyd's algorithm without replacement, independent draws with; every draw is
 //      neighbor_draw(seed, hop, node, t), so a row depends on nothing but its node);
-//   3. relabel the sources in order of first appearance, in parallel and without a hash table:
-//      every node has a "position" (destination i: i; sampled edge e: num_dst + e). An atomic
-//      min over a scratch array indexed by global id finds each source's first position; the
-//      edges holding one are counted per fixed piece, and a prefix sum over pieces gives each new
-//      source its local id, which replaces the position in the scratch array (as -(id + 1), so it
-//      can never equal a position). Atomic min is order-independent, so the numbering is the
-//      serial one for any thread count;
+//   3. relabel the sources, in parallel and without a hash table, through a scratch array indexed
+//      by global id. In order of first appearance (SourceOrder::appearance): every node has a
+//      "position" (destination i: i; sampled edge e: num_dst + e). An atomic min over the scratch
+//      finds each source's first position; the edges holding one are counted per fixed piece, and
+//      a prefix sum over pieces gives each new source its local id, which replaces the position in
+//      the scratch array (as -(id + 1), so it can never equal a position). Atomic min is
+//      order-independent, so the numbering is the serial one for any thread count.
+//      In ascending order (SourceOrder::ascending): the destinations' slots take their ids first;
+//      each edge whose source's slot is still unseen claims it (compare-and-swap to kMarked, so
+//      each new source is listed once, by whichever edge wins), and the listed sources are
+//      ordered by global id: sorted where they are few, else read off a parallel scan of the
+//      whole scratch array (counts per piece, a prefix sum, then the ids). Which edge wins a
+//      claim varies between runs; the numbering, a function of the set, does not;
 //   4. map each edge to its local source, sort each row by (local source, input position) as
 //      Graph requires, and reset the touched scratch entries for the next hop.
 // The oracle is lib/graph/reference/reference_neighbor_sampler.cpp; tests/graph compares the two
 // bit for bit.
 #include "edgeattn/graph/neighbor_sampler.hpp"
+
+#include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <array>
@@ -36,6 +44,11 @@ namespace {
 constexpr int64_t kRowGrain = 512;     // destination rows per parallel piece
 constexpr int64_t kEdgeGrain = 16384;  // sampled edges per parallel piece (fixes the relabel pieces)
 constexpr int64_t kUnseen = std::numeric_limits<int64_t>::max();
+// Ascending numbering: a new source claimed by an edge, not yet numbered. Above every position.
+constexpr int64_t kMarked = kUnseen - 1;
+// Ascending numbering reads the new sources off a scan of the whole scratch array when they are
+// at least 1 / kScanFraction of the input's nodes (the scan then costs less than a sort).
+constexpr int64_t kScanFraction = 16;
 // Up to this fanout Floyd's membership test scans the picks so far; beyond it, a per-thread byte
 // mask over the row (both give the same picks: they only answer "was r picked?").
 constexpr int64_t kScanFanout = 64;
@@ -172,9 +185,137 @@ void check_destinations(const char* fn, const char* what, const Graph& graph, st
                       ", which appears earlier at ", what, "[", earlier, "]: expected distinct nodes");
 }
 
+// Step 3 of sample_hop (see the file comment) in order of first appearance: `lead` are the
+// destinations that lead the sources (square graphs), `sources` each sampled edge's global source;
+// leaves each source's slot in `first` as -(local id + 1) and fills `src_nodes`.
+void number_by_appearance(std::span<const int64_t> lead, std::span<const int32_t> sources, int64_t* first,
+                          std::vector<int64_t>& src_nodes) {
+  const auto num_lead = static_cast<int64_t>(lead.size());
+  const auto num_edges = static_cast<int64_t>(sources.size());
+  // Every pass over the scratch reads or writes it at random (2 MiB for a 250k-node graph: beyond
+  // L2), each access a cache miss, and the atomics of the first pass do not overlap: each
+  // prefetches the slot kSlotAhead accesses ahead.
+  auto source = [&](int64_t e) -> int64_t { return sources[static_cast<size_t>(e)]; };
+  auto prefetch_source = [&](int64_t k, int64_t end) {
+    if (k + kSlotAhead < end) detail::prefetch_write(first + source(k + kSlotAhead));
+  };
+  auto prefetch_lead = [&](int64_t i, int64_t end) {
+    if (i + kSlotAhead < end) detail::prefetch_write(first + lead[static_cast<size_t>(i + kSlotAhead)]);
+  };
+  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      prefetch_lead(i, e);
+      first[lead[static_cast<size_t>(i)]] = i;
+    }
+  });
+  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      prefetch_source(k, e);
+      atomic_min(first[source(k)], num_lead + k);
+    }
+  });
+  const int64_t pieces = (num_edges + kEdgeGrain - 1) / kEdgeGrain;
+  std::vector<int64_t> piece_start(static_cast<size_t>(pieces) + 1, 0);
+  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
+    int64_t fresh = 0;
+    for (int64_t k = b; k < e; ++k) {
+      prefetch_source(k, e);
+      fresh += load(first[source(k)]) == num_lead + k;
+    }
+    piece_start[static_cast<size_t>(b / kEdgeGrain) + 1] = fresh;
+  });
+  std::partial_sum(piece_start.begin(), piece_start.end(), piece_start.begin());
+  const int64_t num_src = num_lead + piece_start.back();
+
+  // Local ids, stored in the scratch as -(id + 1): no position is negative, so the test "is edge
+  // k the first?" stays exact while other pieces overwrite their own first entries.
+  src_nodes.resize(static_cast<size_t>(num_src));
+  std::copy(lead.begin(), lead.end(), src_nodes.begin());
+  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
+    int64_t next = num_lead + piece_start[static_cast<size_t>(b / kEdgeGrain)];
+    for (int64_t k = b; k < e; ++k) {
+      prefetch_source(k, e);
+      const int64_t g = source(k);
+      if (load(first[g]) != num_lead + k) continue;
+      src_nodes[static_cast<size_t>(next)] = g;
+      std::atomic_ref<int64_t>(first[g]).store(-(next + 1), std::memory_order_relaxed);
+      ++next;
+    }
+  });
+  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      prefetch_lead(i, e);
+      first[lead[static_cast<size_t>(i)]] = -(i + 1);
+    }
+  });
+}
+
+// Step 3 in ascending order (same contract as number_by_appearance); `num_nodes` is the scratch's
+// length, the input graph's sources.
+void number_ascending(int64_t num_nodes, std::span<const int64_t> lead, std::span<const int32_t> sources,
+                      int64_t* first, std::vector<int64_t>& src_nodes) {
+  const auto num_lead = static_cast<int64_t>(lead.size());
+  const auto num_edges = static_cast<int64_t>(sources.size());
+  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      if (i + kSlotAhead < e) detail::prefetch_write(first + lead[static_cast<size_t>(i + kSlotAhead)]);
+      first[lead[static_cast<size_t>(i)]] = -(i + 1);
+    }
+  });
+  // Claims: each piece lists the sources it was first to mark (which piece lists a source varies
+  // with the schedule; the set of all of them does not).
+  const int64_t pieces = (num_edges + kEdgeGrain - 1) / kEdgeGrain;
+  std::vector<std::vector<int64_t>> claimed(static_cast<size_t>(pieces));
+  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
+    std::vector<int64_t>& mine = claimed[static_cast<size_t>(b / kEdgeGrain)];
+    for (int64_t k = b; k < e; ++k) {
+      if (k + kSlotAhead < e) detail::prefetch_write(first + sources[static_cast<size_t>(k + kSlotAhead)]);
+      const int64_t g = sources[static_cast<size_t>(k)];
+      std::atomic_ref<int64_t> slot(first[g]);
+      int64_t seen = slot.load(std::memory_order_relaxed);
+      if (seen == kUnseen && slot.compare_exchange_strong(seen, kMarked, std::memory_order_relaxed))
+        mine.push_back(g);
+    }
+  });
+  int64_t fresh = 0;
+  for (const auto& c : claimed) fresh += static_cast<int64_t>(c.size());
+  src_nodes.resize(static_cast<size_t>(num_lead + fresh));
+  std::copy(lead.begin(), lead.end(), src_nodes.begin());
+  int64_t* out = src_nodes.data() + num_lead;
+  if (fresh * kScanFraction >= num_nodes) {
+    // Many: the marked slots of the whole scratch array, in index order.
+    constexpr int64_t kScanGrain = int64_t{1} << 16;
+    const int64_t scan_pieces = (num_nodes + kScanGrain - 1) / kScanGrain;
+    std::vector<int64_t> start(static_cast<size_t>(scan_pieces) + 1, 0);
+    parallel_for(0, num_nodes, kScanGrain, [&](int64_t b, int64_t e) {
+      start[static_cast<size_t>(b / kScanGrain) + 1] = std::count(first + b, first + e, kMarked);
+    });
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    parallel_for(0, num_nodes, kScanGrain, [&](int64_t b, int64_t e) {
+      int64_t next = start[static_cast<size_t>(b / kScanGrain)];
+      for (int64_t g = b; g < e; ++g)
+        if (first[g] == kMarked) out[next++] = g;
+    });
+  } else {
+    // Few: the claims, concatenated and sorted.
+    int64_t at = 0;
+    for (const auto& c : claimed) {
+      std::copy(c.begin(), c.end(), out + at);
+      at += static_cast<int64_t>(c.size());
+    }
+    tbb::parallel_sort(out, out + fresh);
+  }
+  parallel_for(num_lead, num_lead + fresh, 1 << 14, [&](int64_t b, int64_t e) {
+    for (int64_t j = b; j < e; ++j) {
+      if (j + kSlotAhead < e) detail::prefetch_write(first + src_nodes[static_cast<size_t>(j + kSlotAhead)]);
+      first[src_nodes[static_cast<size_t>(j)]] = -(j + 1);
+    }
+  });
+}
+
 // One hop over validated destinations; `first` is the scratch (all kUnseen in and out).
 Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanout, bool replace,
-                 uint64_t seed, int64_t hop, int64_t* first) {
+                 uint64_t seed, int64_t hop, SourceOrder order, int64_t* first) {
   const auto m = static_cast<int64_t>(dst.size());
   const bool square = graph.num_dst() == graph.num_src();
   const int64_t num_lead = square ? m : 0;  // sources that are the destinations themselves
@@ -235,64 +376,16 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
     }
   });
 
-  // 3. First appearance of each source: destinations take positions [0, num_lead), edge e takes
-  // num_lead + e.
-  // Every pass over the scratch reads or writes it at random (2 MiB for a 250k-node graph: beyond
-  // L2), each access a cache miss, and the atomics of the first pass do not overlap: each prefetches
-  // the slot kSlotAhead accesses ahead.
+  // 3. Local source ids (number_by_appearance, number_ascending), left in the scratch as
+  // -(id + 1); 4 reads them back and resets the touched slots.
   auto source = [&](int64_t e) -> int64_t { return sources[static_cast<size_t>(e)]; };
-  auto prefetch_source = [&](int64_t k, int64_t end) {
-    if (k + kSlotAhead < end) detail::prefetch_write(first + source(k + kSlotAhead));
-  };
-  auto prefetch_node = [&](std::span<const int64_t> nodes, int64_t i, int64_t end) {
-    if (i + kSlotAhead < end) detail::prefetch_write(first + nodes[static_cast<size_t>(i + kSlotAhead)]);
-  };
-  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      prefetch_node(dst, i, e);
-      first[dst[static_cast<size_t>(i)]] = i;
-    }
-  });
-  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) {
-      prefetch_source(k, e);
-      atomic_min(first[source(k)], num_lead + k);
-    }
-  });
-  const int64_t pieces = (num_edges + kEdgeGrain - 1) / kEdgeGrain;
-  std::vector<int64_t> piece_start(static_cast<size_t>(pieces) + 1, 0);
-  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
-    int64_t fresh = 0;
-    for (int64_t k = b; k < e; ++k) {
-      prefetch_source(k, e);
-      fresh += load(first[source(k)]) == num_lead + k;
-    }
-    piece_start[static_cast<size_t>(b / kEdgeGrain) + 1] = fresh;
-  });
-  std::partial_sum(piece_start.begin(), piece_start.end(), piece_start.begin());
-  const int64_t num_src = num_lead + piece_start.back();
-
-  // Local ids, stored in the scratch as -(id + 1): no position is negative, so the test "is edge
-  // k the first?" stays exact while other pieces overwrite their own first entries.
-  block.src_nodes.resize(static_cast<size_t>(num_src));
-  std::copy(dst.begin(), dst.begin() + num_lead, block.src_nodes.begin());
-  parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
-    int64_t next = num_lead + piece_start[static_cast<size_t>(b / kEdgeGrain)];
-    for (int64_t k = b; k < e; ++k) {
-      prefetch_source(k, e);
-      const int64_t g = source(k);
-      if (load(first[g]) != num_lead + k) continue;
-      block.src_nodes[static_cast<size_t>(next)] = g;
-      std::atomic_ref<int64_t>(first[g]).store(-(next + 1), std::memory_order_relaxed);
-      ++next;
-    }
-  });
-  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      prefetch_node(dst, i, e);
-      first[dst[static_cast<size_t>(i)]] = -(i + 1);
-    }
-  });
+  if (order == SourceOrder::ascending) {
+    number_ascending(graph.num_src(), dst.first(static_cast<size_t>(num_lead)), sources, first,
+                     block.src_nodes);
+  } else {
+    number_by_appearance(dst.first(static_cast<size_t>(num_lead)), sources, first, block.src_nodes);
+  }
+  const auto num_src = static_cast<int64_t>(block.src_nodes.size());
 
   // 4. Local columns, rows sorted by (local source, input position).
   std::vector<int32_t> col_idx(static_cast<size_t>(num_edges));
@@ -317,7 +410,8 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
   });
   parallel_for(0, num_src, 1 << 16, [&](int64_t b, int64_t e) {
     for (int64_t j = b; j < e; ++j) {
-      prefetch_node(block.src_nodes, j, e);
+      if (j + kSlotAhead < e)
+        detail::prefetch_write(first + block.src_nodes[static_cast<size_t>(j + kSlotAhead)]);
       first[block.src_nodes[static_cast<size_t>(j)]] = kUnseen;
     }
   });
@@ -329,13 +423,23 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
 
 }  // namespace
 
+SourceOrder parse_source_order(const std::string& name) {
+  if (name == "appearance") return SourceOrder::appearance;
+  if (name == "ascending") return SourceOrder::ascending;
+  raise<InvalidArgument>("source order '", name, "': expected appearance or ascending");
+}
+
+const char* to_string(SourceOrder order) {
+  return order == SourceOrder::ascending ? "ascending" : "appearance";
+}
+
 Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
-                   uint64_t seed, int64_t hop) {
+                   uint64_t seed, int64_t hop, SourceOrder order) {
   check_fanout("sample_block: fanout", fanout);
   Scratch scratch(graph.num_src());
   const bool square = graph.num_dst() == graph.num_src();
   check_destinations("sample_block", "dst_nodes", graph, dst_nodes, square ? &scratch : nullptr);
-  return sample_hop(graph, dst_nodes, fanout, replace, seed, hop, scratch.data());
+  return sample_hop(graph, dst_nodes, fanout, replace, seed, hop, order, scratch.data());
 }
 
 SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
@@ -365,7 +469,7 @@ SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> se
     const std::span<const int64_t> dst =
         h == 0 ? seeds : std::span<const int64_t>(out.blocks[layers - h].src_nodes);
     out.blocks[layers - 1 - h] = sample_hop(graph, dst, fanouts[h], options.replace, options.seed,
-                                            static_cast<int64_t>(h), scratch.data());
+                                            static_cast<int64_t>(h), options.order, scratch.data());
   }
   out.input_nodes = out.blocks.front().src_nodes;
   return out;

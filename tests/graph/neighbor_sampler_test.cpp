@@ -47,8 +47,9 @@ int64_t expected_count(int64_t degree, int64_t fanout, bool replace) {
 
 // Every structural promise of one block: sampled edges exist in `graph` and leave the right
 // destination, rows hold the right count, no repeats without replacement, sources distinct and
-// numbered by first appearance.
-void expect_valid_block(const Graph& graph, const Block& b, int64_t fanout, bool replace) {
+// numbered by first appearance (or, with SourceOrder::ascending, the new ones by global id).
+void expect_valid_block(const Graph& graph, const Block& b, int64_t fanout, bool replace,
+                        SourceOrder order = SourceOrder::appearance) {
   const bool square = graph.num_dst() == graph.num_src();
   ASSERT_EQ(b.num_dst(), static_cast<int64_t>(b.dst_nodes.size()));
   ASSERT_EQ(b.num_src(), static_cast<int64_t>(b.src_nodes.size()));
@@ -85,6 +86,13 @@ void expect_valid_block(const Graph& graph, const Block& b, int64_t fanout, bool
       local_of.try_emplace(graph.col_idx()[static_cast<size_t>(id)], static_cast<int64_t>(local_of.size()));
   }
   ASSERT_EQ(static_cast<int64_t>(local_of.size()), b.num_src());
+  if (order == SourceOrder::ascending) {  // the same set, the new sources renumbered by global id
+    const int64_t lead = square ? b.num_dst() : 0;
+    std::vector<int64_t> fresh;
+    for (const auto& [global, local] : local_of)
+      if (local >= lead) fresh.push_back(global);  // std::map: ascending global ids
+    for (size_t k = 0; k < fresh.size(); ++k) local_of[fresh[k]] = lead + static_cast<int64_t>(k);
+  }
   for (int64_t j = 0; j < b.num_src(); ++j) EXPECT_EQ(local_of[b.src_nodes[static_cast<size_t>(j)]], j);
 }
 
@@ -109,6 +117,42 @@ void expect_same(const SampledSubgraph& a, const SampledSubgraph& b) {
 
 // ---------------------------------------------------------------------------------------------
 // Hand-computed blocks
+
+TEST(SampleNeighbors, AscendingOrderNumbersTheNewSourcesByGlobalId) {
+  const Graph g = six_node_graph();
+  const I64 seeds{3, 0};
+  const SampledSubgraph s = sample_neighbors(g, seeds, {.fanouts = {-1}, .order = SourceOrder::ascending});
+  // Destinations 3, 0 lead; row 3 brings 1, 4, 5 and row 0 brings 1, 2: new sources 1, 2, 4, 5.
+  const Block& b = s.blocks[0];
+  EXPECT_EQ(b.src_nodes, (I64{3, 0, 1, 2, 4, 5}));
+  EXPECT_EQ(ptr(b.graph), (I64{0, 3, 5}));
+  EXPECT_EQ(cols(b.graph), (I32{2, 4, 5, 2, 3}));
+  EXPECT_EQ(b.edge_ids, (I64{4, 5, 6, 0, 1}));
+  EXPECT_EQ(s.input_nodes, b.src_nodes);
+}
+
+TEST(SampleNeighbors, AscendingOrderSortsFewNewSourcesAndScansForMany) {
+  // A few new sources of a large graph are sorted; many are read off the scratch array in index
+  // order (graph/neighbor_sampler.cpp: kScanFraction). Both must give the reference's numbering.
+  const Graph g = testing::power_law_graph(50000, 400000, 12);
+  for (const int64_t batch : {int64_t{8}, int64_t{3000}}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const I64 seeds = distinct_nodes(50000, batch, 4);
+    const NeighborSamplerOptions opt{.fanouts = {5, 3}, .seed = 8, .order = SourceOrder::ascending};
+    const SampledSubgraph fast = sample_neighbors(g, seeds, opt);
+    expect_same(fast, reference::sample_neighbors(g, seeds, opt));
+    expect_valid_block(g, fast.blocks[1], 5, false, SourceOrder::ascending);
+    expect_valid_block(g, fast.blocks[0], 3, false, SourceOrder::ascending);
+  }
+}
+
+TEST(SampleNeighbors, ParsesTheSourceOrder) {
+  EXPECT_EQ(parse_source_order("appearance"), SourceOrder::appearance);
+  EXPECT_EQ(parse_source_order("ascending"), SourceOrder::ascending);
+  EXPECT_STREQ(to_string(SourceOrder::ascending), "ascending");
+  expect_throw_naming<InvalidArgument>([] { parse_source_order("sorted"); },
+                                       {"sorted", "appearance", "ascending"});
+}
 
 TEST(SampleNeighbors, AllNeighboursOverTwoHopsGiveTheHandComputedBlocks) {
   const Graph g = six_node_graph();
@@ -190,12 +234,13 @@ TEST(SampleNeighbors, BipartiteGraphNumbersSourcesInTheirOwnIdSpace) {
 TEST(SampleNeighbors, BipartiteRandomGraphMatchesTheReference) {
   const Graph g = testing::uniform_graph(300, 170, 3000, 4);
   const I64 seeds = distinct_nodes(300, 120, 5);
-  for (bool replace : {false, true}) {
-    const NeighborSamplerOptions opt{.fanouts = {6}, .replace = replace, .seed = 11};
-    const SampledSubgraph s = sample_neighbors(g, seeds, opt);
-    expect_valid_block(g, s.blocks[0], 6, replace);
-    expect_same(s, reference::sample_neighbors(g, seeds, opt));
-  }
+  for (SourceOrder order : {SourceOrder::appearance, SourceOrder::ascending})
+    for (bool replace : {false, true}) {
+      const NeighborSamplerOptions opt{.fanouts = {6}, .replace = replace, .seed = 11, .order = order};
+      const SampledSubgraph s = sample_neighbors(g, seeds, opt);
+      expect_valid_block(g, s.blocks[0], 6, replace, order);
+      expect_same(s, reference::sample_neighbors(g, seeds, opt));
+    }
 }
 
 TEST(SampleNeighbors, ConsecutiveBlocksChainAndEndAtTheSeeds) {
@@ -299,16 +344,18 @@ TEST(SampleNeighbors, MatchesTheSerialReferenceBitForBit) {
   for (const Case& c : random_cases()) {
     const int64_t n = c.graph.num_dst();
     const I64 seeds = distinct_nodes(n, 300, 17);
-    for (bool replace : {false, true})
-      for (const auto& fanouts : {I64{10, 5}, I64{3, -1}, I64{25, 0, 2}, I64{70}}) {
-        SCOPED_TRACE(std::string(c.name) + (replace ? " replace" : "") +
-                     " fanouts[0]=" + std::to_string(fanouts[0]));
-        const NeighborSamplerOptions opt{.fanouts = fanouts, .replace = replace, .seed = 123};
-        const SampledSubgraph fast = sample_neighbors(c.graph, seeds, opt);
-        expect_same(fast, reference::sample_neighbors(c.graph, seeds, opt));
-        for (size_t h = 0; h < fanouts.size(); ++h)
-          expect_valid_block(c.graph, fast.blocks[fanouts.size() - 1 - h], fanouts[h], replace);
-      }
+    for (SourceOrder order : {SourceOrder::appearance, SourceOrder::ascending})
+      for (bool replace : {false, true})
+        for (const auto& fanouts : {I64{10, 5}, I64{3, -1}, I64{25, 0, 2}, I64{70}}) {
+          SCOPED_TRACE(std::string(c.name) + " " + to_string(order) + (replace ? " replace" : "") +
+                       " fanouts[0]=" + std::to_string(fanouts[0]));
+          const NeighborSamplerOptions opt{
+              .fanouts = fanouts, .replace = replace, .seed = 123, .order = order};
+          const SampledSubgraph fast = sample_neighbors(c.graph, seeds, opt);
+          expect_same(fast, reference::sample_neighbors(c.graph, seeds, opt));
+          for (size_t h = 0; h < fanouts.size(); ++h)
+            expect_valid_block(c.graph, fast.blocks[fanouts.size() - 1 - h], fanouts[h], replace, order);
+        }
   }
 }
 
@@ -347,8 +394,11 @@ TEST(SampleNeighbors, LargeFanoutPathMatchesTheReference) {
 TEST(SampleNeighbors, ResultDoesNotDependOnTheThreadCount) {
   const Graph g = testing::power_law_graph(20000, 200000, 5);
   const I64 seeds = distinct_nodes(20000, 2000, 23);
-  for (bool replace : {false, true}) {
-    const NeighborSamplerOptions opt{.fanouts = {15, 10, 5}, .replace = replace, .seed = 99};
+  for (const auto& [replace, order] :
+       {std::pair{false, SourceOrder::appearance}, std::pair{true, SourceOrder::appearance},
+        std::pair{false, SourceOrder::ascending}, std::pair{true, SourceOrder::ascending}}) {
+    SCOPED_TRACE(std::string(to_string(order)) + (replace ? " replace" : ""));
+    const NeighborSamplerOptions opt{.fanouts = {15, 10, 5}, .replace = replace, .seed = 99, .order = order};
     SampledSubgraph one;
     {
       const ThreadLimit limit(1);

@@ -574,7 +574,9 @@ nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, i
     raise<InvalidArgument>("fit: batch_size is ", batch_size, ", expected >= 0 (0: full batch)");
   if (batch_size == 0 && !fanout.empty())
     raise<InvalidArgument>("fit: fanout applies to mini-batch training; give batch_size too");
-  NeighborSamplerOptions sampling{.fanouts = fanout, .replace = replace, .seed = 0};
+  // New sources by ascending id: blocks keep the dataset's locality (graph/neighbor_sampler.hpp).
+  NeighborSamplerOptions sampling{
+      .fanouts = fanout, .replace = replace, .seed = 0, .order = SourceOrder::ascending};
   if (batch_size > 0 && sampling.fanouts.empty())
     sampling.fanouts.assign(static_cast<size_t>(m.model.config().layers), 10);
   const data::Split& sp = ds.split(split);
@@ -1144,8 +1146,9 @@ NB_MODULE(_edgeattn, m) {
   {
     // seeds / dst_nodes: an int32/int64 array (NumPy, or a tensor through DLPack) or a list of ints.
     auto sample = [](const Graph& graph, const std::vector<int64_t>& ids, const std::vector<int64_t>& fanouts,
-                     bool replace, uint64_t seed) {
-      const NeighborSamplerOptions o{.fanouts = fanouts, .replace = replace, .seed = seed};
+                     bool replace, uint64_t seed, const std::string& order) {
+      const NeighborSamplerOptions o{
+          .fanouts = fanouts, .replace = replace, .seed = seed, .order = parse_source_order(order)};
       nb::gil_scoped_release release;
       return sample_neighbors(graph, ids, o);
     };
@@ -1155,18 +1158,21 @@ NB_MODULE(_edgeattn, m) {
         "num_neighbors ([15, 10, 5]: 15 per seed; DGL lists the same as [5, 10, 15]); -1 takes every "
         "in-edge. Without replacement a node keeps min(fanout, in-degree) distinct in-edges; with it, "
         "exactly fanout draws (repeats kept as parallel edges). Draws are a pure function of (seed, hop, "
-        "node): the same for any thread count, batch or order; vary seed per batch. Returns a "
-        "SampledSubgraph; gather features with x[sub.input_nodes]. Raises GraphError for a seed out of "
-        "range or repeated.";
+        "node): the same for any thread count, batch or order; vary seed per batch. Each block's sources "
+        "start with its destinations; order numbers the rest: 'appearance' (first appearance, as DGL and "
+        "PyG) or 'ascending' (by node id: blocks keep the graph's locality). Returns a SampledSubgraph; "
+        "gather features with x[sub.input_nodes]. Raises GraphError for a seed out of range or repeated, "
+        "InvalidArgument for another order.";
     m.def(
         "sample_neighbors",
         [sample](const Graph& graph, const AnyArray& seeds, const std::vector<int64_t>& fanouts, bool replace,
-                 uint64_t seed) {
-          return sample(graph, index_vector(seeds, "sample_neighbors: seeds"), fanouts, replace, seed);
+                 uint64_t seed, const std::string& order) {
+          return sample(graph, index_vector(seeds, "sample_neighbors: seeds"), fanouts, replace, seed, order);
         },
-        "graph"_a, "seeds"_a, "fanouts"_a, "replace"_a = false, "seed"_a = 0, sample_doc);
+        "graph"_a, "seeds"_a, "fanouts"_a, "replace"_a = false, "seed"_a = 0, "order"_a = "appearance",
+        sample_doc);
     m.def("sample_neighbors", sample, "graph"_a, "seeds"_a, "fanouts"_a, "replace"_a = false, "seed"_a = 0,
-          sample_doc);
+          "order"_a = "appearance", sample_doc);
     auto full = [](const Graph& graph, const std::vector<int64_t>& ids) {
       nb::gil_scoped_release release;
       return full_neighborhood_block(graph, ids);

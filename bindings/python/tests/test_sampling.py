@@ -74,6 +74,23 @@ def test_draws_are_keyed_by_the_seed_alone(graph):
     np.testing.assert_array_equal(np.sort(alone.edge_ids), np.sort(last.edge_ids[row]))
 
 
+def test_ascending_order_numbers_the_new_sources_by_id(graph):
+    seeds = np.array([250, 5, 17, 3])
+    by_appearance = ea.sample_neighbors(graph, seeds, [4, 3], seed=6)
+    ascending = ea.sample_neighbors(graph, seeds, [4, 3], seed=6, order="ascending")
+    for a, b in zip(by_appearance.blocks, ascending.blocks):
+        np.testing.assert_array_equal(b.src_nodes[: b.num_dst], b.dst_nodes)  # destinations still lead
+        new = b.src_nodes[b.num_dst:]
+        assert np.all(np.diff(new) > 0)
+        np.testing.assert_array_equal(np.sort(a.src_nodes[a.num_dst:]), new)  # the same nodes
+        # the same edges, each from the same global source
+        np.testing.assert_array_equal(np.sort(a.edge_ids), np.sort(b.edge_ids))
+    check_block(graph, ascending.blocks[1], 4, False)
+    check_block(graph, ascending.blocks[0], 3, False)
+    with pytest.raises(ea.InvalidArgument, match="sorted"):
+        ea.sample_neighbors(graph, seeds, [4], order="sorted")
+
+
 def test_blocks_outlive_the_subgraph_object(graph):
     blocks = ea.sample_neighbors(graph, [1, 2, 3], [6], seed=4).blocks
     ids = blocks[0].edge_ids

@@ -20,11 +20,21 @@
 // (columns ascending within a row), so the existing kernels and layers run on it unchanged:
 //   x_src = gather_rows(features, block.src_nodes)       // [block.num_src(), F] (core/tensor.hpp)
 //   x_dst = first block.num_dst() rows of x_src           // destinations lead the sources
-// Node numbering (the DGL/PyG convention): for a square input graph the first num_dst sources
-// are the destinations in their given order, then each new source in order of first appearance,
-// destination row by destination row, in the input's CSR order within a row. For a bipartite
-// input graph (num_dst != num_src) destination and source ids are different id spaces: sources
-// are numbered by first appearance alone, and only one hop can be sampled.
+// Node numbering: for a square input graph the first num_dst sources are the destinations in their
+// given order, then the new sources (NeighborSamplerOptions::order):
+//   SourceOrder::appearance  (default; the DGL/PyG convention) in order of first appearance,
+//                            destination row by destination row, in the input's CSR order within
+//                            a row;
+//   SourceOrder::ascending   by ascending global id. A block's rows and columns then follow the
+//                            input's numbering, so where that numbering is local (neighbours have
+//                            near ids: graph/ordering.hpp, or a dataset stored that way) the
+//                            kernels' gathers of source and destination rows, and the gather of
+//                            the input features, touch nearby memory; the training loops use it.
+//                            Sampling then skips the first-appearance bookkeeping (an atomic min
+//                            per edge), so it is also the cheaper numbering.
+// Both are deterministic and independent of the thread count. For a bipartite input graph
+// (num_dst != num_src) destination and source ids are different id spaces: there is no
+// destination prefix, every source is new, and only one hop can be sampled.
 //
 // fanouts[h] is the fanout of hop h + 1 from the seeds, as PyG's num_neighbors: [15, 10, 5] takes
 // 15 neighbours of each seed (the last block), 10 of each of those, 5 at the outermost hop (the
@@ -45,12 +55,14 @@
 //   // The last block's output rows are the seeds, in the order given.
 //
 // Cost: O(sampled edges + seeds) work, row-parallel (core/parallel.hpp), plus a scratch array of
-// graph.num_src() entries per call (filled in parallel) for the relabelling.
+// graph.num_src() entries per call (filled in parallel) for the relabelling; ascending order adds
+// a sort of each hop's new sources, or a scan of the scratch array where they are many.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "edgeattn/core/rng.hpp"
@@ -58,6 +70,16 @@
 #include "edgeattn/graph/graph.hpp"
 
 namespace edgeattn {
+
+/// How a block numbers its new sources (those that are not its destinations); see the file comment.
+enum class SourceOrder {
+  appearance,  ///< by first appearance, row by row (DGL's and PyG's numbering)
+  ascending,   ///< by ascending global id (locality; what the training loops use)
+};
+
+/// "appearance" or "ascending"; InvalidArgument listing them otherwise.
+SourceOrder parse_source_order(const std::string& name);
+const char* to_string(SourceOrder order);
 
 /// Hyper-parameters of sample_neighbors, named as in PyG's NeighborLoader.
 struct NeighborSamplerOptions {
@@ -67,6 +89,8 @@ struct NeighborSamplerOptions {
   bool replace = false;
   /// Keys every draw (see neighbor_draw); vary it per mini-batch.
   uint64_t seed = 0;
+  /// Numbering of each block's new sources.
+  SourceOrder order = SourceOrder::appearance;
 };
 
 /// One layer's bipartite message-passing graph, in local ids (DGL's block).
@@ -108,7 +132,7 @@ SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> se
 /// `fanout`, the draws keyed by (seed, hop, node). sample_neighbors' hop h is
 /// sample_block(graph, its destinations, fanouts[h], replace, seed, h). Errors as sample_neighbors.
 Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
-                   uint64_t seed, int64_t hop = 0);
+                   uint64_t seed, int64_t hop = 0, SourceOrder order = SourceOrder::appearance);
 
 /// Every in-edge of each of `dst_nodes`: a layer of full-neighbourhood inference (fanout -1).
 /// With dst_nodes = [0, n) of a square graph it is the graph itself, src_nodes = [0, n).

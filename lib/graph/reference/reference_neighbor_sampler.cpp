@@ -35,27 +35,43 @@ std::vector<int64_t> sample_row(int64_t degree, int64_t fanout, bool replace, ui
 }
 
 Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
-                   uint64_t seed, int64_t hop) {
+                   uint64_t seed, int64_t hop, SourceOrder order) {
   const bool square = graph.num_dst() == graph.num_src();
   Block block;
   block.dst_nodes.assign(dst_nodes.begin(), dst_nodes.end());
-  std::map<int64_t, int32_t> local_of;
-  auto local = [&](int64_t global) {
-    auto [it, inserted] = local_of.try_emplace(global, static_cast<int32_t>(block.src_nodes.size()));
-    if (inserted) block.src_nodes.push_back(global);
-    return it->second;
-  };
-  if (square)
-    for (int64_t v : dst_nodes) local(v);
-
-  std::vector<int64_t> row_ptr{0};
-  std::vector<int32_t> col_idx;
+  // Each destination's sampled edges as (global source, input CSR position), in row order.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> sampled;
   for (int64_t v : dst_nodes) {
     const int64_t base = graph.row_ptr()[static_cast<size_t>(v)];
     const auto row = graph.row(v);
-    std::vector<std::pair<int32_t, int64_t>> edges;  // (local source, input CSR position)
+    auto& edges = sampled.emplace_back();
     for (int64_t p : reference::sample_row(graph.degree(v), fanout, replace, seed, hop, v))
-      edges.emplace_back(local(row[static_cast<size_t>(p)]), base + p);
+      edges.emplace_back(row[static_cast<size_t>(p)], base + p);
+  }
+  // Numbering: the destinations first (square graphs), then the new sources.
+  std::map<int64_t, int32_t> local_of;
+  auto number = [&](int64_t global) {
+    if (local_of.try_emplace(global, static_cast<int32_t>(block.src_nodes.size())).second)
+      block.src_nodes.push_back(global);
+  };
+  if (square)
+    for (int64_t v : dst_nodes) number(v);
+  if (order == SourceOrder::appearance) {
+    for (const auto& edges : sampled)
+      for (const auto& [global, e] : edges) number(global);
+  } else {
+    std::set<int64_t> fresh;
+    for (const auto& edges : sampled)
+      for (const auto& [global, e] : edges)
+        if (!local_of.contains(global)) fresh.insert(global);
+    for (int64_t global : fresh) number(global);
+  }
+
+  std::vector<int64_t> row_ptr{0};
+  std::vector<int32_t> col_idx;
+  for (const auto& sampled_row : sampled) {
+    std::vector<std::pair<int32_t, int64_t>> edges;  // (local source, input CSR position)
+    for (const auto& [global, e] : sampled_row) edges.emplace_back(local_of.at(global), e);
     std::sort(edges.begin(), edges.end());
     for (const auto& [j, e] : edges) {
       col_idx.push_back(j);
@@ -76,7 +92,7 @@ SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> se
   std::vector<int64_t> dst = out.seeds;
   for (size_t h = 0; h < options.fanouts.size(); ++h) {
     Block block = reference::sample_block(graph, dst, options.fanouts[h], options.replace, options.seed,
-                                          static_cast<int64_t>(h));
+                                          static_cast<int64_t>(h), options.order);
     dst = block.src_nodes;
     out.blocks.insert(out.blocks.begin(), std::move(block));
   }

@@ -17,7 +17,7 @@ std::vector<int64_t> sample_row(int64_t degree, int64_t fanout, bool replace, ui
                                 int64_t node);
 
 Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
-                   uint64_t seed, int64_t hop);
+                   uint64_t seed, int64_t hop, SourceOrder order = SourceOrder::appearance);
 
 SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
                                  const NeighborSamplerOptions& options);

@@ -327,12 +327,12 @@ class SampledSubgraph:
     def __repr__(self) -> str: ...
 
 @overload
-def sample_neighbors(graph: Graph, seeds: Annotated[NDArray, dict(writable=False)], fanouts: Sequence[int], replace: bool = False, seed: int = 0) -> SampledSubgraph: ...
+def sample_neighbors(graph: Graph, seeds: Annotated[NDArray, dict(writable=False)], fanouts: Sequence[int], replace: bool = False, seed: int = 0, order: str = 'appearance') -> SampledSubgraph: ...
 
 @overload
-def sample_neighbors(graph: Graph, seeds: Sequence[int], fanouts: Sequence[int], replace: bool = False, seed: int = 0) -> SampledSubgraph:
+def sample_neighbors(graph: Graph, seeds: Sequence[int], fanouts: Sequence[int], replace: bool = False, seed: int = 0, order: str = 'appearance') -> SampledSubgraph:
     """
-    Samples len(fanouts) hops of in-neighbours around the seeds (int32/int64 array or list, distinct, < num_dst): fanouts[h] neighbours of each node at hop h + 1 from the seeds, as PyG's num_neighbors ([15, 10, 5]: 15 per seed; DGL lists the same as [5, 10, 15]); -1 takes every in-edge. Without replacement a node keeps min(fanout, in-degree) distinct in-edges; with it, exactly fanout draws (repeats kept as parallel edges). Draws are a pure function of (seed, hop, node): the same for any thread count, batch or order; vary seed per batch. Returns a SampledSubgraph; gather features with x[sub.input_nodes]. Raises GraphError for a seed out of range or repeated.
+    Samples len(fanouts) hops of in-neighbours around the seeds (int32/int64 array or list, distinct, < num_dst): fanouts[h] neighbours of each node at hop h + 1 from the seeds, as PyG's num_neighbors ([15, 10, 5]: 15 per seed; DGL lists the same as [5, 10, 15]); -1 takes every in-edge. Without replacement a node keeps min(fanout, in-degree) distinct in-edges; with it, exactly fanout draws (repeats kept as parallel edges). Draws are a pure function of (seed, hop, node): the same for any thread count, batch or order; vary seed per batch. Each block's sources start with its destinations; order numbers the rest: 'appearance' (first appearance, as DGL and PyG) or 'ascending' (by node id: blocks keep the graph's locality). Returns a SampledSubgraph; gather features with x[sub.input_nodes]. Raises GraphError for a seed out of range or repeated, InvalidArgument for another order.
     """
 
 @overload
