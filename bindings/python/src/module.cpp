@@ -568,15 +568,17 @@ nb::dict result_dict(const train::TrainResult& r) {
 
 nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs,
                 int64_t patience, double lr, double weight_decay, uint64_t seed, const std::string& criterion,
-                int64_t batch_size, const std::vector<int64_t>& fanout, bool replace) {
+                int64_t batch_size, const std::vector<int64_t>& fanout, bool replace,
+                const std::string& source_order) {
   const train::TrainConfig tc = train_config("fit", epochs, patience, lr, weight_decay, seed, criterion);
   if (batch_size < 0)
     raise<InvalidArgument>("fit: batch_size is ", batch_size, ", expected >= 0 (0: full batch)");
   if (batch_size == 0 && !fanout.empty())
     raise<InvalidArgument>("fit: fanout applies to mini-batch training; give batch_size too");
-  // New sources by ascending id: blocks keep the dataset's locality (graph/neighbor_sampler.hpp).
+  // By default new sources by ascending id: blocks keep the dataset's locality
+  // (graph/neighbor_sampler.hpp).
   NeighborSamplerOptions sampling{
-      .fanouts = fanout, .replace = replace, .seed = 0, .order = SourceOrder::ascending};
+      .fanouts = fanout, .replace = replace, .seed = 0, .order = parse_source_order(source_order)};
   if (batch_size > 0 && sampling.fanouts.empty())
     sampling.fanouts.assign(static_cast<size_t>(m.model.config().layers), 10);
   const data::Split& sp = ds.split(split);
@@ -1727,13 +1729,14 @@ NB_MODULE(_edgeattn, m) {
       "fit", &py_fit, "model"_a, "dataset"_a, "split"_a = "", "epochs"_a = 1000, "patience"_a = 100,
       "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
       "batch_size"_a = 0, "fanout"_a = std::vector<int64_t>{}, "replace"_a = false,
+      "source_order"_a = "ascending",
       "Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or "
       "with "
       "batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop "
-      "from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; evaluation stays "
-      "exact: every node's full neighbourhood, layer by layer as Model.logits). Returns a dict with history "
-      "and "
-      "final metrics.");
+      "from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: "
+      "how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see "
+      "sample_neighbors; evaluation stays exact: every node's full neighbourhood, layer by layer as "
+      "Model.logits). Returns a dict with history and final metrics.");
   m.def("evaluate", &py_evaluate, "model"_a, "dataset"_a, "split"_a = "",
         "Loss and accuracy on the split's train/val/test nodes (evaluation mode).");
 

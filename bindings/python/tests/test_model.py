@@ -61,6 +61,12 @@ def test_fit_on_sampled_mini_batches(sbm):
     again = ea.fit(ea.Model(in_channels=12, num_classes=4, seed=5), sbm, epochs=15, patience=0, lr=0.01, seed=1,
                    batch_size=16, fanout=[5, 5])
     assert again["test_accuracy"] == r["test_accuracy"]  # seeded sampling: the same run
+    # DGL's and PyG's numbering of each block's sources: the same model family, trained as well
+    by_appearance = ea.fit(ea.Model(in_channels=12, num_classes=4, seed=5), sbm, epochs=15, patience=0, lr=0.01,
+                           seed=1, batch_size=16, fanout=[5, 5], source_order="appearance")
+    assert by_appearance["test_accuracy"] > 0.5
+    with pytest.raises(ea.InvalidArgument, match="sorted"):
+        ea.fit(m, sbm, epochs=1, batch_size=8, fanout=[5, 5], source_order="sorted")
     with pytest.raises(ea.InvalidArgument, match="give batch_size too"):
         ea.fit(m, sbm, epochs=1, fanout=[5, 5])
     with pytest.raises(ea.InvalidArgument, match="one per layer"):

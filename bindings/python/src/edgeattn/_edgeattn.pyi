@@ -651,9 +651,9 @@ class TransformerConv:
         x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
         """
 
-def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False) -> dict:
+def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False, source_order: str = 'ascending') -> dict:
     """
-    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). Returns a dict with history and final metrics.
+    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see sample_neighbors; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). Returns a dict with history and final metrics.
     """
 
 def evaluate(model: Model, dataset: Dataset, split: str = '') -> dict:
