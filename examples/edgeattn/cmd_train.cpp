@@ -47,6 +47,7 @@
 #include "edgeattn/data/splits.hpp"
 #include "edgeattn/dist/distributed_training.hpp"
 #include "edgeattn/graph/ordering.hpp"
+#include "edgeattn/graph/partition.hpp"
 #include "edgeattn/graph/transforms.hpp"
 #if EDGEATTN_HAVE_MPI
 #include "edgeattn/dist/mpi_communicator.hpp"
@@ -348,14 +349,19 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
 // destination rows hit cache more often on large graphs.
 std::vector<int64_t> reorder_for_locality(const std::string& order, data::Dataset& ds) {
   if (order == "none") return {};
-  if (order != "degree" && order != "rcm" && order != "amd")
-    throw UsageError("--reorder is '" + order + "': expected none, degree, rcm or amd");
+  if (order != "degree" && order != "rcm" && order != "amd" && order != "metis")
+    throw UsageError("--reorder is '" + order + "': expected none, degree, rcm, amd or metis");
+  if (order == "metis" && !metis_available())
+    throw UsageError(
+        "--reorder metis needs METIS: this edgeattn was built without it (install libmetis-dev "
+        "and reconfigure with -DEDGEATTN_METIS=ON)");
   if (ds.features.is_mapped())
     throw UsageError("--reorder would copy the memory-mapped features (" + ds.features.mapped_from() +
                      ") into memory to renumber their rows: drop --reorder, or --mmap-features/--features");
   const std::vector<int64_t> new_of_old = order == "degree" ? degree_ordering(ds.graph)
                                           : order == "rcm"  ? rcm_ordering(ds.graph)
-                                                            : amd_ordering(ds.graph);
+                                          : order == "amd"  ? amd_ordering(ds.graph)
+                                                            : partition_ordering(ds.graph);
   ds = data::reorder(ds, new_of_old);
   return invert_permutation(new_of_old);
 }
@@ -566,7 +572,9 @@ int run_train(std::span<const std::string> argv) {
       .flag("no-normalize", "do not row-normalise the features")
       .option("reorder", "ORDER", "none",
               "renumber the nodes before training, for locality (graph/ordering.hpp): none, degree (hubs "
-              "first), rcm or amd. The same model and metrics; dropout draws differ (they are keyed by node "
+              "first), rcm, amd or metis (METIS parts of ~4096 nodes as id ranges: communities together, "
+              "which mini-batches keep with --source-order ascending). The same model and metrics; dropout "
+              "draws differ (they are keyed by node "
               "id), and --attention-out still names the dataset's own ids")
       .flag("mmap-features",
             "read the dense features of an .npz --dataset (a stored float32 attr_matrix) in place, "

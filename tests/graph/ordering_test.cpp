@@ -11,6 +11,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/graph/boost_interop.hpp"
 #include "edgeattn/graph/build.hpp"
+#include "edgeattn/graph/partition.hpp"
 #include "edgeattn/graph/transforms.hpp"
 #include "support/expect_error.hpp"
 #include "support/test_graphs.hpp"
@@ -162,6 +163,59 @@ TEST(AmdOrdering, ReturnsAPermutationAndEliminatesAStarsHubLate) {
 TEST(DegreeOrdering, PutsHighDegreeNodesFirstAndBreaksTiesById) {
   // four_node_graph, loops excluded: total degrees 2, 4, 2, 2.
   EXPECT_EQ(degree_ordering(testing::four_node_graph()), (I64{1, 0, 2, 3}));
+}
+
+// `communities` groups of `size` nodes, each node with 8 random neighbours in its group and one
+// outside (both directions), ids shuffled.
+Graph shuffled_communities(int64_t communities, int64_t size, uint64_t seed) {
+  const int64_t n = communities * size;
+  std::mt19937_64 rng(seed);
+  I64 src, dst;
+  for (int64_t v = 0; v < n; ++v) {
+    const int64_t base = v / size * size;
+    for (int k = 0; k < 8; ++k) {
+      src.push_back(base + static_cast<int64_t>(rng() % static_cast<uint64_t>(size)));
+      dst.push_back(v);
+    }
+    src.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(n)));
+    dst.push_back(v);
+  }
+  const Graph g = build_graph(n, n, src, dst, {.symmetrize = true});
+  return permute(g, random_permutation(n, seed + 1)).graph;
+}
+
+TEST(PartitionOrdering, TurnsCommunitiesIntoIdRanges) {
+  const Graph g = shuffled_communities(16, 256, 3);
+  if (!metis_available()) {
+    testing::expect_throw_naming<InvalidArgument>([&] { partition_ordering(g, 256); }, {"METIS"});
+    GTEST_SKIP() << "built without METIS";
+  }
+  const auto order = partition_ordering(g, 256);
+  EXPECT_NO_THROW(check_permutation(order, g.num_dst()));
+  EXPECT_EQ(order, partition_ordering(g, 256));  // deterministic (METIS's fixed seed)
+  // Shuffled, an edge spans a third of the ids on average; grouped, mostly its own range.
+  const double before = mean_edge_distance(g), after = mean_edge_distance(permute(g, order).graph);
+  EXPECT_LT(after, before / 4) << before << " -> " << after;
+  // Ascending ids within a part: nodes of one part keep their relative order.
+  const std::vector<int32_t> part = partition_nodes(g, {.parts = 16, .method = PartitionMethod::metis});
+  for (int64_t v = 1; v < g.num_dst(); ++v)
+    for (int64_t u = v - 1; u >= std::max<int64_t>(0, v - 4); --u)
+      if (part[static_cast<size_t>(u)] == part[static_cast<size_t>(v)]) {
+        EXPECT_LT(order[static_cast<size_t>(u)], order[static_cast<size_t>(v)]);
+      }
+}
+
+TEST(PartitionOrdering, IsTheIdentityBelowTwoPartsAndChecksItsArguments) {
+  const Graph g = testing::power_law_graph(300, 3000, 2);
+  const auto identity = partition_ordering(g, 300);  // one part: no METIS call
+  for (int64_t v = 0; v < 300; ++v) EXPECT_EQ(identity[static_cast<size_t>(v)], v);
+  EXPECT_TRUE(partition_ordering(Graph()).empty());
+  testing::expect_throw_naming<InvalidArgument>([&] { partition_ordering(g, 0); }, {"part_size", "0"});
+  testing::expect_throw_naming<GraphError>(
+      [&] {
+        partition_ordering(Graph::from_csr(1, 2, {0, 1}, {1}));
+      },
+      {"partition_ordering", "square"});
 }
 
 TEST(Orderings, AreDeterministicAndNeedASquareGraph) {

@@ -1216,6 +1216,21 @@ NB_MODULE(_edgeattn, m) {
              "Nodes by decreasing total degree (in + out, self-loops ignored), ties by id: int64 [N] "
              "new_of_old, hubs first. Raises GraphError unless square.");
     m.def(
+        "partition_ordering",
+        [](const Graph& g, int64_t part_size) {
+          std::vector<int64_t> order;
+          {
+            nb::gil_scoped_release release;
+            order = partition_ordering(g, part_size);
+          }
+          return vector_to_numpy(std::move(order));
+        },
+        "graph"_a, "part_size"_a = 4096,
+        "Nodes grouped by METIS part (ceil(N / part_size) edge-cut parts; ascending ids within a part): "
+        "int64 [N] new_of_old, a graph's communities as id ranges (mini-batch training keeps them: its "
+        "blocks number new sources by ascending id). Raises GraphError unless square, InvalidArgument "
+        "without METIS or for part_size < 1.");
+    m.def(
         "locality",
         [](const Graph& g) {
           const Locality l = locality(g);

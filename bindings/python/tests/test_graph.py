@@ -205,8 +205,12 @@ def test_orderings_renumber_for_locality():
     # permute renames i -> order[i]: the edge set maps through the permutation
     before = {(int(order[s]), int(order[d])) for s, d in g.edge_index().T}
     assert before == {(int(s), int(d)) for s, d in h.edge_index().T}
-    for f in (ea.amd_ordering, ea.degree_ordering):
+    for f in (ea.amd_ordering, ea.degree_ordering, lambda g: ea.partition_ordering(g, part_size=64)):
         assert sorted(f(g).tolist()) == list(range(n))
+    # below two parts partition_ordering keeps the ids; it checks part_size
+    np.testing.assert_array_equal(ea.partition_ordering(g, part_size=n), np.arange(n))
+    with pytest.raises(ea.InvalidArgument, match="part_size"):
+        ea.partition_ordering(g, part_size=0)
     # a star: the hub has the highest degree, so degree order numbers it first
     star = ea.Graph.from_edge_index(np.array([[5, 5, 5, 5, 0, 1, 2, 3], [0, 1, 2, 3, 5, 5, 5, 5]]), num_nodes=6)
     assert ea.degree_ordering(star)[5] == 0

@@ -16,6 +16,12 @@
 //                    a fill-reducing order; clusters dense regions, not a bandwidth order.
 //   degree_ordering  nodes by decreasing degree (in + out), ties by id: hubs first, as in the
 //                    "degree sort" of Balaji & Lucia (IISWC 2018).
+//   partition_ordering  nodes by METIS part (graph/partition.hpp: edge-cut k-way parts of about
+//                    `part_size` nodes), ascending ids within a part: a graph's communities
+//                    become id ranges, so a row's sources (or a sampled block's, numbered by
+//                    ascending id) sit in a few ranges that fit in cache. The reordering of
+//                    graph-partition-based GNN systems (Cluster-GCN's clusters, DGL's
+//                    reorder_graph(node_permute_algo='metis')). Needs METIS.
 // All three look at the symmetrized pattern without self-loops (direction does not matter to
 // locality) and are deterministic.
 //
@@ -43,6 +49,11 @@ std::vector<int64_t> amd_ordering(const Graph& graph);
 /// Decreasing total degree (in-degree + out-degree, self-loops ignored), ties by ascending id;
 /// new_of_old, [num_nodes]. Throws GraphError unless square.
 std::vector<int64_t> degree_ordering(const Graph& graph);
+
+/// Nodes grouped by METIS part, ceil(num_nodes / part_size) parts (none below two parts: the
+/// identity), ascending ids within a part; new_of_old, [num_nodes]. Throws GraphError unless
+/// square; InvalidArgument when part_size < 1 or the build has no METIS (metis_available()).
+std::vector<int64_t> partition_ordering(const Graph& graph, int64_t part_size = 4096);
 
 /// How far apart the endpoints of edges are (square graphs; GraphError otherwise).
 struct Locality {

@@ -359,6 +359,11 @@ def degree_ordering(graph: Graph) -> object:
     Nodes by decreasing total degree (in + out, self-loops ignored), ties by id: int64 [N] new_of_old, hubs first. Raises GraphError unless square.
     """
 
+def partition_ordering(graph: Graph, part_size: int = 4096) -> object:
+    """
+    Nodes grouped by METIS part (ceil(N / part_size) edge-cut parts; ascending ids within a part): int64 [N] new_of_old, a graph's communities as id ranges (mini-batch training keeps them: its blocks number new sources by ascending id). Raises GraphError unless square, InvalidArgument without METIS or for part_size < 1.
+    """
+
 def locality(graph: Graph) -> dict:
     """
     {'bandwidth': max |i - j|, 'mean_edge_distance': mean |i - j|} over the edges i <- j of a square graph (0 without edges).
