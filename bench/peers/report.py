@@ -30,7 +30,7 @@ KERNEL_LIBS = ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "graphblas", "t
                "dgl", "dgl2")
 # Column keys: the record's library, plus "-sdpa" for PyTorch's scaled_dot_product_attention runs.
 LABELS = {"edgeattn": "edgeattn", "edgeattn-dense": "edgeattn dense path", "edgeattn-pattern": "edgeattn (implicit pattern)",
-          "edgeattn-degree": "edgeattn, --reorder degree",
+          "edgeattn-degree": "edgeattn, --reorder degree", "edgeattn-metis": "edgeattn, --reorder metis",
           "graphblas": "GraphBLAS", "torch": "PyTorch dense", "pyg": "PyG", "dgl": "DGL",
           "torch-sdpa": "PyTorch SDPA", "torch2": "PyTorch dense", "torch2-sdpa": "PyTorch SDPA", "pyg2": "PyG",
           "dgl2": "DGL"}
@@ -38,7 +38,7 @@ PEER_LIBS = ("graphblas", "torch", "pyg", "dgl", "torch2", "pyg2", "dgl2")
 SUITE_GROUPS = ("kernel", "dense", "layer", "train", "sdpa", "minibatch")
 
 COLORS = {"edgeattn": "tab:blue", "edgeattn-dense": "tab:orange", "edgeattn-pattern": "tab:green",
-          "edgeattn-degree": "tab:blue",
+          "edgeattn-degree": "tab:blue", "edgeattn-metis": "tab:blue",
           "torch": "tab:red", "graphblas": "tab:purple", "pyg": "tab:brown", "dgl": "tab:pink",
           "torch2-sdpa": "tab:olive", "pyg2": "tab:gray", "dgl2": "tab:cyan"}
 
@@ -622,11 +622,17 @@ def minibatch_section(cm: list[Config]) -> list[str]:
                 msg = " ".join(str(r.get("message", "")).split())[:300].replace("|", "\\|")
                 out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {name} | {r.get('status')}: {msg} | | | | |")
                 continue
-            q = ratio(r, c.base, "seconds_per_epoch") if lib != "edgeattn" else None
+            if lib.startswith("edgeattn-"):  # a user's option of edgeattn: each peer's time over its time
+                qs = [(other, ratio(c.by_lib[other], r, "seconds_per_epoch"))
+                      for other in sorted(c.by_lib) if not other.startswith("edgeattn")]
+                q_text = "; ".join(f"{label(o, [c.by_lib[o]])} / this {q:.2f}" for o, q in qs if q)
+            else:
+                q = ratio(r, c.base, "seconds_per_epoch") if lib != "edgeattn" else None
+                q_text = f"{q:.2f}" if q else ""
             acc = r.get("test_accuracy")
             busy = " (busy machine)" if r.get("busy_machine") else ""
             out.append(f"| {size_text(c)} | {c.params[-1][1:]} | {name}{busy} | {r['seconds_per_epoch']:.3g} | "
-                       f"{f'{q:.2f}' if q else ''} | {r.get('steps_per_epoch', '')} | {r.get('peak_rss_mb', 0):.0f} | "
+                       f"{q_text} | {r.get('steps_per_epoch', '')} | {r.get('peak_rss_mb', 0):.0f} | "
                        f"{f'{acc:.3f}' if acc is not None else ''} |")
     accs = [r.get("test_accuracy") for r in recs if r.get("status") == "ok" and r.get("test_accuracy") is not None]
     if len(accs) > 1 and min(accs) >= 0.99:
