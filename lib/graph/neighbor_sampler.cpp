@@ -185,6 +185,25 @@ void check_destinations(const char* fn, const char* what, const Graph& graph, st
                       ", which appears earlier at ", what, "[", earlier, "]: expected distinct nodes");
 }
 
+// Every pass over the scratch reads or writes it at random (2 MiB for a 250k-node graph: beyond
+// L2), each access a cache miss, and the atomics do not overlap: each loop prefetches the slot
+// kSlotAhead accesses ahead.
+template <class Id>
+void prefetch_slot(int64_t* first, std::span<const Id> nodes, int64_t k, int64_t end) {
+  if (k + kSlotAhead < end) detail::prefetch_write(first + nodes[static_cast<size_t>(k + kSlotAhead)]);
+}
+
+// first[nodes[k]] = value(k) for k in [begin, end), in parallel.
+template <class Value>
+void set_slots(int64_t* first, std::span<const int64_t> nodes, int64_t begin, int64_t end, Value value) {
+  parallel_for(begin, end, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      prefetch_slot(first, nodes, k, e);
+      first[nodes[static_cast<size_t>(k)]] = value(k);
+    }
+  });
+}
+
 // Step 3 of sample_hop (see the file comment) in order of first appearance: `lead` are the
 // destinations that lead the sources (square graphs), `sources` each sampled edge's global source;
 // leaves each source's slot in `first` as -(local id + 1) and fills `src_nodes`.
@@ -192,22 +211,9 @@ void number_by_appearance(std::span<const int64_t> lead, std::span<const int32_t
                           std::vector<int64_t>& src_nodes) {
   const auto num_lead = static_cast<int64_t>(lead.size());
   const auto num_edges = static_cast<int64_t>(sources.size());
-  // Every pass over the scratch reads or writes it at random (2 MiB for a 250k-node graph: beyond
-  // L2), each access a cache miss, and the atomics of the first pass do not overlap: each
-  // prefetches the slot kSlotAhead accesses ahead.
   auto source = [&](int64_t e) -> int64_t { return sources[static_cast<size_t>(e)]; };
-  auto prefetch_source = [&](int64_t k, int64_t end) {
-    if (k + kSlotAhead < end) detail::prefetch_write(first + source(k + kSlotAhead));
-  };
-  auto prefetch_lead = [&](int64_t i, int64_t end) {
-    if (i + kSlotAhead < end) detail::prefetch_write(first + lead[static_cast<size_t>(i + kSlotAhead)]);
-  };
-  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      prefetch_lead(i, e);
-      first[lead[static_cast<size_t>(i)]] = i;
-    }
-  });
+  auto prefetch_source = [&](int64_t k, int64_t end) { prefetch_slot(first, sources, k, end); };
+  set_slots(first, lead, 0, num_lead, [](int64_t i) { return i; });
   parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < e; ++k) {
       prefetch_source(k, e);
@@ -242,12 +248,7 @@ void number_by_appearance(std::span<const int64_t> lead, std::span<const int32_t
       ++next;
     }
   });
-  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      prefetch_lead(i, e);
-      first[lead[static_cast<size_t>(i)]] = -(i + 1);
-    }
-  });
+  set_slots(first, lead, 0, num_lead, [](int64_t i) { return -(i + 1); });
 }
 
 // Step 3 in ascending order (same contract as number_by_appearance); `num_nodes` is the scratch's
@@ -256,12 +257,7 @@ void number_ascending(int64_t num_nodes, std::span<const int64_t> lead, std::spa
                       int64_t* first, std::vector<int64_t>& src_nodes) {
   const auto num_lead = static_cast<int64_t>(lead.size());
   const auto num_edges = static_cast<int64_t>(sources.size());
-  parallel_for(0, num_lead, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      if (i + kSlotAhead < e) detail::prefetch_write(first + lead[static_cast<size_t>(i + kSlotAhead)]);
-      first[lead[static_cast<size_t>(i)]] = -(i + 1);
-    }
-  });
+  set_slots(first, lead, 0, num_lead, [](int64_t i) { return -(i + 1); });
   // Claims: each piece lists the sources it was first to mark (which piece lists a source varies
   // with the schedule; the set of all of them does not).
   const int64_t pieces = (num_edges + kEdgeGrain - 1) / kEdgeGrain;
@@ -269,7 +265,7 @@ void number_ascending(int64_t num_nodes, std::span<const int64_t> lead, std::spa
   parallel_for(0, num_edges, kEdgeGrain, [&](int64_t b, int64_t e) {
     std::vector<int64_t>& mine = claimed[static_cast<size_t>(b / kEdgeGrain)];
     for (int64_t k = b; k < e; ++k) {
-      if (k + kSlotAhead < e) detail::prefetch_write(first + sources[static_cast<size_t>(k + kSlotAhead)]);
+      prefetch_slot(first, sources, k, e);
       const int64_t g = sources[static_cast<size_t>(k)];
       std::atomic_ref<int64_t> slot(first[g]);
       int64_t seen = slot.load(std::memory_order_relaxed);
@@ -305,12 +301,7 @@ void number_ascending(int64_t num_nodes, std::span<const int64_t> lead, std::spa
     }
     tbb::parallel_sort(out, out + fresh);
   }
-  parallel_for(num_lead, num_lead + fresh, 1 << 14, [&](int64_t b, int64_t e) {
-    for (int64_t j = b; j < e; ++j) {
-      if (j + kSlotAhead < e) detail::prefetch_write(first + src_nodes[static_cast<size_t>(j + kSlotAhead)]);
-      first[src_nodes[static_cast<size_t>(j)]] = -(j + 1);
-    }
-  });
+  set_slots(first, src_nodes, num_lead, num_lead + fresh, [](int64_t j) { return -(j + 1); });
 }
 
 // One hop over validated destinations; `first` is the scratch (all kUnseen in and out).
@@ -408,13 +399,7 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
       }
     }
   });
-  parallel_for(0, num_src, 1 << 16, [&](int64_t b, int64_t e) {
-    for (int64_t j = b; j < e; ++j) {
-      if (j + kSlotAhead < e)
-        detail::prefetch_write(first + block.src_nodes[static_cast<size_t>(j + kSlotAhead)]);
-      first[block.src_nodes[static_cast<size_t>(j)]] = kUnseen;
-    }
-  });
+  set_slots(first, block.src_nodes, 0, num_src, [](int64_t) { return kUnseen; });
 
   block.graph = detail::TrustedCsr::make(m, num_src, std::move(row_ptr), std::move(col_idx), {}, {});
   block.edge_ids = std::move(edge_ids);
