@@ -7,7 +7,12 @@
 //                              the transpose waits for the backward, Graph::transpose_edges)
 //   sampler/gather_inputs      gather_rows(features, input_nodes): [~237k, 100] floats
 // each with the blocks' new sources numbered by first appearance (/ascending:0) or by ascending
-// id (/ascending:1, what the training loops use: NeighborSamplerOptions::order).
+// id (/ascending:1, what the training loops use: NeighborSamplerOptions::order), and
+//   sampler/sample_neighbors_weighted   the same blocks sampled by edge weight
+//                              (NeighborSamplerOptions::weights: seeded uniform weights in [0.5, 2),
+//                              a tenth of them 0), /replace:0|1; ascending order. A weighted row
+//                              reads all its in-edges' weights (mean in-degree 50) where a uniform
+//                              one draws only its fanout.
 // Each iteration takes the next batch of a fixed seed shuffle (so the caches see new nodes, as in
 // training), with the batch index as the sampling seed. Counters: sampled_edges per batch (before
 // self-loops) and edges_per_s; gather_inputs reports bytes_per_call and GBps against STREAM.
@@ -17,6 +22,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <random>
 #include <vector>
 
 #include "bench_context.hpp"
@@ -50,14 +56,24 @@ struct Input {
                             .shuffle_nodes = true,
                             .seed = 1});
     train = train::shuffled(ds.split(ds.default_split).train, 7);  // as fit_minibatch orders an epoch
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<float> u(0.5f, 2.f);
+    weights.resize(static_cast<size_t>(ds.graph.num_edges()));
+    for (float& w : weights) w = rng() % 10 == 0 ? 0.f : u(rng);
   }
+  std::vector<float> weights;  // [num_edges], for sampler/sample_neighbors_weighted
   std::span<const int64_t> batch(int64_t b) const {
     const int64_t batches = static_cast<int64_t>(train.size()) / kBatch;
     return std::span<const int64_t>(train).subspan(static_cast<size_t>((b % batches) * kBatch), kBatch);
   }
-  SampledSubgraph sample(int64_t b, SourceOrder order) const {
-    return sample_neighbors(ds.graph, batch(b),
-                            {.fanouts = {15, 10, 5}, .seed = static_cast<uint64_t>(b), .order = order});
+  SampledSubgraph sample(int64_t b, SourceOrder order, bool weighted = false, bool replace = false) const {
+    return sample_neighbors(
+        ds.graph, batch(b),
+        {.fanouts = {15, 10, 5},
+         .replace = replace,
+         .seed = static_cast<uint64_t>(b),
+         .order = order,
+         .weights = weighted ? std::span<const float>(weights) : std::span<const float>()});
   }
 };
 
@@ -116,6 +132,17 @@ void register_all() {
         run(s, [&](const Input& in, int64_t b) { return sampled_edges(in.sample(b, order)); });
       })
       ->ArgName("ascending")
+      ->DenseRange(0, 1)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("sampler/sample_neighbors_weighted",
+                               [](benchmark::State& s) {
+                                 const bool replace = s.range(0) != 0;
+                                 run(s, [&](const Input& in, int64_t b) {
+                                   return sampled_edges(in.sample(b, SourceOrder::ascending, true, replace));
+                                 });
+                               })
+      ->ArgName("replace")
       ->DenseRange(0, 1)
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();

@@ -611,6 +611,9 @@ int run_train(std::span<const std::string> argv) {
               "with --batch-size: neighbours sampled per node at hop 1 (the seeds), 2, ... as PyG's "
               "num_neighbors, one per layer; -1 takes all (default: 10 per layer)")
       .flag("replace", "with --batch-size: sample neighbours with replacement")
+      .flag("sample-weights",
+            "with --batch-size: sample each node's in-edges in proportion to the dataset's edge weights "
+            "(DGL's prob, PyG's weight_attr); edges of weight 0 are never sampled")
       .option("source-order", "ORDER", "ascending",
               "with --batch-size: numbering of each sampled block's new source nodes: ascending (by "
               "dataset id, so blocks keep the dataset's locality; the faster) or appearance (first "
@@ -644,8 +647,8 @@ int run_train(std::span<const std::string> argv) {
           "openmpi-bin, then reconfigure with -DEDGEATTN_MPI=ON)");
     for (const char* o : {"batch-size", "fanout", "source-order", "attention-out", "plot", "reorder"})
       if (args.given(o)) throw UsageError(std::string("--") + o + " does not apply to --distributed");
-    if (args.flag_set("replace") || args.flag_set("profile"))
-      throw UsageError("--replace and --profile do not apply to --distributed");
+    if (args.flag_set("replace") || args.flag_set("sample-weights") || args.flag_set("profile"))
+      throw UsageError("--replace, --sample-weights and --profile do not apply to --distributed");
     if (args.given("runs") && args.integer("runs", 1, 1000) != 1)
       throw UsageError("--distributed trains one run (--runs 1)");
     if (args.given("partitions") &&
@@ -731,9 +734,17 @@ int run_train(std::span<const std::string> argv) {
   const data::Split& split = ds.split(args.str("split"));
   const int64_t batch_size = args.integer("batch-size", 0, int64_t{1} << 40);
   NeighborSamplerOptions sampling{.fanouts = {}, .replace = args.flag_set("replace"), .seed = 0};
-  if (batch_size == 0 && (args.given("fanout") || args.flag_set("replace") || args.given("source-order")))
+  if (batch_size == 0 && (args.given("fanout") || args.flag_set("replace") ||
+                          args.flag_set("sample-weights") || args.given("source-order")))
     throw UsageError(
-        "--fanout, --replace and --source-order apply to mini-batch training: give --batch-size too");
+        "--fanout, --replace, --sample-weights and --source-order apply to mini-batch training: give "
+        "--batch-size too");
+  // Dataset::edge_weight is empty when every weight is 1: sampling by weight is then uniform.
+  const bool weighted_sampling = args.flag_set("sample-weights") && !ds.edge_weight.empty();
+  if (args.flag_set("sample-weights") && !weighted_sampling && !args.flag_set("quiet"))
+    std::cerr << "edgeattn train: note: --sample-weights: dataset '" << ds.name
+              << "' has no edge weights (every weight is 1), so neighbours are sampled uniformly\n";
+  if (weighted_sampling) sampling.weights = ds.edge_weight;
   try {
     sampling.order = parse_source_order(args.str("source-order"));
   } catch (const InvalidArgument&) {
@@ -862,7 +873,8 @@ int run_train(std::span<const std::string> argv) {
         fanout.append(fanout.empty() ? "" : ",").append(std::to_string(k));
       j.field("fanout", fanout)
           .field("replace", sampling.replace)
-          .field("source_order", to_string(sampling.order));
+          .field("source_order", to_string(sampling.order))
+          .field("sample_weights", weighted_sampling ? "edge_weight" : "uniform");
     }
     j.field("metric", ds.labels.metric());  // what the *_accuracy fields hold
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));

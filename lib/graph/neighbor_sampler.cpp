@@ -2,7 +2,8 @@
 //   1. count each destination row's sampled edges in parallel, prefix-sum them into row_ptr;
 //   2. fill each row in parallel with the input CSR positions of its sampled edges, ascending
 //      (Floyd's algorithm without replacement, independent draws with; every draw is
-//      neighbor_draw(seed, hop, node, t), so a row depends on nothing but its node);
+//      neighbor_draw(seed, hop, node, t), so a row depends on nothing but its node; weighted
+//      rows descend a sum tree over the row's weights with neighbor_unit(seed, hop, node, t));
 //   3. relabel the sources, in parallel and without a hash table, through a scratch array indexed
 //      by global id. In order of first appearance (SourceOrder::appearance): every node has a
 //      "position" (destination i: i; sampled edge e: num_dst + e). An atomic min over the scratch
@@ -27,6 +28,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -129,6 +132,57 @@ void sample_row(int64_t degree, int64_t fanout, bool replace, uint64_t seed, int
       out[static_cast<size_t>(t)] = p;
     }
     for (int64_t p : out) picked[static_cast<size_t>(p)] = 0;
+  }
+  std::sort(out.begin(), out.end());
+}
+
+// Weighted rows (NeighborSamplerOptions::weights; see the header).
+bool bad_weight(float w) { return !(w >= 0.f) || std::isinf(w); }
+
+int64_t positive_count(const float* w, int64_t degree) {
+  int64_t p = 0;
+  for (int64_t q = 0; q < degree; ++q) p += static_cast<int64_t>(w[q] > 0.f);
+  return p;
+}
+
+// Writes the within-row positions of the in-edges of `node` sampled by weight into `out`
+// (w: the row's `degree` weights, all valid, `positive` of them > 0; out.size() ==
+// sample_count(positive, fanout, replace)), ascending: picks descend the row's sum tree (see the
+// header), a heap in `tree` (node 1 the root, node i's children 2i and 2i + 1, leaf q at P + q).
+void sample_weighted_row(const float* w, int64_t degree, int64_t positive, int64_t fanout, bool replace,
+                         uint64_t seed, int64_t hop, int64_t node, std::span<int64_t> out) {
+  const auto k = static_cast<int64_t>(out.size());
+  if (fanout == -1 || (!replace && positive <= fanout)) {  // every positive in-edge
+    size_t t = 0;
+    for (int64_t q = 0; q < degree; ++q)
+      if (w[q] > 0.f) out[t++] = q;
+    return;
+  }
+  const int64_t leaves = std::bit_ceil(static_cast<uint64_t>(degree));
+  thread_local std::vector<double> tree;
+  tree.assign(static_cast<size_t>(2 * leaves), 0.0);
+  for (int64_t q = 0; q < degree; ++q) tree[static_cast<size_t>(leaves + q)] = static_cast<double>(w[q]);
+  for (int64_t i = leaves - 1; i >= 1; --i)
+    tree[static_cast<size_t>(i)] = tree[static_cast<size_t>(2 * i)] + tree[static_cast<size_t>(2 * i + 1)];
+  for (int64_t t = 0; t < k; ++t) {
+    double x = neighbor_unit(seed, hop, node, static_cast<uint64_t>(t)) * tree[1];
+    int64_t i = 1;
+    while (i < leaves) {
+      const double left = tree[static_cast<size_t>(2 * i)], right = tree[static_cast<size_t>(2 * i + 1)];
+      if (left != 0.0 && (right == 0.0 || x < left)) {
+        i = 2 * i;
+      } else {
+        x -= left;
+        i = 2 * i + 1;
+      }
+    }
+    out[static_cast<size_t>(t)] = i - leaves;
+    if (!replace) {  // the picked leaf leaves the tree; its ancestors are summed again
+      tree[static_cast<size_t>(i)] = 0.0;
+      for (i /= 2; i >= 1; i /= 2)
+        tree[static_cast<size_t>(i)] =
+            tree[static_cast<size_t>(2 * i)] + tree[static_cast<size_t>(2 * i + 1)];
+    }
   }
   std::sort(out.begin(), out.end());
 }
@@ -304,9 +358,19 @@ void number_ascending(int64_t num_nodes, std::span<const int64_t> lead, std::spa
   set_slots(first, src_nodes, num_lead, num_lead + fresh, [](int64_t j) { return -(j + 1); });
 }
 
-// One hop over validated destinations; `first` is the scratch (all kUnseen in and out).
-Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanout, bool replace,
-                 uint64_t seed, int64_t hop, SourceOrder order, int64_t* first) {
+// Throws InvalidArgument unless `weights` is empty or one per edge of `graph`.
+void check_weight_count(const char* fn, const Graph& graph, std::span<const float> weights) {
+  if (!weights.empty() && static_cast<int64_t>(weights.size()) != graph.num_edges())
+    raise<InvalidArgument>(fn, ": weights has ", weights.size(),
+                           " entries, expected none (uniform sampling) or ", graph.num_edges(),
+                           " (one per edge of the graph, by CSR position)");
+}
+
+// One hop over validated destinations; `first` is the scratch (all kUnseen in and out). `weights`:
+// empty or one per edge (checked); each weight read is checked here, `fn` naming the caller.
+Block sample_hop(const char* fn, const Graph& graph, std::span<const int64_t> dst, int64_t fanout,
+                 bool replace, uint64_t seed, int64_t hop, SourceOrder order, std::span<const float> weights,
+                 int64_t* first) {
   const auto m = static_cast<int64_t>(dst.size());
   const bool square = graph.num_dst() == graph.num_src();
   const int64_t num_lead = square ? m : 0;  // sources that are the destinations themselves
@@ -327,15 +391,45 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
     if (i + kAhead < end)
       detail::prefetch_read<3>(&in_ptr[static_cast<size_t>(dst[static_cast<size_t>(i + kAhead)])]);
   };
+  // Weighted rows read every weight of the row, in both passes: up to kRowLines lines of them,
+  // kAhead / 2 destinations ahead.
+  const bool weighted = !weights.empty();
+  auto prefetch_weights = [&](int64_t i, int64_t end) {
+    if (!weighted || i + kAhead / 2 >= end) return;
+    const int64_t u = dst[static_cast<size_t>(i + kAhead / 2)];
+    const float* first_w = weights.data() + in_ptr[static_cast<size_t>(u)];
+    const float* last_w =
+        std::min(weights.data() + in_ptr[static_cast<size_t>(u) + 1], first_w + 16 * kRowLines);
+    for (const float* x = first_w; x < last_w; x += 16) detail::prefetch_read<3>(x);
+  };
 
-  // 1. Row counts.
+  // 1. Row counts; weighted, the positive in-edges' counts, every weight read checked (the lowest
+  // bad position is reported, whatever the thread count).
   std::vector<int64_t> row_ptr(static_cast<size_t>(m) + 1, 0);
+  int64_t bad = kUnseen;
   parallel_for(0, m, kRowGrain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       prefetch_offsets(i, e);
-      row_ptr[static_cast<size_t>(i) + 1] = sample_count(degree(dst[i]), fanout, replace);
+      prefetch_weights(i, e);
+      const int64_t v = dst[static_cast<size_t>(i)];
+      int64_t d = degree(v);
+      if (weighted) {
+        const float* w = weights.data() + in_ptr[static_cast<size_t>(v)];
+        for (int64_t q = 0; q < d; ++q)
+          if (bad_weight(w[q])) {
+            atomic_min(bad, in_ptr[static_cast<size_t>(v)] + q);
+            break;
+          }
+        d = positive_count(w, d);
+      }
+      row_ptr[static_cast<size_t>(i) + 1] = sample_count(d, fanout, replace);
     }
   });
+  if (bad != kUnseen) {
+    const auto node = std::upper_bound(in_ptr.begin(), in_ptr.end(), bad) - in_ptr.begin() - 1;
+    raise<InvalidArgument>(fn, ": weights[", bad, "] (an in-edge of node ", node, ") is ",
+                           weights[static_cast<size_t>(bad)], ", expected a finite weight >= 0");
+  }
   std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
   const int64_t num_edges = row_ptr.back();
 
@@ -353,12 +447,18 @@ Block sample_hop(const Graph& graph, std::span<const int64_t> dst, int64_t fanou
             std::min(in_col + in_ptr[static_cast<size_t>(u) + 1], first_col + 16 * kRowLines);
         for (const int32_t* c = first_col; c < last_col; c += 16) detail::prefetch_read<3>(c);
       }
+      prefetch_weights(i, e);
       const int64_t v = dst[static_cast<size_t>(i)];
       const int64_t begin = row_ptr[static_cast<size_t>(i)];
       const auto out = std::span<int64_t>(edge_ids).subspan(
           static_cast<size_t>(begin), static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1] - begin));
-      sample_row(degree(v), fanout, replace, seed, hop, v, out);
       const int64_t base = in_ptr[static_cast<size_t>(v)];
+      if (weighted) {
+        const float* w = weights.data() + base;
+        sample_weighted_row(w, degree(v), positive_count(w, degree(v)), fanout, replace, seed, hop, v, out);
+      } else {
+        sample_row(degree(v), fanout, replace, seed, hop, v, out);
+      }
       int32_t* src = sources.data() + begin;
       for (int64_t& p : out) {
         p += base;
@@ -419,12 +519,14 @@ const char* to_string(SourceOrder order) {
 }
 
 Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
-                   uint64_t seed, int64_t hop, SourceOrder order) {
+                   uint64_t seed, int64_t hop, SourceOrder order, std::span<const float> weights) {
   check_fanout("sample_block: fanout", fanout);
+  check_weight_count("sample_block", graph, weights);
   Scratch scratch(graph.num_src());
   const bool square = graph.num_dst() == graph.num_src();
   check_destinations("sample_block", "dst_nodes", graph, dst_nodes, square ? &scratch : nullptr);
-  return sample_hop(graph, dst_nodes, fanout, replace, seed, hop, order, scratch.data());
+  return sample_hop("sample_block", graph, dst_nodes, fanout, replace, seed, hop, order, weights,
+                    scratch.data());
 }
 
 SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
@@ -442,6 +544,7 @@ SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> se
                       ", num_src=", graph.num_src(),
                       ") has sources that are not destinations, so it can be sampled for 1 hop, got ",
                       fanouts.size(), " fanouts");
+  check_weight_count("sample_neighbors", graph, options.weights);
   Scratch scratch(graph.num_src());
   check_destinations("sample_neighbors", "seeds", graph, seeds, square ? &scratch : nullptr);
 
@@ -453,8 +556,9 @@ SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> se
     // Hop h is the (layers - 1 - h)-th block; its destinations are hop h - 1's sources.
     const std::span<const int64_t> dst =
         h == 0 ? seeds : std::span<const int64_t>(out.blocks[layers - h].src_nodes);
-    out.blocks[layers - 1 - h] = sample_hop(graph, dst, fanouts[h], options.replace, options.seed,
-                                            static_cast<int64_t>(h), options.order, scratch.data());
+    out.blocks[layers - 1 - h] =
+        sample_hop("sample_neighbors", graph, dst, fanouts[h], options.replace, options.seed,
+                   static_cast<int64_t>(h), options.order, options.weights, scratch.data());
   }
   out.input_nodes = out.blocks.front().src_nodes;
   return out;

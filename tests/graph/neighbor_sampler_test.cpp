@@ -551,6 +551,160 @@ TEST(SampleNeighbors, EdgeFrequenciesOnARandomGraphFollowFanoutOverDegree) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Weighted sampling (NeighborSamplerOptions::weights)
+
+// Random weights for every edge of `g`, about a fifth of them 0.
+std::vector<float> random_weights(const Graph& g, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(0.f, 4.f);
+  std::vector<float> w(static_cast<size_t>(g.num_edges()));
+  for (float& x : w) x = rng() % 5 == 0 ? 0.f : u(rng);
+  return w;
+}
+
+// A block's edges hold only positive-weight in-edges, and rows have the counts the header gives.
+void expect_positive_counts(const Graph& g, const Block& b, std::span<const float> w, int64_t fanout,
+                            bool replace) {
+  for (int64_t i = 0; i < b.num_dst(); ++i) {
+    const int64_t v = b.dst_nodes[static_cast<size_t>(i)];
+    int64_t positive = 0;
+    for (int64_t e = g.row_ptr()[static_cast<size_t>(v)]; e < g.row_ptr()[static_cast<size_t>(v) + 1]; ++e)
+      positive += w[static_cast<size_t>(e)] > 0.f;
+    EXPECT_EQ(b.graph.degree(i), expected_count(positive, fanout, replace)) << "node " << v;
+  }
+  for (int64_t id : b.edge_ids) EXPECT_GT(w[static_cast<size_t>(id)], 0.f) << "edge " << id;
+}
+
+TEST(SampleNeighborsWeighted, ZeroWeightInEdgesAreNeverSampledHandComputed) {
+  // six_node_graph with e1, e4 and e7 at weight 0: node 0 keeps e0 (0<-1), node 1 e2, e3 (0, 3),
+  // node 3 e5, e6 (4, 5), node 4 nothing (its one in-edge e7 weighs 0), node 5 e8 (5<-5).
+  const Graph g = six_node_graph();
+  const std::vector<float> w{1.f, 0.f, 2.f, 3.f, 0.f, 1.f, 1.f, 0.f, 5.f};
+  for (int64_t fanout : {int64_t{-1}, int64_t{2}, int64_t{7}}) {
+    SCOPED_TRACE("fanout " + std::to_string(fanout));
+    const SampledSubgraph s = sample_neighbors(g, I64{0, 1, 3, 4, 5}, {.fanouts = {fanout}, .weights = w});
+    const Block& b = s.blocks[0];
+    EXPECT_EQ(b.src_nodes, (I64{0, 1, 3, 4, 5}));
+    EXPECT_EQ(ptr(b.graph), (I64{0, 1, 3, 5, 5, 6}));
+    EXPECT_EQ(cols(b.graph), (I32{1, 0, 2, 3, 4, 4}));
+    EXPECT_EQ(b.edge_ids, (I64{0, 2, 3, 5, 6, 8}));
+  }
+  // With replacement: exactly 3 picks per node with a positive in-edge, all positive; node 4 none.
+  const Block r = sample_block(g, I64{0, 1, 3, 4, 5}, 3, true, 9, 0, SourceOrder::appearance, w);
+  EXPECT_EQ(ptr(r.graph), (I64{0, 3, 6, 9, 9, 12}));
+  for (int64_t k = 0; k < 3; ++k) EXPECT_EQ(r.edge_ids[static_cast<size_t>(k)], 0);  // node 0's only one
+  expect_positive_counts(g, r, w, 3, true);
+  // One pick without replacement from {e5: 1, e6: 1} of node 3, and node 1's {e2: 2, e3: 3}.
+  const Block one = sample_block(g, I64{1, 3}, 1, false, 4, 0, SourceOrder::appearance, w);
+  expect_positive_counts(g, one, w, 1, false);
+}
+
+TEST(SampleNeighborsWeighted, MatchesTheSerialReferenceBitForBitForAnyThreadCount) {
+  for (const Case& c : random_cases()) {
+    const int64_t n = c.graph.num_dst();
+    const I64 seeds = distinct_nodes(n, 300, 21);
+    const std::vector<float> w = random_weights(c.graph, 3);
+    for (SourceOrder order : {SourceOrder::appearance, SourceOrder::ascending})
+      for (bool replace : {false, true})
+        for (const auto& fanouts : {I64{10, 5}, I64{3, -1}, I64{25, 0, 2}, I64{1}}) {
+          SCOPED_TRACE(std::string(c.name) + " " + to_string(order) + (replace ? " replace" : "") +
+                       " fanouts[0]=" + std::to_string(fanouts[0]));
+          const NeighborSamplerOptions opt{
+              .fanouts = fanouts, .replace = replace, .seed = 77, .order = order, .weights = w};
+          SampledSubgraph one;
+          {
+            const ThreadLimit limit(1);
+            one = sample_neighbors(c.graph, seeds, opt);
+          }
+          expect_same(one, reference::sample_neighbors(c.graph, seeds, opt));
+          {
+            const ThreadLimit limit(4);
+            expect_same(sample_neighbors(c.graph, seeds, opt), one);
+          }
+          for (size_t h = 0; h < fanouts.size(); ++h)
+            expect_positive_counts(c.graph, one.blocks[fanouts.size() - 1 - h], w, fanouts[h], replace);
+        }
+  }
+}
+
+TEST(SampleNeighborsWeighted, UnitWeightsKeepTheSameCountsAndNeverRepeatWithoutReplacement) {
+  const Graph g = testing::power_law_graph(3000, 40000, 13);
+  const std::vector<float> ones(static_cast<size_t>(g.num_edges()), 1.f);
+  const I64 seeds = distinct_nodes(3000, 500, 5);
+  for (bool replace : {false, true}) {
+    const Block b = sample_block(g, seeds, 6, replace, 1, 0, SourceOrder::ascending, ones);
+    expect_valid_block(g, b, 6, replace, SourceOrder::ascending);
+  }
+}
+
+TEST(SampleNeighborsWeighted, PicksFollowTheWeightsWithAndWithoutReplacement) {
+  // 20000 destinations with the same 4 in-neighbours weighing 1, 2, 3, 4 (and a fifth weighing
+  // 0). One pick: in-edge q is chosen with probability w_q / 10 (sd of its count <= 71).
+  const int64_t m = 20000, d = 5;
+  const Graph g = same_neighbours(m, d);
+  const std::vector<double> weight{1, 2, 3, 4, 0};
+  std::vector<float> w;
+  for (int64_t i = 0; i < m; ++i)
+    for (double x : weight) w.push_back(static_cast<float>(x));
+  const I64 all = iota_ids(m);
+  auto counts = [&](const Block& b) {
+    std::vector<double> c(static_cast<size_t>(d), 0.0);
+    for (int64_t e = 0; e < b.num_edges(); ++e) {
+      const int64_t i = std::upper_bound(b.graph.row_ptr().begin(), b.graph.row_ptr().end(), e) -
+                        b.graph.row_ptr().begin() - 1;
+      c[static_cast<size_t>(b.edge_ids[static_cast<size_t>(e)] - i * d)] += 1;
+    }
+    return c;
+  };
+  const std::vector<double> one = counts(sample_block(g, all, 1, false, 11, 0, SourceOrder::appearance, w));
+  for (int64_t q = 0; q < d; ++q)
+    EXPECT_NEAR(one[static_cast<size_t>(q)], static_cast<double>(m) * weight[static_cast<size_t>(q)] / 10.0,
+                350.0)
+        << "in-edge " << q;
+  // Two picks without replacement, one after the other in proportion to the weights left:
+  // P(q kept) = p_q + sum_{r != q} p_r w_q / (10 - w_r) (sd of a count <= 71).
+  const std::vector<double> two = counts(sample_block(g, all, 2, false, 12, 0, SourceOrder::appearance, w));
+  for (int64_t q = 0; q < 4; ++q) {
+    const double wq = weight[static_cast<size_t>(q)];
+    double p = wq / 10.0;
+    for (int64_t r = 0; r < 4; ++r)
+      if (r != q) p += weight[static_cast<size_t>(r)] / 10.0 * wq / (10.0 - weight[static_cast<size_t>(r)]);
+    EXPECT_NEAR(two[static_cast<size_t>(q)], static_cast<double>(m) * p, 350.0) << "in-edge " << q;
+  }
+  EXPECT_EQ(two[4], 0.0);
+  // With replacement, 3 picks each: 60000 independent picks, q with probability w_q / 10.
+  const std::vector<double> rep = counts(sample_block(g, all, 3, true, 13, 0, SourceOrder::appearance, w));
+  for (int64_t q = 0; q < d; ++q)
+    EXPECT_NEAR(rep[static_cast<size_t>(q)],
+                3.0 * static_cast<double>(m) * weight[static_cast<size_t>(q)] / 10.0, 600.0)
+        << "in-edge " << q;
+}
+
+TEST(SampleNeighborsWeighted, BadWeightsAreInvalidArgumentsNamingPositionNodeAndValue) {
+  const Graph g = six_node_graph();
+  const std::vector<float> short_w(4, 1.f);
+  expect_throw_naming<InvalidArgument>(
+      [&] { sample_neighbors(g, I64{0}, {.fanouts = {2}, .weights = short_w}); },
+      {"weights has 4 entries", "9"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { sample_block(g, I64{0}, 2, false, 0, 0, SourceOrder::appearance, short_w); },
+      {"sample_block", "4"});
+  for (float bad : {-1.f, std::nanf(""), INFINITY}) {
+    std::vector<float> w(9, 1.f);
+    w[5] = bad;  // an in-edge of node 3
+    w[6] = -2.f;
+    SCOPED_TRACE(std::to_string(bad));
+    expect_throw_naming<InvalidArgument>(
+        [&] {
+          sample_neighbors(g, I64{0, 3}, {.fanouts = {1}, .weights = w});
+        },
+        {"weights[5]", "node 3", "finite weight >= 0"});
+    // A row the sampling does not visit is not read.
+    EXPECT_EQ(sample_neighbors(g, I64{0, 1}, {.fanouts = {1}, .weights = w}).blocks[0].num_dst(), 2);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Full neighbourhoods and feature gathering
 
 TEST(FullNeighborhoodBlock, OverEveryNodeIsTheGraphItself) {

@@ -569,18 +569,21 @@ nb::dict result_dict(const train::TrainResult& r) {
 nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs,
                 int64_t patience, double lr, double weight_decay, uint64_t seed, const std::string& criterion,
                 int64_t batch_size, const std::vector<int64_t>& fanout, bool replace,
-                const std::string& source_order) {
+                const std::string& source_order, bool sample_weights) {
   const train::TrainConfig tc = train_config("fit", epochs, patience, lr, weight_decay, seed, criterion);
   if (batch_size < 0)
     raise<InvalidArgument>("fit: batch_size is ", batch_size, ", expected >= 0 (0: full batch)");
-  if (batch_size == 0 && !fanout.empty())
-    raise<InvalidArgument>("fit: fanout applies to mini-batch training; give batch_size too");
+  if (batch_size == 0 && (!fanout.empty() || sample_weights))
+    raise<InvalidArgument>(
+        "fit: fanout and sample_weights apply to mini-batch training; give batch_size too");
   // By default new sources by ascending id: blocks keep the dataset's locality
   // (graph/neighbor_sampler.hpp).
   NeighborSamplerOptions sampling{
       .fanouts = fanout, .replace = replace, .seed = 0, .order = parse_source_order(source_order)};
   if (batch_size > 0 && sampling.fanouts.empty())
     sampling.fanouts.assign(static_cast<size_t>(m.model.config().layers), 10);
+  // By the dataset's edge weights; none (every weight 1) samples uniformly, which is the same law.
+  if (sample_weights) sampling.weights = ds.edge_weight;
   const data::Split& sp = ds.split(split);
   train::TrainResult r;
   {
@@ -1148,9 +1151,14 @@ NB_MODULE(_edgeattn, m) {
   {
     // seeds / dst_nodes: an int32/int64 array (NumPy, or a tensor through DLPack) or a list of ints.
     auto sample = [](const Graph& graph, const std::vector<int64_t>& ids, const std::vector<int64_t>& fanouts,
-                     bool replace, uint64_t seed, const std::string& order) {
-      const NeighborSamplerOptions o{
+                     bool replace, uint64_t seed, const std::string& order,
+                     const std::optional<AnyArray>& weights) {
+      NeighborSamplerOptions o{
           .fanouts = fanouts, .replace = replace, .seed = seed, .order = parse_source_order(order)};
+      if (weights) {
+        const ConstView w = float_view(*weights, "sample_neighbors: weights", 1);
+        o.weights = std::span<const float>(w.data(), static_cast<size_t>(w.numel()));
+      }
       nb::gil_scoped_release release;
       return sample_neighbors(graph, ids, o);
     };
@@ -1163,18 +1171,22 @@ NB_MODULE(_edgeattn, m) {
         "node): the same for any thread count, batch or order; vary seed per batch. Each block's sources "
         "start with its destinations; order numbers the rest: 'appearance' (first appearance, as DGL and "
         "PyG) or 'ascending' (by node id: blocks keep the graph's locality). Returns a SampledSubgraph; "
-        "gather features with x[sub.input_nodes]. Raises GraphError for a seed out of range or repeated, "
-        "InvalidArgument for another order.";
+        "gather features with x[sub.input_nodes]. weights (float32 [num_edges] by CSR position, as "
+        "Dataset.edge_weight; DGL's prob, PyG's weight_attr): each node's in-edges are sampled in proportion "
+        "to their weights, weight 0 never (without replacement: successive picks among those left). "
+        "Raises GraphError for a seed out of range or repeated, InvalidArgument for another order, for "
+        "weights not one per edge, or for a negative, NaN or infinite weight the sampling reads.";
     m.def(
         "sample_neighbors",
         [sample](const Graph& graph, const AnyArray& seeds, const std::vector<int64_t>& fanouts, bool replace,
-                 uint64_t seed, const std::string& order) {
-          return sample(graph, index_vector(seeds, "sample_neighbors: seeds"), fanouts, replace, seed, order);
+                 uint64_t seed, const std::string& order, const std::optional<AnyArray>& weights) {
+          return sample(graph, index_vector(seeds, "sample_neighbors: seeds"), fanouts, replace, seed, order,
+                        weights);
         },
         "graph"_a, "seeds"_a, "fanouts"_a, "replace"_a = false, "seed"_a = 0, "order"_a = "appearance",
-        sample_doc);
+        "weights"_a = nb::none(), sample_doc);
     m.def("sample_neighbors", sample, "graph"_a, "seeds"_a, "fanouts"_a, "replace"_a = false, "seed"_a = 0,
-          "order"_a = "appearance", sample_doc);
+          "order"_a = "appearance", "weights"_a = nb::none(), sample_doc);
     auto full = [](const Graph& graph, const std::vector<int64_t>& ids) {
       nb::gil_scoped_release release;
       return full_neighborhood_block(graph, ids);
@@ -1400,6 +1412,16 @@ NB_MODULE(_edgeattn, m) {
           },
           "float32 [E, edge_dim] edge features in the graph's CSR order (graph.edge_index() order; OGB "
           "edge-feat, TUDataset edge attributes + one-hot edge labels); None when the dataset has none")
+      .def_prop_ro(
+          "edge_weight",
+          [](nb::handle self) -> nb::object {
+            const auto& d = nb::cast<const data::Dataset&>(self);
+            if (d.edge_weight.empty()) return nb::none();
+            return nb::cast(readonly_view(std::span<const float>(d.edge_weight), self));
+          },
+          "float32 [E] edge weights in the graph's CSR order (npz adj_data, weighted edge lists, Matrix "
+          "Market values); None when every weight is 1. sample_neighbors(..., weights=) and fit(..., "
+          "sample_weights=True) sample by them")
       .def_prop_ro("num_graphs", &data::Dataset::num_graphs)
       .def_prop_ro(
           "graph_ptr",
@@ -1744,14 +1766,15 @@ NB_MODULE(_edgeattn, m) {
       "fit", &py_fit, "model"_a, "dataset"_a, "split"_a = "", "epochs"_a = 1000, "patience"_a = 100,
       "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
       "batch_size"_a = 0, "fanout"_a = std::vector<int64_t>{}, "replace"_a = false,
-      "source_order"_a = "ascending",
+      "source_order"_a = "ascending", "sample_weights"_a = false,
       "Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or "
       "with "
       "batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop "
       "from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: "
       "how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see "
-      "sample_neighbors; evaluation stays exact: every node's full neighbourhood, layer by layer as "
-      "Model.logits). Returns a dict with history and final metrics.");
+      "sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform "
+      "when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer "
+      "as Model.logits). Returns a dict with history and final metrics.");
   m.def("evaluate", &py_evaluate, "model"_a, "dataset"_a, "split"_a = "",
         "Loss and accuracy on the split's train/val/test nodes (evaluation mode).");
 

@@ -142,3 +142,86 @@ def test_gatconv_on_full_neighbourhood_blocks_reproduces_the_full_graph_layers(g
                 h = torch.nn.functional.elu(h)
     assert h.shape == (3, 3)
     assert (h - full[torch.from_numpy(seeds)]).abs().max().item() < 1e-5
+
+
+# ---- Sampling by edge weight (DGL's prob, PyG's weight_attr) ------------------------------------------------
+
+
+def weights_with_zeros(g, seed):
+    rng = np.random.default_rng(seed)
+    w = rng.uniform(0.1, 3.0, size=g.num_edges).astype(np.float32)
+    w[rng.random(g.num_edges) < 0.3] = 0.0
+    return w
+
+
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("fanout", [-1, 3])
+def test_weighted_sampling_never_takes_a_zero_weight_edge(graph, replace, fanout):
+    w = weights_with_zeros(graph, 4)
+    seeds = np.arange(0, 300, 3)
+    block = ea.sample_neighbors(graph, seeds, [fanout], replace=replace, seed=8, weights=w).blocks[0]
+    assert (w[block.edge_ids] > 0).all()
+    for i, v in enumerate(seeds):
+        positive = int((w[graph.indptr[v]:graph.indptr[v + 1]] > 0).sum())
+        taken = int(block.graph.indptr[i + 1] - block.graph.indptr[i])
+        if fanout == -1 or (not replace and positive <= fanout):
+            assert taken == positive
+        else:
+            assert taken == (fanout if positive > 0 else 0)
+    again = ea.sample_neighbors(graph, seeds, [fanout], replace=replace, seed=8, weights=w).blocks[0]
+    np.testing.assert_array_equal(again.edge_ids, block.edge_ids)
+
+
+def test_weighted_sampling_prefers_heavy_edges(graph):
+    # Each node's first in-edge weighs 30, the others 1: one pick takes it with probability
+    # 30 / (29 + in-degree), about 3/4 here; uniform sampling would take it about a tenth of the time.
+    w = np.ones(graph.num_edges, np.float32)
+    w[graph.indptr[:-1][np.diff(graph.indptr) > 0]] = 30.0
+    seeds = np.flatnonzero(np.diff(graph.indptr) > 0)
+    expected = sum(30.0 / (29.0 + int(graph.indptr[v + 1] - graph.indptr[v])) for v in seeds)
+    heavy = 0
+    for seed in range(10):
+        block = ea.sample_neighbors(graph, seeds, [1], seed=seed, weights=w).blocks[0]
+        heavy += int((w[block.edge_ids] == 30.0).sum())
+    assert abs(heavy - 10 * expected) < 0.05 * 10 * expected
+
+
+def test_bad_weights_raise_naming_what_is_wrong(graph):
+    with pytest.raises(ea.InvalidArgument, match="weights has 5 entries"):
+        ea.sample_neighbors(graph, [1, 2], [3], weights=np.ones(5, np.float32))
+    w = np.ones(graph.num_edges, np.float32)
+    w[int(graph.indptr[7])] = -1.0
+    with pytest.raises(ea.InvalidArgument, match=r"in-edge of node 7\) is -1, expected a finite weight >= 0"):
+        ea.sample_neighbors(graph, [7], [3], weights=w)
+    with pytest.raises(ea.InvalidArgument, match="float32"):
+        ea.sample_neighbors(graph, [7], [3], weights=np.ones(graph.num_edges))
+
+
+def test_fit_samples_by_the_datasets_edge_weights(tmp_path):
+    # Three classes, each node with 6 same-class and 2 other-class in-neighbours, random weights.
+    rng = np.random.default_rng(2)
+    n = 150
+    labels = np.arange(n) % 3
+    x = rng.normal(0.0, 0.6, size=(n, 6)).astype(np.float32)
+    x[np.arange(n), labels] += 1.0
+    rows = [np.sort(np.concatenate([rng.choice(np.flatnonzero((labels == labels[i]) & (np.arange(n) != i)), 6, False),
+                                    rng.choice(np.flatnonzero(labels != labels[i]), 2, False)])) for i in range(n)]
+    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
+    indices = np.concatenate(rows).astype(np.int32)
+    weights = rng.uniform(0.5, 2.0, size=len(indices)).astype(np.float32)
+    perm = rng.permutation(n)
+    path = tmp_path / "weighted.npz"
+    np.savez(path, adj_indptr=indptr, adj_indices=indices, adj_data=weights, adj_shape=np.array([n, n]),
+             adj_rows_are_destinations=np.array(True), attr_matrix=x, labels=labels.astype(np.int64),
+             idx_train=np.sort(perm[:75]), idx_val=np.sort(perm[75:100]), idx_test=np.sort(perm[100:]))
+    ds = ea.load_dataset_path(str(path))
+    np.testing.assert_array_equal(ds.edge_weight, weights)
+    r = ea.fit(ea.Model(in_channels=6, num_classes=3, seed=1), ds, epochs=30, patience=0, lr=0.01, seed=1,
+               batch_size=16, fanout=[4, 3], sample_weights=True)
+    assert r["test_accuracy"] > 0.6  # 3 classes: chance is 1/3
+    uniform = ea.fit(ea.Model(in_channels=6, num_classes=3, seed=1), ds, epochs=30, patience=0, lr=0.01, seed=1,
+                     batch_size=16, fanout=[4, 3])
+    assert r["history"] != uniform["history"]  # another sample, so another run
+    assert ea.sbm_dataset(num_nodes=400, num_classes=4, feature_dim=12, num_val=100, num_test=200).edge_weight is None
+    with pytest.raises(ea.InvalidArgument, match="give batch_size too"):
+        ea.fit(ea.Model(in_channels=6, num_classes=3), ds, epochs=1, sample_weights=True)

@@ -9,6 +9,21 @@
 //                                     algorithm);
 //   replace                           k in-edges drawn uniformly and independently (repeats are
 //                                     kept as parallel edges, as PyG does; none when d == 0).
+// With edge weights (NeighborSamplerOptions::weights; DGL's `prob`, PyG's `weight_attr`) an
+// in-edge is picked with probability proportional to its weight, and an in-edge of weight 0 is
+// never picked, under any fanout. With p in-edges of positive weight:
+//   k == -1, or !replace and p <= k   all p of them;
+//   !replace and p > k                k distinct ones, one after another, each in proportion to
+//                                     weight among those not yet picked (successive sampling, as
+//                                     DGL's and torch.multinomial's without replacement);
+//   replace                           k independent picks, each in-edge with probability
+//                                     w_e / sum(w); none when p == 0.
+// Pick t descends the row's sum tree: the weights padded with zeros to a power of two, each node
+// the sum (in double) of its two halves. With u = neighbor_unit(seed, hop, node, t) and x = u times
+// the root's sum, a node passes x to its left half when that half's sum is not 0 and either the
+// right half's is 0 or x < the left sum, else to its right half with x minus the left sum; the
+// leaf reached is the pick. Without replacement the picked leaf is then set to 0. A weighted row
+// costs O(in-degree + k log in-degree) (it reads every weight of the row) against O(k) uniform.
 // The draws for v at hop h are a pure function of (seed, h, v) (neighbor_draw below), so a
 // node's sample does not depend on the thread count, on the other seeds of the batch, or on their
 // order. Use a different `seed` per mini-batch or epoch, or each node gets the same neighbours
@@ -91,6 +106,10 @@ struct NeighborSamplerOptions {
   uint64_t seed = 0;
   /// Numbering of each block's new sources.
   SourceOrder order = SourceOrder::appearance;
+  /// Empty (uniform sampling), or [graph.num_edges()] each in-edge's sampling weight by input CSR
+  /// position (Dataset::edge_weight's order): finite and >= 0, 0 never sampled. Not owned: it
+  /// must outlive the call. See the file comment.
+  std::span<const float> weights = {};
 };
 
 /// One layer's bipartite message-passing graph, in local ids (DGL's block).
@@ -124,15 +143,19 @@ struct SampledSubgraph {
 /// Samples `options.fanouts.size()` hops around `seeds` (see the file comment).
 /// Throws GraphError when a seed is out of [0, graph.num_dst()) or repeated (naming the index and
 /// the value), or when the graph is not square and more than one hop is asked for;
-/// InvalidArgument when fanouts is empty or holds a value below -1.
+/// InvalidArgument when fanouts is empty or holds a value below -1, when weights is neither
+/// empty nor one per edge, or when a weight the sampling reads is negative, NaN or infinite
+/// (naming its position, its destination node and its value).
 SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
                                  const NeighborSamplerOptions& options);
 
 /// One hop: samples the in-edges of each of `dst_nodes` (distinct, in [0, graph.num_dst())) with
 /// `fanout`, the draws keyed by (seed, hop, node). sample_neighbors' hop h is
-/// sample_block(graph, its destinations, fanouts[h], replace, seed, h). Errors as sample_neighbors.
+/// sample_block(graph, its destinations, fanouts[h], replace, seed, h, order, weights). Errors as
+/// sample_neighbors.
 Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
-                   uint64_t seed, int64_t hop = 0, SourceOrder order = SourceOrder::appearance);
+                   uint64_t seed, int64_t hop = 0, SourceOrder order = SourceOrder::appearance,
+                   std::span<const float> weights = {});
 
 /// Every in-edge of each of `dst_nodes`: a layer of full-neighbourhood inference (fanout -1).
 /// With dst_nodes = [0, n) of a square graph it is the graph itself, src_nodes = [0, n).
@@ -162,6 +185,12 @@ constexpr uint64_t scale_draw(uint64_t bits, uint64_t n) {
 /// without, Floyd's algorithm takes draw t in [0, d - k + t] for t = 0 .. k-1.
 constexpr uint64_t neighbor_draw(uint64_t seed, int64_t hop, int64_t node, uint64_t draw, uint64_t n) {
   return scale_draw(neighbor_bits(seed, hop, node, draw >> 1)[draw & 1], n);
+}
+
+/// The same 64 bits as a double in [0, 1): their top 53 bits times 2^-53. Weighted sampling's
+/// pick t descends the row's sum tree with this draw times the tree's total (see the file comment).
+constexpr double neighbor_unit(uint64_t seed, int64_t hop, int64_t node, uint64_t draw) {
+  return static_cast<double>(neighbor_bits(seed, hop, node, draw >> 1)[draw & 1] >> 11) * 0x1p-53;
 }
 
 }  // namespace edgeattn

@@ -2,6 +2,7 @@
 #include "reference_neighbor_sampler.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <set>
 #include <utility>
@@ -34,8 +35,52 @@ std::vector<int64_t> sample_row(int64_t degree, int64_t fanout, bool replace, ui
   return picked;
 }
 
+namespace {
+
+// The sum of leaves [lo, hi) of the padded row: a power-of-two range, halved.
+double range_sum(const std::vector<double>& leaf, size_t lo, size_t hi) {
+  if (hi - lo == 1) return leaf[lo];
+  const size_t mid = lo + (hi - lo) / 2;
+  return range_sum(leaf, lo, mid) + range_sum(leaf, mid, hi);
+}
+
+// The leaf of [lo, hi) that x (in [0, its sum)) falls on, never entering a half whose sum is 0.
+size_t descend(const std::vector<double>& leaf, size_t lo, size_t hi, double x) {
+  if (hi - lo == 1) return lo;
+  const size_t mid = lo + (hi - lo) / 2;
+  const double left = range_sum(leaf, lo, mid), right = range_sum(leaf, mid, hi);
+  if (left != 0.0 && (right == 0.0 || x < left)) return descend(leaf, lo, mid, x);
+  return descend(leaf, mid, hi, x - left);
+}
+
+}  // namespace
+
+std::vector<int64_t> sample_weighted_row(std::span<const float> w, int64_t fanout, bool replace,
+                                         uint64_t seed, int64_t hop, int64_t node) {
+  std::vector<int64_t> positive;  // the in-edges that can be picked
+  for (size_t q = 0; q < w.size(); ++q)
+    if (w[q] > 0.f) positive.push_back(static_cast<int64_t>(q));
+  const auto p = static_cast<int64_t>(positive.size());
+  if (fanout == -1 || (!replace && p <= fanout)) return positive;
+  std::vector<int64_t> picked;
+  if (p == 0) return picked;  // with replacement: nothing to draw from
+  // The weights padded with zeros to a power of two; each pick descends from the whole range with
+  // x = u_t times its sum. Without replacement a picked in-edge's weight becomes 0 for the next.
+  std::vector<double> leaf(std::bit_ceil(w.size()), 0.0);
+  for (size_t q = 0; q < w.size(); ++q) leaf[q] = static_cast<double>(w[q]);
+  for (int64_t t = 0; t < fanout; ++t) {
+    const double x =
+        neighbor_unit(seed, hop, node, static_cast<uint64_t>(t)) * range_sum(leaf, 0, leaf.size());
+    const size_t q = descend(leaf, 0, leaf.size(), x);
+    picked.push_back(static_cast<int64_t>(q));
+    if (!replace) leaf[q] = 0.0;
+  }
+  std::sort(picked.begin(), picked.end());
+  return picked;
+}
+
 Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
-                   uint64_t seed, int64_t hop, SourceOrder order) {
+                   uint64_t seed, int64_t hop, SourceOrder order, std::span<const float> weights) {
   const bool square = graph.num_dst() == graph.num_src();
   Block block;
   block.dst_nodes.assign(dst_nodes.begin(), dst_nodes.end());
@@ -45,8 +90,13 @@ Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64
     const int64_t base = graph.row_ptr()[static_cast<size_t>(v)];
     const auto row = graph.row(v);
     auto& edges = sampled.emplace_back();
-    for (int64_t p : reference::sample_row(graph.degree(v), fanout, replace, seed, hop, v))
-      edges.emplace_back(row[static_cast<size_t>(p)], base + p);
+    const std::vector<int64_t> picked =
+        weights.empty()
+            ? reference::sample_row(graph.degree(v), fanout, replace, seed, hop, v)
+            : reference::sample_weighted_row(
+                  weights.subspan(static_cast<size_t>(base), static_cast<size_t>(graph.degree(v))), fanout,
+                  replace, seed, hop, v);
+    for (int64_t p : picked) edges.emplace_back(row[static_cast<size_t>(p)], base + p);
   }
   // Numbering: the destinations first (square graphs), then the new sources.
   std::map<int64_t, int32_t> local_of;
@@ -92,7 +142,7 @@ SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> se
   std::vector<int64_t> dst = out.seeds;
   for (size_t h = 0; h < options.fanouts.size(); ++h) {
     Block block = reference::sample_block(graph, dst, options.fanouts[h], options.replace, options.seed,
-                                          static_cast<int64_t>(h), options.order);
+                                          static_cast<int64_t>(h), options.order, options.weights);
     dst = block.src_nodes;
     out.blocks.insert(out.blocks.begin(), std::move(block));
   }

@@ -16,8 +16,13 @@ namespace edgeattn::reference {
 std::vector<int64_t> sample_row(int64_t degree, int64_t fanout, bool replace, uint64_t seed, int64_t hop,
                                 int64_t node);
 
+/// The same by weight: `w` holds the row's `degree` weights (see NeighborSamplerOptions::weights).
+std::vector<int64_t> sample_weighted_row(std::span<const float> w, int64_t fanout, bool replace,
+                                         uint64_t seed, int64_t hop, int64_t node);
+
 Block sample_block(const Graph& graph, std::span<const int64_t> dst_nodes, int64_t fanout, bool replace,
-                   uint64_t seed, int64_t hop, SourceOrder order = SourceOrder::appearance);
+                   uint64_t seed, int64_t hop, SourceOrder order = SourceOrder::appearance,
+                   std::span<const float> weights = {});
 
 SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
                                  const NeighborSamplerOptions& options);

@@ -327,12 +327,12 @@ class SampledSubgraph:
     def __repr__(self) -> str: ...
 
 @overload
-def sample_neighbors(graph: Graph, seeds: Annotated[NDArray, dict(writable=False)], fanouts: Sequence[int], replace: bool = False, seed: int = 0, order: str = 'appearance') -> SampledSubgraph: ...
+def sample_neighbors(graph: Graph, seeds: Annotated[NDArray, dict(writable=False)], fanouts: Sequence[int], replace: bool = False, seed: int = 0, order: str = 'appearance', weights: Annotated[NDArray, dict(writable=False)] | None = None) -> SampledSubgraph: ...
 
 @overload
-def sample_neighbors(graph: Graph, seeds: Sequence[int], fanouts: Sequence[int], replace: bool = False, seed: int = 0, order: str = 'appearance') -> SampledSubgraph:
+def sample_neighbors(graph: Graph, seeds: Sequence[int], fanouts: Sequence[int], replace: bool = False, seed: int = 0, order: str = 'appearance', weights: Annotated[NDArray, dict(writable=False)] | None = None) -> SampledSubgraph:
     """
-    Samples len(fanouts) hops of in-neighbours around the seeds (int32/int64 array or list, distinct, < num_dst): fanouts[h] neighbours of each node at hop h + 1 from the seeds, as PyG's num_neighbors ([15, 10, 5]: 15 per seed; DGL lists the same as [5, 10, 15]); -1 takes every in-edge. Without replacement a node keeps min(fanout, in-degree) distinct in-edges; with it, exactly fanout draws (repeats kept as parallel edges). Draws are a pure function of (seed, hop, node): the same for any thread count, batch or order; vary seed per batch. Each block's sources start with its destinations; order numbers the rest: 'appearance' (first appearance, as DGL and PyG) or 'ascending' (by node id: blocks keep the graph's locality). Returns a SampledSubgraph; gather features with x[sub.input_nodes]. Raises GraphError for a seed out of range or repeated, InvalidArgument for another order.
+    Samples len(fanouts) hops of in-neighbours around the seeds (int32/int64 array or list, distinct, < num_dst): fanouts[h] neighbours of each node at hop h + 1 from the seeds, as PyG's num_neighbors ([15, 10, 5]: 15 per seed; DGL lists the same as [5, 10, 15]); -1 takes every in-edge. Without replacement a node keeps min(fanout, in-degree) distinct in-edges; with it, exactly fanout draws (repeats kept as parallel edges). Draws are a pure function of (seed, hop, node): the same for any thread count, batch or order; vary seed per batch. Each block's sources start with its destinations; order numbers the rest: 'appearance' (first appearance, as DGL and PyG) or 'ascending' (by node id: blocks keep the graph's locality). Returns a SampledSubgraph; gather features with x[sub.input_nodes]. weights (float32 [num_edges] by CSR position, as Dataset.edge_weight; DGL's prob, PyG's weight_attr): each node's in-edges are sampled in proportion to their weights, weight 0 never (without replacement: successive picks among those left). Raises GraphError for a seed out of range or repeated, InvalidArgument for another order, for weights not one per edge, or for a negative, NaN or infinite weight the sampling reads.
     """
 
 @overload
@@ -468,6 +468,12 @@ class Dataset:
     def edge_attr(self) -> object:
         """
         float32 [E, edge_dim] edge features in the graph's CSR order (graph.edge_index() order; OGB edge-feat, TUDataset edge attributes + one-hot edge labels); None when the dataset has none
+        """
+
+    @property
+    def edge_weight(self) -> object:
+        """
+        float32 [E] edge weights in the graph's CSR order (npz adj_data, weighted edge lists, Matrix Market values); None when every weight is 1. sample_neighbors(..., weights=) and fit(..., sample_weights=True) sample by them
         """
 
     @property
@@ -656,9 +662,9 @@ class TransformerConv:
         x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
         """
 
-def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False, source_order: str = 'ascending') -> dict:
+def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False, source_order: str = 'ascending', sample_weights: bool = False) -> dict:
     """
-    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see sample_neighbors; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). Returns a dict with history and final metrics.
+    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). Returns a dict with history and final metrics.
     """
 
 def evaluate(model: Model, dataset: Dataset, split: str = '') -> dict:
