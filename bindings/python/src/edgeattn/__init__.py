@@ -85,6 +85,7 @@ from ._edgeattn import (  # noqa: F401  (re-exports)
     sample_neighbors,
     sbm_dataset,
 )
+from .loader import MiniBatch, NeighborLoader  # noqa: F401  (re-exports)
 
 __all__ = [
     "AttentionResult",
@@ -102,7 +103,9 @@ __all__ = [
     "GraphError",
     "InvalidArgument",
     "IoError",
+    "MiniBatch",
     "Model",
+    "NeighborLoader",
     "ParseError",
     "SampledSubgraph",
     "ShapeError",

@@ -1,0 +1,215 @@
+"""Mini-batches of seed nodes with their sampled neighbourhoods, for training loops of one's own.
+
+``NeighborLoader`` is what PyG's ``NeighborLoader`` and DGL's ``DataLoader`` with a
+``NeighborSampler`` are to PyTorch users: it splits the input nodes into batches (shuffled per
+epoch when asked), samples each batch's neighbourhood with ``edgeattn.sample_neighbors`` (one
+bipartite ``Block`` per layer, outermost hop first) and, when given features, gathers the rows the
+first layer reads. A background thread samples the next batches while the caller trains on the
+current one (``prefetch``): the sampler and the gather run without the GIL.
+
+Everything is seeded: batch ``b`` of epoch ``e`` holds the same seeds and the same sample whatever
+the prefetch depth, the thread count or what ran before (``sampling_seed(e, b)`` is its sampler
+seed), so a run can be repeated or resumed from an epoch (``set_epoch``).
+
+Example (edgeattn.torch layers on the blocks)::
+
+    loader = edgeattn.NeighborLoader(ds.graph, fanouts=[10, 5], input_nodes=train_idx,
+                                     batch_size=1024, shuffle=True, features=x)   # x: torch [N, F]
+    for epoch in range(epochs):
+        for batch in loader:
+            h = batch.x
+            for conv, block in zip(convs, batch.blocks):     # conv1 (outermost hop) first
+                h = conv((h, h[: block.num_dst]), torch.from_numpy(block.graph.edge_index()))
+            loss = F.cross_entropy(h, y[torch.from_numpy(batch.seeds)])
+            ...
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from . import _edgeattn
+
+__all__ = ["MiniBatch", "NeighborLoader"]
+
+
+@dataclass
+class MiniBatch:
+    """One batch of a NeighborLoader: its seeds' sampled neighbourhood.
+
+    ``seeds``: int64 [B] the batch's seed nodes (the last layer's output rows, in this order);
+    ``input_nodes``: int64 [n] the nodes whose features the first layer reads (``blocks[0].src_nodes``);
+    both are the batch's own (writable) arrays, so ``torch.from_numpy`` takes them as they are;
+    ``blocks``: one Block per layer, outermost hop first (DGL's order);
+    ``x``: the features of ``input_nodes`` (same type as the loader's ``features``), or None;
+    ``subgraph``: the SampledSubgraph that owns the blocks; ``epoch``, ``index``: where the batch is.
+    """
+
+    seeds: np.ndarray
+    input_nodes: np.ndarray
+    blocks: list
+    x: Any
+    subgraph: Any
+    epoch: int
+    index: int
+
+
+def _index_array(nodes, what: str) -> np.ndarray:
+    a = np.asarray(nodes)
+    if a.ndim != 1:
+        raise _edgeattn.ShapeError(f"NeighborLoader: {what} has shape {a.shape}, expected one dimension")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise _edgeattn.InvalidArgument(f"NeighborLoader: {what} has dtype {a.dtype}, expected integers")
+    return a.astype(np.int64, copy=True)
+
+
+class NeighborLoader:
+    """Seeded mini-batches with sampled neighbourhoods (PyG's NeighborLoader, DGL's DataLoader).
+
+    graph: the Graph to sample (square, CSR by destination); fanouts: neighbours per node at hop 1
+    (the seeds), 2, ... as in ``sample_neighbors`` (-1: all); input_nodes: the seeds to batch
+    (int array or list, distinct; default every node); batch_size: seeds per batch; shuffle: a new
+    seeded permutation of input_nodes every epoch (else their order); drop_last: leave out a last
+    batch smaller than batch_size; replace, weights, order: as ``sample_neighbors`` (weights: the
+    edge weights to sample by, e.g. ``Dataset.edge_weight``); seed: keys the shuffles and every
+    sample; features: optional NumPy array or torch tensor [N, ...] whose rows ``input_nodes`` each
+    batch carries as ``x``; prefetch: batches sampled ahead on a background thread (0: sample on
+    the caller's thread).
+
+    Iterating gives the batches of one epoch, as ``MiniBatch`` objects; each new iteration is the
+    next epoch (``set_epoch`` chooses it). Errors of the sampler (a bad weight, say) are raised by
+    the loop that meets them.
+    """
+
+    def __init__(self, graph, fanouts: Sequence[int], input_nodes=None, *, batch_size: int = 1,
+                 shuffle: bool = False, drop_last: bool = False, replace: bool = False, weights=None,
+                 order: str = "ascending", seed: int = 0, features=None, prefetch: int = 1):
+        if batch_size < 1:
+            raise _edgeattn.InvalidArgument(f"NeighborLoader: batch_size is {batch_size}, expected >= 1")
+        if prefetch < 0:
+            raise _edgeattn.InvalidArgument(f"NeighborLoader: prefetch is {prefetch}, expected >= 0")
+        if seed < 0:
+            raise _edgeattn.InvalidArgument(f"NeighborLoader: seed is {seed}, expected >= 0")
+        n = graph.num_dst
+        nodes = np.arange(n, dtype=np.int64) if input_nodes is None else _index_array(input_nodes, "input_nodes")
+        if nodes.size:
+            bad = np.flatnonzero((nodes < 0) | (nodes >= n))
+            if bad.size:
+                raise _edgeattn.GraphError(
+                    f"NeighborLoader: input_nodes[{bad[0]}] is {nodes[bad[0]]}, expected in [0, {n})")
+            values, first, counts = np.unique(nodes, return_index=True, return_counts=True)
+            if (counts > 1).any():
+                v = values[np.argmax(counts > 1)]
+                where = np.flatnonzero(nodes == v)
+                raise _edgeattn.GraphError(
+                    f"NeighborLoader: input_nodes[{where[1]}] is {v}, which appears earlier at "
+                    f"input_nodes[{where[0]}]: expected distinct nodes")
+        if features is not None and len(features) != n:
+            raise _edgeattn.ShapeError(
+                f"NeighborLoader: features have {len(features)} rows, expected one per node ({n})")
+        self.graph = graph
+        self.fanouts = [int(k) for k in fanouts]
+        self.input_nodes = nodes
+        self.batch_size = int(batch_size)
+        self.shuffle = bool(shuffle)
+        self.drop_last = bool(drop_last)
+        self.replace = bool(replace)
+        self.weights = None if weights is None else np.ascontiguousarray(weights)
+        self.order = order
+        self.seed = int(seed)
+        self.features = features
+        self.prefetch = int(prefetch)
+        self._epoch = 0
+        # Fail now, not in the first loop, on what the sampler would refuse for any batch.
+        _edgeattn.sample_neighbors(graph, nodes[:0], self.fanouts, self.replace, 0, order, self.weights)
+
+    def __len__(self) -> int:
+        """Batches per epoch."""
+        full, rest = divmod(len(self.input_nodes), self.batch_size)
+        return full + (1 if rest and not self.drop_last else 0)
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the next iteration runs."""
+        return self._epoch
+
+    def set_epoch(self, epoch: int) -> None:
+        """Makes the next iteration epoch ``epoch`` (its shuffle and samples), e.g. to resume."""
+        if epoch < 0:
+            raise _edgeattn.InvalidArgument(f"NeighborLoader: epoch is {epoch}, expected >= 0")
+        self._epoch = int(epoch)
+
+    def sampling_seed(self, epoch: int, index: int) -> int:
+        """The sample_neighbors seed of batch ``index`` of epoch ``epoch``."""
+        return int(np.random.SeedSequence([self.seed, 1, epoch, index]).generate_state(1, np.uint64)[0])
+
+    def epoch_order(self, epoch: int) -> np.ndarray:
+        """The input nodes in epoch ``epoch``'s order (the batches are its consecutive slices)."""
+        if not self.shuffle:
+            return self.input_nodes
+        return np.random.default_rng([self.seed, 0, epoch]).permutation(self.input_nodes)
+
+    def _batch(self, epoch: int, index: int, seeds: np.ndarray) -> MiniBatch:
+        sub = _edgeattn.sample_neighbors(self.graph, seeds, self.fanouts, self.replace,
+                                         self.sampling_seed(epoch, index), self.order, self.weights)
+        # Owned, writable copies (the subgraph's are read-only views): torch.from_numpy takes them as
+        # they are.
+        rows = np.array(sub.input_nodes)
+        x = None
+        if self.features is not None:
+            if hasattr(self.features, "index_select"):  # a torch tensor
+                import torch
+
+                x = self.features.index_select(0, torch.from_numpy(rows))
+            else:
+                x = np.take(self.features, rows, axis=0)
+        return MiniBatch(seeds=np.array(sub.seeds), input_nodes=rows, blocks=sub.blocks, x=x, subgraph=sub,
+                         epoch=epoch, index=index)
+
+    def __iter__(self) -> Iterator[MiniBatch]:
+        epoch = self._epoch
+        self._epoch += 1
+        order = self.epoch_order(epoch)
+        slices = [order[b * self.batch_size:(b + 1) * self.batch_size] for b in range(len(self))]
+        if self.prefetch == 0:
+            return (self._batch(epoch, b, s) for b, s in enumerate(slices))
+        return self._prefetched(epoch, slices)
+
+    def _prefetched(self, epoch: int, slices) -> Iterator[MiniBatch]:
+        ready: queue.Queue = queue.Queue(maxsize=self.prefetch)
+        stop = threading.Event()
+
+        def produce():
+            for b, s in enumerate(slices):
+                if stop.is_set():
+                    return
+                try:
+                    item = (self._batch(epoch, b, s), None)
+                except BaseException as e:  # handed to the consumer, raised there
+                    item = (None, e)
+                while not stop.is_set():
+                    try:
+                        ready.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if item[1] is not None:
+                    return
+
+        worker = threading.Thread(target=produce, name="edgeattn-NeighborLoader", daemon=True)
+        worker.start()
+        try:
+            for _ in slices:
+                batch, error = ready.get()
+                if error is not None:
+                    raise error
+                yield batch
+        finally:  # the loop ended, broke out or raised: the worker stops at its next batch
+            stop.set()
+            worker.join()
+
