@@ -1201,6 +1201,27 @@ NB_MODULE(_edgeattn, m) {
         },
         "graph"_a, "dst_nodes"_a, full_doc);
     m.def("full_neighborhood_block", full, "graph"_a, "dst_nodes"_a, full_doc);
+    const auto gather = [](const AnyArray& features, const std::vector<int64_t>& rows) {
+      const ConstView x = float_view(features, "gather_rows: features");
+      Tensor out;
+      {
+        nb::gil_scoped_release release;
+        out = gather_rows(x, rows);
+      }
+      return to_numpy(std::move(out));
+    };
+    const char* gather_doc =
+        "features[ids] as a new float32 array (features: float32, C-contiguous, rank >= 1, NumPy or a torch "
+        "tensor; ids: int32/int64 array or list) copied by the library in parallel without the GIL, a "
+        "mini-batch's input rows several times faster than numpy.take or an index_select. Raises "
+        "InvalidArgument naming an id outside [0, len(features)).";
+    m.def(
+        "gather_rows",
+        [gather](const AnyArray& features, const AnyArray& ids) {
+          return gather(features, index_vector(ids, "gather_rows: ids"));
+        },
+        "features"_a, "ids"_a, gather_doc);
+    m.def("gather_rows", gather, "features"_a, "ids"_a, gather_doc);
   }
   // -- Locality orderings (graph/ordering.hpp) ---------------------------------------------------
   {

@@ -66,6 +66,25 @@ def test_features_travel_with_the_batch_as_numpy_or_torch(graph):
     assert isinstance(b.x, torch.Tensor) and torch.equal(b.x, xt[torch.from_numpy(b.input_nodes)])
 
 
+def test_gather_rows_copies_the_rows_in_id_order():
+    x = np.arange(5 * 2 * 3, dtype=np.float32).reshape(5, 2, 3)
+    np.testing.assert_array_equal(ea.gather_rows(x, np.array([4, 0, 4], np.int32)), x[[4, 0, 4]])
+    big = np.random.default_rng(2).standard_normal((20000, 37)).astype(np.float32)
+    ids = np.random.default_rng(3).integers(0, 20000, 50000)
+    np.testing.assert_array_equal(ea.gather_rows(big, ids), big[ids])
+    with pytest.raises(ea.InvalidArgument, match="5"):
+        ea.gather_rows(x, [1, 5])
+    with pytest.raises(ea.InvalidArgument, match="float32"):
+        ea.gather_rows(x.astype(np.float64), [1])
+
+
+def test_features_of_other_dtypes_are_gathered_too(graph):
+    x = np.random.default_rng(1).standard_normal((500, 3))  # float64: numpy.take
+    b = next(iter(ea.NeighborLoader(graph, [3], np.arange(50), batch_size=25, features=x)))
+    assert b.x.dtype == np.float64
+    np.testing.assert_array_equal(b.x, x[b.input_nodes])
+
+
 def test_sampling_by_weight_and_its_errors_reach_the_loop(graph):
     w = np.ones(graph.num_edges, np.float32)
     w[::2] = 0.0

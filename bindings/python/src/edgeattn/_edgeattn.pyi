@@ -344,6 +344,15 @@ def full_neighborhood_block(graph: Graph, dst_nodes: Sequence[int]) -> Block:
     Every in-edge of each of dst_nodes (int32/int64 array or list, distinct, < num_dst) as one Block: a layer of layer-wise full-neighbourhood inference (PyG's and DGL's evaluation path).
     """
 
+@overload
+def gather_rows(features: Annotated[NDArray, dict(writable=False)], ids: Annotated[NDArray, dict(writable=False)]) -> object: ...
+
+@overload
+def gather_rows(features: Annotated[NDArray, dict(writable=False)], ids: Sequence[int]) -> object:
+    """
+    features[ids] as a new float32 array (features: float32, C-contiguous, rank >= 1, NumPy or a torch tensor; ids: int32/int64 array or list) copied by the library in parallel without the GIL, a mini-batch's input rows several times faster than numpy.take or an index_select. Raises InvalidArgument naming an id outside [0, len(features)).
+    """
+
 def rcm_ordering(graph: Graph) -> object:
     """
     Reverse Cuthill-McKee (Boost.Graph; each component from a pseudo-peripheral node) of a square graph's symmetrized pattern: int64 [N] new_of_old (new_of_old[i] is old node i's new id), for Graph.permute or Dataset.reorder. Raises GraphError unless square.

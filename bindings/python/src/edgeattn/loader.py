@@ -46,7 +46,8 @@ class MiniBatch:
     ``input_nodes``: int64 [n] the nodes whose features the first layer reads (``blocks[0].src_nodes``);
     both are the batch's own (writable) arrays, so ``torch.from_numpy`` takes them as they are;
     ``blocks``: one Block per layer, outermost hop first (DGL's order);
-    ``x``: the features of ``input_nodes`` (same type as the loader's ``features``), or None;
+    ``x``: the features of ``input_nodes`` (same type as the loader's ``features``: float32 ones gathered
+    by ``edgeattn.gather_rows``, others by ``numpy.take`` / ``index_select``), or None;
     ``subgraph``: the SampledSubgraph that owns the blocks; ``epoch``, ``index``: where the batch is.
     """
 
@@ -66,6 +67,17 @@ def _index_array(nodes, what: str) -> np.ndarray:
     if a.size and not np.issubdtype(a.dtype, np.integer):
         raise _edgeattn.InvalidArgument(f"NeighborLoader: {what} has dtype {a.dtype}, expected integers")
     return a.astype(np.int64, copy=True)
+
+
+def _gatherable(features) -> bool:
+    """Whether edgeattn.gather_rows takes the features as they are (float32, C-contiguous, CPU)."""
+    if hasattr(features, "index_select"):  # torch
+        import torch
+
+        return (features.dtype == torch.float32 and features.device.type == "cpu" and features.is_contiguous()
+                and features.dim() >= 1 and not features.requires_grad)
+    return (isinstance(features, np.ndarray) and features.dtype == np.float32 and features.flags.c_contiguous
+            and features.ndim >= 1)
 
 
 class NeighborLoader:
@@ -123,6 +135,7 @@ class NeighborLoader:
         self.order = order
         self.seed = int(seed)
         self.features = features
+        self._gather_in_library = features is not None and _gatherable(features)
         self.prefetch = int(prefetch)
         self._epoch = 0
         # Fail now, not in the first loop, on what the sampler would refuse for any batch.
@@ -162,7 +175,14 @@ class NeighborLoader:
         rows = np.array(sub.input_nodes)
         x = None
         if self.features is not None:
-            if hasattr(self.features, "index_select"):  # a torch tensor
+            is_torch = hasattr(self.features, "index_select")
+            if self._gather_in_library:  # float32, C-contiguous, on the CPU: edgeattn.gather_rows
+                x = _edgeattn.gather_rows(self.features, rows)
+                if is_torch:
+                    import torch
+
+                    x = torch.from_numpy(x)
+            elif is_torch:
                 import torch
 
                 x = self.features.index_select(0, torch.from_numpy(rows))
