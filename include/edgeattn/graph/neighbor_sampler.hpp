@@ -68,8 +68,10 @@
 //   // layer l runs on sub.blocks[l].graph: x_src = x (num_src rows), x_dst = its first num_dst
 //   // rows; its output has sub.blocks[l].num_dst() rows, which are the next block's sources.
 //   // The last block's output rows are the seeds, in the order given.
+//   opt.weights = ds.edge_weight;                          // by edge weight (one per CSR edge)
+//   auto weighted = edgeattn::sample_neighbors(ds.graph, batch_seeds, opt);
 //
-// Cost: O(sampled edges + seeds) work, row-parallel (core/parallel.hpp), plus a scratch array of
+// Cost: O(sampled edges + seeds) work (weighted: O(in-degree) per sampled node), row-parallel (core/parallel.hpp), plus a scratch array of
 // graph.num_src() entries per call (filled in parallel) for the relabelling; ascending order adds
 // a sort of each hop's new sources, or a scan of the scratch array where they are many.
 #pragma once
