@@ -196,6 +196,15 @@ class Progress {
 
  private:
   void print() {
+    if (!last_->evaluated) {  // --eval-every skipped this epoch's evaluation
+      std::fprintf(stderr, "%s%s: epoch %4lld | loss %.4f | (not evaluated) | %.2f ms/epoch%s",
+                   tty_ ? "\r" : "", name_.c_str(), static_cast<long long>(last_->epoch), last_->train_loss,
+                   ms_,
+                   tty_ ? "\033[K" : "\n");  // on a terminal: erase the longer line it replaces
+      std::fflush(stderr);
+      printed_ = last_->epoch;
+      return;
+    }
     std::fprintf(
         stderr,
         "%s%s: epoch %4lld | loss %.4f | train %s %.3f | val loss %.4f | val %s %.3f | %.2f ms/epoch%s",
@@ -401,6 +410,7 @@ train::TrainConfig train_config_from(const Args& args) {
   train::TrainConfig tc;
   tc.epochs = args.integer("epochs", 1, 10'000'000);
   tc.patience = args.integer("patience", 0, 10'000'000);
+  tc.eval_every = args.integer("eval-every", 1, 10'000'000);
   tc.optimizer.lr = static_cast<float>(args.real("lr", 0.0, 10.0));
   tc.optimizer.weight_decay = static_cast<float>(args.real("weight-decay", 0.0, 10.0));
   tc.optimizer.decoupled_weight_decay = args.flag_set("adamw");
@@ -564,6 +574,9 @@ int run_train(std::span<const std::string> argv) {
       .flag("adamw", "decoupled weight decay (AdamW) instead of L2")
       .option("epochs", "N", "1000", "maximum epochs")
       .option("patience", "N", "100", "early-stopping patience (0: never stop early)")
+      .option("eval-every", "N", "1",
+              "evaluate (train/val/test metrics, early stopping, the kept weights) every N-th epoch and "
+              "the last; patience still counts epochs")
       .option("seed", "S", "0", "seed of the initial weights and every dropout mask")
       .option("runs", "R", "1", "train R times with seeds seed .. seed+R-1; report mean and std")
       .option("pe", "KIND", "none", "positional encoding appended to the features: none, laplacian, rwse")
@@ -876,6 +889,7 @@ int run_train(std::span<const std::string> argv) {
           .field("source_order", to_string(sampling.order))
           .field("sample_weights", weighted_sampling ? "edge_weight" : "uniform");
     }
+    j.field("eval_every", tc.eval_every);
     j.field("metric", ds.labels.metric());  // what the *_accuracy fields hold
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
     j.field("val_accuracy", mean(val_acc));

@@ -214,6 +214,7 @@ void save_training_state(const std::filesystem::path& path,
     for (double v : {e.train_loss, e.train_accuracy, e.val_loss, e.val_accuracy, e.test_loss, e.test_accuracy,
                      e.train_seconds, e.eval_seconds})
       line << ':' << exact(v);
+    line << ':' << (e.evaluated ? 1 : 0);
   }
   c.metadata = metadata;
   if (!c.metadata.empty() && c.metadata.back() != '\n') c.metadata += '\n';
@@ -278,9 +279,23 @@ LoadedTrainingState load_training_state(const Checkpoint& c, const std::string& 
     std::istringstream fields(entry);
     std::string f;
     while (std::getline(fields, f, ':')) v.push_back(parse_double(f, what + ": history"));
-    if (v.size() != 9)
-      raise<ParseError>(what, ": history entry '", entry, "' has ", v.size(), " fields, expected 9");
-    st.history.push_back({static_cast<int64_t>(v[0]), v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]});
+    // 10 fields: the 10th is EpochStats::evaluated (1 or 0); files written before it have 9, every
+    // epoch evaluated.
+    if (v.size() != 9 && v.size() != 10)
+      raise<ParseError>(what, ": history entry '", entry, "' has ", v.size(), " fields, expected 10");
+    if (v.size() == 10 && v[9] != 0.0 && v[9] != 1.0)
+      raise<ParseError>(what, ": history entry '", entry, "' ends in ", v[9],
+                        ", expected 1 (evaluated) or 0");
+    st.history.push_back({.epoch = static_cast<int64_t>(v[0]),
+                          .train_loss = v[1],
+                          .train_accuracy = v[2],
+                          .val_loss = v[3],
+                          .val_accuracy = v[4],
+                          .test_loss = v[5],
+                          .test_accuracy = v[6],
+                          .train_seconds = v[7],
+                          .eval_seconds = v[8],
+                          .evaluated = v.size() == 9 || v[9] == 1.0});
   }
   if (static_cast<int64_t>(st.history.size()) != st.next_epoch)
     raise<ParseError>(what, ": training state at epoch ", st.next_epoch, " with ", st.history.size(),

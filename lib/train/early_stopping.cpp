@@ -12,7 +12,8 @@ EarlyStopping::EarlyStopping(std::vector<autograd::Parameter*> parameters, Early
     raise<InvalidArgument>("EarlyStopping: patience is ", config_.patience, ", expected >= 1");
 }
 
-bool EarlyStopping::update(int64_t epoch, double val_loss, double val_accuracy) {
+bool EarlyStopping::update(int64_t epoch, double val_loss, double val_accuracy, int64_t epochs) {
+  if (epochs < 1) raise<InvalidArgument>("EarlyStopping::update: epochs is ", epochs, ", expected >= 1");
   bool progress = false, save = false;
   using C = EarlyStoppingConfig::Criterion;
   switch (config_.criterion) {
@@ -40,7 +41,8 @@ bool EarlyStopping::update(int64_t epoch, double val_loss, double val_accuracy) 
     bad_epochs_ = 0;
     return false;
   }
-  return ++bad_epochs_ >= config_.patience;
+  bad_epochs_ += epochs;
+  return bad_epochs_ >= config_.patience;
 }
 
 void EarlyStopping::restore_best() {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "edgeattn/autograd/ops/loss.hpp"
 #include "edgeattn/core/error.hpp"
@@ -50,6 +51,8 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
                      const data::Split& split, const TrainConfig& config) {
   if (config.epochs < 1) raise<InvalidArgument>(who, ": epochs is ", config.epochs, ", expected >= 1");
   if (config.patience < 0) raise<InvalidArgument>(who, ": patience is ", config.patience, ", expected >= 0");
+  if (config.eval_every < 1)
+    raise<InvalidArgument>(who, ": eval_every is ", config.eval_every, ", expected >= 1 (1: every epoch)");
   if (split.train.empty()) raise<InvalidArgument>(who, ": the split has no training nodes");
   const auto start = Clock::now();
   Adam optimizer(parameters, config.optimizer);
@@ -58,6 +61,7 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
   TrainResult result;
   double train_seconds = 0;
   int64_t first_epoch = 0;
+  int64_t last_evaluated = -1;  // the latest evaluated epoch: early stopping counts the epochs since
   if (const TrainingState* r = config.resume) {
     if (r->next_epoch < 0 || static_cast<int64_t>(r->history.size()) != r->next_epoch)
       raise<InvalidArgument>(who, ": the resumed state is at epoch ", r->next_epoch, " with ",
@@ -68,6 +72,8 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
     result.epochs_run = r->next_epoch;
     train_seconds = r->train_seconds;
     first_epoch = r->stopped ? config.epochs : r->next_epoch;
+    for (const EpochStats& e : r->history)
+      if (e.evaluated) last_evaluated = e.epoch;
   }
   autograd::Tape tape;
   // Activations go as soon as the backward is past them, so the gradients reuse their blocks.
@@ -84,26 +90,37 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
     s.train_seconds = seconds_since(t0);
     train_seconds += s.train_seconds;
 
-    t0 = Clock::now();
-    tape.clear();
-    tape.training = false;
-    const autograd::Var eval_logits = forward(tape, 0);
-    const Evaluation tr = evaluate(tape, eval_logits, labels, split.train);
-    const Evaluation va = evaluate(tape, eval_logits, labels, split.val);
-    const Evaluation te = evaluate(tape, eval_logits, labels, split.test);
-    s.train_accuracy = tr.accuracy;
-    s.val_loss = va.loss;
-    s.val_accuracy = va.accuracy;
-    s.test_loss = te.loss;
-    s.test_accuracy = te.accuracy;
-    s.eval_seconds = seconds_since(t0);
+    s.evaluated = (epoch + 1) % config.eval_every == 0 || epoch + 1 == config.epochs;
+    if (s.evaluated) {
+      t0 = Clock::now();
+      tape.clear();
+      tape.training = false;
+      const autograd::Var eval_logits = forward(tape, 0);
+      const Evaluation tr = evaluate(tape, eval_logits, labels, split.train);
+      const Evaluation va = evaluate(tape, eval_logits, labels, split.val);
+      const Evaluation te = evaluate(tape, eval_logits, labels, split.test);
+      s.train_accuracy = tr.accuracy;
+      s.val_loss = va.loss;
+      s.val_accuracy = va.accuracy;
+      s.test_loss = te.loss;
+      s.test_accuracy = te.accuracy;
+      s.eval_seconds = seconds_since(t0);
+    } else {
+      s.train_accuracy = s.val_loss = s.val_accuracy = s.test_loss = s.test_accuracy =
+          std::numeric_limits<double>::quiet_NaN();
+    }
 
     if (!std::isfinite(s.train_loss))
       raise<InvalidArgument>(who, ": the training loss became ", s.train_loss, " at epoch ", epoch,
                              " (learning rate too high?)");
     result.history.push_back(s);
     result.epochs_run = epoch + 1;
-    const bool stop = config.patience > 0 ? stopper.update(epoch, s.val_loss, s.val_accuracy) : false;
+    bool stop = false;
+    if (s.evaluated) {
+      if (config.patience > 0)
+        stop = stopper.update(epoch, s.val_loss, s.val_accuracy, epoch - last_evaluated);
+      last_evaluated = epoch;
+    }
     const bool go_on = !config.on_epoch || config.on_epoch(s);
     const bool last = stop || !go_on || epoch + 1 == config.epochs;
     if (config.on_checkpoint && config.checkpoint_every > 0 &&
@@ -116,10 +133,10 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
                                          .train_seconds = train_seconds});
     if (last) break;
   }
-  if (config.patience > 0) {
+  if (config.patience > 0 && stopper.best_epoch() >= 0) {
     stopper.restore_best();
     result.best_epoch = stopper.best_epoch();
-  } else {
+  } else {  // no early stopping, or no epoch evaluated (on_epoch ended the run first): the last weights
     result.best_epoch = result.epochs_run - 1;
   }
   // The kept weights' metrics: re-evaluate (cheap, and exact even when the best epoch was not the last).

@@ -111,6 +111,22 @@ TEST(EarlyStopping, StopsAfterPatienceEpochsWithoutProgressAndRestoresTheBestWei
   EXPECT_EQ(p.value(0), 1.f);
 }
 
+TEST(EarlyStopping, AnEvaluationStandingForSeveralEpochsCountsThemAll) {
+  // eval_every = 3: each evaluation without progress adds 3 epochs against a patience of 7.
+  autograd::Parameter p;
+  p.name = "w";
+  p.value = Tensor({1}, 0.f);
+  EarlyStopping stop({&p}, {.patience = 7, .criterion = EarlyStoppingConfig::Criterion::loss});
+  EXPECT_FALSE(stop.update(2, 1.0, 0.5, 3));
+  EXPECT_FALSE(stop.update(5, 2.0, 0.5, 3));
+  EXPECT_EQ(stop.epochs_without_improvement(), 3);
+  EXPECT_FALSE(stop.update(8, 2.0, 0.5, 3));
+  EXPECT_TRUE(stop.update(9, 2.0, 0.5, 1));  // 7 epochs since epoch 2
+  EXPECT_EQ(stop.best_epoch(), 2);
+  edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { stop.update(10, 1.0, 0.5, 0); },
+                                                          {"epochs is 0"});
+}
+
 TEST(EarlyStopping, ProgressOnOneCriterionResetsPatienceWithoutSaving) {
   autograd::Parameter p;
   p.name = "w";

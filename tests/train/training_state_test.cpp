@@ -3,8 +3,10 @@
 // file that is no training checkpoint, or does not fit the model, is refused by name.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/data/planetoid.hpp"
@@ -45,50 +47,136 @@ void expect_same_weights(nn::Model& a, nn::Model& b) {
         << pa[k]->name;
 }
 
+// Equal, or both NaN (the metrics of epochs that eval_every skipped).
+bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
 TEST(TrainingState, AResumedRunIsTheUninterruptedRunBitForBit) {
+  for (const int64_t every : {1, 3}) {
+    SCOPED_TRACE("eval_every " + std::to_string(every));
+    const CoraRun s;
+    TrainConfig tc;
+    tc.epochs = 24;
+    tc.patience = 4;  // early stopping on: its snapshot and counters are part of the state
+    tc.seed = 7;
+    tc.eval_every = every;
+    nn::Model straight(s.cfg);
+    const TrainResult want = s.run(straight, tc);
+
+    const testing::TempDir dir;
+    const auto file = dir / "run.ckpt";
+    nn::Model first(s.cfg);
+    // Interrupted after 9 epochs (an evaluated epoch for both eval_every: a shorter run also
+    // evaluates its own last epoch, which the 24-epoch run would not at every other epoch).
+    TrainConfig stop_early = tc;
+    stop_early.epochs = 9;
+    stop_early.checkpoint_every = 3;
+    int64_t written = 0;
+    stop_early.on_checkpoint = [&](const TrainingState& st) {
+      save_training_state(file, first.parameters(), st, s.cfg.to_json());
+      ++written;
+    };
+    s.run(first, stop_early);
+    EXPECT_EQ(written, 3);  // after epochs 3, 6 and 9
+
+    nn::Model second(s.cfg);
+    const LoadedTrainingState loaded = load_training_state(file, second.parameters());
+    EXPECT_EQ(loaded.metadata, s.cfg.to_json() + "\n");
+    EXPECT_EQ(loaded.state.next_epoch, 9);
+    TrainConfig resume = tc;
+    resume.resume = &loaded.state;
+    const TrainResult got = s.run(second, resume);
+
+    expect_same_weights(straight, second);
+    ASSERT_EQ(got.history.size(), want.history.size());
+    for (size_t e = 0; e < want.history.size(); ++e) {
+      EXPECT_EQ(got.history[e].train_loss, want.history[e].train_loss) << e;
+      EXPECT_TRUE(same(got.history[e].val_loss, want.history[e].val_loss)) << e;
+      EXPECT_TRUE(same(got.history[e].test_accuracy, want.history[e].test_accuracy)) << e;
+      EXPECT_EQ(got.history[e].evaluated, want.history[e].evaluated) << e;
+    }
+    EXPECT_EQ(got.best_epoch, want.best_epoch);
+    EXPECT_TRUE(want.history[static_cast<size_t>(want.best_epoch)].evaluated);
+    EXPECT_EQ(got.test_accuracy, want.test_accuracy);
+    // The checkpoint is also a model file: its weights load as a model's (the optimiser's and
+    // early stopping's tensors are skipped).
+    nn::Model as_model(s.cfg);
+    EXPECT_NO_THROW(load_parameters(load_checkpoint(file), as_model.parameters()));
+  }
+}
+
+TEST(TrainingState, EvaluatingEveryThirdEpochTrainsTheSameWeightsAndScoresThoseEpochs) {
   const CoraRun s;
   TrainConfig tc;
-  tc.epochs = 24;
-  tc.patience = 4;  // early stopping on: its snapshot and counters are part of the state
+  tc.epochs = 10;
+  tc.patience = 0;
   tc.seed = 7;
-  nn::Model straight(s.cfg);
-  const TrainResult want = s.run(straight, tc);
-
-  const testing::TempDir dir;
-  const auto file = dir / "run.ckpt";
-  nn::Model first(s.cfg);
-  TrainConfig stop_early = tc;
-  stop_early.epochs = 10;
-  stop_early.checkpoint_every = 5;
-  int64_t written = 0;
-  stop_early.on_checkpoint = [&](const TrainingState& st) {
-    save_training_state(file, first.parameters(), st, s.cfg.to_json());
-    ++written;
-  };
-  s.run(first, stop_early);
-  EXPECT_EQ(written, 2);  // after epochs 5 and 10
-
-  nn::Model second(s.cfg);
-  const LoadedTrainingState loaded = load_training_state(file, second.parameters());
-  EXPECT_EQ(loaded.metadata, s.cfg.to_json() + "\n");
-  EXPECT_EQ(loaded.state.next_epoch, 10);
-  TrainConfig resume = tc;
-  resume.resume = &loaded.state;
-  const TrainResult got = s.run(second, resume);
-
-  expect_same_weights(straight, second);
-  ASSERT_EQ(got.history.size(), want.history.size());
-  for (size_t e = 0; e < want.history.size(); ++e) {
-    EXPECT_EQ(got.history[e].train_loss, want.history[e].train_loss) << e;
-    EXPECT_EQ(got.history[e].val_loss, want.history[e].val_loss) << e;
-    EXPECT_EQ(got.history[e].test_accuracy, want.history[e].test_accuracy) << e;
+  nn::Model every(s.cfg);
+  const TrainResult all = s.run(every, tc);
+  TrainConfig third_only = tc;
+  third_only.eval_every = 3;
+  nn::Model third(s.cfg);
+  const TrainResult some = s.run(third, third_only);
+  expect_same_weights(every, third);  // evaluation leaves training alone
+  ASSERT_EQ(some.history.size(), 10u);
+  for (size_t e = 0; e < 10; ++e) {
+    const EpochStats &a = all.history[e], &b = some.history[e];
+    EXPECT_EQ(b.train_loss, a.train_loss) << e;
+    const bool scored = e == 2 || e == 5 || e == 8 || e == 9;  // every third, and the last
+    EXPECT_EQ(b.evaluated, scored) << e;
+    if (scored) {
+      EXPECT_EQ(b.val_loss, a.val_loss) << e;
+      EXPECT_EQ(b.test_accuracy, a.test_accuracy) << e;
+    } else {
+      EXPECT_TRUE(std::isnan(b.val_loss) && std::isnan(b.train_accuracy) && std::isnan(b.test_accuracy)) << e;
+      EXPECT_EQ(b.eval_seconds, 0.0) << e;
+    }
   }
-  EXPECT_EQ(got.best_epoch, want.best_epoch);
-  EXPECT_EQ(got.test_accuracy, want.test_accuracy);
-  // The checkpoint is also a model file: its weights load as a model's (the optimiser's and
-  // early stopping's tensors are skipped).
-  nn::Model as_model(s.cfg);
-  EXPECT_NO_THROW(load_parameters(load_checkpoint(file), as_model.parameters()));
+  EXPECT_EQ(some.best_epoch, 9);
+  EXPECT_EQ(some.test_accuracy, all.test_accuracy);
+  // With early stopping the kept weights are an evaluated epoch's: their scores are its scores.
+  TrainConfig stopping = third_only;
+  stopping.epochs = 60;
+  stopping.patience = 6;
+  nn::Model stopped(s.cfg);
+  const TrainResult r = s.run(stopped, stopping);
+  const EpochStats& best = r.history[static_cast<size_t>(r.best_epoch)];
+  EXPECT_TRUE(best.evaluated);
+  EXPECT_EQ(r.val_loss, best.val_loss);
+  EXPECT_EQ(r.test_accuracy, best.test_accuracy);
+  TrainConfig bad = tc;
+  bad.eval_every = 0;
+  nn::Model m(s.cfg);
+  testing::expect_throw_naming<InvalidArgument>([&] { s.run(m, bad); }, {"eval_every is 0", ">= 1"});
+}
+
+TEST(TrainingState, CheckpointsWrittenBeforeTheEvaluatedFlagStillLoad) {
+  const CoraRun s;
+  const testing::TempDir dir;
+  nn::Model model(s.cfg);
+  TrainConfig tc;
+  tc.epochs = 3;
+  tc.patience = 0;
+  tc.checkpoint_every = 3;
+  tc.on_checkpoint = [&](const TrainingState& st) {
+    save_training_state(dir / "run.ckpt", model.parameters(), st, s.cfg.to_json());
+  };
+  const TrainResult r = s.run(model, tc);
+  Checkpoint c = load_checkpoint(dir / "run.ckpt");
+  // The earlier layout: nine fields per history entry (no trailing ":1").
+  for (size_t at = 0; (at = c.metadata.find(":1;", at)) != std::string::npos;) c.metadata.erase(at, 2);
+  const size_t last = c.metadata.rfind(":1\n");
+  ASSERT_NE(last, std::string::npos);
+  c.metadata.erase(last, 2);
+  const LoadedTrainingState old = load_training_state(c, "old.ckpt", model.parameters());
+  ASSERT_EQ(old.state.history.size(), 3u);
+  for (size_t e = 0; e < 3; ++e) {
+    EXPECT_TRUE(old.state.history[e].evaluated);
+    EXPECT_EQ(old.state.history[e].val_loss, r.history[e].val_loss);
+  }
+  Checkpoint bad = load_checkpoint(dir / "run.ckpt");
+  bad.metadata.replace(bad.metadata.rfind(":1\n"), 2, ":7");
+  testing::expect_throw_naming<ParseError>([&] { load_training_state(bad, "bad.ckpt", model.parameters()); },
+                                           {"bad.ckpt", "ends in 7"});
 }
 
 TEST(TrainingState, PlainModelFilesAndOtherModelsAreRefused) {

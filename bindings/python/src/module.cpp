@@ -526,15 +526,18 @@ nb::dict epoch_dict(const train::EpochStats& s) {
   d["test_accuracy"] = s.test_accuracy;
   d["train_seconds"] = s.train_seconds;
   d["eval_seconds"] = s.eval_seconds;
+  d["evaluated"] = s.evaluated;  // false: eval_every skipped it (the metrics above are NaN)
   return d;
 }
 
 // Adam and early stopping as `fit` and `fit_distributed` take them; `who` names the function.
 train::TrainConfig train_config(const char* who, int64_t epochs, int64_t patience, double lr,
-                                double weight_decay, uint64_t seed, const std::string& criterion) {
+                                double weight_decay, uint64_t seed, const std::string& criterion,
+                                int64_t eval_every) {
   train::TrainConfig tc;
   tc.epochs = epochs;
   tc.patience = patience;
+  tc.eval_every = eval_every;  // checked by the trainer
   tc.optimizer.lr = static_cast<float>(lr);
   tc.optimizer.weight_decay = static_cast<float>(weight_decay);
   tc.seed = seed;
@@ -569,8 +572,9 @@ nb::dict result_dict(const train::TrainResult& r) {
 nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs,
                 int64_t patience, double lr, double weight_decay, uint64_t seed, const std::string& criterion,
                 int64_t batch_size, const std::vector<int64_t>& fanout, bool replace,
-                const std::string& source_order, bool sample_weights) {
-  const train::TrainConfig tc = train_config("fit", epochs, patience, lr, weight_decay, seed, criterion);
+                const std::string& source_order, bool sample_weights, int64_t eval_every) {
+  const train::TrainConfig tc =
+      train_config("fit", epochs, patience, lr, weight_decay, seed, criterion, eval_every);
   if (batch_size < 0)
     raise<InvalidArgument>("fit: batch_size is ", batch_size, ", expected >= 0 (0: full batch)");
   if (batch_size == 0 && (!fanout.empty() || sample_weights))
@@ -699,9 +703,9 @@ dist::DistributedInputs read_prepared_part(const PyModel& m, const std::string& 
 
 nb::dict py_fit_distributed(PyModel& m, const std::string& partitions, int64_t epochs, int64_t patience,
                             double lr, double weight_decay, uint64_t seed, const std::string& criterion,
-                            const std::string& halo_input) {
+                            const std::string& halo_input, int64_t eval_every) {
   const train::TrainConfig tc =
-      train_config("fit_distributed", epochs, patience, lr, weight_decay, seed, criterion);
+      train_config("fit_distributed", epochs, patience, lr, weight_decay, seed, criterion, eval_every);
   const dist::HaloInput halo = dist::parse_halo_input(halo_input);
   train::TrainResult r;
   dist::Traffic step;
@@ -1787,7 +1791,7 @@ NB_MODULE(_edgeattn, m) {
       "fit", &py_fit, "model"_a, "dataset"_a, "split"_a = "", "epochs"_a = 1000, "patience"_a = 100,
       "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
       "batch_size"_a = 0, "fanout"_a = std::vector<int64_t>{}, "replace"_a = false,
-      "source_order"_a = "ascending", "sample_weights"_a = false,
+      "source_order"_a = "ascending", "sample_weights"_a = false, "eval_every"_a = 1,
       "Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or "
       "with "
       "batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop "
@@ -1795,7 +1799,9 @@ NB_MODULE(_edgeattn, m) {
       "how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see "
       "sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform "
       "when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer "
-      "as Model.logits). Returns a dict with history and final metrics.");
+      "as Model.logits). eval_every=N evaluates (metrics, early stopping, the kept weights) every N-th "
+      "epoch and the last only (history entries of the others have evaluated=False and NaN metrics; "
+      "patience still counts epochs). Returns a dict with history and final metrics.");
   m.def("evaluate", &py_evaluate, "model"_a, "dataset"_a, "split"_a = "",
         "Loss and accuracy on the split's train/val/test nodes (evaluation mode).");
 
@@ -1822,7 +1828,7 @@ NB_MODULE(_edgeattn, m) {
       "use and finalised at exit), else (0, 1).");
   m.def("fit_distributed", &py_fit_distributed, "model"_a, "partitions"_a, "epochs"_a = 1000,
         "patience"_a = 100, "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0,
-        "criterion"_a = "loss_or_accuracy", "halo_input"_a = "features",
+        "criterion"_a = "loss_or_accuracy", "halo_input"_a = "features", "eval_every"_a = 1,
         "Full-graph training over MPI (dist/distributed_training.hpp): run the same script under "
         "`mpirun -np P`; each rank reads its part of `partitions` (written by partition(..., parts=P) or "
         "`edgeattn partition`), exchanges halo rows between layers and sums the gradients in rank order, "

@@ -178,3 +178,17 @@ def test_features_mapped_from_an_npz_train_as_features_in_memory(sbm, tmp_path):
              adj_shape=np.array([3, 3]))
     with pytest.raises(ea.ParseError, match="'<f8'"):
         ea.load_dataset_path(str(tmp_path / "f64.npz"), map_features=True)
+
+
+def test_fit_evaluates_every_nth_epoch_and_trains_the_same_weights(sbm):
+    a = ea.Model(in_channels=12, num_classes=4, seed=5)
+    b = ea.Model(in_channels=12, num_classes=4, seed=5)
+    every = ea.fit(a, sbm, epochs=8, patience=0, seed=1)
+    some = ea.fit(b, sbm, epochs=8, patience=0, seed=1, eval_every=3)
+    assert [h["evaluated"] for h in some["history"]] == [False, False, True, False, False, True, False, True]
+    assert all(h["evaluated"] for h in every["history"])
+    assert np.isnan(some["history"][0]["val_loss"]) and some["history"][2]["val_loss"] == every["history"][2]["val_loss"]
+    for name in a.parameter_names():
+        assert (a.parameter(name) == b.parameter(name)).all(), name
+    with pytest.raises(ea.InvalidArgument, match="eval_every is 0"):
+        ea.fit(a, sbm, epochs=1, eval_every=0)

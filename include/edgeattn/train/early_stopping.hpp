@@ -35,8 +35,10 @@ class EarlyStopping {
   EarlyStopping(std::vector<autograd::Parameter*> parameters, EarlyStoppingConfig config);
 
   /// Records an epoch's validation metrics; snapshots the weights when they are the best so far.
-  /// Returns true when training should stop.
-  bool update(int64_t epoch, double val_loss, double val_accuracy);
+  /// `epochs`: how many epochs this evaluation stands for (those since the previous one, when not
+  /// every epoch is evaluated); without progress they all count against the patience. Returns true
+  /// when training should stop.
+  bool update(int64_t epoch, double val_loss, double val_accuracy, int64_t epochs = 1);
   /// Copies the best snapshot back into the parameters (no-op before any update).
   void restore_best();
 

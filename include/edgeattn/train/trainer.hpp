@@ -3,7 +3,9 @@
 //
 // Each epoch runs one training step (forward on a fresh tape in training mode, loss over the
 // train nodes, backward, optimiser step) and one evaluation (forward in eval mode: no dropout),
-// which gives train/val/test loss and accuracy. Early stopping watches the validation metrics
+// which gives train/val/test loss and accuracy (or, with TrainConfig::eval_every = k, only every
+// k-th epoch and the last: evaluation is a full-graph forward, a sizeable cost beside a sampled
+// mini-batch epoch). Early stopping watches the validation metrics
 // (train/early_stopping.hpp) and the best weights are restored at the end. Single-label data is
 // trained with cross-entropy and scored by accuracy; multi-label data with sigmoid + BCE and
 // scored by micro-F1, or by ROC-AUC when data::Labels::eval_metric says "rocauc" (OGB's
@@ -46,6 +48,9 @@ struct EpochStats {
   double test_loss = 0, test_accuracy = 0;
   double train_seconds = 0;  ///< the training step alone (forward + backward + optimiser)
   double eval_seconds = 0;   ///< the evaluation forward and metrics
+  /// False for an epoch TrainConfig::eval_every skipped: train_accuracy and the val_* and test_*
+  /// fields are then NaN and eval_seconds 0 (train_loss, the step's own, is always there).
+  bool evaluated = true;
 };
 
 struct TrainingState;
@@ -56,6 +61,13 @@ struct TrainConfig {
   EarlyStoppingConfig::Criterion criterion = EarlyStoppingConfig::Criterion::loss_or_accuracy;
   AdamConfig optimizer{.lr = 0.005f, .weight_decay = 5e-4f};  ///< the GAT paper's Cora set-up
   uint64_t seed = 0;                                          ///< keys every dropout mask (with the epoch)
+  /// Evaluate every eval_every-th epoch (epochs eval_every - 1, 2 eval_every - 1, ...) and the last
+  /// one of config.epochs; >= 1. Early stopping and the kept weights then consider the evaluated
+  /// epochs only; patience still counts epochs (an evaluation without progress adds the epochs
+  /// since the previous one). Training itself does not depend on it: with patience 0 the weights
+  /// are the same bit for bit for any eval_every. On large graphs evaluation (a full-graph
+  /// forward) can cost a sizeable part of a mini-batch epoch.
+  int64_t eval_every = 1;
   /// Split the training steps' time by op (autograd::Tape::profiling) into TrainResult::op_times.
   bool profile = false;
   /// Called after every epoch (progress bars, logging); return false to stop training.

@@ -671,9 +671,9 @@ class TransformerConv:
         x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
         """
 
-def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False, source_order: str = 'ascending', sample_weights: bool = False) -> dict:
+def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False, source_order: str = 'ascending', sample_weights: bool = False, eval_every: int = 1) -> dict:
     """
-    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). Returns a dict with history and final metrics.
+    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). eval_every=N evaluates (metrics, early stopping, the kept weights) every N-th epoch and the last only (history entries of the others have evaluated=False and NaN metrics; patience still counts epochs). Returns a dict with history and final metrics.
     """
 
 def evaluate(model: Model, dataset: Dataset, split: str = '') -> dict:
@@ -696,7 +696,7 @@ def mpi_rank_size() -> tuple[int, int]:
     (rank, size) of this process in MPI_COMM_WORLD when started by mpirun (MPI is initialised on first use and finalised at exit), else (0, 1).
     """
 
-def fit_distributed(model: Model, partitions: str, epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', halo_input: str = 'features') -> dict:
+def fit_distributed(model: Model, partitions: str, epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', halo_input: str = 'features', eval_every: int = 1) -> dict:
     """
     Full-graph training over MPI (dist/distributed_training.hpp): run the same script under `mpirun -np P`; each rank reads its part of `partitions` (written by partition(..., parts=P) or `edgeattn partition`), exchanges halo rows between layers and sums the gradients in rank order, so every rank ends with the same weights and the result equals fit's on the whole graph (same seed; within float rounding). Started without mpirun it is rank 0 of 1 (a one-part directory). An error on one rank of several ends the job (MPI_Abort naming the rank). halo_input='projection' drops the halo nodes' features and has the first layer exchange its projected rows instead (less memory, more bytes; gat without residual). Returns fit's dict, the same on every rank, with this rank's halo_bytes_per_epoch and gradient_bytes_per_epoch (sent to other ranks in a step).
     """
