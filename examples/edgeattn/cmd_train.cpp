@@ -196,21 +196,17 @@ class Progress {
 
  private:
   void print() {
-    if (!last_->evaluated) {  // --eval-every skipped this epoch's evaluation
+    if (last_->evaluated)
+      std::fprintf(
+          stderr,
+          "%s%s: epoch %4lld | loss %.4f | train %s %.3f | val loss %.4f | val %s %.3f | %.2f ms/epoch%s",
+          tty_ ? "\r" : "", name_.c_str(), static_cast<long long>(last_->epoch), last_->train_loss,
+          metric_.c_str(), last_->train_accuracy, last_->val_loss, metric_.c_str(), last_->val_accuracy, ms_,
+          tty_ ? "" : "\n");
+    else  // --eval-every skipped this epoch's evaluation; on a terminal, erase the longer line it replaces
       std::fprintf(stderr, "%s%s: epoch %4lld | loss %.4f | (not evaluated) | %.2f ms/epoch%s",
                    tty_ ? "\r" : "", name_.c_str(), static_cast<long long>(last_->epoch), last_->train_loss,
-                   ms_,
-                   tty_ ? "\033[K" : "\n");  // on a terminal: erase the longer line it replaces
-      std::fflush(stderr);
-      printed_ = last_->epoch;
-      return;
-    }
-    std::fprintf(
-        stderr,
-        "%s%s: epoch %4lld | loss %.4f | train %s %.3f | val loss %.4f | val %s %.3f | %.2f ms/epoch%s",
-        tty_ ? "\r" : "", name_.c_str(), static_cast<long long>(last_->epoch), last_->train_loss,
-        metric_.c_str(), last_->train_accuracy, last_->val_loss, metric_.c_str(), last_->val_accuracy, ms_,
-        tty_ ? "" : "\n");
+                   ms_, tty_ ? "\033[K" : "\n");
     std::fflush(stderr);
     printed_ = last_->epoch;
   }

@@ -139,29 +139,27 @@ void sample_row(int64_t degree, int64_t fanout, bool replace, uint64_t seed, int
 // Weighted rows (NeighborSamplerOptions::weights; see the header).
 bool bad_weight(float w) { return !(w >= 0.f) || std::isinf(w); }
 
-int64_t positive_count(const float* w, int64_t degree) {
-  int64_t p = 0;
-  for (int64_t q = 0; q < degree; ++q) p += static_cast<int64_t>(w[q] > 0.f);
-  return p;
-}
-
 // Writes the within-row positions of the in-edges of `node` sampled by weight into `out`
-// (w: the row's `degree` weights, all valid, `positive` of them > 0; out.size() ==
-// sample_count(positive, fanout, replace)), ascending: picks descend the row's sum tree (see the
-// header), a heap in `tree` (node 1 the root, node i's children 2i and 2i + 1, leaf q at P + q).
-void sample_weighted_row(const float* w, int64_t degree, int64_t positive, int64_t fanout, bool replace,
-                         uint64_t seed, int64_t hop, int64_t node, std::span<int64_t> out) {
+// (w: the row's `degree` weights, all valid; out.size() == sample_count(positive weights, fanout,
+// replace)), ascending: picks descend the row's sum tree (see the header), a heap in `tree` (node 1
+// the root, node i's children 2i and 2i + 1, leaf q at P + q).
+void sample_weighted_row(const float* w, int64_t degree, int64_t fanout, bool replace, uint64_t seed,
+                         int64_t hop, int64_t node, std::span<int64_t> out) {
   const auto k = static_cast<int64_t>(out.size());
+  const int64_t leaves = std::bit_ceil(static_cast<uint64_t>(degree));
+  thread_local std::vector<double> tree;
+  tree.assign(static_cast<size_t>(2 * leaves), 0.0);
+  int64_t positive = 0;  // counted as the leaves are filled: the row's weights are read once
+  for (int64_t q = 0; q < degree; ++q) {
+    tree[static_cast<size_t>(leaves + q)] = static_cast<double>(w[q]);
+    positive += static_cast<int64_t>(w[q] > 0.f);
+  }
   if (fanout == -1 || (!replace && positive <= fanout)) {  // every positive in-edge
     size_t t = 0;
     for (int64_t q = 0; q < degree; ++q)
       if (w[q] > 0.f) out[t++] = q;
     return;
   }
-  const int64_t leaves = std::bit_ceil(static_cast<uint64_t>(degree));
-  thread_local std::vector<double> tree;
-  tree.assign(static_cast<size_t>(2 * leaves), 0.0);
-  for (int64_t q = 0; q < degree; ++q) tree[static_cast<size_t>(leaves + q)] = static_cast<double>(w[q]);
   for (int64_t i = leaves - 1; i >= 1; --i)
     tree[static_cast<size_t>(i)] = tree[static_cast<size_t>(2 * i)] + tree[static_cast<size_t>(2 * i + 1)];
   for (int64_t t = 0; t < k; ++t) {
@@ -413,14 +411,17 @@ Block sample_hop(const char* fn, const Graph& graph, std::span<const int64_t> ds
       prefetch_weights(i, e);
       const int64_t v = dst[static_cast<size_t>(i)];
       int64_t d = degree(v);
-      if (weighted) {
+      if (weighted) {  // d becomes the count of positive weights, checked in the same pass
         const float* w = weights.data() + in_ptr[static_cast<size_t>(v)];
-        for (int64_t q = 0; q < d; ++q)
-          if (bad_weight(w[q])) {
+        int64_t positive = 0;
+        for (int64_t q = 0; q < d; ++q) {
+          if (bad_weight(w[q])) {  // the row's count no longer matters: the call fails below
             atomic_min(bad, in_ptr[static_cast<size_t>(v)] + q);
             break;
           }
-        d = positive_count(w, d);
+          positive += static_cast<int64_t>(w[q] > 0.f);
+        }
+        d = positive;
       }
       row_ptr[static_cast<size_t>(i) + 1] = sample_count(d, fanout, replace);
     }
@@ -454,8 +455,7 @@ Block sample_hop(const char* fn, const Graph& graph, std::span<const int64_t> ds
           static_cast<size_t>(begin), static_cast<size_t>(row_ptr[static_cast<size_t>(i) + 1] - begin));
       const int64_t base = in_ptr[static_cast<size_t>(v)];
       if (weighted) {
-        const float* w = weights.data() + base;
-        sample_weighted_row(w, degree(v), positive_count(w, degree(v)), fanout, replace, seed, hop, v, out);
+        sample_weighted_row(weights.data() + base, degree(v), fanout, replace, seed, hop, v, out);
       } else {
         sample_row(degree(v), fanout, replace, seed, hop, v, out);
       }

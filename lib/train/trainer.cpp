@@ -78,6 +78,12 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
   autograd::Tape tape;
   // Activations go as soon as the backward is past them, so the gradients reuse their blocks.
   tape.release_in_backward = true;
+  // The logits in evaluation mode (no dropout) on the cleared tape, for the scores.
+  const auto eval_logits = [&] {
+    tape.clear();
+    tape.training = false;
+    return forward(tape, 0);
+  };
   for (int64_t epoch = first_epoch; epoch < config.epochs; ++epoch) {
     EpochStats s;
     s.epoch = epoch;
@@ -93,12 +99,10 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
     s.evaluated = (epoch + 1) % config.eval_every == 0 || epoch + 1 == config.epochs;
     if (s.evaluated) {
       t0 = Clock::now();
-      tape.clear();
-      tape.training = false;
-      const autograd::Var eval_logits = forward(tape, 0);
-      const Evaluation tr = evaluate(tape, eval_logits, labels, split.train);
-      const Evaluation va = evaluate(tape, eval_logits, labels, split.val);
-      const Evaluation te = evaluate(tape, eval_logits, labels, split.test);
+      const autograd::Var logits = eval_logits();
+      const Evaluation tr = evaluate(tape, logits, labels, split.train);
+      const Evaluation va = evaluate(tape, logits, labels, split.val);
+      const Evaluation te = evaluate(tape, logits, labels, split.test);
       s.train_accuracy = tr.accuracy;
       s.val_loss = va.loss;
       s.val_accuracy = va.accuracy;
@@ -140,9 +144,7 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
     result.best_epoch = result.epochs_run - 1;
   }
   // The kept weights' metrics: re-evaluate (cheap, and exact even when the best epoch was not the last).
-  tape.clear();
-  tape.training = false;
-  const autograd::Var logits = forward(tape, 0);
+  const autograd::Var logits = eval_logits();
   const Evaluation va = evaluate(tape, logits, labels, split.val);
   const Evaluation te = evaluate(tape, logits, labels, split.test);
   result.val_accuracy = va.accuracy;

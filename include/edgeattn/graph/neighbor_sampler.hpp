@@ -71,9 +71,10 @@
 //   opt.weights = ds.edge_weight;                          // by edge weight (one per CSR edge)
 //   auto weighted = edgeattn::sample_neighbors(ds.graph, batch_seeds, opt);
 //
-// Cost: O(sampled edges + seeds) work (weighted: O(in-degree) per sampled node), row-parallel (core/parallel.hpp), plus a scratch array of
-// graph.num_src() entries per call (filled in parallel) for the relabelling; ascending order adds
-// a sort of each hop's new sources, or a scan of the scratch array where they are many.
+// Cost: O(sampled edges + seeds) work (weighted: O(in-degree) per sampled node), row-parallel
+// (core/parallel.hpp), plus a scratch array of graph.num_src() entries per call (filled in
+// parallel) for the relabelling; ascending order adds a sort of each hop's new sources, or a scan
+// of the scratch array where they are many.
 #pragma once
 
 #include <array>

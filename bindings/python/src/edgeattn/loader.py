@@ -114,7 +114,7 @@ class NeighborLoader:
             if bad.size:
                 raise _edgeattn.GraphError(
                     f"NeighborLoader: input_nodes[{bad[0]}] is {nodes[bad[0]]}, expected in [0, {n})")
-            values, first, counts = np.unique(nodes, return_index=True, return_counts=True)
+            values, counts = np.unique(nodes, return_counts=True)
             if (counts > 1).any():
                 v = values[np.argmax(counts > 1)]
                 where = np.flatnonzero(nodes == v)
