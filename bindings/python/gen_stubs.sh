@@ -35,6 +35,9 @@ class ChecksumError(IoError):
 
 class DownloadError(IoError):
     """A file could not be downloaded: offline, unreachable, an HTTP error such as 404, a stalled server, a full disk or an interrupted transfer (the message says which and names the URL)."""
+
+class DeviceError(Error, RuntimeError):
+    """The GPU of path='cuda' is missing or failed (built without CUDA, no driver, no device, or a CUDA runtime error, which the message names)."""
 '''
 text, n = re.subn(r"from edgeattn import \([^)]*\)\n", classes, text)
 assert n == 1, "stubgen output changed: no 'from edgeattn import (...)' block"

@@ -325,6 +325,8 @@ const char* to_string(AttentionPath p) {
       return "dense";
     case AttentionPath::reference:
       return "reference";
+    case AttentionPath::cuda:
+      return "cuda";
   }
   return "?";
 }
@@ -342,11 +344,11 @@ Score parse_score(const std::string& name) {
 namespace {
 
 // The structured pattern an explicit graph equals (complete, causal, sliding window), on every
-// path but the reference (the oracle takes the graph as given): users who pass a dense or banded
-// mask as edges get the structured kernels, with the same CSR edge numbering
-// (graph/pattern.hpp: structured_equivalent).
+// CPU path but the reference (the oracle takes the graph as given): users who pass a dense or
+// banded mask as edges get the structured kernels, with the same CSR edge numbering
+// (graph/pattern.hpp: structured_equivalent). The cuda path runs any pattern as its graph.
 std::optional<Pattern> routed_pattern(const Pattern& pattern, const AttentionConfig& config) {
-  if (config.path == AttentionPath::reference) return std::nullopt;
+  if (config.path == AttentionPath::reference || config.path == AttentionPath::cuda) return std::nullopt;
   const Graph* g = std::get_if<Graph>(&pattern);
   return g ? structured_equivalent(*g) : std::nullopt;
 }
@@ -381,6 +383,11 @@ AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs&
     case AttentionPath::reference: {
       std::optional<Graph> storage;
       kernels::reference_forward(as_graph(pattern, storage), prep.args, buffers);
+      break;
+    }
+    case AttentionPath::cuda: {
+      std::optional<Graph> storage;
+      kernels::cuda_forward(as_graph(pattern, storage), prep.args, buffers);
       break;
     }
     case AttentionPath::dense:
@@ -549,6 +556,11 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
     case AttentionPath::reference: {
       std::optional<Graph> storage;
       kernels::reference_backward(as_graph(pattern, storage), prep.args, bin, b);
+      break;
+    }
+    case AttentionPath::cuda: {
+      std::optional<Graph> storage;
+      kernels::cuda_backward(as_graph(pattern, storage), prep.args, bin, b);
       break;
     }
     case AttentionPath::dense:

@@ -2,6 +2,7 @@
 //   reference/  serial, obviously correct, the test oracle          (reference_attention.cpp)
 //   parallel/   fused online-softmax kernels over any pattern        (parallel_attention_*.cpp)
 //   dense/      blocked BLAS GEMM with a mask, dot-product scores    (dense_attention.cpp)
+//   cuda/       the same forms on a GPU, built with EDGEATTN_CUDA     (cuda_attention.cu)
 //
 // The dispatch has already validated shapes and reduced every public score to one of four
 // per-edge forms (bilinear and perceptron are projected to these with GEMMs first):
@@ -127,5 +128,23 @@ bool parallel_backward_writes_each_dv_once(const Pattern& p, const KernelArgs& a
 void dense_forward(const Pattern& p, const KernelArgs& a, const ForwardBuffers& out);
 void dense_backward(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
                     const BackwardBuffers& grads);
+
+// CUDA kernels (cuda/cuda_attention.cu): every canonical score, softmax or relu, dropout, an edge
+// bias, the additive per-edge term and fold_att_*; not edge attributes (ea/we: InvalidArgument).
+// Operands and buffers are host memory: each call uploads and downloads. The backward adds into
+// the caller's zero-filled buffers, like the reference. DeviceError without a GPU; built without
+// CUDA (cuda/cuda_unavailable.cpp), every entry raises DeviceError.
+void cuda_forward(const Graph& g, const KernelArgs& a, const ForwardBuffers& out);
+void cuda_backward(const Graph& g, const KernelArgs& a, const BackwardInputs& in,
+                   const BackwardBuffers& grads);
+
+/// Kernel times of one problem on the GPU (CUDA events; medians of `repetitions` after a warm-up),
+/// with the operands, the graph and its transpose resident: what a training step that keeps its
+/// tensors on the device would pay. upload_ms is the one-off copy of graph and operands.
+struct CudaAttentionTiming {
+  double upload_ms = 0, forward_ms = 0, backward_ms = 0;
+};
+CudaAttentionTiming cuda_time_attention(const Graph& g, const KernelArgs& a, const float* dout,
+                                        int repetitions);
 
 }  // namespace edgeattn::kernels

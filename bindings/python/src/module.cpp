@@ -55,6 +55,7 @@
 #include "edgeattn/graph/pattern.hpp"
 #include "edgeattn/graph/transforms.hpp"
 #include "edgeattn/kernels/attention.hpp"
+#include "edgeattn/kernels/cuda.hpp"
 #include "edgeattn/nn/gat_conv.hpp"
 #include "edgeattn/nn/gatv2_conv.hpp"
 #include "edgeattn/nn/model.hpp"
@@ -246,12 +247,12 @@ HeadCombine parse_combine(const std::string& s) {
 }
 
 AttentionPath parse_path(const std::string& s) {
-  for (AttentionPath p :
-       {AttentionPath::automatic, AttentionPath::sparse, AttentionPath::dense, AttentionPath::reference})
+  for (AttentionPath p : {AttentionPath::automatic, AttentionPath::sparse, AttentionPath::dense,
+                          AttentionPath::reference, AttentionPath::cuda})
     if (s == to_string(p)) return p;
   raise<InvalidArgument>("path: unknown value '", s, "' (expected ", to_string(AttentionPath::automatic),
-                         ", ", to_string(AttentionPath::sparse), ", ", to_string(AttentionPath::dense),
-                         " or ", to_string(AttentionPath::reference), ")");
+                         ", ", to_string(AttentionPath::sparse), ", ", to_string(AttentionPath::dense), ", ",
+                         to_string(AttentionPath::reference), " or ", to_string(AttentionPath::cuda), ")");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -885,6 +886,10 @@ NB_MODULE(_edgeattn, m) {
       m, "DownloadError", {py_io},
       "A file could not be downloaded: offline, unreachable, an HTTP error such as 404, a stalled "
       "server, a full disk or an interrupted transfer (the message says which and names the URL).");
+  static PyObject* py_device = new_exception(
+      m, "DeviceError", {py_error, PyExc_RuntimeError},
+      "The GPU of path='cuda' is missing or failed (built without CUDA, no driver, no device, or a "
+      "CUDA runtime error, which the message names).");
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -902,6 +907,8 @@ NB_MODULE(_edgeattn, m) {
       PyErr_SetString(py_invalid, e.what());
     } catch (const GraphError& e) {
       PyErr_SetString(py_graph, e.what());
+    } catch (const DeviceError& e) {
+      PyErr_SetString(py_device, e.what());
     } catch (const Error& e) {
       PyErr_SetString(py_error, e.what());
     }
@@ -1355,7 +1362,8 @@ NB_MODULE(_edgeattn, m) {
       "so num_dst <= num_src). "
       "score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; "
       "combine: "
-      "concat | mean; path: automatic | sparse | dense | reference. attention_order='input' returns the "
+      "concat | mean; path: automatic | sparse | dense | reference | cuda (the GPU: DeviceError without one; "
+      "see cuda_device()). attention_order='input' returns the "
       "attention weights in the order of the edge list the Graph was built from.");
   m.def(
       "attention_backward",
@@ -1609,6 +1617,23 @@ NB_MODULE(_edgeattn, m) {
       "num_nodes, num_edges, num_features, feature_dtype, labelled, num_classes, splits {name: (train, "
       "valid, "
       "test)}, bytes_to_load (what load_dataset_path would need).");
+  m.def(
+      "cuda_device",
+      []() -> nb::object {
+        const std::optional<CudaDevice> d = cuda_device();
+        if (!d) return nb::none();
+        nb::dict r;
+        r["name"] = d->name;
+        r["compute_capability"] = nb::make_tuple(d->compute_major, d->compute_minor);
+        r["memory_bytes"] = d->memory_bytes;
+        r["multiprocessors"] = d->multiprocessors;
+        return r;
+      },
+      "The GPU that path='cuda' runs on, as a dict (name, compute_capability, memory_bytes, "
+      "multiprocessors), or None: built without CUDA, no driver or no device (cuda_unavailable_reason() "
+      "says which).");
+  m.def("cuda_built", &cuda_built, "True when this edgeattn was compiled with its CUDA backend.");
+  m.def("cuda_unavailable_reason", &cuda_unavailable_reason, "Why cuda_device() is None, in words.");
   m.def("dataset_names", &data::dataset_names);
   m.def("default_data_root", []() { return data::default_data_root().string(); });
   m.def(

@@ -266,3 +266,33 @@ def test_the_gil_is_released_while_the_kernel_runs():
     inside = sum(any(a < tick < b for a, b in spans) for tick in ticks)
     # With the GIL held during the call, this thread could not tick at all inside a span.
     assert inside >= 5, (inside, spans)
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_the_cuda_path_matches_the_reference_or_says_why_it_cannot_run(score):
+    g = ea.erdos_renyi_graph(N, 25, seed=5, self_loops="add")
+    ops = operands(score)
+    if ea.cuda_device() is None:
+        assert ea.cuda_unavailable_reason()
+        with pytest.raises(ea.DeviceError, match="path=cuda"):
+            ea.attention_forward(g, **ops, score=score, path="cuda")
+        return
+    got = ea.attention_forward(g, **ops, score=score, path="cuda")
+    ref = ea.attention_forward(g, **ops, score=score, path="reference")
+    assert got.path == "cuda"
+    np.testing.assert_allclose(got.out, ref.out, atol=2e-4, rtol=2e-4)
+    grad = rand(*ref.out.shape)
+    dg = ea.attention_backward(g, got, grad, **ops)
+    dr = ea.attention_backward(g, ref, grad, **ops)
+    for name in dr:
+        np.testing.assert_allclose(dg[name], dr[name], atol=2e-4, rtol=2e-4, err_msg=name)
+
+
+def test_cuda_device_and_build_flags_are_consistent():
+    device = ea.cuda_device()
+    assert isinstance(ea.cuda_built(), bool)
+    if device is not None:
+        assert ea.cuda_built() and device["memory_bytes"] > 0 and len(device["compute_capability"]) == 2
+    elif not ea.cuda_built():
+        assert "without CUDA" in ea.cuda_unavailable_reason()
+    assert issubclass(ea.DeviceError, ea.Error)

@@ -55,6 +55,13 @@ class ChecksumError : public IoError {
   using IoError::IoError;
 };
 
+/// A device (the GPU of AttentionPath::cuda) is missing or failed: the message names the call and
+/// the CUDA runtime's error.
+class DeviceError : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 
 /// Concatenates streamable arguments into one message string.

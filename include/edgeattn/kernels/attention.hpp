@@ -65,6 +65,10 @@ enum class AttentionPath {
   sparse,     ///< fused, parallel, any pattern and score
   dense,      ///< blocked BLAS GEMM with a mask; dot_product and bilinear scores only
   reference,  ///< serial, written for clarity; the test oracle
+  /// the GPU (kernels/cuda.hpp): every score, softmax or relu, dropout, edge bias; not edge
+  /// attributes. Operands stay in host memory and are copied per call. DeviceError when this
+  /// edgeattn was built without CUDA or no GPU is present; never picked by `automatic`.
+  cuda,
 };
 
 const char* to_string(Score s);

@@ -32,6 +32,9 @@ class ChecksumError(IoError):
 class DownloadError(IoError):
     """A file could not be downloaded: offline, unreachable, an HTTP error such as 404, a stalled server, a full disk or an interrupted transfer (the message says which and names the URL)."""
 
+class DeviceError(Error, RuntimeError):
+    """The GPU of path='cuda' is missing or failed (built without CUDA, no driver, no device, or a CUDA runtime error, which the message names)."""
+
 
 class Graph:
     """
@@ -408,7 +411,7 @@ class AttentionResult:
 
 def attention_forward(pattern: Graph | CompletePattern | CausalPattern | WindowPattern | BlockDiagonalPattern | WindowGlobalPattern, *, query: Annotated[NDArray, dict(writable=False)] | None = None, key: Annotated[NDArray, dict(writable=False)] | None = None, value: Annotated[NDArray, dict(writable=False)] | None = None, score_dst: Annotated[NDArray, dict(writable=False)] | None = None, score_src: Annotated[NDArray, dict(writable=False)] | None = None, weight: Annotated[NDArray, dict(writable=False)] | None = None, key_weight: Annotated[NDArray, dict(writable=False)] | None = None, att: Annotated[NDArray, dict(writable=False)] | None = None, edge_bias: Annotated[NDArray, dict(writable=False)] | None = None, score_edge: Annotated[NDArray, dict(writable=False)] | None = None, edge_attr: Annotated[NDArray, dict(writable=False)] | None = None, edge_proj: Annotated[NDArray, dict(writable=False)] | None = None, att_dst: Annotated[NDArray, dict(writable=False)] | None = None, att_src: Annotated[NDArray, dict(writable=False)] | None = None, score: str = 'dot_product', normalization: str = 'softmax', combine: str = 'concat', scale: float = 0.0, negative_slope: float = 0.2, dropout: float = 0.0, seed: int = 0, return_attention: bool = False, attention_order: str = 'csr', path: str = 'automatic', dense_threshold: float = 0.35) -> AttentionResult:
     """
-    Graph-masked multi-head attention (kernels/attention.hpp). Operands are float32 C-contiguous CPU arrays, used without copying: query [num_dst, H, Dk], key [num_src, H, Dk], value [num_src, H, Dv], score_dst [num_dst, H], score_src [num_src, H], weight, key_weight, att, edge_bias [E, H] (CSR order), score_edge [E, H] (CSR order; additive: inside the LeakyReLU, GAT's edge features), edge_attr [E, F_e] (CSR order) with edge_proj [H, Dk, F_e] (gatv2, perceptron: the projected edge attributes inside the activation, GATv2's edge features), att_dst and att_src [H, Dv] (additive, instead of score_dst and score_src: the scores taken from value, destination i being source i, so num_dst <= num_src). score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; combine: concat | mean; path: automatic | sparse | dense | reference. attention_order='input' returns the attention weights in the order of the edge list the Graph was built from.
+    Graph-masked multi-head attention (kernels/attention.hpp). Operands are float32 C-contiguous CPU arrays, used without copying: query [num_dst, H, Dk], key [num_src, H, Dk], value [num_src, H, Dv], score_dst [num_dst, H], score_src [num_src, H], weight, key_weight, att, edge_bias [E, H] (CSR order), score_edge [E, H] (CSR order; additive: inside the LeakyReLU, GAT's edge features), edge_attr [E, F_e] (CSR order) with edge_proj [H, Dk, F_e] (gatv2, perceptron: the projected edge attributes inside the activation, GATv2's edge features), att_dst and att_src [H, Dv] (additive, instead of score_dst and score_src: the scores taken from value, destination i being source i, so num_dst <= num_src). score: dot_product | additive | gatv2 | bilinear | perceptron; normalization: softmax | relu; combine: concat | mean; path: automatic | sparse | dense | reference | cuda (the GPU: DeviceError without one; see cuda_device()). attention_order='input' returns the attention weights in the order of the edge list the Graph was built from.
     """
 
 def attention_backward(pattern: Graph | CompletePattern | CausalPattern | WindowPattern | BlockDiagonalPattern | WindowGlobalPattern, forward: AttentionResult, grad_out: Annotated[NDArray, dict(writable=False)], *, query: Annotated[NDArray, dict(writable=False)] | None = None, key: Annotated[NDArray, dict(writable=False)] | None = None, value: Annotated[NDArray, dict(writable=False)] | None = None, score_dst: Annotated[NDArray, dict(writable=False)] | None = None, score_src: Annotated[NDArray, dict(writable=False)] | None = None, weight: Annotated[NDArray, dict(writable=False)] | None = None, key_weight: Annotated[NDArray, dict(writable=False)] | None = None, att: Annotated[NDArray, dict(writable=False)] | None = None, edge_bias: Annotated[NDArray, dict(writable=False)] | None = None, score_edge: Annotated[NDArray, dict(writable=False)] | None = None, edge_attr: Annotated[NDArray, dict(writable=False)] | None = None, edge_proj: Annotated[NDArray, dict(writable=False)] | None = None, att_dst: Annotated[NDArray, dict(writable=False)] | None = None, att_src: Annotated[NDArray, dict(writable=False)] | None = None) -> dict:
@@ -551,6 +554,17 @@ def ogb_binary_info(path: str) -> dict:
     """
     Metadata of a dataset in OGB's binary layout (raw/data.npz; ogbn-papers100M) without loading it: num_nodes, num_edges, num_features, feature_dtype, labelled, num_classes, splits {name: (train, valid, test)}, bytes_to_load (what load_dataset_path would need).
     """
+
+def cuda_device() -> object:
+    """
+    The GPU that path='cuda' runs on, as a dict (name, compute_capability, memory_bytes, multiprocessors), or None: built without CUDA, no driver or no device (cuda_unavailable_reason() says which).
+    """
+
+def cuda_built() -> bool:
+    """True when this edgeattn was compiled with its CUDA backend."""
+
+def cuda_unavailable_reason() -> str:
+    """Why cuda_device() is None, in words."""
 
 def dataset_names() -> list[str]: ...
 
