@@ -198,9 +198,40 @@ TEST(CudaAttention, StructuredPatternsRunAsTheirGraphs) {
   compare_with_reference(causal, {.score = Score::dot_product}, 2, 16, 16, false, false, 600);
 }
 
+// A hub destination (3000 in-edges), a hub source (3000 out-edges) and rows around the kernels'
+// segment lengths: long rows and columns are split over several tiles and merged.
+Graph hub_graph() {
+  std::vector<int64_t> src, dst;
+  const int64_t n = 3000;
+  for (int64_t j = 0; j < n; ++j) src.push_back(j), dst.push_back(5);  // destination 5: every source
+  for (int64_t i = 0; i < n; ++i)
+    if (i != 5) src.push_back(7), dst.push_back(i);  // source 7: every destination
+  for (int64_t len : {31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1025})
+    for (int64_t j = 0; j < len; ++j) src.push_back((j * 37 + len) % n), dst.push_back(100 + len);
+  const Graph extra = testing::uniform_graph(n, n, 6000, 21);
+  for (int64_t i = 0; i < n; ++i)
+    for (int32_t j : extra.row(i)) src.push_back(j), dst.push_back(i);
+  return build_graph(n, n, src, dst);
+}
+
+TEST(CudaAttention, HubRowsAndHubSources) {
+  SKIP_WITHOUT_GPU();
+  const Graph g = hub_graph();
+  for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+    SCOPED_TRACE(combine == HeadCombine::concat ? "concat" : "mean");
+    compare_with_reference(g, {.score = Score::additive, .combine = combine, .dropout = 0.1f, .seed = 2}, 8,
+                           8, 8, true, true, 1300);
+    compare_with_reference(g, {.score = Score::dot_product, .combine = combine}, 2, 40, 24, true, false,
+                           1400);
+    compare_with_reference(g,
+                           {.score = Score::gatv2, .normalization = Normalization::relu, .combine = combine},
+                           3, 6, 6, false, false, 1500);
+  }
+}
+
 TEST(CudaAttention, RunsAreIdentical) {
   SKIP_WITHOUT_GPU();
-  const Graph g = testing::power_law_graph(2000, 40000, 12);
+  const Graph g = hub_graph();
   AttentionConfig c{.score = Score::additive, .dropout = 0.2f, .seed = 1, .path = AttentionPath::cuda};
   const Operands o = make_operands(g, c, 8, 8, 8, true, true, 700);
   const AttentionResult a = attention_forward(g, o.inputs(), c), b = attention_forward(g, o.inputs(), c);
