@@ -10,8 +10,8 @@
 //           d = 8 and H = 1, d = 64
 //
 // Names: cuda_attention/<score>/<graph>/H:<H>/d:<d>. The reported time is forward + backward;
-// counters forward_ms, backward_ms, upload_ms, and the forward's and backward's GB/s under
-// bench/support/traffic_model.hpp (compare with the GPU's copy bandwidth measured in the same run,
+// counters forward_ms, backward_ms, upload_ms, device_MB (GPU memory held), and the forward's and backward's
+// GB/s under bench/support/traffic_model.hpp (compare with the GPU's copy bandwidth measured in the same run,
 // bench/README.md). Without a GPU (or a CUDA build) every case is skipped with the reason.
 #include <benchmark/benchmark.h>
 
@@ -26,6 +26,7 @@
 #include "edgeattn/kernels/attention.hpp"
 #include "edgeattn/kernels/cuda.hpp"
 #include "kernels/attention_backend.hpp"
+#include "kernels/cuda/cuda_timing.hpp"
 #include "traffic_model.hpp"
 
 namespace edgeattn::bench {
@@ -95,6 +96,7 @@ void run(benchmark::State& state, const Spec& spec, EdgeScore kind, int64_t head
   state.counters["forward_ms"] = t.forward_ms;
   state.counters["backward_ms"] = t.backward_ms;
   state.counters["upload_ms"] = t.upload_ms;
+  state.counters["device_MB"] = static_cast<double>(t.device_bytes) / (1 << 20);
   state.counters["forward_GB/s"] = attention_forward_bytes(shape) / (t.forward_ms * 1e6);
   state.counters["backward_GB/s"] = attention_backward_bytes(shape) / (t.backward_ms * 1e6);
   state.counters["edges"] = static_cast<double>(g.num_edges());

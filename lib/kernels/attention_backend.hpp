@@ -138,13 +138,4 @@ void cuda_forward(const Graph& g, const KernelArgs& a, const ForwardBuffers& out
 void cuda_backward(const Graph& g, const KernelArgs& a, const BackwardInputs& in,
                    const BackwardBuffers& grads);
 
-/// Kernel times of one problem on the GPU (CUDA events; medians of `repetitions` after a warm-up),
-/// with the operands, the graph and its transpose resident: what a training step that keeps its
-/// tensors on the device would pay. upload_ms is the one-off copy of graph and operands.
-struct CudaAttentionTiming {
-  double upload_ms = 0, forward_ms = 0, backward_ms = 0;
-};
-CudaAttentionTiming cuda_time_attention(const Graph& g, const KernelArgs& a, const float* dout,
-                                        int repetitions);
-
 }  // namespace edgeattn::kernels

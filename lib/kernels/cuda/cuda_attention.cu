@@ -11,15 +11,24 @@
 // row's gathers of v_j read whole 32-byte sectors. Dot products over a head reduce across the
 // tile with shuffles (cooperative_groups::reduce), which only that tile's lanes join.
 //
-// Forward: one pass over the row's edges with an online softmax (Milakov & Gimelshein 2018):
-// running max m, sum l, and acc rescaled when m grows; out = acc / l, lse = m + log l.
+// Edges go in batches of G: each lane loads one edge's column (and, in the source pass, its
+// destination, CSR edge and record), so a batch's index and score loads are in flight together;
+// the additive score is each lane's own, the others one tile reduction an edge. Then the batch's
+// value rows are gathered back to back. A row longer than kSegmentBatches batches (a power-law
+// hub: R-MAT's reach tens of thousands of edges) is cut into segments, each its own tile, whose
+// partial results (m, l, acc; or gradient sums) a merge kernel combines in segment order, so one
+// hub no longer holds the whole kernel up (R-MAT 1M / 10M, GAT forward: 15.5 -> 2.5 ms on an H200).
+//
+// Forward: an online softmax (Milakov & Gimelshein 2018) a batch at a time: the batch's maximum
+// raises the running shift m once, rescaling the running sum l and acc; out = acc / l,
+// lse = m + log l.
 //
 // Backward, atomics-free and so deterministic run to run (the CPU paths' property):
-//   destination pass, per (i, h): D_i = <dO_i, O_i> (from the forward's output, or one sweep
-//     sum_e alpha~_e <dO_i, v_j> when heads were averaged); then per edge the kept weight w~_e
-//     and the score gradient ds_e = alpha_e (keep_e <dO_i, v_j> - D_i) (relu: [s > 0] keep_e
-//     <dO_i, v_j>), stored per edge and head ([E, H] pairs), with dq_i, dsd_i, dbias_e, dse_e
-//     and the per-row part of d att summed here;
+//   destination pass, per (i, h): D_i = <dO_i, O_i> (the per-head output; recomputed by one
+//     forward when heads were averaged); then per edge the kept weight w~_e and the score
+//     gradient ds_e = alpha_e (keep_e <dO_i, v_j> - D_i) (relu: [s > 0] keep_e <dO_i, v_j>),
+//     stored per edge and head ([E, H] pairs), with dq_i, dsd_i, dbias_e, dse_e and the per-row
+//     part of d att summed here;
 //   source pass, per (j, h), over the graph's transpose: dv_j = sum w~_e dO_i, dk_j and dss_j
 //     from the stored ds_e;
 //   then d att (and d att_src / d att_dst) summed over rows in a fixed order (column_sums), and
@@ -37,6 +46,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,6 +54,7 @@
 #include "edgeattn/core/rng.hpp"
 #include "edgeattn/kernels/cuda.hpp"
 #include "kernels/attention_backend.hpp"
+#include "kernels/cuda/cuda_timing.hpp"
 
 namespace edgeattn::kernels {
 namespace {
@@ -160,92 +171,206 @@ __device__ __forceinline__ float tile_sum(const T& tile, float x) {
   return cg::reduce(tile, x, cg::plus<float>());
 }
 
-// The edge's score s (bias included) and, for additive, its activation input z.
-template <int G, int VPL, EdgeScore K>
-__device__ __forceinline__ float edge_score(const Dev& d, const Tile<G>& tile, int lane, int64_t i, int64_t j,
-                                            int64_t e, int h, const Lanes<G, VPL>& q, const Lanes<G, VPL>& a,
-                                            float& z) {
-  float s = 0.f;
-  if constexpr (K == EdgeScore::additive) {
-    z = d.sd[i * d.heads + h] + d.ss[j * d.heads + h];
-    if (d.se) z += d.se[e * d.heads + h];
-    s = leaky(z, d.slope);
-  } else {
-    const float* kj = d.k + (j * d.heads + h) * d.dk;
-    float part = 0.f;
-#pragma unroll
-    for (int t = 0; t < VPL; ++t) {
-      const int c = lane + G * t;
-      if (c < d.dk) {
-        if constexpr (K == EdgeScore::dot) {
-          part += q.x[t] * kj[c];
-        } else if constexpr (K == EdgeScore::vector_leaky) {
-          part += a.x[t] * leaky(q.x[t] + kj[c], d.slope);
-        } else {
-          part += a.x[t] * tanhf(q.x[t] + kj[c]);
-        }
-      }
-    }
-    s = tile_sum(tile, part);
-    if constexpr (K == EdgeScore::dot) s *= d.scale;
-  }
-  if (d.bias) s += d.bias[e * d.heads + h];
-  return s;
+template <class T>
+__device__ __forceinline__ float tile_max(const T& tile, float x) {
+  return cg::reduce(tile, x, cg::greater<float>());
 }
 
+// A destination's edges (or a source's transpose entries) as segments of at most kSegmentBatches
+// batches of G: a row longer than that (a hub) is split over several tiles, whose partial results
+// a merge kernel combines in segment order. `slot` is -1 for a row held by one segment (which
+// writes its results directly), else the segment's place in the partial-results buffer; the
+// segments of one row have consecutive slots.
+constexpr int kSegmentBatches = 16;
+
+struct Segments {
+  const int32_t* node = nullptr;  // [count]
+  const int64_t* begin = nullptr;
+  const int64_t* end = nullptr;
+  const int64_t* slot = nullptr;
+  int64_t count = 0;
+};
+
+// The rows split over several segments: node, first slot and number of segments.
+struct SplitRows {
+  const int32_t* node = nullptr;
+  const int64_t* first = nullptr;
+  const int64_t* segments = nullptr;
+  int64_t count = 0;
+};
+
+// The scores of one batch of up to G edges eb .. eb + n - 1 of row i: lane l returns edge eb + l's
+// score (bias included; -FLT_MAX for l >= n) and, for additive, its activation input zl. Additive:
+// each lane its own edge's; the others: a reduction over the tile per edge, kept by that edge's lane.
 template <int G, int VPL, EdgeScore K>
-__global__ void __launch_bounds__(256) forward_kernel(Dev d, float* out, float* lse, float* alpha) {
-  const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+__device__ __forceinline__ float batch_scores(const Dev& d, const Tile<G>& tile, int lane, int64_t i,
+                                              int64_t eb, int n, int32_t jl, int h, const Lanes<G, VPL>& q,
+                                              const Lanes<G, VPL>& a, float& zl) {
+  float sl = -FLT_MAX;
+  if constexpr (K == EdgeScore::additive) {
+    if (lane < n) {
+      float z = d.sd[i * d.heads + h] + d.ss[static_cast<int64_t>(jl) * d.heads + h];
+      if (d.se) z += d.se[(eb + lane) * d.heads + h];
+      zl = z;
+      sl = leaky(z, d.slope);
+    }
+  } else {
+#pragma unroll 4
+    for (int k = 0; k < n; ++k) {
+      const int64_t j = tile.shfl(jl, k);
+      const float* kj = d.k + (j * d.heads + h) * d.dk;
+      float part = 0.f;
+#pragma unroll
+      for (int t = 0; t < VPL; ++t) {
+        const int c = lane + G * t;
+        if (c < d.dk) {
+          if constexpr (K == EdgeScore::dot) {
+            part += q.x[t] * kj[c];
+          } else if constexpr (K == EdgeScore::vector_leaky) {
+            part += a.x[t] * leaky(q.x[t] + kj[c], d.slope);
+          } else {
+            part += a.x[t] * tanhf(q.x[t] + kj[c]);
+          }
+        }
+      }
+      const float s = tile_sum(tile, part);
+      if (lane == k) sl = K == EdgeScore::dot ? s * d.scale : s;
+    }
+  }
+  if (d.bias && lane < n) sl += d.bias[(eb + lane) * d.heads + h];
+  return sl;
+}
+
+// The (segment, head) pair of this tile, or false past the last.
+template <int G>
+__device__ __forceinline__ bool segment_pair(int64_t count, int heads, int64_t& s, int& h) {
   const int64_t pair = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
-  if (pair >= d.nd * d.heads) return;  // uniform over the tile
-  const int64_t i = pair / d.heads;
-  const int h = static_cast<int>(pair % d.heads), lane = static_cast<int>(tile.thread_rank());
+  if (pair >= count * heads) return false;  // uniform over the tile
+  s = pair / heads;
+  h = static_cast<int>(pair % heads);
+  return true;
+}
+
+// Forward over one segment of row i: online softmax over batches of G edges (one shift test and
+// one rescale a batch), the value rows of a batch gathered back to back. A whole row writes out and
+// lse; a segment of a split row writes (m, l, acc) to partial[slot, h] for forward_merge_kernel.
+template <int G, int VPL, EdgeScore K>
+__global__ void __launch_bounds__(256)
+    forward_kernel(Dev d, Segments sg, float* out, float* lse, float* partial) {
+  const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  int64_t s;
+  int h;
+  if (!segment_pair<G>(sg.count, d.heads, s, h)) return;
+  const int lane = static_cast<int>(tile.thread_rank());
+  const int64_t i = sg.node[s], e0 = sg.begin[s], e1 = sg.end[s], slot = sg.slot[s];
   Lanes<G, VPL> q, a, acc;
   if constexpr (K != EdgeScore::additive) q.load(d.q + (i * d.heads + h) * d.dk, d.dk, lane);
   if constexpr (K == EdgeScore::vector_leaky || K == EdgeScore::vector_tanh)
     a.load(d.att + h * d.dk, d.dk, lane);
   acc.fill(0.f);
   // -FLT_MAX, not -inf: an edge whose score is -inf then weighs 0 instead of making a NaN.
-  float m = -FLT_MAX, l = 0.f, z = 0.f;
-  const int64_t e0 = d.row_ptr[i], e1 = d.row_ptr[i + 1];
-  for (int64_t e = e0; e < e1; ++e) {
-    const int64_t j = d.col[e];
-    const float s = edge_score<G, VPL, K>(d, tile, lane, i, j, e, h, q, a, z);
-    const float kf = keep_factor(d, i, j, h);
-    float w;
+  float m = -FLT_MAX, l = 0.f;
+  for (int64_t eb = e0; eb < e1; eb += G) {
+    const int n = static_cast<int>(min(static_cast<int64_t>(G), e1 - eb));
+    const int32_t jl = lane < n ? d.col[eb + lane] : 0;
+    float zl = 0.f;
+    const float sl = batch_scores<G, VPL, K>(d, tile, lane, i, eb, n, jl, h, q, a, zl);
+    const float kf = lane < n ? keep_factor(d, i, jl, h) : 0.f;
+    float wl;
     if (d.softmax) {
-      const float mn = fmaxf(m, s);
+      const float mn = fmaxf(m, tile_max(tile, sl));
       const float c = expf(m - mn);
-      const float p = expf(s - mn);
-      l = l * c + p;
+      const float pl = lane < n ? expf(sl - mn) : 0.f;
+      l = l * c + tile_sum(tile, pl);
       m = mn;
 #pragma unroll
       for (int t = 0; t < VPL; ++t) acc.x[t] *= c;
-      w = p * kf;
+      wl = pl * kf;
     } else {
-      w = fmaxf(s, 0.f) * kf;
+      wl = lane < n ? fmaxf(sl, 0.f) * kf : 0.f;
     }
-    const float* vj = d.v + (j * d.heads + h) * d.dv;
+#pragma unroll 4
+    for (int k = 0; k < n; ++k) {
+      const int64_t j = tile.shfl(jl, k);
+      const float w = tile.shfl(wl, k);
+      const float* vj = d.v + (j * d.heads + h) * d.dv;
 #pragma unroll
-    for (int t = 0; t < VPL; ++t) {
-      const int c = lane + G * t;
-      if (c < d.dv) acc.x[t] += w * vj[c];
+      for (int t = 0; t < VPL; ++t) {
+        const int c = lane + G * t;
+        if (c < d.dv) acc.x[t] += w * vj[c];
+      }
     }
   }
-  float row_lse = -INFINITY;
+  if (slot >= 0) {
+    float* p = partial + (slot * d.heads + h) * (2 + d.dv);
+    if (lane == 0) p[0] = m, p[1] = l;
+    acc.store(p + 2, d.dv, lane);
+    return;
+  }
   if (d.softmax) {
     const float inv = l > 0.f ? 1.f / l : 0.f;
 #pragma unroll
     for (int t = 0; t < VPL; ++t) acc.x[t] *= inv;
-    if (l > 0.f) row_lse = m + logf(l);
-    if (lane == 0) lse[i * d.heads + h] = row_lse;
+    if (lane == 0) lse[i * d.heads + h] = l > 0.f ? m + logf(l) : -INFINITY;
   }
   acc.store(out + (i * d.heads + h) * d.dv, d.dv, lane);
-  if (alpha) {  // the normalised weights before dropout
-    for (int64_t e = e0; e < e1; ++e) {
-      const float s = edge_score<G, VPL, K>(d, tile, lane, i, d.col[e], e, h, q, a, z);
-      if (lane == 0) alpha[e * d.heads + h] = d.softmax ? expf(s - row_lse) : fmaxf(s, 0.f);
-    }
+}
+
+// A split row's output from its segments' (m, l, acc), in segment order.
+template <int G, int VPL>
+__global__ void __launch_bounds__(256)
+    forward_merge_kernel(Dev d, SplitRows sr, const float* partial, float* out, float* lse) {
+  const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  int64_t r;
+  int h;
+  if (!segment_pair<G>(sr.count, d.heads, r, h)) return;
+  const int lane = static_cast<int>(tile.thread_rank());
+  const int64_t i = sr.node[r], first = sr.first[r], count = sr.segments[r];
+  const int64_t stride = 2 + d.dv;
+  auto record = [&](int64_t k) { return partial + ((first + k) * d.heads + h) * stride; };
+  float big = -FLT_MAX;
+  if (d.softmax)
+    for (int64_t k = 0; k < count; ++k) big = fmaxf(big, record(k)[0]);
+  Lanes<G, VPL> acc, part;
+  acc.fill(0.f);
+  float l = 0.f;
+  for (int64_t k = 0; k < count; ++k) {
+    const float* p = record(k);
+    const float c = d.softmax ? expf(p[0] - big) : 1.f;
+    l += p[1] * c;
+    part.load(p + 2, d.dv, lane);
+#pragma unroll
+    for (int t = 0; t < VPL; ++t) acc.x[t] += c * part.x[t];
+  }
+  if (d.softmax) {
+    const float inv = l > 0.f ? 1.f / l : 0.f;
+#pragma unroll
+    for (int t = 0; t < VPL; ++t) acc.x[t] *= inv;
+    if (lane == 0) lse[i * d.heads + h] = l > 0.f ? big + logf(l) : -INFINITY;
+  }
+  acc.store(out + (i * d.heads + h) * d.dv, d.dv, lane);
+}
+
+// The normalised weights before dropout (AttentionConfig::return_attention), from the final lse.
+template <int G, int VPL, EdgeScore K>
+__global__ void __launch_bounds__(256) alpha_kernel(Dev d, Segments sg, const float* lse, float* alpha) {
+  const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  int64_t s;
+  int h;
+  if (!segment_pair<G>(sg.count, d.heads, s, h)) return;
+  const int lane = static_cast<int>(tile.thread_rank());
+  const int64_t i = sg.node[s], e0 = sg.begin[s], e1 = sg.end[s];
+  Lanes<G, VPL> q, a;
+  if constexpr (K != EdgeScore::additive) q.load(d.q + (i * d.heads + h) * d.dk, d.dk, lane);
+  if constexpr (K == EdgeScore::vector_leaky || K == EdgeScore::vector_tanh)
+    a.load(d.att + h * d.dk, d.dk, lane);
+  const float row_lse = d.softmax ? lse[i * d.heads + h] : 0.f;
+  for (int64_t eb = e0; eb < e1; eb += G) {
+    const int n = static_cast<int>(min(static_cast<int64_t>(G), e1 - eb));
+    const int32_t jl = lane < n ? d.col[eb + lane] : 0;
+    float zl = 0.f;
+    const float sl = batch_scores<G, VPL, K>(d, tile, lane, i, eb, n, jl, h, q, a, zl);
+    if (lane < n) alpha[(eb + lane) * d.heads + h] = d.softmax ? expf(sl - row_lse) : fmaxf(sl, 0.f);
   }
 }
 
@@ -258,20 +383,26 @@ struct EdgeRecord {
 struct BackwardDev {
   const float* dout = nullptr;  // [nd, H, dv]
   const float* lse = nullptr;   // [nd, H]
-  const float* out = nullptr;   // [nd, H, dv] or null
+  const float* out = nullptr;   // [nd, H, dv]: the per-head output (softmax)
   EdgeRecord* rec = nullptr;    // [ne, H]
   float *dq = nullptr, *dk = nullptr, *dv = nullptr, *dsd = nullptr, *dss = nullptr, *dbias = nullptr,
         *dse = nullptr;
   float* datt_rows = nullptr;  // [nd, H, dk]: each destination's part of d att
 };
 
+// Destination pass over one segment of row i: D_i = <dO_i, O_i>, then per batch the edges' scores,
+// <dO_i, v_j> (one tile reduction an edge), their records {w~, ds} and dbias, dse; dsd_i, dq_i and
+// the row's part of d att summed over the segment. A split row's segments write
+// [dsd, dq[dk], datt[dk]] to partial[slot, h] for backward_dst_merge_kernel.
 template <int G, int VPL, EdgeScore K>
-__global__ void __launch_bounds__(256) backward_dst_kernel(Dev d, BackwardDev b) {
+__global__ void __launch_bounds__(256)
+    backward_dst_kernel(Dev d, Segments sg, BackwardDev b, float* partial) {
   const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
-  const int64_t pair = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
-  if (pair >= d.nd * d.heads) return;
-  const int64_t i = pair / d.heads;
-  const int h = static_cast<int>(pair % d.heads), lane = static_cast<int>(tile.thread_rank());
+  int64_t s;
+  int h;
+  if (!segment_pair<G>(sg.count, d.heads, s, h)) return;
+  const int lane = static_cast<int>(tile.thread_rank());
+  const int64_t i = sg.node[s], e0 = sg.begin[s], e1 = sg.end[s], slot = sg.slot[s];
   constexpr bool kVector = K == EdgeScore::vector_leaky || K == EdgeScore::vector_tanh;
   Lanes<G, VPL> q, a, g, dq, datt;
   if constexpr (K != EdgeScore::additive) q.load(d.q + (i * d.heads + h) * d.dk, d.dk, lane);
@@ -279,82 +410,90 @@ __global__ void __launch_bounds__(256) backward_dst_kernel(Dev d, BackwardDev b)
   g.load(b.dout + (i * d.heads + h) * d.dv, d.dv, lane);
   dq.fill(0.f);
   datt.fill(0.f);
-  const int64_t e0 = d.row_ptr[i], e1 = d.row_ptr[i + 1];
-  const float row_lse = d.softmax ? b.lse[i * d.heads + h] : 0.f;
-  float z = 0.f;
-  // <dO_i, v_j> over the head.
-  auto dot_value = [&](int64_t j) {
-    const float* vj = d.v + (j * d.heads + h) * d.dv;
+  float D = 0.f, row_lse = 0.f;
+  if (d.softmax) {
+    row_lse = b.lse[i * d.heads + h];
+    Lanes<G, VPL> o;
+    o.load(b.out + (i * d.heads + h) * d.dv, d.dv, lane);
     float part = 0.f;
 #pragma unroll
-    for (int t = 0; t < VPL; ++t) {
-      const int c = lane + G * t;
-      if (c < d.dv) part += g.x[t] * vj[c];
-    }
-    return tile_sum(tile, part);
-  };
-  float D = 0.f;
-  if (d.softmax) {
-    if (b.out) {
-      Lanes<G, VPL> o;
-      o.load(b.out + (i * d.heads + h) * d.dv, d.dv, lane);
-      float part = 0.f;
-#pragma unroll
-      for (int t = 0; t < VPL; ++t) part += g.x[t] * o.x[t];
-      D = tile_sum(tile, part);
-    } else {
-      for (int64_t e = e0; e < e1; ++e) {
-        const int64_t j = d.col[e];
-        const float s = edge_score<G, VPL, K>(d, tile, lane, i, j, e, h, q, a, z);
-        D += expf(s - row_lse) * keep_factor(d, i, j, h) * dot_value(j);
-      }
-    }
+    for (int t = 0; t < VPL; ++t) part += g.x[t] * o.x[t];
+    D = tile_sum(tile, part);
   }
-  float dsd = 0.f;
-  for (int64_t e = e0; e < e1; ++e) {
-    const int64_t j = d.col[e];
-    const float s = edge_score<G, VPL, K>(d, tile, lane, i, j, e, h, q, a, z);
-    const float kf = keep_factor(d, i, j, h);
-    const float t_v = dot_value(j);
-    float w, ds;
-    if (d.softmax) {
-      const float alpha = expf(s - row_lse);
-      w = alpha * kf;
-      ds = alpha * (kf * t_v - D);
-    } else {
-      w = fmaxf(s, 0.f) * kf;
-      ds = s > 0.f ? kf * t_v : 0.f;
-    }
-    float rec_ds = ds;
-    if constexpr (K == EdgeScore::additive) {
-      rec_ds = ds * (z > 0.f ? 1.f : d.slope);
-      dsd += rec_ds;
-    } else {
-      const float* kj = d.k + (j * d.heads + h) * d.dk;
+  float dsd = 0.f;  // this lane's edges' share
+  for (int64_t eb = e0; eb < e1; eb += G) {
+    const int n = static_cast<int>(min(static_cast<int64_t>(G), e1 - eb));
+    const int32_t jl = lane < n ? d.col[eb + lane] : 0;
+    float zl = 0.f;
+    const float sl = batch_scores<G, VPL, K>(d, tile, lane, i, eb, n, jl, h, q, a, zl);
+    const float kf = lane < n ? keep_factor(d, i, jl, h) : 0.f;
+    float tl = 0.f;  // <dO_i, v_j> of this lane's edge
+#pragma unroll 4
+    for (int k = 0; k < n; ++k) {
+      const float* vj = d.v + (static_cast<int64_t>(tile.shfl(jl, k)) * d.heads + h) * d.dv;
+      float part = 0.f;
 #pragma unroll
       for (int t = 0; t < VPL; ++t) {
         const int c = lane + G * t;
-        if (c < d.dk) {
-          if constexpr (K == EdgeScore::dot) {
-            dq.x[t] += ds * d.scale * kj[c];
-          } else if constexpr (K == EdgeScore::vector_leaky) {
-            const float u = q.x[t] + kj[c];
-            dq.x[t] += ds * a.x[t] * (u > 0.f ? 1.f : d.slope);
-            datt.x[t] += ds * leaky(u, d.slope);
-          } else {
-            const float th = tanhf(q.x[t] + kj[c]);
-            dq.x[t] += ds * a.x[t] * (1.f - th * th);
-            datt.x[t] += ds * th;
+        if (c < d.dv) part += g.x[t] * vj[c];
+      }
+      const float tk = tile_sum(tile, part);
+      if (lane == k) tl = tk;
+    }
+    float wl = 0.f, dsl = 0.f;
+    if (lane < n) {
+      if (d.softmax) {
+        const float alpha = expf(sl - row_lse);
+        wl = alpha * kf;
+        dsl = alpha * (kf * tl - D);
+      } else {
+        wl = fmaxf(sl, 0.f) * kf;
+        dsl = sl > 0.f ? kf * tl : 0.f;
+      }
+    }
+    float rds = dsl;
+    if constexpr (K == EdgeScore::additive) {
+      rds = dsl * (zl > 0.f ? 1.f : d.slope);
+      dsd += rds;
+    }
+    if (lane < n) {
+      const int64_t eh = (eb + lane) * d.heads + h;
+      b.rec[eh] = EdgeRecord{wl, rds};
+      if (b.dbias) b.dbias[eh] = dsl;
+      if constexpr (K == EdgeScore::additive)
+        if (b.dse) b.dse[eh] = rds;
+    }
+    if constexpr (K != EdgeScore::additive) {
+      for (int k = 0; k < n; ++k) {
+        const float ds = tile.shfl(dsl, k);
+        const float* kj = d.k + (static_cast<int64_t>(tile.shfl(jl, k)) * d.heads + h) * d.dk;
+#pragma unroll
+        for (int t = 0; t < VPL; ++t) {
+          const int c = lane + G * t;
+          if (c < d.dk) {
+            if constexpr (K == EdgeScore::dot) {
+              dq.x[t] += ds * d.scale * kj[c];
+            } else if constexpr (K == EdgeScore::vector_leaky) {
+              const float u = q.x[t] + kj[c];
+              dq.x[t] += ds * a.x[t] * (u > 0.f ? 1.f : d.slope);
+              datt.x[t] += ds * leaky(u, d.slope);
+            } else {
+              const float th = tanhf(q.x[t] + kj[c]);
+              dq.x[t] += ds * a.x[t] * (1.f - th * th);
+              datt.x[t] += ds * th;
+            }
           }
         }
       }
     }
-    if (lane == 0) {
-      b.rec[e * d.heads + h] = EdgeRecord{w, rec_ds};
-      if (b.dbias) b.dbias[e * d.heads + h] = ds;
-      if constexpr (K == EdgeScore::additive)
-        if (b.dse) b.dse[e * d.heads + h] = rec_ds;
-    }
+  }
+  dsd = tile_sum(tile, dsd);
+  if (slot >= 0) {
+    float* p = partial + (slot * d.heads + h) * (1 + 2 * d.dk);
+    if (lane == 0) p[0] = dsd;
+    dq.store(p + 1, d.dk, lane);
+    datt.store(p + 1 + d.dk, d.dk, lane);
+    return;
   }
   if constexpr (K == EdgeScore::additive) {
     if (lane == 0 && b.dsd) b.dsd[i * d.heads + h] = dsd;
@@ -364,13 +503,53 @@ __global__ void __launch_bounds__(256) backward_dst_kernel(Dev d, BackwardDev b)
   }
 }
 
+// A split row's dsd, dq and d att part: its segments' records summed in segment order.
 template <int G, int VPL, EdgeScore K>
-__global__ void __launch_bounds__(256) backward_src_kernel(Dev d, BackwardDev b) {
+__global__ void __launch_bounds__(256)
+    backward_dst_merge_kernel(Dev d, SplitRows sr, const float* partial, BackwardDev b) {
   const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
-  const int64_t pair = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
-  if (pair >= d.ns * d.heads) return;
-  const int64_t j = pair / d.heads;
-  const int h = static_cast<int>(pair % d.heads), lane = static_cast<int>(tile.thread_rank());
+  int64_t r;
+  int h;
+  if (!segment_pair<G>(sr.count, d.heads, r, h)) return;
+  const int lane = static_cast<int>(tile.thread_rank());
+  const int64_t i = sr.node[r], first = sr.first[r], count = sr.segments[r];
+  const int64_t stride = 1 + 2 * d.dk;
+  Lanes<G, VPL> dq, datt, part;
+  dq.fill(0.f);
+  datt.fill(0.f);
+  float dsd = 0.f;
+  for (int64_t k = 0; k < count; ++k) {
+    const float* p = partial + ((first + k) * d.heads + h) * stride;
+    dsd += p[0];
+    part.load(p + 1, d.dk, lane);
+#pragma unroll
+    for (int t = 0; t < VPL; ++t) dq.x[t] += part.x[t];
+    part.load(p + 1 + d.dk, d.dk, lane);
+#pragma unroll
+    for (int t = 0; t < VPL; ++t) datt.x[t] += part.x[t];
+  }
+  if constexpr (K == EdgeScore::additive) {
+    if (lane == 0 && b.dsd) b.dsd[i * d.heads + h] = dsd;
+  } else {
+    if (b.dq) dq.store(b.dq + (i * d.heads + h) * d.dk, d.dk, lane);
+    if constexpr (K == EdgeScore::vector_leaky || K == EdgeScore::vector_tanh)
+      datt.store(b.datt_rows + (i * d.heads + h) * d.dk, d.dk, lane);
+  }
+}
+
+// Source pass over one segment of source j's transpose entries: each lane loads one entry's
+// destination, CSR edge and record (a batch's loads in flight together), then dv_j += w~ dO_i and
+// dk_j (dss_j) from ds, edge by edge. A split source's segments write [dss, dv[dv], dk[dk]] to
+// partial[slot, h] for backward_src_merge_kernel.
+template <int G, int VPL, EdgeScore K>
+__global__ void __launch_bounds__(256)
+    backward_src_kernel(Dev d, Segments sg, BackwardDev b, float* partial) {
+  const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  int64_t s;
+  int h;
+  if (!segment_pair<G>(sg.count, d.heads, s, h)) return;
+  const int lane = static_cast<int>(tile.thread_rank());
+  const int64_t j = sg.node[s], p0 = sg.begin[s], p1 = sg.end[s], slot = sg.slot[s];
   constexpr bool kVector = K == EdgeScore::vector_leaky || K == EdgeScore::vector_tanh;
   Lanes<G, VPL> kj, a, dv, dk;
   if constexpr (kVector) {
@@ -379,35 +558,86 @@ __global__ void __launch_bounds__(256) backward_src_kernel(Dev d, BackwardDev b)
   }
   dv.fill(0.f);
   dk.fill(0.f);
-  float dss = 0.f;
-  for (int64_t p = d.col_ptr[j]; p < d.col_ptr[j + 1]; ++p) {
-    const int64_t i = d.row_idx[p], e = d.t_edge[p];
-    const EdgeRecord r = b.rec[e * d.heads + h];
-    const float* gi = b.dout + (i * d.heads + h) * d.dv;
-#pragma unroll
-    for (int t = 0; t < VPL; ++t) {
-      const int c = lane + G * t;
-      if (c < d.dv) dv.x[t] += r.w * gi[c];
+  float dss = 0.f;  // this lane's entries' share
+  for (int64_t pb = p0; pb < p1; pb += G) {
+    const int n = static_cast<int>(min(static_cast<int64_t>(G), p1 - pb));
+    int32_t il = 0;
+    EdgeRecord rl{0.f, 0.f};
+    if (lane < n) {
+      il = d.row_idx[pb + lane];
+      rl = b.rec[d.t_edge[pb + lane] * d.heads + h];
     }
-    if constexpr (K == EdgeScore::additive) {
-      dss += r.ds;
-    } else {
-      const float* qi = d.q + (i * d.heads + h) * d.dk;
+    if constexpr (K == EdgeScore::additive) dss += rl.ds;
+#pragma unroll 4
+    for (int k = 0; k < n; ++k) {
+      const int64_t i = tile.shfl(il, k);
+      const float w = tile.shfl(rl.w, k);
+      const float* gi = b.dout + (i * d.heads + h) * d.dv;
 #pragma unroll
       for (int t = 0; t < VPL; ++t) {
         const int c = lane + G * t;
-        if (c < d.dk) {
-          if constexpr (K == EdgeScore::dot) {
-            dk.x[t] += r.ds * d.scale * qi[c];
-          } else if constexpr (K == EdgeScore::vector_leaky) {
-            dk.x[t] += r.ds * a.x[t] * (qi[c] + kj.x[t] > 0.f ? 1.f : d.slope);
-          } else {
-            const float th = tanhf(qi[c] + kj.x[t]);
-            dk.x[t] += r.ds * a.x[t] * (1.f - th * th);
+        if (c < d.dv) dv.x[t] += w * gi[c];
+      }
+      if constexpr (K != EdgeScore::additive) {
+        const float ds = tile.shfl(rl.ds, k);
+        const float* qi = d.q + (i * d.heads + h) * d.dk;
+#pragma unroll
+        for (int t = 0; t < VPL; ++t) {
+          const int c = lane + G * t;
+          if (c < d.dk) {
+            if constexpr (K == EdgeScore::dot) {
+              dk.x[t] += ds * d.scale * qi[c];
+            } else if constexpr (K == EdgeScore::vector_leaky) {
+              dk.x[t] += ds * a.x[t] * (qi[c] + kj.x[t] > 0.f ? 1.f : d.slope);
+            } else {
+              const float th = tanhf(qi[c] + kj.x[t]);
+              dk.x[t] += ds * a.x[t] * (1.f - th * th);
+            }
           }
         }
       }
     }
+  }
+  dss = tile_sum(tile, dss);
+  if (slot >= 0) {
+    float* p = partial + (slot * d.heads + h) * (1 + d.dv + d.dk);
+    if (lane == 0) p[0] = dss;
+    dv.store(p + 1, d.dv, lane);
+    dk.store(p + 1 + d.dv, d.dk, lane);
+    return;
+  }
+  if (b.dv) dv.store(b.dv + (j * d.heads + h) * d.dv, d.dv, lane);
+  if constexpr (K == EdgeScore::additive) {
+    if (lane == 0 && b.dss) b.dss[j * d.heads + h] = dss;
+  } else {
+    if (b.dk) dk.store(b.dk + (j * d.heads + h) * d.dk, d.dk, lane);
+  }
+}
+
+// A split source's dv, dk and dss: its segments' records summed in segment order.
+template <int G, int VPL, EdgeScore K>
+__global__ void __launch_bounds__(256)
+    backward_src_merge_kernel(Dev d, SplitRows sr, const float* partial, BackwardDev b) {
+  const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
+  int64_t r;
+  int h;
+  if (!segment_pair<G>(sr.count, d.heads, r, h)) return;
+  const int lane = static_cast<int>(tile.thread_rank());
+  const int64_t j = sr.node[r], first = sr.first[r], count = sr.segments[r];
+  const int64_t stride = 1 + d.dv + d.dk;
+  Lanes<G, VPL> dv, dk, part;
+  dv.fill(0.f);
+  dk.fill(0.f);
+  float dss = 0.f;
+  for (int64_t k = 0; k < count; ++k) {
+    const float* p = partial + ((first + k) * d.heads + h) * stride;
+    dss += p[0];
+    part.load(p + 1, d.dv, lane);
+#pragma unroll
+    for (int t = 0; t < VPL; ++t) dv.x[t] += part.x[t];
+    part.load(p + 1 + d.dv, d.dk, lane);
+#pragma unroll
+    for (int t = 0; t < VPL; ++t) dk.x[t] += part.x[t];
   }
   if (b.dv) dv.store(b.dv + (j * d.heads + h) * d.dv, d.dv, lane);
   if constexpr (K == EdgeScore::additive) {
@@ -488,11 +718,18 @@ constexpr int kBlockThreads = 256;
 
 unsigned blocks_for(int64_t pairs, int g) {
   const int64_t per_block = kBlockThreads / g;
-  return static_cast<unsigned>((pairs + per_block - 1) / per_block);
+  return static_cast<unsigned>(std::max<int64_t>(1, (pairs + per_block - 1) / per_block));
+}
+
+// The tile width G and registers a lane VPL of a problem: G the power of two covering the longest
+// head (at most 32).
+int tile_width(const Dev& d) {
+  const int width = std::max(d.dk, d.dv);
+  return width <= 4 ? 4 : width <= 8 ? 8 : width <= 16 ? 16 : 32;
 }
 
 // Calls f(std::integral_constant<int, G>, std::integral_constant<int, VPL>, kind constant) for the
-// problem's shape: G the power of two covering the longest head (at most 32), VPL its registers.
+// problem's shape (tile_width).
 template <class F>
 void visit_shape(const Dev& d, F&& f) {
   const int width = std::max(d.dk, d.dv);
@@ -518,13 +755,68 @@ void visit_shape(const Dev& d, F&& f) {
   return with_kind(integral_constant<int, 32>{}, integral_constant<int, 8>{});
 }
 
-// Everything one call keeps on the device: the graph (and its transpose for the backward) and
-// the operands.
+// Segments and split rows of one side (CSR rows, or the transpose's columns), on the device.
+struct DeviceSegments {
+  DeviceArray<int32_t> node, split_node;
+  DeviceArray<int64_t> begin, end, slot, split_first, split_count;
+  int64_t slots = 0;
+  Segments segments() const { return {node.get(), begin.get(), end.get(), slot.get(), count}; }
+  SplitRows split() const { return {split_node.get(), split_first.get(), split_count.get(), splits}; }
+  int64_t count = 0, splits = 0;
+};
+
+// Cuts each of the nodes' ranges offsets[n] .. offsets[n + 1] into segments of at most `length`
+// (one segment for an empty or short range).
+DeviceSegments make_segments(std::span<const int64_t> offsets, int64_t length) {
+  std::vector<int32_t> node, split_node;
+  std::vector<int64_t> begin, end, slot, split_first, split_count;
+  const auto nodes = static_cast<int64_t>(offsets.size()) - 1;
+  node.reserve(static_cast<size_t>(nodes));
+  begin.reserve(static_cast<size_t>(nodes));
+  end.reserve(static_cast<size_t>(nodes));
+  slot.reserve(static_cast<size_t>(nodes));
+  int64_t slots = 0;
+  for (int64_t n = 0; n < nodes; ++n) {
+    const int64_t b = offsets[static_cast<size_t>(n)], e = offsets[static_cast<size_t>(n) + 1];
+    if (e - b <= length) {
+      node.push_back(static_cast<int32_t>(n));
+      begin.push_back(b);
+      end.push_back(e);
+      slot.push_back(-1);
+      continue;
+    }
+    split_node.push_back(static_cast<int32_t>(n));
+    split_first.push_back(slots);
+    split_count.push_back((e - b + length - 1) / length);
+    for (int64_t x = b; x < e; x += length) {
+      node.push_back(static_cast<int32_t>(n));
+      begin.push_back(x);
+      end.push_back(std::min(x + length, e));
+      slot.push_back(slots++);
+    }
+  }
+  DeviceSegments s;
+  s.count = static_cast<int64_t>(node.size());
+  s.splits = static_cast<int64_t>(split_node.size());
+  s.slots = slots;
+  s.node = DeviceArray<int32_t>(node.data(), s.count);
+  s.begin = DeviceArray<int64_t>(begin.data(), s.count);
+  s.end = DeviceArray<int64_t>(end.data(), s.count);
+  s.slot = DeviceArray<int64_t>(slot.data(), s.count);
+  s.split_node = DeviceArray<int32_t>(split_node.data(), s.splits);
+  s.split_first = DeviceArray<int64_t>(split_first.data(), s.splits);
+  s.split_count = DeviceArray<int64_t>(split_count.data(), s.splits);
+  return s;
+}
+
+// Everything one call keeps on the device: the graph (and its transpose for the backward), their
+// segments, and the operands.
 struct Problem {
   Dev d;
   DeviceArray<int64_t> row_ptr, col_ptr, t_edge;
   DeviceArray<int32_t> col, row_idx;
   DeviceArray<float> q, k, v, sd, ss, se, att, bias;
+  DeviceSegments rows, cols;
 };
 
 void check_supported(const Graph& g, const KernelArgs& a) {
@@ -563,8 +855,10 @@ Problem upload(const Graph& g, const KernelArgs& a, bool with_transpose) {
   d.keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
   d.keep_threshold = dropout_threshold16(a.dropout);
   d.seed = a.seed;
+  const int64_t length = int64_t{kSegmentBatches} * tile_width(d);
   p.row_ptr = DeviceArray<int64_t>(g.row_ptr().data(), d.nd + 1);
   p.col = DeviceArray<int32_t>(g.col_idx().data(), d.ne);
+  p.rows = make_segments(g.row_ptr(), length);
   const int64_t nq = d.nd * d.heads * d.dk, nk = d.ns * d.heads * d.dk;
   p.q = DeviceArray<float>(a.score.q, nq);
   p.k = DeviceArray<float>(a.score.k, nk);
@@ -582,6 +876,7 @@ Problem upload(const Graph& g, const KernelArgs& a, bool with_transpose) {
     const TransposeEdges te = g.transpose_edges();
     for (size_t n = 0; n < edges.size(); ++n) edges[n] = te[n];
     p.t_edge = DeviceArray<int64_t>(edges.data(), d.ne);
+    p.cols = make_segments(t.col_ptr, length);
   }
   d.row_ptr = p.row_ptr.get();
   d.col = p.col.get();
@@ -599,20 +894,43 @@ Problem upload(const Graph& g, const KernelArgs& a, bool with_transpose) {
   return p;
 }
 
-void launch_forward(const Dev& d, float* out, float* lse, float* alpha) {
-  if (d.nd == 0) return;
+// The forward on the device: out [nd, H, dv] and lse [nd, H] (softmax), with `partial`
+// (forward_partial_size floats) for split rows. Asynchronous.
+int64_t forward_partial_size(const Problem& p) {
+  return std::max<int64_t>(1, p.rows.slots * p.d.heads * (2 + p.d.dv));
+}
+
+void launch_forward(const Problem& p, float* out, float* lse, float* partial) {
+  const Dev& d = p.d;
   visit_shape(d, [&](auto g, auto vpl, auto kind) {
     constexpr int G = decltype(g)::value;
-    forward_kernel<G, decltype(vpl)::value, decltype(kind)::value>
-        <<<blocks_for(d.nd * d.heads, G), kBlockThreads>>>(d, out, lse, alpha);
+    constexpr int V = decltype(vpl)::value;
+    if (p.rows.count > 0)
+      forward_kernel<G, V, decltype(kind)::value>
+          <<<blocks_for(p.rows.count * d.heads, G), kBlockThreads>>>(d, p.rows.segments(), out, lse, partial);
+    check(cudaGetLastError(), "forward kernel launch");
+    if (p.rows.splits > 0)
+      forward_merge_kernel<G, V>
+          <<<blocks_for(p.rows.splits * d.heads, G), kBlockThreads>>>(d, p.rows.split(), partial, out, lse);
+    check(cudaGetLastError(), "forward merge kernel launch");
   });
-  check(cudaGetLastError(), "forward kernel launch");
+}
+
+void launch_alpha(const Problem& p, const float* lse, float* alpha) {
+  const Dev& d = p.d;
+  visit_shape(d, [&](auto g, auto vpl, auto kind) {
+    constexpr int G = decltype(g)::value;
+    if (p.rows.count > 0)
+      alpha_kernel<G, decltype(vpl)::value, decltype(kind)::value>
+          <<<blocks_for(p.rows.count * d.heads, G), kBlockThreads>>>(d, p.rows.segments(), lse, alpha);
+    check(cudaGetLastError(), "alpha kernel launch");
+  });
 }
 
 // Device-side gradients of one backward, and its scratch.
 struct DeviceGrads {
   DeviceArray<float> dq, dk, dv, dsd, dss, dbias, dse, datt, datt_rows, datt_src, datt_dst, a_src, a_dst,
-      partial;
+      partial, dst_partial, src_partial;
   DeviceArray<EdgeRecord> rec;
 };
 
@@ -622,7 +940,8 @@ bool vector_score(const Dev& d) {
 
 // Allocates what launch_backward writes. `want` says which optional gradients the caller takes
 // (host pointers, used as flags here); fold_att_* are uploaded.
-DeviceGrads allocate_grads(const Dev& d, const BackwardBuffers& want) {
+DeviceGrads allocate_grads(const Problem& p, const BackwardBuffers& want) {
+  const Dev& d = p.d;
   DeviceGrads gr;
   gr.rec = DeviceArray<EdgeRecord>(d.ne * d.heads);
   gr.dv = DeviceArray<float>(d.ns * d.heads * d.dv);  // the source pass writes it in any case
@@ -650,23 +969,38 @@ DeviceGrads allocate_grads(const Dev& d, const BackwardBuffers& want) {
     partial = std::max(partial, column_chunks(std::max(d.nd, d.ns)) * width);
   }
   gr.partial = DeviceArray<float>(std::max<int64_t>(partial, 1));
+  gr.dst_partial = DeviceArray<float>(std::max<int64_t>(1, p.rows.slots * d.heads * (1 + 2 * d.dk)));
+  gr.src_partial = DeviceArray<float>(std::max<int64_t>(1, p.cols.slots * d.heads * (1 + d.dv + d.dk)));
   return gr;
 }
 
-// The backward on the device into `gr` (allocate_grads): dout, lse and out (or null) are device
-// pointers. Asynchronous: nothing is allocated or copied.
-void launch_backward(const Dev& d, const float* dout, const float* lse, const float* out, DeviceGrads& gr) {
-  if (gr.datt_rows.get()) gr.datt_rows.zero();
+// The backward on the device into `gr` (allocate_grads): dout, lse and the per-head output out
+// (softmax) are device pointers. Asynchronous: nothing is allocated or copied.
+void launch_backward(const Problem& p, const float* dout, const float* lse, const float* out,
+                     DeviceGrads& gr) {
+  const Dev& d = p.d;
   BackwardDev b{dout,        lse,          out,          gr.rec.get(),   gr.dq.get(),  gr.dk.get(),
                 gr.dv.get(), gr.dsd.get(), gr.dss.get(), gr.dbias.get(), gr.dse.get(), gr.datt_rows.get()};
   visit_shape(d, [&](auto g, auto vpl, auto kind) {
     constexpr int G = decltype(g)::value;
     constexpr int V = decltype(vpl)::value;
     constexpr EdgeScore K = decltype(kind)::value;
-    if (d.nd > 0) backward_dst_kernel<G, V, K><<<blocks_for(d.nd * d.heads, G), kBlockThreads>>>(d, b);
+    if (p.rows.count > 0)
+      backward_dst_kernel<G, V, K><<<blocks_for(p.rows.count * d.heads, G), kBlockThreads>>>(
+          d, p.rows.segments(), b, gr.dst_partial.get());
     check(cudaGetLastError(), "backward destination kernel launch");
-    if (d.ns > 0) backward_src_kernel<G, V, K><<<blocks_for(d.ns * d.heads, G), kBlockThreads>>>(d, b);
+    if (p.rows.splits > 0)
+      backward_dst_merge_kernel<G, V, K><<<blocks_for(p.rows.splits * d.heads, G), kBlockThreads>>>(
+          d, p.rows.split(), gr.dst_partial.get(), b);
+    check(cudaGetLastError(), "backward destination merge kernel launch");
+    if (p.cols.count > 0)
+      backward_src_kernel<G, V, K><<<blocks_for(p.cols.count * d.heads, G), kBlockThreads>>>(
+          d, p.cols.segments(), b, gr.src_partial.get());
     check(cudaGetLastError(), "backward source kernel launch");
+    if (p.cols.splits > 0)
+      backward_src_merge_kernel<G, V, K><<<blocks_for(p.cols.splits * d.heads, G), kBlockThreads>>>(
+          d, p.cols.split(), gr.src_partial.get(), b);
+    check(cudaGetLastError(), "backward source merge kernel launch");
   });
   if (vector_score(d))
     column_sums(d.nd, static_cast<int64_t>(d.heads) * d.dk, gr.datt_rows.get(), nullptr, 1, gr.partial.get(),
@@ -691,9 +1025,10 @@ void launch_backward(const Dev& d, const float* dout, const float* lse, const fl
 void cuda_forward(const Graph& g, const KernelArgs& a, const ForwardBuffers& out) {
   Problem p = upload(g, a, /*with_transpose=*/false);
   const Dev& d = p.d;
-  DeviceArray<float> o(d.nd * d.heads * d.dv), lse(d.softmax ? d.nd * d.heads : 0),
-      alpha(out.alpha ? d.ne * d.heads : 0);
-  launch_forward(d, o.get(), lse.get(), alpha.get());
+  DeviceArray<float> o(d.nd * d.heads * d.dv), lse(d.nd * d.heads), alpha(out.alpha ? d.ne * d.heads : 0),
+      partial(forward_partial_size(p));
+  launch_forward(p, o.get(), lse.get(), partial.get());
+  if (out.alpha) launch_alpha(p, lse.get(), alpha.get());
   check(cudaDeviceSynchronize(), "forward");
   o.download(out.out);
   if (d.softmax) lse.download(out.lse);
@@ -706,9 +1041,16 @@ void cuda_backward(const Graph& g, const KernelArgs& a, const BackwardInputs& in
   const Dev& d = p.d;
   DeviceArray<float> dout(in.dout, d.nd * d.heads * d.dv);
   DeviceArray<float> lse(d.softmax ? in.lse : nullptr, d.nd * d.heads);
-  DeviceArray<float> out(in.out, d.nd * d.heads * d.dv);
-  DeviceGrads gr = allocate_grads(d, grads);
-  launch_backward(d, dout.get(), lse.get(), out.get(), gr);
+  DeviceArray<float> out(d.softmax ? in.out : nullptr, d.nd * d.heads * d.dv);
+  if (d.softmax && !in.out) {
+    // Heads were averaged: the per-head output D_i needs is recomputed (one forward).
+    out = DeviceArray<float>(d.nd * d.heads * d.dv);
+    DeviceArray<float> lse_again(d.nd * d.heads), partial(forward_partial_size(p));
+    launch_forward(p, out.get(), lse_again.get(), partial.get());
+    check(cudaDeviceSynchronize(), "backward (forward recomputed)");
+  }
+  DeviceGrads gr = allocate_grads(p, grads);
+  launch_backward(p, dout.get(), lse.get(), out.get(), gr);
   check(cudaDeviceSynchronize(), "backward");
   gr.dq.download_add(grads.dq);
   gr.dk.download_add(grads.dk);
@@ -734,27 +1076,32 @@ CudaAttentionTiming cuda_time_attention(const Graph& g, const KernelArgs& a, con
     return static_cast<double>(ms);
   };
   CudaAttentionTiming t;
+  size_t free_before = 0, free_after = 0, total = 0;
+  check(cudaMemGetInfo(&free_before, &total), "cudaMemGetInfo");
   check(cudaEventRecord(start), "cudaEventRecord");
   Problem p = upload(g, a, /*with_transpose=*/true);
   check(cudaEventRecord(stop), "cudaEventRecord");
   t.upload_ms = elapsed();
   const Dev& d = p.d;
-  DeviceArray<float> o(d.nd * d.heads * d.dv), lse(d.softmax ? d.nd * d.heads : 0);
+  DeviceArray<float> o(d.nd * d.heads * d.dv), lse(d.nd * d.heads), partial(forward_partial_size(p));
   DeviceArray<float> dout(dout_host, d.nd * d.heads * d.dv);
   std::vector<double> fwd, bwd;
-  DeviceGrads gr = allocate_grads(d, BackwardBuffers{});
+  DeviceGrads gr = allocate_grads(p, BackwardBuffers{});
   for (int r = 0; r < repetitions + 1; ++r) {  // the first of each is a warm-up
     check(cudaEventRecord(start), "cudaEventRecord");
-    launch_forward(d, o.get(), lse.get(), nullptr);
+    launch_forward(p, o.get(), lse.get(), partial.get());
     check(cudaEventRecord(stop), "cudaEventRecord");
     const double f = elapsed();
     check(cudaEventRecord(start), "cudaEventRecord");
-    launch_backward(d, dout.get(), lse.get(), o.get(), gr);
+    launch_backward(p, dout.get(), lse.get(), o.get(), gr);
     check(cudaEventRecord(stop), "cudaEventRecord");
     const double b = elapsed();
     if (r > 0) {
       fwd.push_back(f);
       bwd.push_back(b);
+    } else {
+      check(cudaMemGetInfo(&free_after, &total), "cudaMemGetInfo");
+      t.device_bytes = static_cast<int64_t>(free_before) - static_cast<int64_t>(free_after);
     }
   }
   auto median = [](std::vector<double> x) {

@@ -4,6 +4,7 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/kernels/cuda.hpp"
 #include "kernels/attention_backend.hpp"
+#include "kernels/cuda/cuda_timing.hpp"
 
 #if !EDGEATTN_HAVE_CUDA
 
