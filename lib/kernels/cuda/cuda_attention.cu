@@ -17,7 +17,7 @@
 // value rows are gathered back to back. A row longer than kSegmentBatches batches (a power-law
 // hub: R-MAT's reach tens of thousands of edges) is cut into segments, each its own tile, whose
 // partial results (m, l, acc; or gradient sums) a merge kernel combines in segment order, so one
-// hub no longer holds the whole kernel up (R-MAT 1M / 10M, GAT forward: 15.5 -> 2.5 ms on an H200).
+// hub no longer holds the whole kernel up (R-MAT 1M / 10M, GAT forward: 15.5 -> 2.3 ms on an H200).
 //
 // Forward: an online softmax (Milakov & Gimelshein 2018) a batch at a time: the batch's maximum
 // raises the running shift m once, rescaling the running sum l and acc; out = acc / l,
@@ -241,6 +241,11 @@ __device__ __forceinline__ float batch_scores(const Dev& d, const Tile<G>& tile,
   return sl;
 }
 
+// Blocks of 256 threads an SM the edge kernels are compiled for: with one register of features a
+// lane, 6 (at most 40 registers a thread; ncu on the H200 found 48 registers and 62.5% occupancy
+// without the bound, the forward latency-bound at 16 cycles an instruction).
+constexpr int min_blocks(int vpl) { return vpl <= 1 ? 6 : vpl <= 2 ? 4 : 2; }
+
 // The (segment, head) pair of this tile, or false past the last.
 template <int G>
 __device__ __forceinline__ bool segment_pair(int64_t count, int heads, int64_t& s, int& h) {
@@ -255,7 +260,7 @@ __device__ __forceinline__ bool segment_pair(int64_t count, int heads, int64_t& 
 // one rescale a batch), the value rows of a batch gathered back to back. A whole row writes out and
 // lse; a segment of a split row writes (m, l, acc) to partial[slot, h] for forward_merge_kernel.
 template <int G, int VPL, EdgeScore K>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, min_blocks(VPL))
     forward_kernel(Dev d, Segments sg, float* out, float* lse, float* partial) {
   const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   int64_t s;
@@ -395,7 +400,7 @@ struct BackwardDev {
 // the row's part of d att summed over the segment. A split row's segments write
 // [dsd, dq[dk], datt[dk]] to partial[slot, h] for backward_dst_merge_kernel.
 template <int G, int VPL, EdgeScore K>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, min_blocks(VPL))
     backward_dst_kernel(Dev d, Segments sg, BackwardDev b, float* partial) {
   const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   int64_t s;
@@ -503,6 +508,27 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+// A split row's gradient records [scalar, a[na], b[nb]] (one per segment and head, consecutive
+// slots from `first`) summed in segment order.
+template <int G, int VPL>
+__device__ void sum_records(const float* partial, int64_t first, int64_t count, int heads, int h, int na,
+                            int nb, int lane, float& scalar, Lanes<G, VPL>& a, Lanes<G, VPL>& b) {
+  Lanes<G, VPL> part;
+  a.fill(0.f);
+  b.fill(0.f);
+  scalar = 0.f;
+  for (int64_t k = 0; k < count; ++k) {
+    const float* p = partial + ((first + k) * heads + h) * (1 + na + nb);
+    scalar += p[0];
+    part.load(p + 1, na, lane);
+#pragma unroll
+    for (int t = 0; t < VPL; ++t) a.x[t] += part.x[t];
+    part.load(p + 1 + na, nb, lane);
+#pragma unroll
+    for (int t = 0; t < VPL; ++t) b.x[t] += part.x[t];
+  }
+}
+
 // A split row's dsd, dq and d att part: its segments' records summed in segment order.
 template <int G, int VPL, EdgeScore K>
 __global__ void __launch_bounds__(256)
@@ -512,22 +538,10 @@ __global__ void __launch_bounds__(256)
   int h;
   if (!segment_pair<G>(sr.count, d.heads, r, h)) return;
   const int lane = static_cast<int>(tile.thread_rank());
-  const int64_t i = sr.node[r], first = sr.first[r], count = sr.segments[r];
-  const int64_t stride = 1 + 2 * d.dk;
-  Lanes<G, VPL> dq, datt, part;
-  dq.fill(0.f);
-  datt.fill(0.f);
-  float dsd = 0.f;
-  for (int64_t k = 0; k < count; ++k) {
-    const float* p = partial + ((first + k) * d.heads + h) * stride;
-    dsd += p[0];
-    part.load(p + 1, d.dk, lane);
-#pragma unroll
-    for (int t = 0; t < VPL; ++t) dq.x[t] += part.x[t];
-    part.load(p + 1 + d.dk, d.dk, lane);
-#pragma unroll
-    for (int t = 0; t < VPL; ++t) datt.x[t] += part.x[t];
-  }
+  const int64_t i = sr.node[r];
+  Lanes<G, VPL> dq, datt;
+  float dsd;
+  sum_records(partial, sr.first[r], sr.segments[r], d.heads, h, d.dk, d.dk, lane, dsd, dq, datt);
   if constexpr (K == EdgeScore::additive) {
     if (lane == 0 && b.dsd) b.dsd[i * d.heads + h] = dsd;
   } else {
@@ -542,7 +556,7 @@ __global__ void __launch_bounds__(256)
 // dk_j (dss_j) from ds, edge by edge. A split source's segments write [dss, dv[dv], dk[dk]] to
 // partial[slot, h] for backward_src_merge_kernel.
 template <int G, int VPL, EdgeScore K>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(256, min_blocks(VPL))
     backward_src_kernel(Dev d, Segments sg, BackwardDev b, float* partial) {
   const Tile<G> tile = cg::tiled_partition<G>(cg::this_thread_block());
   int64_t s;
@@ -623,22 +637,10 @@ __global__ void __launch_bounds__(256)
   int h;
   if (!segment_pair<G>(sr.count, d.heads, r, h)) return;
   const int lane = static_cast<int>(tile.thread_rank());
-  const int64_t j = sr.node[r], first = sr.first[r], count = sr.segments[r];
-  const int64_t stride = 1 + d.dv + d.dk;
-  Lanes<G, VPL> dv, dk, part;
-  dv.fill(0.f);
-  dk.fill(0.f);
-  float dss = 0.f;
-  for (int64_t k = 0; k < count; ++k) {
-    const float* p = partial + ((first + k) * d.heads + h) * stride;
-    dss += p[0];
-    part.load(p + 1, d.dv, lane);
-#pragma unroll
-    for (int t = 0; t < VPL; ++t) dv.x[t] += part.x[t];
-    part.load(p + 1 + d.dv, d.dk, lane);
-#pragma unroll
-    for (int t = 0; t < VPL; ++t) dk.x[t] += part.x[t];
-  }
+  const int64_t j = sr.node[r];
+  Lanes<G, VPL> dv, dk;
+  float dss;
+  sum_records(partial, sr.first[r], sr.segments[r], d.heads, h, d.dv, d.dk, lane, dss, dv, dk);
   if (b.dv) dv.store(b.dv + (j * d.heads + h) * d.dv, d.dv, lane);
   if constexpr (K == EdgeScore::additive) {
     if (lane == 0 && b.dss) b.dss[j * d.heads + h] = dss;
