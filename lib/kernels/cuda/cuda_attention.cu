@@ -122,9 +122,7 @@ struct Dev {
   float dropout = 0.f, keep_scale = 1.f;
   uint32_t keep_threshold = 0;
   uint64_t seed = 0;
-  const int64_t* row_ptr = nullptr;  // [nd + 1]
   const int32_t* col = nullptr;      // [ne]
-  const int64_t* col_ptr = nullptr;  // transpose: [ns + 1]
   const int32_t* row_idx = nullptr;  // transpose: destination of each entry, [ne]
   const int64_t* t_edge = nullptr;   // transpose: CSR edge of each entry, [ne]
   const float *q = nullptr, *k = nullptr, *v = nullptr, *sd = nullptr, *ss = nullptr, *se = nullptr,
@@ -815,7 +813,7 @@ DeviceSegments make_segments(std::span<const int64_t> offsets, int64_t length) {
 // segments, and the operands.
 struct Problem {
   Dev d;
-  DeviceArray<int64_t> row_ptr, col_ptr, t_edge;
+  DeviceArray<int64_t> t_edge;
   DeviceArray<int32_t> col, row_idx;
   DeviceArray<float> q, k, v, sd, ss, se, att, bias;
   DeviceSegments rows, cols;
@@ -858,7 +856,6 @@ Problem upload(const Graph& g, const KernelArgs& a, bool with_transpose) {
   d.keep_threshold = dropout_threshold16(a.dropout);
   d.seed = a.seed;
   const int64_t length = int64_t{kSegmentBatches} * tile_width(d);
-  p.row_ptr = DeviceArray<int64_t>(g.row_ptr().data(), d.nd + 1);
   p.col = DeviceArray<int32_t>(g.col_idx().data(), d.ne);
   p.rows = make_segments(g.row_ptr(), length);
   const int64_t nq = d.nd * d.heads * d.dk, nk = d.ns * d.heads * d.dk;
@@ -872,7 +869,6 @@ Problem upload(const Graph& g, const KernelArgs& a, bool with_transpose) {
   p.bias = DeviceArray<float>(a.bias, d.ne * d.heads);
   if (with_transpose) {
     const Transpose& t = g.transpose();
-    p.col_ptr = DeviceArray<int64_t>(t.col_ptr.data(), d.ns + 1);
     p.row_idx = DeviceArray<int32_t>(t.row_idx.data(), d.ne);
     std::vector<int64_t> edges(static_cast<size_t>(d.ne));
     const TransposeEdges te = g.transpose_edges();
@@ -880,9 +876,7 @@ Problem upload(const Graph& g, const KernelArgs& a, bool with_transpose) {
     p.t_edge = DeviceArray<int64_t>(edges.data(), d.ne);
     p.cols = make_segments(t.col_ptr, length);
   }
-  d.row_ptr = p.row_ptr.get();
   d.col = p.col.get();
-  d.col_ptr = p.col_ptr.get();
   d.row_idx = p.row_idx.get();
   d.t_edge = p.t_edge.get();
   d.q = p.q.get();
