@@ -133,7 +133,7 @@ TEST(TensorCache, AMissWithinTheHeadroomKeepsTheCachedBlocks) {
   const size_t cached = tensor_cache_stats().cached_bytes;
   ASSERT_GE(cached, size_t{256} * 1000 * sizeof(float));
   {
-    // 128 KiB misses (a's block is 8x larger), but 1 MiB cached + 128 KiB fits in 1.25 MiB: a's
+    // 128 KiB misses (a's block is 8x larger), but 1 MiB cached + 128 KiB fits in 1.5 MiB: a's
     // block stays.
     const Tensor b({32, 1000});
     EXPECT_EQ(tensor_cache_stats().cached_bytes, cached);
@@ -154,9 +154,10 @@ TEST(TensorCache, AMissBeyondTheHeadroomFreesTheSmallestCachedBlockThatSuffices)
   const size_t both = tensor_cache_stats().cached_bytes;
   ASSERT_GE(both, size_t{320} * 1000 * sizeof(float));
   {
-    // 384 KiB more would make 1.625 MiB, 64 KiB above 1.25 x 1.25 MiB: the smallest cached block
-    // that frees the excess (b's, 256 KiB) goes; a's stays.
-    const Tensor c({96, 1000});
+    // 768 KiB more (not served by a's block, over a quarter larger) would make 2 MiB, 128 KiB
+    // above 1.5 x 1.25 MiB: the smallest cached block that frees the excess (b's, 256 KiB) goes;
+    // a's stays.
+    const Tensor c({192, 1000});
     EXPECT_LT(tensor_cache_stats().cached_bytes, both - size_t{64} * 1000 * sizeof(float) + 1);
     EXPECT_GE(tensor_cache_stats().cached_bytes, size_t{256} * 1000 * sizeof(float));
   }
