@@ -17,6 +17,7 @@
 #endif
 
 #include "core/prefetch.hpp"
+#include "edgeattn/core/rng.hpp"
 
 // Marks a kernel's per-edge lambda (the body passed to a pattern's for_each_in_row or
 // for_each_in_col) to be inlined into the pattern's loop. GCC compiled the large ones as
@@ -225,6 +226,28 @@ inline Lanes8 load_lanes8(const float* p) {
   return v;
 }
 inline void store_lanes8(float* p, Lanes8 v) { std::memcpy(p, &v, sizeof v); }
+
+/// dropout_keep_heads_row (core/rng.hpp) for 8 heads, as one vector: factor[h] = keep_scale if
+/// head h's 16 draw bits are >= threshold, else +0; the same factors, bit for bit. The scalar
+/// function writes its two 4-head halves with two 16-byte stores, and the 8 x 8 kernels read the
+/// factors back with one 32-byte load, which the core cannot forward from two stores: on Zen 4
+/// that stall was the largest single cost of the fused forward's block loop (perf annotate: about
+/// a third of its samples). Stored with one 32-byte store (store_lanes8), a later load forwards.
+inline Lanes8 dropout_keep_lanes8(uint64_t row, int64_t src, uint32_t threshold, float keep_scale) {
+  using Int8 = int32_t __attribute__((vector_size(32)));
+  const uint64_t bits[2] = {edge_row_bits64(row, src, 0), edge_row_bits64(row, src, 1)};
+  Int8 draws;
+  if constexpr (std::endian::native == std::endian::little) {
+    using Draws16 = uint16_t __attribute__((vector_size(16)));
+    Draws16 d16;  // lane h: bits >> 16 (h mod 4) of quad h / 4, as in dropout_keep_heads_row
+    std::memcpy(&d16, bits, sizeof d16);
+    draws = __builtin_convertvector(d16, Int8);
+  } else {
+    for (int h = 0; h < 8; ++h) draws[h] = static_cast<int32_t>((bits[h >> 2] >> (16 * (h & 3))) & 0xffffu);
+  }
+  const Int8 keep = draws >= static_cast<int32_t>(threshold);  // all ones or zero; threshold <= 65536
+  return std::bit_cast<Lanes8>(std::bit_cast<Int8>(Lanes8{} + keep_scale) & keep);
+}
 
 /// acc [8 heads x 8] += sum over k < n, in order, of w_k[h] * row_k[h, :], with w_k = weight(k)
 /// (8 floats) and row_k = row(k) (64 floats): the 8 x 8 shape's weighted row sums over a run of

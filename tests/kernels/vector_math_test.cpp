@@ -119,6 +119,32 @@ TEST(VectorMath, DotEightByEightGivesTheBitsOfEightDots) {
   }
 }
 
+// The 8-head keep factors in a register are dropout_keep_heads_row's, bit for bit, at every
+// dropout rate's threshold including the edges (p = 0: all kept; thresholds at a draw's value).
+TEST(VectorMath, DropoutKeepLanesGivesTheFactorsOfTheScalarDraws) {
+  std::mt19937_64 rng(11);
+  for (const float p : {0.f, 1e-5f, 0.2f, 0.5f, 0.6f, 0.99f}) {
+    const uint32_t threshold = dropout_threshold16(p);
+    const float scale = 1.f / (1.f - p);
+    int kept = 0;
+    for (int trial = 0; trial < 4000; ++trial) {
+      const uint64_t row = edge_row_key(rng(), static_cast<int64_t>(rng() % 1000000));
+      const int64_t src = static_cast<int64_t>(rng() % 100000000);
+      float want[8];
+      dropout_keep_heads_row(row, src, 8, threshold, scale, want);
+      float got[8];
+      store_lanes8(got, dropout_keep_lanes8(row, src, threshold, scale));
+      for (int h = 0; h < 8; ++h) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[h]), std::bit_cast<uint32_t>(want[h]))
+            << "p " << p << " trial " << trial << " head " << h;
+        kept += got[h] != 0.f;
+      }
+    }
+    if (p == 0.f) EXPECT_EQ(kept, 8 * 4000);
+    if (p == 0.5f) EXPECT_NEAR(kept, 4 * 4000, 400);  // both outcomes occur, about equally
+  }
+}
+
 // One head of at most 8 features (GAT's output layer): the register-held sums over a run of rows
 // give the bits of the edge-by-edge sum with one FMA a term (where the target has FMA; else a
 // product and a sum), for every width up to 8 and runs of 0 to 33 rows packed at that width (each

@@ -141,7 +141,10 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     // the score has one.
     auto add_value = [&](int64_t j, int64_t e) EDGEATTN_EDGE_BODY {
       if (a.dropout > 0.f) {
-        dropout_keep_heads_row(row_key, j, heads, keep_threshold, keep_scale, kf);
+        if constexpr (Dm::heads == 8)  // one 32-byte store, which the loads below forward from
+          store_lanes8(kf, dropout_keep_lanes8(row_key, j, keep_threshold, keep_scale));
+        else
+          dropout_keep_heads_row(row_key, j, heads, keep_threshold, keep_scale, kf);
 #pragma omp simd
         for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
       }
@@ -199,12 +202,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
               float* g_sum = u_state.data() + 64;
               store_lanes8(g_sum, load_lanes8(g_sum) + load_lanes8(wk) * g8);
             }
-          if (a.dropout > 0.f) {
-            dropout_keep_heads_row(row_key, block_j[static_cast<size_t>(k)], 8, keep_threshold, keep_scale,
-                                   kf);
-#pragma omp simd
-            for (int h = 0; h < 8; ++h) wk[h] *= kf[h];
-          }
+          if (a.dropout > 0.f)  // the factors in a register (vector_math.hpp: dropout_keep_lanes8)
+            store_lanes8(wk, load_lanes8(wk) * dropout_keep_lanes8(row_key, block_j[static_cast<size_t>(k)],
+                                                                   keep_threshold, keep_scale));
           if constexpr (kDstTerms)
             if (dst_terms) {  // the kept weight times g
               float* gk = block_wg.data() + 8 * k;
