@@ -249,6 +249,17 @@ inline Lanes8 dropout_keep_lanes8(uint64_t row, int64_t src, uint32_t threshold,
   return std::bit_cast<Lanes8>(std::bit_cast<Int8>(Lanes8{} + keep_scale) & keep);
 }
 
+/// factor[heads] = dropout_keep_heads_row's factors. With kHeads == 8 (the heads known at compile
+/// time) one 32-byte store of dropout_keep_lanes8, which the 8-head kernels' vector loads forward.
+template <int kHeads>
+inline void store_keep_factors(uint64_t row, int64_t src, int64_t heads, uint32_t threshold, float keep_scale,
+                               float* factor) {
+  if constexpr (kHeads == 8)
+    store_lanes8(factor, dropout_keep_lanes8(row, src, threshold, keep_scale));
+  else
+    dropout_keep_heads_row(row, src, heads, threshold, keep_scale, factor);
+}
+
 /// acc [8 heads x 8] += sum over k < n, in order, of w_k[h] * row_k[h, :], with w_k = weight(k)
 /// (8 floats) and row_k = row(k) (64 floats): the 8 x 8 shape's weighted row sums over a run of
 /// edges, with the accumulator held in eight registers across the run. Edge by edge through

@@ -140,12 +140,9 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // i), which pass 1 computes once per row (pass 2 once per edge: keep_factors)
   const uint32_t keep_threshold = dropout_threshold16(a.dropout);
   auto keep_factors_row = [&](uint64_t row, int64_t j, float* kf) {
-    if (a.dropout > 0.f) {
-      if constexpr (Dm::heads == 8)  // one 32-byte store, which the 8-head loads forward from
-        store_lanes8(kf, dropout_keep_lanes8(row, j, keep_threshold, keep_scale));
-      else
-        dropout_keep_heads_row(row, j, heads, keep_threshold, keep_scale, kf);
-    } else
+    if (a.dropout > 0.f)
+      store_keep_factors<Dm::heads>(row, j, heads, keep_threshold, keep_scale, kf);
+    else
       for (int64_t h = 0; h < heads; ++h) kf[h] = 1.f;
   };
   auto keep_factors = [&](int64_t i, int64_t j, float* kf) {

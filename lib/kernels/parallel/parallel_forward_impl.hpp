@@ -141,10 +141,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     // the score has one.
     auto add_value = [&](int64_t j, int64_t e) EDGEATTN_EDGE_BODY {
       if (a.dropout > 0.f) {
-        if constexpr (Dm::heads == 8)  // one 32-byte store, which the loads below forward from
-          store_lanes8(kf, dropout_keep_lanes8(row_key, j, keep_threshold, keep_scale));
-        else
-          dropout_keep_heads_row(row_key, j, heads, keep_threshold, keep_scale, kf);
+        store_keep_factors<Dm::heads>(row_key, j, heads, keep_threshold, keep_scale, kf);
 #pragma omp simd
         for (int64_t h = 0; h < heads; ++h) w[h] *= kf[h];
       }
