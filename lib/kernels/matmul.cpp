@@ -7,10 +7,12 @@
 // shape BLAS is fastest at); C is also split by columns when it is too short to feed the
 // threads. When C is still only a few tiles and the inner extent is long (a weight gradient
 // [out, in] = dy^T x over a whole batch of rows), the inner extent is split instead: fixed
-// chunks, one partial product each in parallel, summed in chunk order.
+// chunks, one partial product each in parallel, summed in chunk order (a layer-sized one by the
+// packed microkernel's TransposeAccumulator, the rest by BLAS).
 #include "edgeattn/kernels/matmul.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -48,11 +50,22 @@ void split_k(const Operands& o, int64_t m, int64_t n, int64_t k, float* c, bool 
   const int64_t chunk = std::max(kSplitRows, (k + kMaxChunks - 1) / kMaxChunks);
   const int64_t chunks = (k + chunk - 1) / chunk, size = m * n;
   std::vector<float> partial(static_cast<size_t>(chunks * size));
+  // A weight gradient dy^T x (both operands row-major over k): the packed microkernel, its sum in
+  // L2 across the chunk; BLAS otherwise.
+  const bool packed = o.trans_a && !o.trans_b && TransposeAccumulator::suits(m, n);
   parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
+    std::optional<TransposeAccumulator> sum;
+    if (packed) sum.emplace(m, n);
     for (int64_t q = c0; q < c1; ++q) {
       const int64_t k0 = q * chunk, len = std::min(chunk, k - k0);
-      gemm(o.trans_a, o.trans_b, m, n, len, 1.f, o.a_at(0, k0), o.lda, o.b_at(k0, 0), o.ldb, 0.f,
-           partial.data() + q * size, n);
+      if (packed) {
+        sum->reset();
+        sum->add(len, o.a_at(0, k0), o.lda, o.b_at(k0, 0), o.ldb);
+        sum->write(partial.data() + q * size, n, false);
+      } else {
+        gemm(o.trans_a, o.trans_b, m, n, len, 1.f, o.a_at(0, k0), o.lda, o.b_at(k0, 0), o.ldb, 0.f,
+             partial.data() + q * size, n);
+      }
     }
   });
   parallel_for(0, size, 4096, [&](int64_t e0, int64_t e1) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/prefetch.hpp"
+#include "edgeattn/core/error.hpp"
 #include "kernels/parallel/flash_microkernel.hpp"
 
 namespace edgeattn::kernels {
@@ -17,6 +18,15 @@ constexpr int64_t kNR = flash::kPanel<P>;
 // ahead (one ahead gave the same on some runs and 43 ms on others: the lines arrive late).
 constexpr int64_t kPrefetchStrips = 2;
 static_assert(kPackedBlockRows % P::kRows == 0, "row blocks are whole tile strips");
+// Rows per slab of TransposeAccumulator::add: both operands' slabs (up to 512 floats a row) stay in
+// L2 while every strip and panel of the sum meets them.
+constexpr int64_t kTransposeSlab = 256;
+
+// The multiple-of-NR padding work of holding a sum of `rows` x `cols` (cols the panel side):
+// tile strips and panels the microkernel computes, counting a partial strip as a whole one.
+int64_t padded_work(int64_t rows, int64_t cols) {
+  return flash::round_up_panel<P>(cols) * ((rows + P::kRows - 1) / P::kRows * P::kRows);
+}
 
 }  // namespace
 
@@ -76,6 +86,51 @@ void PackedRight::multiply(int64_t rows, const float* a, int64_t lda, float* c, 
   }
   if (!direct)
     for (int64_t r = 0; r < rows; ++r) std::copy_n(target + r * ldt, n_, c + r * ldc);
+}
+
+TransposeAccumulator::TransposeAccumulator(int64_t m, int64_t n) : m_(m), n_(n) {
+  if (!suits(m, n))
+    raise<InvalidArgument>("TransposeAccumulator: C is [", m, ", ", n,
+                           "], expected both extents in [1, 512]");
+  // Hold C [m, n] (b's rows as panels) unless C^T [n, m] wastes less of the padded tiles.
+  transposed_ = padded_work(n, m) < padded_work(m, n);
+  rows_ = transposed_ ? n : m;
+  cols_ = transposed_ ? m : n;
+  padded_cols_ = flash::round_up_panel<P>(cols_);
+  sum_.assign(static_cast<size_t>(rows_ * padded_cols_), 0.f);
+  if (padded_cols_ != cols_) pad_.assign(static_cast<size_t>(kTransposeSlab * padded_cols_), 0.f);
+}
+
+void TransposeAccumulator::reset() { std::fill(sum_.begin(), sum_.end(), 0.f); }
+
+void TransposeAccumulator::add(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb) {
+  // The held sum S [rows_, cols_] += Q^T Pn: Q the broadcast operand, Pn the panel operand.
+  const float* q = transposed_ ? b : a;
+  const float* panels = transposed_ ? a : b;
+  const int64_t ldq = transposed_ ? ldb : lda, ldp = transposed_ ? lda : ldb;
+  for (int64_t k0 = 0; k0 < k; k0 += kTransposeSlab) {
+    const int64_t len = std::min(kTransposeSlab, k - k0);
+    const float* qs = q + k0 * ldq;
+    const float* ps = panels + k0 * ldp;
+    int64_t lds = ldp;
+    if (!pad_.empty()) {  // the panel operand's rows padded with zeros to whole panels
+      flash::pack_rows<P>(len, cols_, ps, ldp, pad_.data());
+      ps = pad_.data();
+      lds = padded_cols_;
+    }
+    // S(i, j) += sum over the slab's rows r of Q(r, i) Pn(r, j): the microkernel's A(i, r) is
+    // q[r * ldq + i] (row stride 1, column stride ldq), its B rows the slab's panel rows.
+    flash::gemm_tile<P, true>(rows_, padded_cols_, len, qs, 1, ldq, ps, lds, kNR, sum_.data(), padded_cols_);
+  }
+}
+
+void TransposeAccumulator::write(float* c, int64_t ldc, bool accumulate) const {
+  for (int64_t i = 0; i < m_; ++i)
+    for (int64_t j = 0; j < n_; ++j) {
+      const float s = transposed_ ? sum_[static_cast<size_t>(j * padded_cols_ + i)]
+                                  : sum_[static_cast<size_t>(i * padded_cols_ + j)];
+      c[i * ldc + j] = accumulate ? c[i * ldc + j] + s : s;
+    }
 }
 
 }  // namespace edgeattn::kernels

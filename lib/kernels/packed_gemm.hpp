@@ -40,6 +40,45 @@ class PackedRight {
   std::vector<float> panels_;  // [padded_n / NR][k][NR]
 };
 
+/// Transposed products summed over row slabs, C [m, n] = sum of a^T b with a [k, m] and b [k, n]:
+/// a weight gradient dW [out, in] = dy^T x over a chunk of rows, fed slab by slab (a dropped
+/// slab of x built in a buffer just before, say). The same microkernel as PackedRight, with the
+/// slab's rows as its inner index: one operand is read as NR-wide row panels in place (padded
+/// through a copy only when neither width is whole panels), the other broadcast column by
+/// column, and the sum stays in a padded block that fits in L2 (m, n <= 512). BLAS would repack
+/// both operands on every slab.
+///
+///   TransposeAccumulator acc(out, in);
+///   for (each slab of rows) acc.add(rows, dy + r0 * out, out, x_slab, in);   // C += dy^T x
+///   acc.write(dw, in, /*accumulate=*/true);                                  // dw += C
+///
+/// Every element of C is one fused multiply-add chain over the rows in the order they were
+/// added, starting from 0, whatever the slab sizes: results depend on the rows alone, so fixed
+/// chunks summed in order give a weight gradient that is bit-identical for any thread count.
+/// One accumulator per thread. The serial oracle is reference_matmul (trans_a).
+class TransposeAccumulator {
+ public:
+  /// Whether C [m, n] is small enough for this path.
+  static bool suits(int64_t m, int64_t n) { return m >= 1 && m <= 512 && n >= 1 && n <= 512; }
+
+  /// C [m, n] = 0.
+  TransposeAccumulator(int64_t m, int64_t n);
+  /// C = 0 again.
+  void reset();
+  /// C += a^T b over k rows: a [k, m] (row stride lda), b [k, n] (row stride ldb).
+  void add(int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb);
+  /// c [m, n] (row stride ldc) = (accumulate ? c : 0) + C.
+  void write(float* c, int64_t ldc, bool accumulate) const;
+
+ private:
+  int64_t m_, n_;
+  bool transposed_;         // the sum is held as C^T [n, m]: a is the panel operand
+  int64_t rows_, cols_;     // of the held sum: the broadcast operand's width, the panel operand's
+  int64_t padded_cols_;     // cols_ rounded up to whole panels
+  std::vector<float> sum_;  // [rows_, padded_cols_]
+  std::vector<float> pad_;  // a slab of the panel operand, padded (when cols_ is not whole panels)
+};
+
 /// Rows per task of a product split into row blocks: a multiple of every policy's tile height,
 /// about 128 rows (a block of A up to 512 wide stays in L2 while it meets every panel).
 inline constexpr int64_t kPackedBlockRows = 132;

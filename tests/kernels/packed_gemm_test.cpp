@@ -2,11 +2,14 @@
 // count across tile strips (1..MR and beyond), widths below, at and past a panel (padded through
 // scratch), k from 1 to the limit, both layouts of B, accumulation, strided A and C; one multiply
 // call versus row blocks (bit-identical: each element is one chain over k whatever the blocking).
+// The transposed-product accumulator the same way: both orientations of its held sum, padded
+// panels, strided operands, slabs of any length giving the bits of one call.
 #include "kernels/packed_gemm.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/reference/reference_matmul.hpp"
@@ -81,6 +84,76 @@ TEST(PackedRight, SuitsLayerSizedWeightsOnly) {
   EXPECT_FALSE(PackedRight::suits(513, 64));  // Cora's 1433 input features: BLAS
   EXPECT_FALSE(PackedRight::suits(64, 257));
   EXPECT_FALSE(PackedRight::suits(0, 64));
+}
+
+// a [k, m] and b [k, n] with row strides past their widths (never read there).
+struct TransposeOperands {
+  int64_t k, m, n, lda, ldb;
+  Tensor a, b;  // the strided storage
+  TransposeOperands(int64_t rows, int64_t m_, int64_t n_, uint64_t seed)
+      : k(rows),
+        m(m_),
+        n(n_),
+        lda(m_ + 2),
+        ldb(n_ + 7),
+        a(random_tensor({rows, m_ + 2}, seed)),
+        b(random_tensor({rows, n_ + 7}, seed + 1)) {}
+  Tensor dense(const Tensor& t, int64_t width) const {
+    Tensor d({k, width});
+    for (int64_t r = 0; r < k; ++r)
+      for (int64_t x = 0; x < width; ++x) d.data()[r * width + x] = t.data()[r * t.dim(1) + x];
+    return d;
+  }
+};
+
+TEST(TransposeAccumulator, MatchesReferenceForEveryShape) {
+  // m and n below, at and past a panel, and both whole panels, neither, or one of them (the
+  // accumulator holds C or C^T accordingly); k across the internal slab length.
+  for (int64_t k : {1, 13, 255, 256, 257, 700})
+    for (int64_t m : {1, 5, 31, 32, 64, 100})
+      for (int64_t n : {1, 12, 33, 64, 100, 512})
+        for (bool accumulate : {false, true}) {
+          SCOPED_TRACE(::testing::Message()
+                       << "k=" << k << " m=" << m << " n=" << n << " accumulate=" << accumulate);
+          const TransposeOperands o(k, m, n, 11);
+          Strided c(m, n, 13);
+          Tensor want = c.dense();
+          reference_matmul(o.dense(o.a, m), true, o.dense(o.b, n), false, want, accumulate);
+          const std::vector<float> before = c.data;
+
+          TransposeAccumulator acc(m, n);
+          acc.add(k, o.a.data(), o.lda, o.b.data(), o.ldb);
+          acc.write(c.data.data(), c.ld, accumulate);
+          EXPECT_LE(max_abs_diff(c.dense(), want), 1e-5f * static_cast<float>(k + 1));
+          for (int64_t r = 0; r < m; ++r)
+            for (int64_t x = n; x < c.ld; ++x) ASSERT_EQ(c.data[r * c.ld + x], before[r * c.ld + x]);
+        }
+}
+
+TEST(TransposeAccumulator, SlabsGiveTheBitsOfOneCallAndResetStartsOver) {
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{64, 100}, {100, 64}, {47, 33}}) {
+    SCOPED_TRACE(::testing::Message() << "m=" << m << " n=" << n);
+    const TransposeOperands o(600, m, n, 21);
+    TransposeAccumulator whole(m, n), slabs(m, n);
+    whole.add(o.k, o.a.data(), o.lda, o.b.data(), o.ldb);
+    slabs.add(3, o.a.data(), o.lda, o.b.data(), o.ldb);  // a sum to throw away
+    slabs.reset();
+    for (int64_t r0 = 0; r0 < o.k; r0 += 131)  // uneven slabs that cross the internal slab length
+      slabs.add(std::min<int64_t>(131, o.k - r0), o.a.data() + r0 * o.lda, o.lda, o.b.data() + r0 * o.ldb,
+                o.ldb);
+    Tensor x({m, n}), y({m, n});
+    whole.write(x.data(), n, false);
+    slabs.write(y.data(), n, false);
+    for (int64_t i = 0; i < x.numel(); ++i) ASSERT_EQ(x.data()[i], y.data()[i]) << i;
+  }
+}
+
+TEST(TransposeAccumulator, RejectsSumsTooLargeForIt) {
+  EXPECT_TRUE(TransposeAccumulator::suits(64, 100));
+  EXPECT_TRUE(TransposeAccumulator::suits(512, 512));
+  EXPECT_FALSE(TransposeAccumulator::suits(64, 1433));  // Cora's input width: BLAS
+  EXPECT_FALSE(TransposeAccumulator::suits(0, 64));
+  EXPECT_THROW(TransposeAccumulator(64, 513), InvalidArgument);
 }
 
 }  // namespace
