@@ -44,9 +44,7 @@ NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows,
   if (x.rows(tape) < rows)
     raise<ShapeError>("first_rows: x has ", x.rows(tape), " rows, cannot take its first ", rows,
                       " (a block's destinations are its first sources)");
-  if (!x.is_sparse())
-    return NodeInput::with_dropout(autograd::leading_rows(tape, x.dense(), rows), x.dropout_p(),
-                                   x.dropout_seed());
+  if (!x.is_sparse()) return x.first_rows(tape, rows);  // a leading-rows view, or the selection's first rows
   std::vector<int64_t> first(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) first[static_cast<size_t>(i)] = i;
   sparse_storage.emplace(x.sparse().select_rows(first));
@@ -211,9 +209,10 @@ Var GATConv::forward(autograd::Tape& tape, const Graph& graph, const NodeInput& 
   return forward(tape, graph, x, EdgeFeatures{}, dropout_seed, attention, then);
 }
 
-Var GATConv::forward_fused(autograd::Tape& tape, const Graph& graph, const NodeInput& x, Var score_edge,
+Var GATConv::forward_fused(autograd::Tape& tape, const Graph& graph, const NodeInput& x_in, Var score_edge,
                            uint64_t dropout_seed, Tensor* attention, const EluDropout* then,
                            const autograd::SourceExpansion* sources) {
+  const NodeInput x = x_in.materialized(tape);  // the fused op reads its input as one tensor
   const int64_t h = options_.heads, c = options_.out_channels;
   const Var a_src = autograd::reshape(tape, tape.parameter(att_src), {h, c});
   const Var a_dst = autograd::reshape(tape, tape.parameter(att_dst), {h, c});

@@ -4,6 +4,8 @@
 
 #include "edgeattn/autograd/ops/dropout.hpp"
 #include "edgeattn/autograd/ops/linear.hpp"
+#include "edgeattn/autograd/ops/shape.hpp"
+#include "edgeattn/core/tensor.hpp"
 #include "edgeattn/nn/init.hpp"
 
 namespace edgeattn::nn {
@@ -24,8 +26,37 @@ NodeInput NodeInput::with_dropout(autograd::Var x, float p, uint64_t seed) { ret
 
 NodeInput NodeInput::with_dropout(const CsrMatrix& x, float p, uint64_t seed) { return dropped(x, p, seed); }
 
+NodeInput NodeInput::selected_rows(autograd::Var x, std::shared_ptr<const std::vector<int64_t>> rows, float p,
+                                   uint64_t seed) {
+  if (!rows)
+    raise<InvalidArgument>("NodeInput::selected_rows: rows is null, expected the selected rows' indices");
+  NodeInput in = dropped(x, p, seed);
+  in.selection_ = std::move(rows);
+  return in;
+}
+
+NodeInput NodeInput::materialized(autograd::Tape& tape) const {
+  if (!selection_) return *this;
+  return with_dropout(tape.constant(gather_rows(tape.value(dense_).view(), *selection_)), dropout_p_,
+                      dropout_seed_);
+}
+
+NodeInput NodeInput::first_rows(autograd::Tape& tape, int64_t rows) const {
+  if (this->rows(tape) < rows)
+    raise<ShapeError>("NodeInput::first_rows: x has ", this->rows(tape), " rows, cannot take its first ",
+                      rows, " (a block's destinations are its first sources)");
+  if (selection_) {  // the selection's first rows: their element indices, hence their mask, are the same
+    auto first =
+        std::make_shared<const std::vector<int64_t>>(selection_->begin(), selection_->begin() + rows);
+    return selected_rows(dense_, std::move(first), dropout_p_, dropout_seed_);
+  }
+  if (!sparse_) return with_dropout(autograd::leading_rows(tape, dense_, rows), dropout_p_, dropout_seed_);
+  raise<InvalidArgument>("NodeInput::first_rows: x is sparse (take its rows with CsrMatrix::select_rows)");
+}
+
 int64_t NodeInput::rows(const autograd::Tape& tape) const {
   if (sparse_) return sparse_->rows();
+  if (selection_) return static_cast<int64_t>(selection_->size());
   const Tensor& v = tape.value(dense_);
   return v.rank() >= 1 ? v.dim(0) : 0;
 }
@@ -41,6 +72,14 @@ void NodeInput::check(const autograd::Tape& tape, const std::string& who, int64_
     if ((rows != kAny && sparse_->rows() != rows) || (cols != kAny && sparse_->cols() != cols))
       raise<ShapeError>(who, ": x (sparse) has shape [", sparse_->rows(), ", ", sparse_->cols(),
                         "], expected [", rows == kAny ? std::string("*") : std::to_string(rows), ", ",
+                        cols == kAny ? std::string("*") : std::to_string(cols), "]");
+    return;
+  }
+  if (selection_) {
+    const int64_t have_rows = this->rows(tape), have_cols = this->cols(tape);
+    if ((rows != kAny && have_rows != rows) || (cols != kAny && have_cols != cols))
+      raise<ShapeError>(who, ": x (a row selection) has shape [", have_rows, ", ", have_cols, "], expected [",
+                        rows == kAny ? std::string("*") : std::to_string(rows), ", ",
                         cols == kAny ? std::string("*") : std::to_string(cols), "]");
     return;
   }
@@ -72,6 +111,8 @@ autograd::Var Linear::forward(autograd::Tape& tape, const NodeInput& x) {
   // dropout_linear is the plain linear map at p = 0 (and when not training).
   if (x.is_sparse())
     return autograd::dropout_linear(tape, CsrMatrix(x.sparse()), x.dropout_p(), x.dropout_seed(), w, b);
+  if (x.has_row_selection())  // the rows read in place, at any p
+    return autograd::dropout_linear(tape, x.dense(), x.selection(), x.dropout_p(), x.dropout_seed(), w, b);
   if (x.dropout_p() > 0.f)
     return autograd::dropout_linear(tape, x.dense(), x.dropout_p(), x.dropout_seed(), w, b);
   return autograd::linear(tape, x.dense(), w, b);

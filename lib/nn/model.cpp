@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <system_error>
 #include <type_traits>
@@ -558,10 +559,15 @@ Var Model::forward(autograd::Tape& tape, const SampledSubgraph& batch, const dat
     return run_blocks(tape, graphs, edges, NodeInput::with_dropout(x_src, c.dropout, input_seed), step_seed);
   }
   data::prefetch_rows(x, batch.input_nodes);  // features read in place: start all the reads at once
-  const Var x_src = tape.constant(gather_rows(x.dense().view(), batch.input_nodes));
-  // Input dropout keyed by element index: the destinations' rows, x_src's first rows, see the
-  // same mask whichever layer reads them.
-  return run_blocks(tape, graphs, edges, NodeInput::with_dropout(x_src, c.dropout, input_seed), step_seed);
+  // The input nodes' rows are read where they are by the first layer's projection, never gathered
+  // into a copy of their own (the largest tensor of a sampled step). Input dropout keyed by the
+  // selection's element index: the destinations' rows, its first rows, see the same mask
+  // whichever layer reads them.
+  auto rows = std::make_shared<const std::vector<int64_t>>(batch.input_nodes);
+  return run_blocks(
+      tape, graphs, edges,
+      NodeInput::selected_rows(tape.constant_ref(x.dense()), std::move(rows), c.dropout, input_seed),
+      step_seed);
 }
 
 Var Model::run_blocks(autograd::Tape& tape, const std::vector<Graph>& graphs,

@@ -1,10 +1,13 @@
 // Dropout on dense Vars and sparse matrices: identity in eval mode and at p = 0, the kept
 // fraction and scaling, masks that are pure functions of (seed, element) and independent of the
 // thread count, the gradient, and invalid p; the fused dropout_linear on dense and sparse inputs
-// against the unfused pair.
+// against the unfused pair, and over a row selection of a constant x against its gathered copy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "edgeattn/autograd/ops.hpp"
@@ -354,6 +357,103 @@ TEST(SparseDropoutLinear, RejectsBadRatesAndShapes) {
   expect_throw_naming<ShapeError>(
       [&] { (void)dropout_linear(tape, x, 0.5f, 0, w, tape.constant(Tensor({3}))); },
       {"dropout_linear (sparse x)", "bias"});
+}
+
+// ---- dropout_linear over a row selection of a constant x: the rows read in place ---------------
+
+// n indices into [0, m): unsorted, with repeats (a sampled batch's input nodes are distinct, but
+// nothing here relies on it).
+std::shared_ptr<const std::vector<int64_t>> some_rows(int64_t n, int64_t m, uint64_t seed) {
+  const Tensor u = random_tensor({n}, seed, 0.f, 1.f);
+  auto rows = std::make_shared<std::vector<int64_t>>();
+  for (int64_t i = 0; i < n; ++i)
+    rows->push_back(std::min<int64_t>(m - 1, static_cast<int64_t>(u.data()[i] * static_cast<float>(m))));
+  return rows;
+}
+
+TEST(SelectedRowsDropoutLinear, EqualsDropoutLinearOfTheGatheredCopyBitForBit) {
+  // 9000 selected rows of a 3000-row x: several row blocks and two weight-gradient partials; 6
+  // outputs (padded panels) and 32 (whole ones); p = 0.6 and, in eval mode, the plain map.
+  const Tensor x = random_tensor({3000, 13}, 41);
+  const auto rows = some_rows(9000, 3000, 42);
+  const Tensor gathered = gather_rows(x.view(), *rows);
+  for (int64_t out : {6, 32})
+    for (bool training : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "out=" << out << " training=" << training);
+      const Tensor w = random_tensor({out, 13}, 43), b = random_tensor({out}, 44);
+      const OpRun selected = run_sparse_op(
+          w, b,
+          [&](Tape& t, Var wv, Var bv) {
+            return dropout_linear(t, t.constant_ref(x), rows, 0.6f, 31, wv, bv);
+          },
+          training);
+      const OpRun copy = run_sparse_op(
+          w, b,
+          [&](Tape& t, Var wv, Var bv) { return dropout_linear(t, t.constant(gathered), 0.6f, 31, wv, bv); },
+          training);
+      EXPECT_EQ(values(selected.y), values(copy.y));
+      if (training) {
+        EXPECT_EQ(values(selected.dw), values(copy.dw));
+      } else {  // linear's weight gradient sums in chunks of its own
+        EXPECT_LE(max_abs_diff(selected.dw, copy.dw), 2e-3f);
+      }
+      EXPECT_EQ(values(selected.db), values(copy.db));
+    }
+}
+
+TEST(SelectedRowsDropoutLinear, IsBitIdenticalOnOneAndTwoThreads) {
+  const Tensor x = random_tensor({5000, 9}, 45), w = random_tensor({32, 9}, 46), b = random_tensor({32}, 47);
+  const auto rows = some_rows(20000, 5000, 48);
+  std::vector<OpRun> runs;
+  for (int threads : {1, 2}) {
+    ThreadLimit limit(threads);
+    runs.push_back(run_sparse_op(w, b, [&](Tape& t, Var wv, Var bv) {
+      return dropout_linear(t, t.constant_ref(x), rows, 0.2f, 5, wv, bv);
+    }));
+  }
+  EXPECT_EQ(values(runs[0].y), values(runs[1].y));
+  EXPECT_EQ(values(runs[0].dw), values(runs[1].dw));
+  EXPECT_EQ(values(runs[0].db), values(runs[1].db));
+}
+
+TEST(SelectedRowsDropoutLinear, GradientMatchesFiniteDifferences) {
+  const Tensor x = random_tensor({60, 7}, 49);
+  const auto rows = some_rows(150, 60, 50);
+  Parameter w{"w", random_tensor({4, 7}, 51), {}}, b{"b", random_tensor({4}, 52), {}};
+  EXPECT_TRUE(check_gradients({&w, &b}, [&](Tape& t) {
+    return weighted_sum(
+        t, dropout_linear(t, t.constant_ref(x), rows, 0.3f, 12, t.parameter(w), t.parameter(b)), 4);
+  }));
+  EXPECT_TRUE(check_gradients({&w}, [&](Tape& t) {  // no bias, no dropout
+    return weighted_sum(t, dropout_linear(t, t.constant_ref(x), rows, 0.f, 13, t.parameter(w)), 5);
+  }));
+}
+
+TEST(SelectedRowsDropoutLinear, RejectsBadRowsAGradientOnXAndBadShapes) {
+  Tape tape;
+  const Tensor xt({4, 3});
+  const Var x = tape.constant_ref(xt), w = tape.constant(Tensor({2, 3}));
+  const auto rows = std::make_shared<const std::vector<int64_t>>(std::vector<int64_t>{0, 3, 1});
+  const char* op = "dropout_linear (row selection)";
+  expect_throw_naming<InvalidArgument>([&] { (void)dropout_linear(tape, x, nullptr, 0.5f, 0, w); },
+                                       {op, "rows is null"});
+  for (int64_t bad : {-1, 4}) {
+    const auto out_of_range = std::make_shared<const std::vector<int64_t>>(std::vector<int64_t>{0, 2, bad});
+    expect_throw_naming<InvalidArgument>([&] { (void)dropout_linear(tape, x, out_of_range, 0.5f, 0, w); },
+                                         {op, "rows[2] is " + std::to_string(bad), "[0, 4)"});
+  }
+  Parameter px{"x", Tensor({4, 3}), {}};
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)dropout_linear(tape, tape.parameter(px), rows, 0.5f, 0, w); }, {op, "requires a gradient"});
+  expect_throw_naming<InvalidArgument>([&] { (void)dropout_linear(tape, x, rows, 1.f, 0, w); },
+                                       {op, "p is 1"});
+  expect_throw_naming<ShapeError>(
+      [&] {
+        (void)dropout_linear(tape, x, rows, 0.5f, 0, tape.constant(Tensor({2, 4})));
+      },
+      {op, "weight"});
+  expect_throw_naming<ShapeError>(
+      [&] { (void)dropout_linear(tape, x, rows, 0.5f, 0, w, tape.constant(Tensor({3}))); }, {op, "bias"});
 }
 
 // ---- elu_dropout: dropout(elu(x)) without the ELU output ------------------------------------------

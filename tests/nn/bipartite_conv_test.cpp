@@ -2,10 +2,12 @@
 // the same node set equals the one-input forward; finite differences through both inputs and
 // every parameter on a num_dst != num_src graph with different feature widths; PyG's parameter
 // names; prepared bipartite graphs and the errors. GATConv's block forms: forward_block (a sampled
-// block) and forward_expanded (a distributed part exchanging projected rows).
+// block) and forward_expanded (a distributed part exchanging projected rows); a block's input as a
+// row selection of a larger x, read in place.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -258,6 +260,93 @@ TEST(Bipartite, ABlockForwardEqualsTheForwardOfItsFirstSourceRows) {
       expect_block_equals_bipartite(
           {.in_channels = kInSrc, .out_channels = 3, .heads = 2, .concat = concat, .residual = residual},
           0.3f, true, false, &then);
+}
+
+// A block's input as rows of a larger constant x (NodeInput::selected_rows: a sampled batch's
+// input nodes in the whole feature matrix, read in place by the projections) against the same
+// block given the gathered rows: the same output bit for bit, and the same parameter gradients
+// (bit for bit where the input dropout runs; the plain map's weight gradient sums in chunks of
+// its own). GATConv without and with a residual (x_dst: the selection's first rows), with
+// `recompute` (the fused op, which gathers them), and GATv2Conv and TransformerConv.
+template <class F>
+void expect_selection_equals_gathered(const char* what, F forward) {
+  const Tensor table = random_tensor({20, kInSrc}, 30);
+  const auto rows =
+      std::make_shared<const std::vector<int64_t>>(std::vector<int64_t>{17, 3, 3, 12, 0, 19, 8, 5});
+  const Tensor gathered = gather_rows(table.view(), *rows);
+  for (bool training : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << what << " training=" << training);
+    std::vector<Tensor> outputs;
+    std::vector<std::vector<Tensor>> grads;
+    for (bool selected : {false, true}) {
+      Tape t;
+      t.training = training;
+      const NodeInput in = selected ? NodeInput::selected_rows(t.constant_ref(table), rows, 0.3f, 21)
+                                    : NodeInput::with_dropout(t.constant(gathered), 0.3f, 21);
+      EXPECT_EQ(in.rows(t), kSrc);
+      EXPECT_EQ(in.cols(t), kInSrc);
+      auto [y, params] = forward(t, in);
+      outputs.push_back(t.value(y));
+      for (auto* p : params) p->grad.fill(0.f);
+      t.backward(weighted_sum(t, y, 4));
+      grads.emplace_back();
+      for (auto* p : params) grads.back().push_back(p->grad);
+    }
+    ASSERT_EQ(outputs[0].shape(), outputs[1].shape());
+    for (int64_t i = 0; i < outputs[0].numel(); ++i)
+      ASSERT_EQ(outputs[0].data()[i], outputs[1].data()[i]) << i;
+    for (size_t k = 0; k < grads[0].size(); ++k) {
+      if (training)
+        for (int64_t i = 0; i < grads[0][k].numel(); ++i)
+          ASSERT_EQ(grads[0][k].data()[i], grads[1][k].data()[i]) << "gradient " << k << " element " << i;
+      else
+        EXPECT_LT(max_abs_diff(grads[0][k], grads[1][k]), 1e-5f) << "gradient " << k;
+    }
+  }
+}
+
+TEST(Bipartite, ARowSelectionGivesTheBlockOfTheGatheredRows) {
+  const Graph g = bipartite_graph(true);
+  for (bool residual : {false, true})
+    for (bool recompute : {false, true}) {
+      GATConv conv(
+          {.in_channels = kInSrc, .out_channels = 3, .heads = 2, .dropout = 0.2f, .residual = residual},
+          "conv", 9);
+      expect_selection_equals_gathered(
+          residual ? (recompute ? "GATConv residual recompute" : "GATConv residual")
+                   : (recompute ? "GATConv recompute" : "GATConv"),
+          [&](Tape& t, const NodeInput& in) {
+            return std::pair(conv.forward_block(t, g, in, EdgeFeatures{}, 3, nullptr, nullptr, recompute),
+                             conv.parameters());
+          });
+    }
+  const Graph loops = bipartite_graph(true), plain = bipartite_graph(false);
+  GATv2Conv gatv2({.in_channels = kInSrc, .out_channels = 3, .heads = 2, .residual = true}, "conv", 9);
+  expect_selection_equals_gathered("GATv2Conv", [&](Tape& t, const NodeInput& in) {
+    return std::pair(gatv2.forward(t, loops, in, in.first_rows(t, kDst), 3), gatv2.parameters());
+  });
+  TransformerConv transformer({.in_channels = kInSrc, .out_channels = 3, .heads = 2, .beta = true}, "conv",
+                              9);
+  expect_selection_equals_gathered("TransformerConv", [&](Tape& t, const NodeInput& in) {
+    return std::pair(transformer.forward(t, plain, in, in.first_rows(t, kDst), 3), transformer.parameters());
+  });
+}
+
+TEST(Bipartite, ARowSelectionIsNamedInItsErrors) {
+  Tape t;
+  const Tensor table = random_tensor({20, kInSrc}, 30);
+  expect_throw_naming<InvalidArgument>(
+      [&] { (void)NodeInput::selected_rows(t.constant_ref(table), nullptr, 0.f, 0); },
+      {"selected_rows", "null"});
+  const NodeInput in = NodeInput::selected_rows(
+      t.constant_ref(table), std::make_shared<const std::vector<int64_t>>(std::vector<int64_t>{4, 1, 7}), 0.f,
+      0);
+  expect_throw_naming<ShapeError>([&] { in.check(t, "layer", 3, kInSrc + 1); },
+                                  {"layer", "row selection", "[3, 6]", "[3, 7]"});
+  expect_throw_naming<ShapeError>([&] { (void)in.first_rows(t, 4); }, {"first_rows", "3 rows", "4"});
+  const NodeInput gathered = in.materialized(t);
+  EXPECT_FALSE(gathered.has_row_selection());
+  EXPECT_EQ(t.value(gathered.dense())(1, 2), table(1, 2));
 }
 
 TEST(Bipartite, ABlockForwardHasTheGradientsOfFiniteDifferences) {

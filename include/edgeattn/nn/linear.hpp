@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,11 @@ namespace edgeattn::nn {
 /// autograd::dropout_linear, which never stores the dropped copy of x (for the input features of
 /// a large graph, the largest tensor of a training step). Every Linear that reads the input
 /// draws the same mask, as if they read one dropped tensor.
+///
+/// It may also be a row selection of a constant x (`selected_rows`: a sampled batch's input
+/// nodes, rows of the whole feature matrix): Linear::forward reads those rows where they are
+/// (autograd::dropout_linear's row selection), so the batch's features are never gathered into a
+/// copy. A layer that needs the rows as one tensor takes `materialized(tape)`.
 class NodeInput {
  public:
   NodeInput(autograd::Var x) : dense_(x) {}       // NOLINT(google-explicit-constructor)
@@ -41,9 +47,23 @@ class NodeInput {
   /// The same for a sparse x: the layers apply autograd::dropout's sparse mask, keyed by x's
   /// (row, column) entries (x must outlive the forward; the ops that read it keep copies).
   static NodeInput with_dropout(const CsrMatrix& x, float p, uint64_t seed);
+  /// dropout(x[rows], p, seed) for a constant x [M, F] (rows, each in [0, M), is shared, not
+  /// copied): the input [rows.size(), F], its mask keyed by that input's element index.
+  static NodeInput selected_rows(autograd::Var x, std::shared_ptr<const std::vector<int64_t>> rows, float p,
+                                 uint64_t seed);
   bool is_sparse() const { return sparse_ != nullptr; }
-  /// The dense x, before any pending dropout (see dropout_p).
+  bool has_row_selection() const { return selection_ != nullptr; }
+  /// The dense x, before any pending dropout (see dropout_p); with a row selection, the whole x
+  /// the rows are selected from (see selection()).
   autograd::Var dense() const { return dense_; }
+  /// The selected rows' indices into dense() (null without a selection).
+  const std::shared_ptr<const std::vector<int64_t>>& selection() const { return selection_; }
+  /// This input with its row selection gathered into a tape constant (itself when it has none),
+  /// the pending dropout kept: for a layer that reads the rows as one tensor.
+  NodeInput materialized(autograd::Tape& tape) const;
+  /// The first `rows` rows of this input, the pending dropout kept (row i draws the mask it draws
+  /// here): a block's destinations, the first of its sources.
+  NodeInput first_rows(autograd::Tape& tape, int64_t rows) const;
   /// The pending dropout's probability (0: none) and seed.
   float dropout_p() const { return dropout_p_; }
   uint64_t dropout_seed() const { return dropout_seed_; }
@@ -58,6 +78,7 @@ class NodeInput {
   static NodeInput dropped(NodeInput in, float p, uint64_t seed);
 
   autograd::Var dense_{};
+  std::shared_ptr<const std::vector<int64_t>> selection_;
   const CsrMatrix* sparse_ = nullptr;
   float dropout_p_ = 0.f;
   uint64_t dropout_seed_ = 0;

@@ -16,6 +16,7 @@
 #include "autograd/elementwise.hpp"
 #include "autograd/ops/dropped_projection.hpp"
 #include "autograd/ops/output_epilogue.hpp"
+#include "core/prefetch.hpp"
 #include "edgeattn/autograd/ops/linear.hpp"
 #include "edgeattn/core/rng.hpp"
 #include "edgeattn/kernels/spmm.hpp"
@@ -232,14 +233,48 @@ namespace detail {
 
 namespace {
 
-// dst = the mask (times scale) of rows [r0, r1) of x applied to src, both holding just those rows.
-struct RowMask {
-  DenseMask mask;
-  int64_t in;
-  explicit RowMask(const DroppedInput& d) : mask(dense_mask(d.seed, d.p)), in(d.x.dim(1)) {}
-  void operator()(const float* src, int64_t r0, int64_t r1, float* dst) const {
-    dropout_span(mask, r0 * in, (r1 - r0) * in, src, dst);
+// Row blocks of x~ (dropped_projection.hpp's DroppedInput).
+class DroppedRows {
+ public:
+  explicit DroppedRows(const DroppedInput& d)
+      : d_(d), mask_(dense_mask(d.seed, d.p)), in_(d.x.dim(1)), keep_all_(d.p == 0.f) {}
+  /// Whether x~'s rows are x's own, read in place (p = 0, no selection).
+  bool in_place() const { return keep_all_ && d_.rows.empty(); }
+  /// Rows [r0, r1) of x~: in place, or written to dst ((r1 - r0) * in floats).
+  const float* rows(int64_t r0, int64_t r1, float* dst) const {
+    const float* xd = d_.x.data();
+    if (d_.rows.empty()) {
+      if (keep_all_) return xd + r0 * in_;
+      dropout_span(mask_, r0 * in_, (r1 - r0) * in_, xd + r0 * in_, dst);
+      return dst;
+    }
+    // The rows are met at random (a sampled batch's input nodes): prefetch each one kRowsAhead
+    // rows before it is read, as gather_rows does, past the block's end too (the next block's).
+    constexpr int64_t kRowsAhead = 8, kMaxLines = 16;
+    const int64_t lines = std::min<int64_t>(kMaxLines, (in_ * static_cast<int64_t>(sizeof(float)) + 63) / 64);
+    const auto count = static_cast<int64_t>(d_.rows.size());
+    for (int64_t r = r0; r < r1; ++r) {  // the selection's row r, x's row rows[r]
+      if (r + kRowsAhead < count) {
+        const auto* ahead =
+            reinterpret_cast<const char*>(xd + d_.rows[static_cast<size_t>(r + kRowsAhead)] * in_);
+        for (int64_t l = 0; l < lines; ++l) edgeattn::detail::prefetch_read<3>(ahead + 64 * l);
+      }
+      std::copy_n(xd + d_.rows[static_cast<size_t>(r)] * in_, in_, dst + (r - r0) * in_);
+    }
+    // The block's positions are contiguous in the selection: one mask over them, as for x's own.
+    if (!keep_all_) dropout_span_in_place(mask_, r0 * in_, (r1 - r0) * in_, dst);
+    return dst;
   }
+  /// dst = the mask (times scale) of rows [r0, r1) applied to src, both holding just those rows.
+  void mask(const float* src, int64_t r0, int64_t r1, float* dst) const {
+    dropout_span(mask_, r0 * in_, (r1 - r0) * in_, src, dst);
+  }
+
+ private:
+  const DroppedInput& d_;
+  DenseMask mask_;
+  int64_t in_;
+  bool keep_all_;
 };
 
 }  // namespace
@@ -277,50 +312,56 @@ class RightOperand {
 void dropped_project(const DroppedInput& d, const Tensor& w, Tensor& y) { dropped_project(d, w, y.data()); }
 
 void dropped_project(const DroppedInput& d, const Tensor& w, float* yd) {
-  const RowMask mask(d);
+  const DroppedRows dropped(d);
   const int64_t in = d.x.dim(1), out = w.dim(0);
-  const float* xd = d.x.data();
-  const bool keep_all = d.p == 0.f;  // x itself: no copy, no mask
   const RightOperand right(w.data(), in, /*trans_w=*/true, in, out);
-  const int64_t masked = keep_all ? 0 : in;  // per row of the buffer, then the product's scratch
-  for_each_row_block_with_buffer(d.x.dim(0), masked + right.scratch_cols(),
+  const int64_t masked = dropped.in_place() ? 0 : in;  // per row of the buffer, then the product's scratch
+  for_each_row_block_with_buffer(d.count(), masked + right.scratch_cols(),
                                  [&](int64_t r0, int64_t r1, float* buffer) {
-                                   const float* rows = xd + r0 * in;
-                                   if (!keep_all) {
-                                     mask(rows, r0, r1, buffer);
-                                     rows = buffer;
-                                   }
+                                   const float* rows = dropped.rows(r0, r1, buffer);
                                    right.multiply(r1 - r0, rows, yd + r0 * out, buffer + masked * kBlockRows);
                                  });
 }
 
 void dropped_transpose_products(const DroppedInput& d, std::span<const TransposeProduct> products) {
-  const RowMask mask(d);
-  const int64_t rows = d.x.dim(0), in = d.x.dim(1);
-  const float* xd = d.x.data();
+  const DroppedRows dropped(d);
+  const int64_t rows = d.count(), in = d.x.dim(1);
   const int64_t chunk_rows = weight_grad_rows(rows);
   const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
   int64_t size = 0;  // floats of one chunk's partials, all products together
   for (const TransposeProduct& t : products) size += t.cols * in;
   std::vector<float> partial(static_cast<size_t>(chunks * size), 0.f);
-  const bool keep_all = d.p == 0.f;  // x itself: no copy, no mask
+  // Weight-sized sums (every layer's): the packed microkernel, summing in L2 across the chunk's
+  // blocks; BLAS (repacking both operands every block) for wider ones.
+  bool packed = true;
+  for (const TransposeProduct& t : products)
+    packed = packed && kernels::TransposeAccumulator::suits(t.cols, in);
   parallel_for(0, chunks, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<float> buffer(static_cast<size_t>(keep_all ? 0 : kBlockRows * in));
+    std::vector<float> buffer(static_cast<size_t>(dropped.in_place() ? 0 : kBlockRows * in));
+    std::vector<kernels::TransposeAccumulator> sums;
+    if (packed)
+      for (const TransposeProduct& t : products) sums.emplace_back(t.cols, in);
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t end = std::min(rows, (c + 1) * chunk_rows);
+      for (kernels::TransposeAccumulator& s : sums) s.reset();
       for (int64_t r0 = c * chunk_rows; r0 < end; r0 += kBlockRows) {
         const int64_t r1 = std::min(end, r0 + kBlockRows);
-        const float* block = xd + r0 * in;
-        if (!keep_all) {
-          mask(block, r0, r1, buffer.data());  // the block is masked once for every product
-          block = buffer.data();
-        }
+        const float* block = dropped.rows(r0, r1, buffer.data());  // once for every product
         float* part = partial.data() + c * size;
-        for (const TransposeProduct& t : products) {
-          kernels::gemm(true, false, t.cols, in, r1 - r0, 1.f, t.g + r0 * t.cols, t.cols, block, in, 1.f,
-                        part, in);
+        for (size_t i = 0; i < products.size(); ++i) {
+          const TransposeProduct& t = products[i];
+          if (packed)
+            sums[i].add(r1 - r0, t.g + r0 * t.cols, t.cols, block, in);
+          else
+            kernels::gemm(true, false, t.cols, in, r1 - r0, 1.f, t.g + r0 * t.cols, t.cols, block, in, 1.f,
+                          part, in);
           part += t.cols * in;
         }
+      }
+      float* part = partial.data() + c * size;
+      for (size_t i = 0; i < sums.size(); ++i) {
+        sums[i].write(part, in, false);
+        part += products[i].cols * in;
       }
     }
   });
@@ -335,7 +376,9 @@ void dropped_transpose_products(const DroppedInput& d, std::span<const Transpose
 }
 
 void dropped_input_grad(const DroppedInput& d, const float* dy, const Tensor& w, Tensor& dx) {
-  const RowMask mask(d);
+  if (!d.rows.empty())
+    raise<InvalidArgument>("dropped_input_grad: x with a row selection is a constant, it has no gradient");
+  const DroppedRows dropped(d);
   const int64_t in = d.x.dim(1), out = w.dim(0);
   float* dxd = dx.data();
   const bool keep_all = d.p == 0.f;                                    // dx = dy w, straight into dx
@@ -345,7 +388,7 @@ void dropped_input_grad(const DroppedInput& d, const float* dy, const Tensor& w,
       d.x.dim(0), product + right.scratch_cols(), [&](int64_t r0, int64_t r1, float* buffer) {
         float* target = keep_all ? dxd + r0 * in : buffer;
         right.multiply(r1 - r0, dy + r0 * out, target, buffer + product * kBlockRows);
-        if (!keep_all) mask(buffer, r0, r1, dxd + r0 * in);
+        if (!keep_all) dropped.mask(buffer, r0, r1, dxd + r0 * in);
       });
 }
 
@@ -378,6 +421,40 @@ Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bi
         }
         detail::bias_backward(ctx, bias);
       });
+}
+
+Var dropout_linear(Tape& tape, Var x, std::shared_ptr<const std::vector<int64_t>> rows, float p,
+                   uint64_t seed, Var weight, Var bias) {
+  static const char* const kOp = "dropout_linear (row selection)";
+  check_p(kOp, p);
+  if (!rows) raise<InvalidArgument>(kOp, ": rows is null, expected the selected rows' indices");
+  const Tensor& xv = tape.value(x);
+  const Tensor& wv = tape.value(weight);
+  detail::expect_rank(kOp, "x", xv, 2, "[M, in]");
+  detail::expect_shape(kOp, "weight", wv, {kAny, xv.dim(1)});
+  if (bias) detail::expect_shape(kOp, "bias", tape.value(bias), {wv.dim(0)});
+  if (tape.requires_grad(x))
+    raise<InvalidArgument>(kOp,
+                           ": x requires a gradient, expected a constant (the rows are read in place and "
+                           "no gradient is scattered back to them)");
+  const int64_t table_rows = xv.dim(0);
+  for (size_t i = 0; i < rows->size(); ++i)
+    if (const int64_t r = (*rows)[i]; r < 0 || r >= table_rows)
+      raise<InvalidArgument>(kOp, ": rows[", i, "] is ", r, ", expected a row of x in [0, ", table_rows, ")");
+  const float q = tape.training ? p : 0.f;  // not training: the plain map of the selected rows
+  Tensor y =
+      Tensor::uninitialized({static_cast<int64_t>(rows->size()), wv.dim(0)});  // every row block is written
+  detail::dropped_project({xv, q, seed, *rows}, wv, y);
+  if (bias) detail::add_bias_rows(y, tape.value(bias));
+  return tape.record("dropout_linear", std::move(y), {x, weight, bias},
+                     [x, rows = std::move(rows), weight, bias, q, seed](BackwardContext& ctx) {
+                       if (ctx.needs_grad(weight)) {  // dw [out, in] += dy^T dropout(x[rows])
+                         const detail::TransposeProduct dw{ctx.grad_out().data(), ctx.value(weight).dim(0),
+                                                           ctx.grad(weight).data()};
+                         detail::dropped_transpose_products({ctx.value(x), q, seed, *rows}, {&dw, 1});
+                       }
+                       detail::bias_backward(ctx, bias);
+                     });
 }
 
 Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {

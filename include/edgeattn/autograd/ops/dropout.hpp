@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "edgeattn/autograd/tape.hpp"
 #include "edgeattn/core/sparse_matrix.hpp"
@@ -41,6 +43,21 @@ CsrMatrix dropout(const Tape& tape, const CsrMatrix& x, float p, uint64_t seed);
 ///
 ///   Var h = dropout_linear(tape, tape.constant_ref(features), 0.6f, seed, tape.parameter(w));
 Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bias = {});
+
+/// The same over rows `rows` of x, without gathering them: linear(dropout(x[rows]), weight, bias),
+/// each row read from x where it is (a sampled batch's input nodes, from the whole feature
+/// matrix, perhaps memory-mapped) and the mask that of dropout on the gathered copy [N, in]
+/// (keyed by its element index, so x[rows]'s row i draws what the copy's row i would). x must be
+/// a constant: no gradient is scattered back to it (InvalidArgument otherwise, and for a row
+/// outside [0, M)). The op keeps `rows` for its backward. The output equals dropout_linear on
+/// tape.constant(gather_rows(x, rows)) bit for bit, and so does the weight gradient when training
+/// with p > 0. Not training, or p == 0: the linear map of the selected rows.
+///   x: [M, in], rows: [N] -> [N, out]
+///
+///   auto rows = std::make_shared<const std::vector<int64_t>>(batch.input_nodes);
+///   Var h = dropout_linear(tape, tape.constant_ref(features), rows, 0.2f, seed, tape.parameter(w));
+Var dropout_linear(Tape& tape, Var x, std::shared_ptr<const std::vector<int64_t>> rows, float p,
+                   uint64_t seed, Var weight, Var bias = {});
 
 /// linear(tape, dropout(tape, x, p, seed), weight, bias) for a sparse x, without the dropped copy:
 /// the same mask (keyed by row and column), drawn on the fly by the SpMM kernels
