@@ -25,7 +25,8 @@ constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kCacheMinBytes = size_t{64} << 10;  // smaller blocks: malloc's bins serve them well
 constexpr size_t kMinDefaultLimitBytes = size_t{2} << 30;
 constexpr size_t kReuseSlack = 4;  // a cached block up to 1/kReuseSlack larger serves a request
-constexpr size_t kHeadroom = 2;    // storage in use + cached may reach 1 + 1/kHeadroom times its peak
+// Storage in use + cached may reach 1 + kHeadroomNum / kHeadroomDen times its peak (evict_for_locked).
+constexpr size_t kHeadroomNum = 3, kHeadroomDen = 4;
 
 std::align_val_t alignment_for(size_t capacity) {
   return std::align_val_t{capacity >= kHugePageBytes ? kHugePageBytes : 64};
@@ -179,7 +180,7 @@ class StorageCache {
 
   // Before a block of `capacity` bytes comes from the system: frees cached blocks (of other
   // classes) as far as needed to keep the footprint (storage in use + cached + the new block)
-  // within half above the high-water mark of storage in use - the smallest block that frees
+  // within three quarters above the high-water mark of storage in use - the smallest block that frees
   // enough, else the largest ones - so the process does not grow while the cache holds memory
   // nobody asks for: when the model's shapes change (an evaluation pass, a layer with other
   // widths) the old classes make room. The headroom keeps the blocks of neighbouring classes that
@@ -187,13 +188,17 @@ class StorageCache {
   // nodes). Freeing them on every miss page-faulted (and the kernel zeroed) nearly three quarters
   // of a sampled GAT step's tensors again; a quarter's headroom still missed three blocks a step
   // (60 + 30 + 30 MiB: 69 misses and ~1240 huge-page faults an epoch on the products-like SBM,
-  // 4-5% of the step's CPU time in clear_page_erms); half leaves no miss after the first epoch,
-  // at the same peak RSS (the blocks are reused, not added). Full-batch steps repeat their shapes
-  // and miss only in their first epoch: their peak is unchanged.
+  // 4-5% of the step's CPU time in clear_page_erms); half left no miss after the first epoch
+  // while the step gathered its input rows into a 95 MB copy. Once the first projection read them
+  // in place (NodeInput::selected_rows) the peak in use fell 448 -> 352 MiB, the headroom with it,
+  // but not the spread of the batches' sizes: the same three blocks (30 + 60 + 30 MiB) missed
+  // every step again. Three quarters leaves none, at the same peak RSS (869 MB; the blocks are
+  // reused, not added), and the epoch 4% shorter. Full-batch steps repeat their shapes and miss
+  // only in their first epoch: their peak is unchanged.
   void evict_for_locked(size_t capacity) {
     const size_t in_use = in_use_.load(std::memory_order_relaxed);
     live_high_water_ = std::max(live_high_water_, in_use + capacity);
-    const size_t allowed = live_high_water_ + live_high_water_ / kHeadroom;
+    const size_t allowed = live_high_water_ + live_high_water_ / kHeadroomDen * kHeadroomNum;
     const size_t footprint = in_use + cached_bytes_ + capacity;
     if (footprint <= allowed) return;
     size_t needed = footprint - allowed;

@@ -133,9 +133,9 @@ TEST(TensorCache, AMissWithinTheHeadroomKeepsTheCachedBlocks) {
   const size_t cached = tensor_cache_stats().cached_bytes;
   ASSERT_GE(cached, size_t{256} * 1000 * sizeof(float));
   {
-    // 128 KiB misses (a's block is 8x larger), but 1 MiB cached + 128 KiB fits in 1.5 MiB: a's
-    // block stays.
-    const Tensor b({32, 1000});
+    // 640 KiB misses (a's block is over a quarter larger), but 1 MiB cached + 640 KiB fits in
+    // 1.75 MiB: a's block stays (half above the mark, 1.5 MiB, would have freed it).
+    const Tensor b({160, 1024});
     EXPECT_EQ(tensor_cache_stats().cached_bytes, cached);
   }
   const Tensor again({256, 1000});  // served by a's block, not page-faulted anew
@@ -154,12 +154,12 @@ TEST(TensorCache, AMissBeyondTheHeadroomFreesTheSmallestCachedBlockThatSuffices)
   const size_t both = tensor_cache_stats().cached_bytes;
   ASSERT_GE(both, size_t{320} * 1000 * sizeof(float));
   {
-    // 768 KiB more (not served by a's block, over a quarter larger) would make 2 MiB, 128 KiB
-    // above 1.5 x 1.25 MiB: the smallest cached block that frees the excess (b's, 256 KiB) goes;
-    // a's stays.
-    const Tensor c({192, 1000});
-    EXPECT_LT(tensor_cache_stats().cached_bytes, both - size_t{64} * 1000 * sizeof(float) + 1);
-    EXPECT_GE(tensor_cache_stats().cached_bytes, size_t{256} * 1000 * sizeof(float));
+    // 1.25 MiB more (larger than every cached block) would make 2.5 MiB, 320 KiB above
+    // 1.75 x 1.25 MiB: the smallest cached block that frees the excess (a's, 1 MiB) goes; b's,
+    // too small to, stays.
+    const Tensor c({320, 1024});
+    EXPECT_LT(tensor_cache_stats().cached_bytes, both - size_t{256} * 1000 * sizeof(float) + 1);
+    EXPECT_GE(tensor_cache_stats().cached_bytes, size_t{64} * 1000 * sizeof(float));
   }
   release_tensor_cache();
 }

@@ -186,7 +186,7 @@ class Tensor {
 /// The tensor storage cache: blocks of at least 64 KiB, rounded up to a size class (at most 1/8
 /// larger), are kept when freed and reused for the next tensor of that class (or of a class at
 /// most a quarter smaller). A request the cache cannot serve frees cached blocks only as far as
-/// needed to keep storage in use + cached within half above the most storage ever in use
+/// needed to keep storage in use + cached within three quarters above the most storage ever in use
 /// (counted from the start or the last release_tensor_cache).
 struct TensorCacheStats {
   size_t cached_bytes = 0;  ///< bytes held in the cache now (free blocks)
