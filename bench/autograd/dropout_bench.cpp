@@ -8,6 +8,12 @@
 //   dropout_linear/fwd_bwd   y = dropout(x) W^T, then dW (x constant)  x [240000, 100], W [64, 100]
 //   elu_dropout/fwd_bwd      y = dropout(elu(x)), then dx              x [150000, 64]
 //
+// and the first of them over a batch's 240000 input rows (ascending) of a [250000, 100] feature
+// matrix, as a sampled step runs it:
+//
+//   dropout_linear_gathered/fwd_bwd  the rows gathered into a copy (gather_rows), then the op
+//   dropout_linear_selected/fwd_bwd  the op's row selection: the rows read in place
+//
 // and sparse input features at Cora's shape (2708 x 1433 with 49,216 entries, W [64, 1433],
 // dropout 0.6, the GAT paper's first layer), the fused op against the unfused pair it replaces:
 //
@@ -21,6 +27,8 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "bench_context.hpp"
 #include "edgeattn/autograd/ops.hpp"
@@ -30,7 +38,7 @@ namespace {
 
 using namespace edgeattn::autograd;  // NOLINT(google-build-using-namespace): a .cpp, not a header
 
-constexpr int64_t kInputRows = 240000, kFeatures = 100, kOut = 64, kHiddenRows = 150000;
+constexpr int64_t kInputRows = 240000, kFeatures = 100, kOut = 64, kHiddenRows = 150000, kTableRows = 250000;
 constexpr float kP = 0.2f;
 
 // The sum of y weighted by a fixed tensor, so the backward has a dense dy.
@@ -84,6 +92,42 @@ void BM_DropoutLinear(benchmark::State& state) {
   set_flop_counters(state, 4.0 * static_cast<double>(kInputRows * kFeatures * kOut), seconds);
 }
 
+// A sampled batch's input rows: kInputRows of kTableRows nodes, ascending (as the training loops
+// number a block's sources), one in 25 skipped.
+std::shared_ptr<const std::vector<int64_t>> batch_input_rows() {
+  static_assert(kTableRows - kTableRows / 25 == kInputRows);
+  auto rows = std::make_shared<std::vector<int64_t>>();
+  for (int64_t i = 0; i < kTableRows; ++i)
+    if (i % 25 != 7) rows->push_back(i);
+  return rows;
+}
+
+// dropout_linear over a batch's input rows of the whole feature matrix x [250000, 100]: gathered
+// into a copy first (gathered) or read in place (selected, dropout_linear's row selection).
+template <class Op>
+void batch_rows_dropout_linear(benchmark::State& state, Op op) {
+  const Tensor x = random_tensor({kTableRows, kFeatures}, 3);
+  const auto rows = batch_input_rows();
+  Parameter w{"w", random_tensor({kOut, kFeatures}, 4), {}};
+  const Tensor weights = random_tensor({kInputRows, kOut}, 5);
+  const double seconds = time_steps(state, w, [&](Tape& t, Var wv, uint64_t seed) {
+    return weighted_loss(t, op(t, x, rows, wv, seed), weights);
+  });
+  set_flop_counters(state, 4.0 * static_cast<double>(kInputRows * kFeatures * kOut), seconds);
+}
+
+void BM_DropoutLinearGathered(benchmark::State& state) {
+  batch_rows_dropout_linear(state, [](Tape& t, const Tensor& x, const auto& rows, Var w, uint64_t seed) {
+    return dropout_linear(t, t.constant(gather_rows(x.view(), *rows)), kP, seed, w);
+  });
+}
+
+void BM_DropoutLinearSelected(benchmark::State& state) {
+  batch_rows_dropout_linear(state, [](Tape& t, const Tensor& x, const auto& rows, Var w, uint64_t seed) {
+    return dropout_linear(t, t.constant_ref(x), rows, kP, seed, w);
+  });
+}
+
 // A random sparse [2708, 1433] matrix with Cora's 49,216 entries, values in [0, 1).
 CsrMatrix cora_shaped_features() {
   constexpr int64_t kRows = 2708, kCols = 1433, kEntries = 49216;
@@ -122,6 +166,14 @@ void BM_LinearOfDropoutSparse(benchmark::State& state) {
 
 BENCHMARK(BM_Dropout)->Name("dropout/fwd_bwd")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DropoutLinear)->Name("dropout_linear/fwd_bwd")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DropoutLinearGathered)
+    ->Name("dropout_linear_gathered/fwd_bwd")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_DropoutLinearSelected)
+    ->Name("dropout_linear_selected/fwd_bwd")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_EluDropout)->Name("elu_dropout/fwd_bwd")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DropoutLinearSparse)
     ->Name("dropout_linear_sparse/fwd_bwd")
