@@ -41,10 +41,10 @@ void check_bipartite_layer_graph(const autograd::Tape& tape, const std::string& 
 
 NodeInput first_rows(autograd::Tape& tape, const NodeInput& x, int64_t rows,
                      std::optional<CsrMatrix>& sparse_storage) {
+  if (!x.is_sparse()) return x.first_rows(tape, rows);  // a leading-rows view, or the selection's first rows
   if (x.rows(tape) < rows)
     raise<ShapeError>("first_rows: x has ", x.rows(tape), " rows, cannot take its first ", rows,
                       " (a block's destinations are its first sources)");
-  if (!x.is_sparse()) return x.first_rows(tape, rows);  // a leading-rows view, or the selection's first rows
   std::vector<int64_t> first(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) first[static_cast<size_t>(i)] = i;
   sparse_storage.emplace(x.sparse().select_rows(first));

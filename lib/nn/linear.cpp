@@ -68,22 +68,16 @@ int64_t NodeInput::cols(const autograd::Tape& tape) const {
 }
 
 void NodeInput::check(const autograd::Tape& tape, const std::string& who, int64_t rows, int64_t cols) const {
-  if (sparse_) {
-    if ((rows != kAny && sparse_->rows() != rows) || (cols != kAny && sparse_->cols() != cols))
-      raise<ShapeError>(who, ": x (sparse) has shape [", sparse_->rows(), ", ", sparse_->cols(),
-                        "], expected [", rows == kAny ? std::string("*") : std::to_string(rows), ", ",
-                        cols == kAny ? std::string("*") : std::to_string(cols), "]");
+  if (!sparse_ && !selection_) {
+    check_shape(who + ": x", tape.value(dense_), {rows, cols});
     return;
   }
-  if (selection_) {
-    const int64_t have_rows = this->rows(tape), have_cols = this->cols(tape);
-    if ((rows != kAny && have_rows != rows) || (cols != kAny && have_cols != cols))
-      raise<ShapeError>(who, ": x (a row selection) has shape [", have_rows, ", ", have_cols, "], expected [",
-                        rows == kAny ? std::string("*") : std::to_string(rows), ", ",
-                        cols == kAny ? std::string("*") : std::to_string(cols), "]");
-    return;
-  }
-  check_shape(who + ": x", tape.value(dense_), {rows, cols});
+  // Sparse, or a row selection: the shape is rows() x cols(), not a tensor's.
+  const int64_t have_rows = this->rows(tape), have_cols = this->cols(tape);
+  if ((rows != kAny && have_rows != rows) || (cols != kAny && have_cols != cols))
+    raise<ShapeError>(who, ": x (", sparse_ ? "sparse" : "a row selection", ") has shape [", have_rows, ", ",
+                      have_cols, "], expected [", rows == kAny ? std::string("*") : std::to_string(rows),
+                      ", ", cols == kAny ? std::string("*") : std::to_string(cols), "]");
 }
 
 Linear::Linear(const std::string& name, int64_t in_channels, int64_t out_channels, bool bias, LinearInit init,
