@@ -1,6 +1,6 @@
 // Fused graph-attention backward: the dispatch. The kernels and their design are in
 // parallel_backward_impl.hpp; each pattern's instantiations are compiled in a file of their own
-// (instantiations/<pattern>.cpp).
+// (instantiations/<pattern>_backward.cpp).
 #include "kernels/parallel/parallel_backward_impl.hpp"
 
 namespace edgeattn::kernels {

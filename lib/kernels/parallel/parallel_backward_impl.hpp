@@ -1,5 +1,5 @@
 // The templates of the fused graph-attention backward (parallel_backward.cpp dispatches to them),
-// instantiated one pattern per file (instantiations/<pattern>.cpp, with the forward's) so that a
+// instantiated one pattern per file (instantiations/<pattern>_backward.cpp) so that a
 // build spreads them over its cores: with all 108 in one file, its ASan + UBSan compile alone took
 // 27 of CI's minutes.
 // Fused graph-attention backward without atomics, recomputing attention from the saved row

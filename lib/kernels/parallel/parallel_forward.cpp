@@ -1,6 +1,6 @@
 // Fused graph-attention forward: the dispatch. The kernel and its design are in
 // parallel_forward_impl.hpp; each pattern's instantiations are compiled in a file of their own
-// (instantiations/<pattern>.cpp).
+// (instantiations/<pattern>_forward.cpp).
 #include "kernels/parallel/parallel_forward_impl.hpp"
 
 namespace edgeattn::kernels {

@@ -1,5 +1,5 @@
 // The templates of the fused graph-attention forward (parallel_forward.cpp dispatches to them),
-// instantiated one pattern per file (instantiations/<pattern>.cpp, with the backward's) so that a
+// instantiated one pattern per file (instantiations/<pattern>_forward.cpp) so that a
 // build spreads them over its cores.
 // Fused graph-attention forward: one pass per destination row with an online softmax.
 //
@@ -338,7 +338,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
 }
 
 /// The forward over one pattern: every score and compile-time shape (visit_score_dims) and both
-/// normalisations. Instantiated for each pattern in instantiations/<pattern>.cpp.
+/// normalisations. Instantiated for each pattern in instantiations/<pattern>_forward.cpp.
 template <class P>
 void forward_pattern(const P& pattern, const KernelArgs& a, const ForwardBuffers& out) {
   visit_score_dims(a, [&](const auto& score, auto dims) {
