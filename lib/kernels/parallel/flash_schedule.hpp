@@ -89,6 +89,9 @@ class PackBuffer {
 /// The packed operands' budget per slice of heads, in floats (0: the default); set by the test hook
 /// set_tiled_budgets.
 inline std::atomic<int64_t> g_packed_budget{0};
+/// The tiled backward's dQ partials' budget per slice of heads, in floats (0: the default); set by
+/// set_tiled_budgets.
+inline std::atomic<int64_t> g_dq_partial_budget{0};
 
 /// Heads per slice, when one head's packed operands take `per_head` floats: as many as fit in the
 /// larger of 4 Mi floats (16 MiB) and a quarter of all heads' (or in g_packed_budget when set).
