@@ -892,6 +892,11 @@ int run_train(std::span<const std::string> argv) {
     j.field("epochs", static_cast<int64_t>(std::llround(mean(epochs))));
     j.field("best_epoch", last.best_epoch);
     j.field("seconds_per_epoch", mean(sec_per_epoch));
+    // The last run's training step, epoch by epoch: the first one also touches the step's memory for
+    // the first time (the tensor cache reuses it after), which benchmarks may want to read apart.
+    std::vector<double> epoch_seconds;
+    for (const train::EpochStats& s : last.history) epoch_seconds.push_back(s.train_seconds);
+    j.raw_field("epoch_seconds", json_real_array(epoch_seconds));
     j.field("parameters", last_model->num_parameters());
     j.field("library", "edgeattn").field("version", tool_version()).field("input", args.str("dataset"));
     if (tc.profile) {

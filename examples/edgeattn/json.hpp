@@ -119,6 +119,17 @@ inline std::string json_accuracy_array(const std::vector<double>& values) {
   return out + "]";
 }
 
+/// A JSON array of reals with six significant digits, e.g. seconds: [1.93481, 1.04012].
+inline std::string json_real_array(const std::vector<double>& values) {
+  std::string out = "[";
+  char buf[32];
+  for (const double v : values) {
+    std::snprintf(buf, sizeof buf, "%s%.6g", out.size() > 1 ? ", " : "", v);
+    out += buf;
+  }
+  return out + "]";
+}
+
 /// A JSON array of strings.
 template <class Range>
 std::string json_string_array(const Range& values) {
