@@ -108,26 +108,22 @@ std::string json_int_array(const Range& values) {
   return out + "]";
 }
 
-/// A JSON array of reals with four decimals, e.g. accuracies: [0.8310, 0.8270].
-inline std::string json_accuracy_array(const std::vector<double>& values) {
+/// A JSON array of reals, each printed with `format` (a printf conversion of one double, say
+/// "%.6g"): [1.93481, 1.04012].
+inline std::string json_real_array(const std::vector<double>& values, const char* format = "%.6g") {
   std::string out = "[";
   char buf[32];
   for (const double v : values) {
-    std::snprintf(buf, sizeof buf, "%s%.4f", out.size() > 1 ? ", " : "", v);
+    if (out.size() > 1) out += ", ";
+    std::snprintf(buf, sizeof buf, format, v);
     out += buf;
   }
   return out + "]";
 }
 
-/// A JSON array of reals with six significant digits, e.g. seconds: [1.93481, 1.04012].
-inline std::string json_real_array(const std::vector<double>& values) {
-  std::string out = "[";
-  char buf[32];
-  for (const double v : values) {
-    std::snprintf(buf, sizeof buf, "%s%.6g", out.size() > 1 ? ", " : "", v);
-    out += buf;
-  }
-  return out + "]";
+/// A JSON array of reals with four decimals, e.g. accuracies: [0.8310, 0.8270].
+inline std::string json_accuracy_array(const std::vector<double>& values) {
+  return json_real_array(values, "%.4f");
 }
 
 /// A JSON array of strings.
