@@ -1,18 +1,19 @@
 // Backward of the tiled schedule; see tiled_attention.hpp for the algorithm and its references. The
 // schedule itself is tiled_backward_impl.hpp, compiled once per SIMD policy under instantiations/.
-#include <algorithm>
-#include <atomic>
-
-#include "kernels/parallel/flash_microkernel.hpp"
-#include "kernels/parallel/flash_schedule.hpp"
-#include "kernels/parallel/tiled_attention.hpp"
+#include "kernels/parallel/tiled_backward_impl.hpp"
 
 namespace edgeattn::kernels {
 namespace detail {
-// Defined in tiled_backward_impl.hpp; instantiated in instantiations/tiled_backward_<policy>.cpp.
-template <class Pol>
-void tiled_backward_with(const Pattern& p, const KernelArgs& a, const BackwardInputs& in,
-                         const BackwardBuffers& g);
+extern template void tiled_backward_with<flash::Portable>(const Pattern&, const KernelArgs&,
+                                                          const BackwardInputs&, const BackwardBuffers&);
+#if defined(__AVX2__) && defined(__FMA__)
+extern template void tiled_backward_with<flash::Avx2>(const Pattern&, const KernelArgs&,
+                                                      const BackwardInputs&, const BackwardBuffers&);
+#endif
+#if defined(__AVX512F__)
+extern template void tiled_backward_with<flash::Avx512>(const Pattern&, const KernelArgs&,
+                                                        const BackwardInputs&, const BackwardBuffers&);
+#endif
 }  // namespace detail
 
 void set_tiled_budgets(int64_t dq_partial_floats, int64_t packed_floats) {

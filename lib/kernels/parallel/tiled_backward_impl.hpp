@@ -23,9 +23,6 @@
 
 namespace edgeattn::kernels::detail {
 
-using flash::align_down;
-using flash::align_up;
-
 /// kSoftmax: softmax weights from the saved lse, else relu; kExtras: bias and/or dropout.
 template <class Pol, bool kSoftmax, bool kExtras, class Pat>
 class TiledBackward {
@@ -240,7 +237,7 @@ class TiledBackward {
       const auto [t0, t1] = rr.span(r0, r0 + rows, c0, c1);
       if (t0 >= t1) continue;
       // The tile's columns [ta, ta + wt): every strip fills them (zeros where its rows miss).
-      const int64_t ta = align_down(t0, NR), wt = align_up(t1, NR) - ta;
+      const int64_t ta = flash::align_down(t0, NR), wt = flash::align_up(t1, NR) - ta;
       for (int64_t i0 = 0; i0 < rows; i0 += MR) {
         const int64_t mr = std::min(MR, rows - i0);
         float* prob = s.prob.data() + i0 * CT;
@@ -253,7 +250,7 @@ class TiledBackward {
           }
           continue;
         }
-        const int64_t pa = align_down(u0, NR), pb = align_up(u1, NR);
+        const int64_t pa = flash::align_down(u0, NR), pb = flash::align_up(u1, NR);
         strip(h, rr, r0 + i0, mr, c0, c1, pa, pb - pa, prob + (pa - ta), dprob + (pa - ta), CT, true, fused_);
         for (int64_t r = 0; r < mr; ++r) {
           std::fill(prob + r * CT, prob + r * CT + (pa - ta), 0.f);
