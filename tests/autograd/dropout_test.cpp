@@ -1,7 +1,8 @@
 // Dropout on dense Vars and sparse matrices: identity in eval mode and at p = 0, the kept
 // fraction and scaling, masks that are pure functions of (seed, element) and independent of the
 // thread count, the gradient, and invalid p; the fused dropout_linear on dense and sparse inputs
-// against the unfused pair, and over a row selection of a constant x against its gathered copy.
+// against the unfused pair, and over a row selection of a constant x against its gathered copy;
+// the dropped-input products with a recorded mask (detail::KeepBits) against the drawn one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/ops/dropped_projection.hpp"
 #include "edgeattn/autograd/ops.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "support/expect_error.hpp"
@@ -255,6 +257,81 @@ TEST(DropoutLinear, RejectsBadRatesAndShapes) {
       {"dropout_linear", "bias"});
   expect_throw_naming<ShapeError>(
       [&] { (void)dropout_linear(tape, tape.constant(Tensor({12})), 0.5f, 0, w); }, {"dropout_linear", "x"});
+}
+
+// ---- the dropped-input products with a recorded mask ---------------------------------------------
+
+// The three products of a dropped input (dropped_projection.hpp), drawing the mask or reading it.
+struct Products {
+  Tensor y, dw, dx;
+};
+Products products(const detail::DroppedInput& d, const Tensor& w, const Tensor& g) {
+  Products r{Tensor({d.count(), w.dim(0)}), Tensor({w.dim(0), d.x.dim(1)}), Tensor()};
+  detail::dropped_project(d, w, r.y);
+  const detail::TransposeProduct dw{g.data(), w.dim(0), r.dw.data()};
+  detail::dropped_transpose_products(d, {&dw, 1});
+  if (d.rows.empty()) {
+    r.dx = Tensor(d.x.shape());
+    detail::dropped_input_grad(d, g.data(), w, r.dx);
+  }
+  return r;
+}
+
+TEST(DroppedInput, ARecordedMaskIsTheDrawnOneAndItsProductsAreBitForBitTheSame) {
+  // Rows of under one word, whole words, and whole words plus a part; x itself and a selection of
+  // its rows (repeated, out of order); enough rows for several row blocks and weight partials.
+  for (int64_t in : {13, 64, 70}) {
+    for (bool select : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "in " << in << (select ? ", row selection" : ""));
+      const Tensor x = random_tensor({5000, in}, 21);
+      std::vector<int64_t> rows;
+      if (select)
+        for (int64_t i = 0; i < 9000; ++i) rows.push_back((i * 7919) % 5000);
+      const int64_t n = select ? 9000 : 5000;
+      const Tensor w = random_tensor({24, in}, 22), g = random_tensor({n, 24}, 23);
+      const Products drawn = products({x, 0.4f, 5, rows}, w, g);
+      detail::KeepBits keep;
+      const Products recorded = products({x, 0.4f, 5, rows, &keep}, w, g);  // recorded, then read
+      ASSERT_TRUE(keep.filled);
+      EXPECT_EQ(values(recorded.y), values(drawn.y));
+      EXPECT_EQ(values(recorded.dw), values(drawn.dw));
+      EXPECT_EQ(values(recorded.dx), values(drawn.dx));
+      // The bits are the mask's decisions at x~'s flat positions, each row from a word of its own.
+      ASSERT_EQ(keep.rows, n);
+      ASSERT_EQ(keep.words_per_row, (in + 31) / 32);
+      for (int64_t r = 0; r < n; ++r)
+        for (int64_t c = 0; c < in; ++c) {
+          const uint32_t word = keep.words[static_cast<size_t>(r * keep.words_per_row + c / 32)];
+          ASSERT_EQ(((word >> (c % 32)) & 1u) != 0u, dropout_keeps_element(5, r * in + c, 0.4f))
+              << r << ", " << c;
+        }
+      // A filled mask is read, not drawn again: flipping a decision changes the products.
+      keep.words[0] ^= 1u;
+      const Products flipped = products({x, 0.4f, 5, rows, &keep}, w, g);
+      EXPECT_NE(values(flipped.y), values(drawn.y));
+      EXPECT_NE(values(flipped.dw), values(drawn.dw));
+    }
+  }
+}
+
+TEST(DroppedInput, AMaskRecordedForAnotherInputIsRefused) {
+  const Tensor x = random_tensor({100, 40}, 24), w = random_tensor({8, 40}, 25);
+  detail::KeepBits keep;
+  Tensor y({100, 8});
+  detail::dropped_project({x, 0.5f, 1, {}, &keep}, w, y);
+  const Tensor wider = random_tensor({100, 70}, 26), w70 = random_tensor({8, 70}, 27);
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        detail::dropped_project({wider, 0.5f, 1, {}, &keep}, w70, y);
+      },
+      {"recorded mask", "100 rows of 2 words", "100 rows of 3", "70 elements"});
+  const Tensor fewer = random_tensor({60, 40}, 28);
+  Tensor y60({60, 8});
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        detail::dropped_project({fewer, 0.5f, 1, {}, &keep}, w, y60);
+      },
+      {"recorded mask", "100 rows", "expected 60 rows"});
 }
 
 // ---- dropout_linear on a sparse x: the products over the kept entries ---------------------------

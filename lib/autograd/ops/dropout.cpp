@@ -155,6 +155,50 @@ void dropout_span_in_place(const DenseMask& mask, int64_t begin, int64_t n, floa
   });
 }
 
+// Rows [r0, r1) of x~, `in` elements each (x and y hold just those rows; y may be x): y = x * scale
+// or 0, the mask drawn at the flat positions r * in + c as dropout_span draws it, and each
+// decision recorded in `bits` (detail::KeepBits). The same values as dropout_span.
+void dropout_rows_recording(const DenseMask& mask, int64_t r0, int64_t r1, int64_t in, const float* x,
+                            float* y, detail::KeepBits& bits) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* xr = x + (r - r0) * in;
+    float* yr = y + (r - r0) * in;
+    uint32_t* words = bits.words.data() + r * bits.words_per_row;
+    mask.for_each_block(static_cast<uint64_t>(r * in), in, [&](int64_t o, int64_t m, const uint16_t* draws) {
+      // o is a multiple of kDraws, so each 32 elements from it are one word (the row's last in part)
+      for (int64_t c = 0; c < m; c += 32) {
+        const int64_t n = std::min<int64_t>(32, m - c);
+        uint32_t kept = 0;
+#pragma omp simd reduction(| : kept)
+        for (int64_t i = 0; i < n; ++i) kept |= static_cast<uint32_t>(draws[c + i] >= mask.threshold) << i;
+        words[(o + c) >> 5] = kept;
+        const float* xs = xr + o + c;
+        float* ys = yr + o + c;
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) ys[i] = keep_or_zero(((kept >> i) & 1u) != 0u, xs[i] * mask.scale);
+      }
+    });
+  }
+}
+
+// The same from recorded bits, drawing nothing: the same values.
+void dropout_rows_from_bits(const detail::KeepBits& bits, float scale, int64_t r0, int64_t r1, int64_t in,
+                            const float* x, float* y) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* xr = x + (r - r0) * in;
+    float* yr = y + (r - r0) * in;
+    const uint32_t* words = bits.words.data() + r * bits.words_per_row;
+    for (int64_t c = 0; c < in; c += 32) {
+      const int64_t n = std::min<int64_t>(32, in - c);
+      const uint32_t kept = words[c >> 5];
+      const float* xs = xr + c;
+      float* ys = yr + c;
+#pragma omp simd
+      for (int64_t i = 0; i < n; ++i) ys[i] = keep_or_zero(((kept >> i) & 1u) != 0u, xs[i] * scale);
+    }
+  }
+}
+
 // One row of a sparse dropout, keyed by (row, column): the mask follows the entry, not its slot.
 void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, uint32_t threshold, float scale,
                         const int32_t* __restrict cols, float* __restrict values) {
@@ -233,11 +277,29 @@ namespace detail {
 
 namespace {
 
-// Row blocks of x~ (dropped_projection.hpp's DroppedInput).
+// Row blocks of x~ (dropped_projection.hpp's DroppedInput). With DroppedInput::keep, the first
+// product records the mask and the later ones read it; a product that records calls finish()
+// once every row block is done.
 class DroppedRows {
  public:
   explicit DroppedRows(const DroppedInput& d)
-      : d_(d), mask_(dense_mask(d.seed, d.p)), in_(d.x.dim(1)), keep_all_(d.p == 0.f) {}
+      : d_(d), mask_(dense_mask(d.seed, d.p)), in_(d.x.dim(1)), keep_all_(d.p == 0.f) {
+    if (keep_all_ || d.keep == nullptr) return;
+    KeepBits& bits = *d.keep;
+    const int64_t words_per_row = (in_ + 31) / 32;
+    if (bits.filled) {
+      if (bits.rows != d.count() || bits.words_per_row != words_per_row)
+        raise<InvalidArgument>("dropped input: the recorded mask has ", bits.rows, " rows of ",
+                               bits.words_per_row, " words, expected ", d.count(), " rows of ", words_per_row,
+                               " (", in_, " elements); it was recorded for another input");
+      read_ = &bits;
+      return;
+    }
+    bits.rows = d.count();
+    bits.words_per_row = words_per_row;
+    bits.words.resize(static_cast<size_t>(bits.rows * words_per_row));  // every word is written
+    record_ = &bits;
+  }
   /// Whether x~'s rows are x's own, read in place (p = 0, no selection).
   bool in_place() const { return keep_all_ && d_.rows.empty(); }
   /// Rows [r0, r1) of x~: in place, or written to dst ((r1 - r0) * in floats).
@@ -245,7 +307,7 @@ class DroppedRows {
     const float* xd = d_.x.data();
     if (d_.rows.empty()) {
       if (keep_all_) return xd + r0 * in_;
-      dropout_span(mask_, r0 * in_, (r1 - r0) * in_, xd + r0 * in_, dst);
+      mask(xd + r0 * in_, r0, r1, dst);
       return dst;
     }
     // The rows are met at random (a sampled batch's input nodes): prefetch each one kRowsAhead
@@ -262,12 +324,24 @@ class DroppedRows {
       std::copy_n(xd + d_.rows[static_cast<size_t>(r)] * in_, in_, dst + (r - r0) * in_);
     }
     // The block's positions are contiguous in the selection: one mask over them, as for x's own.
-    if (!keep_all_) dropout_span_in_place(mask_, r0 * in_, (r1 - r0) * in_, dst);
+    if (!keep_all_) mask(dst, r0, r1, dst);
     return dst;
   }
-  /// dst = the mask (times scale) of rows [r0, r1) applied to src, both holding just those rows.
+  /// dst = the mask (times scale) of rows [r0, r1) applied to src, both holding just those rows
+  /// (dst may be src).
   void mask(const float* src, int64_t r0, int64_t r1, float* dst) const {
-    dropout_span(mask_, r0 * in_, (r1 - r0) * in_, src, dst);
+    if (read_)
+      dropout_rows_from_bits(*read_, mask_.scale, r0, r1, in_, src, dst);
+    else if (record_)
+      dropout_rows_recording(mask_, r0, r1, in_, src, dst, *record_);
+    else if (src == dst)
+      dropout_span_in_place(mask_, r0 * in_, (r1 - r0) * in_, dst);
+    else
+      dropout_span(mask_, r0 * in_, (r1 - r0) * in_, src, dst);
+  }
+  /// After a product over every row: a recorded mask is complete.
+  void finish() const {
+    if (record_) record_->filled = true;
   }
 
  private:
@@ -275,6 +349,8 @@ class DroppedRows {
   DenseMask mask_;
   int64_t in_;
   bool keep_all_;
+  KeepBits* record_ = nullptr;      // drawn and recorded by this product
+  const KeepBits* read_ = nullptr;  // read by this product
 };
 
 }  // namespace
@@ -321,6 +397,7 @@ void dropped_project(const DroppedInput& d, const Tensor& w, float* yd) {
                                    const float* rows = dropped.rows(r0, r1, buffer);
                                    right.multiply(r1 - r0, rows, yd + r0 * out, buffer + masked * kBlockRows);
                                  });
+  dropped.finish();
 }
 
 void dropped_transpose_products(const DroppedInput& d, std::span<const TransposeProduct> products) {
@@ -365,6 +442,7 @@ void dropped_transpose_products(const DroppedInput& d, std::span<const Transpose
       }
     }
   });
+  dropped.finish();
   int64_t offset = 0;
   for (const TransposeProduct& t : products) {
     const int64_t n = t.cols * in;
@@ -390,6 +468,7 @@ void dropped_input_grad(const DroppedInput& d, const float* dy, const Tensor& w,
         right.multiply(r1 - r0, dy + r0 * out, target, buffer + product * kBlockRows);
         if (!keep_all) dropped.mask(buffer, r0, r1, dxd + r0 * in);
       });
+  dropped.finish();
 }
 
 }  // namespace detail
@@ -403,12 +482,15 @@ Var dropout_linear(Tape& tape, Var x, float p, uint64_t seed, Var weight, Var bi
   detail::expect_shape("dropout_linear", "weight", wv, {kAny, xv.dim(1)});
   if (bias) detail::expect_shape("dropout_linear", "bias", tape.value(bias), {wv.dim(0)});
   Tensor y = Tensor::uninitialized({xv.dim(0), wv.dim(0)});  // every row block is written
-  detail::dropped_project({xv, p, seed}, wv, y);
+  // The forward records the mask (a bit an element) for the backward's two products to read.
+  auto keep = std::make_shared<detail::KeepBits>();
+  detail::dropped_project({xv, p, seed, {}, keep.get()}, wv, y);
   if (bias) detail::add_bias_rows(y, tape.value(bias));
   return tape.record(
-      "dropout_linear", std::move(y), {x, weight, bias}, [x, weight, bias, p, seed](BackwardContext& ctx) {
+      "dropout_linear", std::move(y), {x, weight, bias},
+      [x, weight, bias, p, seed, keep](BackwardContext& ctx) {
         const Tensor& xv = ctx.value(x);
-        const detail::DroppedInput dropped{xv, p, seed};
+        const detail::DroppedInput dropped{xv, p, seed, {}, keep.get()};
         const float* g = ctx.grad_out().data();
         if (ctx.needs_grad(x)) {                          // dx = mask * scale * (dy w)
           Tensor dx = Tensor::uninitialized(xv.shape());  // every row block is written
@@ -444,17 +526,19 @@ Var dropout_linear(Tape& tape, Var x, std::shared_ptr<const std::vector<int64_t>
   const float q = tape.training ? p : 0.f;  // not training: the plain map of the selected rows
   Tensor y =
       Tensor::uninitialized({static_cast<int64_t>(rows->size()), wv.dim(0)});  // every row block is written
-  detail::dropped_project({xv, q, seed, *rows}, wv, y);
+  auto keep = std::make_shared<detail::KeepBits>();  // the forward's mask, for the weight gradient
+  detail::dropped_project({xv, q, seed, *rows, keep.get()}, wv, y);
   if (bias) detail::add_bias_rows(y, tape.value(bias));
-  return tape.record("dropout_linear", std::move(y), {x, weight, bias},
-                     [x, rows = std::move(rows), weight, bias, q, seed](BackwardContext& ctx) {
-                       if (ctx.needs_grad(weight)) {  // dw [out, in] += dy^T dropout(x[rows])
-                         const detail::TransposeProduct dw{ctx.grad_out().data(), ctx.value(weight).dim(0),
-                                                           ctx.grad(weight).data()};
-                         detail::dropped_transpose_products({ctx.value(x), q, seed, *rows}, {&dw, 1});
-                       }
-                       detail::bias_backward(ctx, bias);
-                     });
+  return tape.record(
+      "dropout_linear", std::move(y), {x, weight, bias},
+      [x, rows = std::move(rows), weight, bias, q, seed, keep](BackwardContext& ctx) {
+        if (ctx.needs_grad(weight)) {  // dw [out, in] += dy^T dropout(x[rows])
+          const detail::TransposeProduct dw{ctx.grad_out().data(), ctx.value(weight).dim(0),
+                                            ctx.grad(weight).data()};
+          detail::dropped_transpose_products({ctx.value(x), q, seed, *rows, keep.get()}, {&dw, 1});
+        }
+        detail::bias_backward(ctx, bias);
+      });
 }
 
 Var elu_dropout(Tape& tape, Var x, float alpha, float p, uint64_t seed) {

@@ -11,20 +11,41 @@
 //
 // transpose_products sums fixed 8192-row partials in order: results are bit-identical for any
 // thread count.
+//
+// A DroppedInput may point at a KeepBits: the first product over it draws the mask and records
+// each decision as a bit, and the later ones (the backward's) apply the bits instead of drawing
+// the hashes again. The same decisions either way, so the same results bit for bit.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "edgeattn/core/tensor.hpp"
 
 namespace edgeattn::autograd::detail {
+
+/// The keep decisions of one dropped input, a bit per element of x~ (1: kept): row r's element c
+/// is bit c % 32 of words[r * words_per_row + c / 32], each row starting a word of its own so that
+/// tasks writing different rows never share one. N * ceil(in / 32) words: 16 MB for 1M rows of
+/// 128 features, where drawing the mask costs a 64-bit hash per 4 elements each time (the first
+/// GAT layer's input dropout was drawn three times a step: its projection, the backward's
+/// reprojection and its weight gradient).
+struct KeepBits {
+  std::vector<uint32_t> words;
+  int64_t rows = 0, words_per_row = 0;
+  bool filled = false;  ///< set once a product has recorded every row
+};
 
 struct DroppedInput {
   const Tensor& x;  ///< [N, in], or [M, in] with a row selection
   float p = 0.f;    ///< in [0, 1); 0 keeps every element
   uint64_t seed = 0;
   std::span<const int64_t> rows = {};  ///< empty: x itself; else x~'s row i is x's row rows[i] (in [0, M))
+  /// Null: every product draws the mask. Else, empty (not filled): the next product draws it and
+  /// records it here; filled: products read it (it must be this input's: N rows of ceil(in / 32)
+  /// words, else InvalidArgument). Unused when p = 0.
+  KeepBits* keep = nullptr;
   /// x~'s rows, N.
   int64_t count() const { return rows.empty() ? x.dim(0) : static_cast<int64_t>(rows.size()); }
 };

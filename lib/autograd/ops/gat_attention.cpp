@@ -4,7 +4,8 @@
 //
 // Forward: h = dropout(x) W^T ([N, H*D], by row blocks: the dropped x is never stored), the score
 // terms s_dst = <h_i, a_dst>, s_src = <h_j, a_src>, the fused attention, the epilogue. Only the
-// output and the row log-sum-exp are kept.
+// output, the row log-sum-exp and, with input dropout, its mask as bits (N * in / 8 bytes, which
+// the backward's two passes over x~ read instead of drawing it again) are kept.
 //
 // Backward, with dy the output's gradient:
 //   1. the epilogue's backward turns dy into d(attention output) in place; the output is freed;
@@ -49,6 +50,7 @@ struct Saved {
   detail::SavedEpilogue epilogue;
   int64_t heads = 0, head_dim = 0;
   Tensor other_h;  // with vars.sources: h of the sources after x's rows [num_src - num_dst, H, D]
+  detail::KeepBits input_keep;  // the input dropout's mask, recorded by the forward's projection
 };
 
 // h [N, H, D] = dropout(x) W^T, and the two score terms [N, H].
@@ -185,8 +187,9 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
 
   AttentionResult result;
   Tensor other_h;
+  detail::KeepBits input_keep;  // recorded here (with input dropout), read by both backward products
   {
-    const detail::DroppedInput dropped{tape.value(vars.x), input_dropout, vars.input_seed};
+    const detail::DroppedInput dropped{tape.value(vars.x), input_dropout, vars.input_seed, {}, &input_keep};
     const Tensor& w = tape.value(vars.weight);
     const Tensor& a_src = tape.value(vars.att_src);
     const Projected p = vars.sources ? project_expanded(dropped, w, a_dst, a_src, heads, head_dim,
@@ -198,8 +201,16 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
   if (want_attention) *attention = std::move(result.attention);
   result.attention = Tensor();
   config.return_attention = false;
-  auto saved = std::make_shared<Saved>(Saved{
-      pattern, vars, input_dropout, config, std::move(result), {}, heads, head_dim, std::move(other_h)});
+  auto saved = std::make_shared<Saved>(Saved{pattern,
+                                             vars,
+                                             input_dropout,
+                                             config,
+                                             std::move(result),
+                                             {},
+                                             heads,
+                                             head_dim,
+                                             std::move(other_h),
+                                             std::move(input_keep)});
   saved->epilogue.apply(tape, "gat_attention", epilogue, out);
   return tape.record(
       "gat_attention", std::move(out),
@@ -219,7 +230,7 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
         const Tensor& a_dst = ctx.value(v.att_dst);
         const Tensor& a_src = ctx.value(v.att_src);
         const int64_t heads = saved->heads, head_dim = saved->head_dim;
-        const detail::DroppedInput dropped{x, saved->input_dropout, v.input_seed};
+        const detail::DroppedInput dropped{x, saved->input_dropout, v.input_seed, {}, &saved->input_keep};
         Projected p = expanded ? reproject_expanded(dropped, w, a_dst, a_src, heads, head_dim, saved->other_h)
                                : project(dropped, w, a_dst, a_src, heads, head_dim);
         const int64_t n = p.h.dim(0);  // the sources: x's rows, or with sources every source
