@@ -278,40 +278,54 @@ Products products(const detail::DroppedInput& d, const Tensor& w, const Tensor& 
 }
 
 TEST(DroppedInput, ARecordedMaskIsTheDrawnOneAndItsProductsAreBitForBitTheSame) {
-  // Rows of under one word, whole words, and whole words plus a part; x itself and a selection of
-  // its rows (repeated, out of order); enough rows for several row blocks and weight partials.
+  // Rows of under one word, whole words, and whole words plus a part; enough rows for several row
+  // blocks and weight partials.
   for (int64_t in : {13, 64, 70}) {
-    for (bool select : {false, true}) {
-      SCOPED_TRACE(::testing::Message() << "in " << in << (select ? ", row selection" : ""));
-      const Tensor x = random_tensor({5000, in}, 21);
-      std::vector<int64_t> rows;
-      if (select)
-        for (int64_t i = 0; i < 9000; ++i) rows.push_back((i * 7919) % 5000);
-      const int64_t n = select ? 9000 : 5000;
-      const Tensor w = random_tensor({24, in}, 22), g = random_tensor({n, 24}, 23);
-      const Products drawn = products({x, 0.4f, 5, rows}, w, g);
-      detail::KeepBits keep;
-      const Products recorded = products({x, 0.4f, 5, rows, &keep}, w, g);  // recorded, then read
-      ASSERT_TRUE(keep.filled);
-      EXPECT_EQ(values(recorded.y), values(drawn.y));
-      EXPECT_EQ(values(recorded.dw), values(drawn.dw));
-      EXPECT_EQ(values(recorded.dx), values(drawn.dx));
-      // The bits are the mask's decisions at x~'s flat positions, each row from a word of its own.
-      ASSERT_EQ(keep.rows, n);
-      ASSERT_EQ(keep.words_per_row, (in + 31) / 32);
-      for (int64_t r = 0; r < n; ++r)
-        for (int64_t c = 0; c < in; ++c) {
-          const uint32_t word = keep.words[static_cast<size_t>(r * keep.words_per_row + c / 32)];
-          ASSERT_EQ(((word >> (c % 32)) & 1u) != 0u, dropout_keeps_element(5, r * in + c, 0.4f))
-              << r << ", " << c;
-        }
-      // A filled mask is read, not drawn again: flipping a decision changes the products.
-      keep.words[0] ^= 1u;
-      const Products flipped = products({x, 0.4f, 5, rows, &keep}, w, g);
-      EXPECT_NE(values(flipped.y), values(drawn.y));
-      EXPECT_NE(values(flipped.dw), values(drawn.dw));
-    }
+    SCOPED_TRACE(in);
+    const Tensor x = random_tensor({5000, in}, 21);
+    const Tensor w = random_tensor({24, in}, 22), g = random_tensor({5000, 24}, 23);
+    const Products drawn = products({x, 0.4f, 5}, w, g);
+    detail::KeepBits keep;
+    const Products recorded = products({x, 0.4f, 5, {}, &keep}, w, g);  // recorded, then read
+    ASSERT_TRUE(keep.filled);
+    EXPECT_EQ(values(recorded.y), values(drawn.y));
+    EXPECT_EQ(values(recorded.dw), values(drawn.dw));
+    EXPECT_EQ(values(recorded.dx), values(drawn.dx));
+    // The bits are the mask's decisions at x's flat positions, each row from a word of its own.
+    ASSERT_EQ(keep.rows, 5000);
+    ASSERT_EQ(keep.words_per_row, (in + 31) / 32);
+    for (int64_t r = 0; r < 5000; ++r)
+      for (int64_t c = 0; c < in; ++c) {
+        const uint32_t word = keep.words[static_cast<size_t>(r * keep.words_per_row + c / 32)];
+        ASSERT_EQ(((word >> (c % 32)) & 1u) != 0u, dropout_keeps_element(5, r * in + c, 0.4f))
+            << r << ", " << c;
+      }
+    // A filled mask is read, not drawn again: flipping a decision changes the products.
+    keep.words[0] ^= 1u;
+    const Products flipped = products({x, 0.4f, 5, {}, &keep}, w, g);
+    EXPECT_NE(values(flipped.y), values(drawn.y));
+    EXPECT_NE(values(flipped.dw), values(drawn.dw));
+    EXPECT_NE(values(flipped.dx), values(drawn.dx));
   }
+}
+
+TEST(DroppedInput, ARowSelectionIsDrawnEachTimeAndNotRecorded) {
+  // A selection's rows (repeated, out of order) are short gathered copies: the mask is drawn in
+  // each product and the KeepBits stays empty; the products are the gathered copy's.
+  const Tensor x = random_tensor({5000, 70}, 21);
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < 9000; ++i) rows.push_back((i * 7919) % 5000);
+  Tensor gathered({9000, 70});
+  for (int64_t i = 0; i < 9000; ++i)
+    std::copy_n(x.data() + rows[static_cast<size_t>(i)] * 70, 70, gathered.data() + i * 70);
+  const Tensor w = random_tensor({24, 70}, 22), g = random_tensor({9000, 24}, 23);
+  detail::KeepBits keep;
+  const Products selected = products({x, 0.4f, 5, rows, &keep}, w, g);
+  EXPECT_FALSE(keep.filled);
+  EXPECT_TRUE(keep.words.empty());
+  const Products copy = products({gathered, 0.4f, 5}, w, g);
+  EXPECT_EQ(values(selected.y), values(copy.y));
+  EXPECT_EQ(values(selected.dw), values(copy.dw));
 }
 
 TEST(DroppedInput, AMaskRecordedForAnotherInputIsRefused) {

@@ -44,7 +44,8 @@ struct DroppedInput {
   std::span<const int64_t> rows = {};  ///< empty: x itself; else x~'s row i is x's row rows[i] (in [0, M))
   /// Null: every product draws the mask. Else, empty (not filled): the next product draws it and
   /// records it here; filled: products read it (it must be this input's: N rows of ceil(in / 32)
-  /// words, else InvalidArgument). Unused when p = 0.
+  /// words, else InvalidArgument). Unused when p = 0 and with a row selection (whose short
+  /// gathered rows cost more to record than to draw again).
   KeepBits* keep = nullptr;
   /// x~'s rows, N.
   int64_t count() const { return rows.empty() ? x.dim(0) : static_cast<int64_t>(rows.size()); }
