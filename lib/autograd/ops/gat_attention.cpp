@@ -4,7 +4,7 @@
 //
 // Forward: h = dropout(x) W^T ([N, H*D], by row blocks: the dropped x is never stored), the score
 // terms s_dst = <h_i, a_dst>, s_src = <h_j, a_src>, the fused attention, the epilogue. Only the
-// output, the row log-sum-exp and, with input dropout, its mask as bits (N * in / 8 bytes, which
+// output, the row log-sum-exp and, with input dropout, its mask as bits (N * ceil(in / 32) words, which
 // the backward's two passes over x~ read instead of drawing it again) are kept.
 //
 // Backward, with dy the output's gradient:
