@@ -295,6 +295,17 @@ void value_head_scores(const Prepared& r, const AttentionInputs& in, Tensor& nod
                  rows);
 }
 
+// The kernels' node terms from value_head_scores' [Nd + Ns, H]. With one head the per-edge
+// kernels also get a_src, so that they compute a source's term from the value row they gather
+// for each edge (ScoreArgs::ss_att) instead of gathering it too: at 8 floats a value row, two
+// random lines an edge become one. (Eight heads gather a 256-byte value row and a 32-byte term
+// row an edge, and would trade the fifth line for eight dot products an edge: not done.)
+void set_node_scores(Prepared& prep, const AttentionInputs& in, const Tensor& node_scores) {
+  prep.args.score.sd = node_scores.data();
+  prep.args.score.ss = node_scores.data() + prep.num_dst * prep.heads;
+  if (prep.heads == 1) prep.args.score.ss_att = in.att_src.data();
+}
+
 }  // namespace
 
 const char* to_string(Score s) {
@@ -365,8 +376,7 @@ AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs&
   if (prep.from_value) {
     result.node_scores = Tensor::uninitialized({prep.num_dst + prep.num_src, prep.heads});
     value_head_scores(prep, inputs, result.node_scores, prep.path == AttentionPath::reference);
-    prep.args.score.sd = result.node_scores.data();
-    prep.args.score.ss = result.node_scores.data() + prep.num_dst * prep.heads;
+    set_node_scores(prep, inputs, result.node_scores);
   }
   // Every backend writes out and lse in full (kernels::ForwardBuffers), so neither is zero-filled.
   Tensor per_head = Tensor::uninitialized({prep.num_dst, prep.heads, prep.dv});
@@ -432,8 +442,7 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
   if (prep.from_value) {
     check_shape("attention_backward: forward.node_scores (attention_forward's, with att_dst/att_src)",
                 forward.node_scores, {nd + ns, h});
-    prep.args.score.sd = forward.node_scores.data();
-    prep.args.score.ss = forward.node_scores.data() + nd * h;
+    set_node_scores(prep, inputs, forward.node_scores);
   }
 
   // Per-head output gradient [Nd, H, Dv].

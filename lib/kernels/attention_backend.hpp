@@ -33,6 +33,10 @@ struct ScoreArgs {
   const float* ss = nullptr;   // [Ns, H]
   const float* att = nullptr;  // [H, dk]
   const float* se = nullptr;   // [E, H] or null: additive only, a per-edge term inside the activation
+  // additive with one head, or null: a_src [dv] with ss_j = <a_src, v_j> (head_score's bits). The
+  // parallel kernels may then compute an edge's source term from the value row they gather for it
+  // instead of gathering ss as well; ss must hold the same terms (other passes read it).
+  const float* ss_att = nullptr;
   // vector_* only: a per-edge vector term inside the activation, ve_e = we . ea_e computed on the
   // fly (GATv2's lin_edge(edge_attr)): ea [E, fe] edge attributes, we [H, dk, fe]. Null: none.
   const float* ea = nullptr;

@@ -12,6 +12,15 @@
 
 namespace edgeattn::kernels {
 
+/// One head's term <h, a> over d features, summed in index order (the scalar loop below, and the
+/// one-head kernels that compute a source's term from its gathered value row: the same bits).
+[[gnu::always_inline]] inline float head_score(const float* __restrict h, const float* __restrict a,
+                                               int64_t d) {
+  float acc = 0.f;
+  for (int64_t c = 0; c < d; ++c) acc += h[c] * a[c];
+  return acc;
+}
+
 /// Each head's d products are summed in index order. GAT's 8 heads x 8 on AVX with FMA take a
 /// row's heads as the 8 lanes of one register (the row transposed in registers, a transposed once
 /// per call) and sum with one fused multiply-add a term, s = fma(h_7, a_7, ... fma(h_0, a_0, 0)):
@@ -37,13 +46,7 @@ inline void head_scores_rows(int64_t rows, int64_t heads, int64_t d, const float
   }
 #endif
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t k = 0; k < heads; ++k) {
-      const float* hk = h + (i * heads + k) * d;
-      const float* ak = a + k * d;
-      float acc = 0.f;
-      for (int64_t c = 0; c < d; ++c) acc += hk[c] * ak[c];
-      s[i * heads + k] = acc;
-    }
+    for (int64_t k = 0; k < heads; ++k) s[i * heads + k] = head_score(h + (i * heads + k) * d, a + k * d, d);
 }
 
 inline void head_scores_backward_rows(int64_t rows, int64_t heads, int64_t d, const float* __restrict g,

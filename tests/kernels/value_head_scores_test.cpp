@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/kernels/attention.hpp"
 #include "kernels/attention_backend.hpp"
+#include "kernels/head_scores.hpp"
 #include "support/expect_error.hpp"
 #include "support/test_graphs.hpp"
 
@@ -31,6 +33,12 @@ float scaled_error(const Tensor& a, const Tensor& b) {
   float scale = 0.f;
   for (float v : b.span()) scale = std::max(scale, std::fabs(v));
   return max_abs_diff(a, b) / (1.f + scale);
+}
+
+// Bit for bit, -inf (an empty row's log-sum-exp) included.
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() &&
+         std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.numel())) == 0;
 }
 
 struct Operands {
@@ -198,6 +206,73 @@ TEST(ValueHeadScores, ValueGradientOverTheValueEqualsTheReturnedOne) {
   EXPECT_EQ(max_abs_diff(over.value, returned.value), 0.f);
   EXPECT_EQ(max_abs_diff(in_place.att_src, returned.att_src), 0.f);
   EXPECT_EQ(max_abs_diff(in_place.att_dst, returned.att_dst), 0.f);
+}
+
+// One head: the per-edge kernels compute an edge's source term from the value row they gather
+// (ScoreArgs::ss_att) instead of gathering ss. The same bits as with the gathered terms, on graphs
+// whose gathered rows exceed kGatherCachedBytes (so the prefetching loops run), square and
+// bipartite, softmax and relu, with dropout, a per-edge term, edge records on and off.
+TEST(ValueHeadScores, OneHeadKernelsTakeTheSourceTermFromTheValueRowWithTheGatheredBits) {
+  RecordsMode restore;
+  const Graph square = testing::power_law_graph(12000, 90000, 4);
+  const Graph block = testing::uniform_graph(3000, 12000, 40000, 5);
+  for (const Graph* g : {&square, &block})
+    for (const int64_t dv : {8, 5, 16})
+      for (const Normalization norm : {Normalization::softmax, Normalization::relu})
+        for (const bool edge_term : {false, true})
+          for (const auto mode : {kernels::EdgeRecords::always, kernels::EdgeRecords::never}) {
+            SCOPED_TRACE(g->describe() + " dv " + std::to_string(dv) + " " + to_string(norm) +
+                         (edge_term ? " edge term" : "") +
+                         (mode == kernels::EdgeRecords::always ? " records" : " recomputed"));
+            kernels::set_edge_records(mode);
+            const int64_t nd = g->num_dst(), ns = g->num_src(), ne = g->num_edges();
+            const Tensor v = random_tensor({ns, 1, dv}, 3);
+            const Tensor a_src = random_tensor({1, dv}, 4, -1.5f, 1.5f);
+            const Tensor sd = random_tensor({nd, 1}, 5);
+            const Tensor se = random_tensor({ne, 1}, 6, -0.5f, 0.5f);
+            const Tensor dout = random_tensor({nd, 1, dv}, 7);
+            Tensor ss({ns, 1});
+            kernels::head_scores_rows(ns, 1, dv, v.data(), a_src.data(), ss.data());
+            kernels::KernelArgs a;
+            a.heads = 1;
+            a.dv = dv;
+            a.v = v.data();
+            a.norm = norm;
+            a.dropout = 0.25f;
+            a.seed = 9;
+            a.score.kind = kernels::EdgeScore::additive;
+            a.score.sd = sd.data();
+            a.score.ss = ss.data();
+            a.score.se = edge_term ? se.data() : nullptr;
+            struct Run {
+              Tensor out, lse, dsd, dss, dv, dse;
+            };
+            auto run = [&](const float* ss_att) {
+              kernels::KernelArgs args = a;
+              args.score.ss_att = ss_att;
+              Run r{Tensor({nd, 1, dv}), Tensor({nd, 1}),     Tensor({nd, 1}),
+                    Tensor({ns, 1}),     Tensor({ns, 1, dv}), Tensor({ne, 1})};
+              kernels::parallel_forward(*g, args, {.out = r.out.data(), .lse = r.lse.data()});
+              kernels::parallel_backward(*g, args,
+                                         {.dout = dout.data(), .lse = r.lse.data(), .out = r.out.data()},
+                                         {.dv = r.dv.data(),
+                                          .dsd = r.dsd.data(),
+                                          .dss = r.dss.data(),
+                                          .dse = edge_term ? r.dse.data() : nullptr});
+              return r;
+            };
+            const Run gathered = run(nullptr), from_value = run(a_src.data());
+            EXPECT_GT(max_abs_diff(gathered.dss, Tensor({ns, 1})), 0.f);  // not trivially zero
+            // The kernels do read the terms from the value rows: another a_src gives other scores.
+            const Tensor other = random_tensor({1, dv}, 8, -1.5f, 1.5f);
+            EXPECT_GT(max_abs_diff(run(other.data()).out, gathered.out), 0.f);
+            EXPECT_TRUE(same_bits(from_value.out, gathered.out)) << "out";
+            EXPECT_TRUE(same_bits(from_value.lse, gathered.lse)) << "lse";
+            EXPECT_TRUE(same_bits(from_value.dsd, gathered.dsd)) << "dsd";
+            EXPECT_TRUE(same_bits(from_value.dss, gathered.dss)) << "dss";
+            EXPECT_TRUE(same_bits(from_value.dv, gathered.dv)) << "dv";
+            EXPECT_TRUE(same_bits(from_value.dse, gathered.dse)) << "dse";
+          }
 }
 
 TEST(ValueHeadScores, MisuseIsNamed) {

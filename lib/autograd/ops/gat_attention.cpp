@@ -20,6 +20,12 @@
 //   6. dx = mask * scale * (dh W), when x needs a gradient.
 // Live at the peak of the backward: x, dy, h/dh and the [N, H] terms; never h and dh together.
 //
+// One head without a SourceExpansion (GAT's output layer) passes h with a_dst and a_src instead
+// of the terms (AttentionInputs::att_dst/att_src; terms_from_value below): the attention op
+// computes the terms, its one-head kernels take a source's term from the value row they gather
+// for the edge anyway, and its backward does step 4 inside the pass that writes dh and returns
+// d a_dst, d a_src; step 5 is then dW alone.
+//
 // With a SourceExpansion (a distributed part: x is the owned rows only), h is projected for the
 // owned rows and expanded to every source; the other sources' h rows are kept (they cannot be
 // recomputed here). In backward the own rows are projected again after which the kept rows follow;
@@ -72,11 +78,15 @@ Projected scored(Tensor h, const Tensor& a_dst, const Tensor& a_src) {
   return p;
 }
 
-Projected project(const detail::DroppedInput& dropped, const Tensor& w, const Tensor& a_dst,
-                  const Tensor& a_src, int64_t heads, int64_t head_dim) {
+Tensor project_h(const detail::DroppedInput& dropped, const Tensor& w, int64_t heads, int64_t head_dim) {
   Tensor h = Tensor::uninitialized({dropped.x.dim(0), heads, head_dim});
   detail::dropped_project(dropped, w, h);  // every row block is written
-  return scored(std::move(h), a_dst, a_src);
+  return h;
+}
+
+Projected project(const detail::DroppedInput& dropped, const Tensor& w, const Tensor& a_dst,
+                  const Tensor& a_src, int64_t heads, int64_t head_dim) {
+  return scored(project_h(dropped, w, heads, head_dim), a_dst, a_src);
 }
 
 // With a SourceExpansion, in forward: h of the own rows, expanded to every source. The other
@@ -116,6 +126,19 @@ Projected reproject_expanded(const detail::DroppedInput& dropped, const Tensor& 
 AttentionInputs attention_inputs(const Projected& p, int64_t num_dst, ConstView score_edge) {
   const ConstView score_dst(p.score_dst.data(), {num_dst, p.score_dst.dim(1)});
   return {.value = p.h, .score_dst = score_dst, .score_src = p.score_src, .score_edge = score_edge};
+}
+
+// One head without a SourceExpansion (GAT's output layer) hands the attention op h with the score
+// vectors instead of the terms (AttentionInputs::att_dst/att_src): its one-head kernels then
+// compute a source's term from the value row they gather for each edge, one random row an edge
+// instead of two, and its backward folds the terms' gradients into dh and returns d a_dst and
+// d a_src. dh gets step 4's terms inside the pass that writes it, and d a_* are summed over h's
+// rows instead of through z = ds^T x~: the same gradients to rounding (tests/autograd).
+bool terms_from_value(int64_t heads, const GatVars& v) { return heads == 1 && !v.sources; }
+
+AttentionInputs value_inputs(const Tensor& h, const Tensor& a_dst, const Tensor& a_src,
+                             ConstView score_edge) {
+  return {.value = h, .score_edge = score_edge, .att_dst = a_dst, .att_src = a_src};
 }
 
 // da[k, d] += sum_c z[k, c] w[k*D + d, c]: the score vector's gradient from z = ds^T x~ [H, in].
@@ -192,10 +215,16 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
     const detail::DroppedInput dropped{tape.value(vars.x), input_dropout, vars.input_seed, {}, &input_keep};
     const Tensor& w = tape.value(vars.weight);
     const Tensor& a_src = tape.value(vars.att_src);
-    const Projected p = vars.sources ? project_expanded(dropped, w, a_dst, a_src, heads, head_dim,
-                                                        vars.sources, num_src(pattern), other_h)
-                                     : project(dropped, w, a_dst, a_src, heads, head_dim);
-    result = attention_forward(pattern, attention_inputs(p, num_dst(pattern), edge_term(tape, vars)), config);
+    if (terms_from_value(heads, vars)) {
+      const Tensor h = project_h(dropped, w, heads, head_dim);
+      result = attention_forward(pattern, value_inputs(h, a_dst, a_src, edge_term(tape, vars)), config);
+    } else {
+      const Projected p = vars.sources ? project_expanded(dropped, w, a_dst, a_src, heads, head_dim,
+                                                          vars.sources, num_src(pattern), other_h)
+                                       : project(dropped, w, a_dst, a_src, heads, head_dim);
+      result =
+          attention_forward(pattern, attention_inputs(p, num_dst(pattern), edge_term(tape, vars)), config);
+    }
   }  // h and the score terms are freed here
   Tensor out = std::move(result.out);
   if (want_attention) *attention = std::move(result.attention);
@@ -231,6 +260,36 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
         const Tensor& a_src = ctx.value(v.att_src);
         const int64_t heads = saved->heads, head_dim = saved->head_dim;
         const detail::DroppedInput dropped{x, saved->input_dropout, v.input_seed, {}, &saved->input_keep};
+        const int64_t in = x.dim(1);
+        // dW = dh^T x~ (with z_dst, z_src = ds^T x~ when given), then dx = mask * scale * (dh W).
+        auto input_side = [&](const Tensor& dh, const float* ds_dst, const float* ds_src) {
+          Tensor z_dst = ds_dst ? Tensor({heads, in}) : Tensor();
+          Tensor z_src = ds_src ? Tensor({heads, in}) : Tensor();
+          std::vector<detail::TransposeProduct> products;
+          if (want_w) products.push_back({dh.data(), heads * head_dim, ctx.grad(v.weight).data()});
+          if (ds_dst) products.push_back({ds_dst, heads, z_dst.data()});
+          if (ds_src) products.push_back({ds_src, heads, z_src.data()});
+          if (!products.empty()) detail::dropped_transpose_products(dropped, products);
+          if (ds_dst) score_vector_grad(z_dst, w, heads, head_dim, ctx.grad(v.att_dst).data());
+          if (ds_src) score_vector_grad(z_src, w, heads, head_dim, ctx.grad(v.att_src).data());
+          if (want_x) {
+            Tensor dx = Tensor::uninitialized(x.shape());  // every row block is written
+            detail::dropped_input_grad(dropped, dh.data(), w, dx);
+            ctx.add_grad(v.x, std::move(dx));
+          }
+        };
+        if (terms_from_value(heads, v)) {  // steps 2-4 in the attention op, d a_* from it
+          Tensor h = project_h(dropped, w, heads, head_dim);
+          AttentionGrads g =
+              attention_backward(saved->pattern, value_inputs(h, a_dst, a_src, edge_term(ctx, v)),
+                                 saved->config, saved->forward, dout, /*value_grad=*/h);
+          dout = Tensor();
+          ctx.add_grad(v.score_edge, std::move(g.score_edge));
+          ctx.add_grad(v.att_dst, std::move(g.att_dst));
+          ctx.add_grad(v.att_src, std::move(g.att_src));
+          if (want_x || want_w) input_side(h, nullptr, nullptr);  // h is dh now
+          return;
+        }
         Projected p = expanded ? reproject_expanded(dropped, w, a_dst, a_src, heads, head_dim, saved->other_h)
                                : project(dropped, w, a_dst, a_src, heads, head_dim);
         const int64_t n = p.h.dim(0);  // the sources: x's rows, or with sources every source
@@ -275,21 +334,7 @@ Var gat_attention(Tape& tape, const Pattern& pattern, const GatVars& vars, Atten
           std::copy_n(g.score_dst.data(), nd * heads, padded.data());
           g.score_dst = std::move(padded);
         }
-        const int64_t in = x.dim(1);
-        Tensor z_dst = want_dst ? Tensor({heads, in}) : Tensor();
-        Tensor z_src = want_src ? Tensor({heads, in}) : Tensor();
-        std::vector<detail::TransposeProduct> products;
-        if (want_w) products.push_back({dh.data(), heads * head_dim, ctx.grad(v.weight).data()});
-        if (want_dst) products.push_back({g.score_dst.data(), heads, z_dst.data()});
-        if (want_src) products.push_back({g.score_src.data(), heads, z_src.data()});
-        if (!products.empty()) detail::dropped_transpose_products(dropped, products);
-        if (want_dst) score_vector_grad(z_dst, w, heads, head_dim, ctx.grad(v.att_dst).data());
-        if (want_src) score_vector_grad(z_src, w, heads, head_dim, ctx.grad(v.att_src).data());
-        if (want_x) {
-          Tensor dx = Tensor::uninitialized(x.shape());  // every row block is written
-          detail::dropped_input_grad(dropped, dh.data(), w, dx);
-          ctx.add_grad(v.x, std::move(dx));
-        }
+        input_side(dh, want_dst ? g.score_dst.data() : nullptr, want_src ? g.score_src.data() : nullptr);
       });
 }
 

@@ -22,6 +22,7 @@
 #include <type_traits>
 
 #include "kernels/attention_backend.hpp"
+#include "kernels/head_scores.hpp"
 #include "kernels/vector_math.hpp"
 
 namespace edgeattn::kernels {
@@ -111,6 +112,12 @@ inline constexpr bool kIsDot<DotScore<kEdge>> = true;
 /// kH > 0 fixes the head count at compile time (the loops over heads become single vector ops);
 /// 0 reads it from `heads`. `se`, when given, is a per-edge term [E, H] added inside the
 /// activation (GAT with edge features: se_e = a_edge . W_edge x_e).
+///
+/// One head (kH == 1) with `ss_att` (ScoreArgs::ss_att): the edge's source term is computed from
+/// the source's value row, ss_j = <ss_att, v_j> (head_score: the bits of the ss it replaces),
+/// instead of gathered from ss. The kernels gather v_j for the same edge anyway, so an edge then
+/// costs one random row instead of two (reads_value_rows). ss must still hold the same terms:
+/// passes that visit a source once (the backward's source pass) read them there.
 template <int kH = 0>
 struct AdditiveScore {
   const float* sd;
@@ -118,6 +125,9 @@ struct AdditiveScore {
   int64_t heads;
   float slope;
   const float* se = nullptr;
+  const float* v = nullptr;       // kH == 1 with ss_att: the value rows [Ns, dv]
+  const float* ss_att = nullptr;  // kH == 1: a_src [dv], or null (ss is gathered)
+  int64_t dv = 0;
 
   [[gnu::always_inline]] int64_t nh() const {
     if constexpr (kH > 0)
@@ -125,13 +135,35 @@ struct AdditiveScore {
     else
       return heads;
   }
+  /// Whether the source terms come from the value rows (one head with ss_att).
+  [[gnu::always_inline]] bool from_value() const {
+    if constexpr (kH == 1)
+      return ss_att != nullptr;
+    else
+      return false;
+  }
   [[gnu::always_inline]] int64_t width() const { return nh(); }
-  [[gnu::always_inline]] void prefetch_src(int64_t j) const { prefetch_row(ss + j * nh(), nh()); }
+  /// Cache lines a source's score side adds to an edge's gathers: none when its term comes from
+  /// the value row the kernel gathers anyway.
+  [[gnu::always_inline]] int64_t src_lines() const { return from_value() ? 0 : row_lines(nh()); }
+  [[gnu::always_inline]] void prefetch_src(int64_t j) const {
+    if (from_value())
+      prefetch_row(v + j * dv, dv);
+    else
+      prefetch_row(ss + j * nh(), nh());
+  }
   [[gnu::always_inline]] void prefetch_dst(int64_t i) const { prefetch_row(sd + i * nh(), nh()); }
   /// z = sd_i + ss_j (+ se_e): the activation's input, all heads.
   [[gnu::always_inline]] void pre_activation(int64_t i, int64_t j, int64_t e, float* __restrict z) const {
     const int64_t n = nh();
     const float* a = sd + i * n;
+    if constexpr (kH == 1) {
+      if (ss_att) {
+        const float b = head_score(v + j * dv, ss_att, dv);
+        z[0] = se ? a[0] + b + se[e] : a[0] + b;
+        return;
+      }
+    }
     const float* b = ss + j * n;
     if (se) {
       const float* c = se + e * n;
@@ -159,6 +191,14 @@ struct AdditiveScore {
   [[gnu::always_inline]] void grad_dst(int64_t i, int64_t j, int64_t e, const float* __restrict ds,
                                        float* __restrict dst_acc, float* /*datt*/) const {
     const int64_t n = nh();
+    if constexpr (kH == 1) {
+      if (ss_att) {
+        float z;
+        pre_activation(i, j, e, &z);
+        dst_acc[0] += ds[0] * leaky_relu_grad(z, slope);
+        return;
+      }
+    }
     if (se) {
       const float* c = se + e * n;
       const float* a = sd + i * n;
@@ -182,6 +222,24 @@ template <class S>
 inline constexpr bool kIsAdditive = false;
 template <int kH>
 inline constexpr bool kIsAdditive<AdditiveScore<kH>> = true;
+
+/// Whether the score reads each edge's source term from the source's value row (AdditiveScore's
+/// from_value): the kernels' value gathers then serve the score too.
+template <class S>
+[[gnu::always_inline]] inline bool reads_value_rows(const S& score) {
+  if constexpr (kIsAdditive<S>)
+    return score.from_value();
+  else
+    return (void)score, false;
+}
+/// Cache lines of the source's score-side row an edge gathers besides its value row.
+template <class S>
+[[gnu::always_inline]] inline int64_t src_score_lines(const S& score) {
+  if constexpr (kIsAdditive<S>)
+    return score.src_lines();
+  else
+    return row_lines(score.width());
+}
 
 /// GATv2 (act = LeakyReLU) and the perceptron score (act = tanh). With edge attributes (ea, we:
 /// GATv2's edge_dim) the activation input gains ve_hc = we_hc . ea_e, computed on the fly: nothing
@@ -322,7 +380,8 @@ decltype(auto) visit_score_dims(const KernelArgs& a, F&& f) {
   if (s.kind == EdgeScore::additive) {
     if (a.heads == 8 && a.dv == 8)
       return f(AdditiveScore<8>{s.sd, s.ss, a.heads, s.slope, s.se}, Dims<8, 8>{});
-    if (a.heads == 1) return f(AdditiveScore<1>{s.sd, s.ss, a.heads, s.slope, s.se}, Dims<1, 0>{});
+    if (a.heads == 1)
+      return f(AdditiveScore<1>{s.sd, s.ss, a.heads, s.slope, s.se, a.v, s.ss_att, a.dv}, Dims<1, 0>{});
   }
   return visit_score(a, [&](const auto& score) -> decltype(auto) { return f(score, Dims<0, 0>{}); });
 }

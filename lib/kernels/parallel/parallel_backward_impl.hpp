@@ -273,13 +273,15 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         if (gathered_bytes(pattern.num_src(), width + heads * dv) > kGatherCachedBytes)
           edge_end = pattern.row_offset(row_end);
       }
-      // Each edge gathers the source's score-side row and its value row.
-      const int64_t distance = prefetch_distance(row_lines(width) + row_lines(heads * dv));
+      // Each edge gathers the source's score-side row (none when the score reads the value row)
+      // and its value row.
+      const int64_t distance = prefetch_distance(src_score_lines(score) + row_lines(heads * dv));
+      const bool value_scores = reads_value_rows(score);
       auto prefetch = [&](int64_t e) {
         if constexpr (std::is_same_v<P, CsrPattern>) {
           if (e + distance < edge_end) {
             const int64_t ahead = cols[e + distance];
-            score.prefetch_src(ahead);
+            if (!value_scores) score.prefetch_src(ahead);
             prefetch_row(a.v + ahead * heads * dv, heads * dv);
           }
         }

@@ -83,7 +83,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
   const int64_t lanes = Dm::heads > 0 ? Dm::heads : padded_heads(heads);
   const int64_t width = heads * dv;
   const float keep_scale = a.dropout > 0.f ? 1.f / (1.f - a.dropout) : 1.f;
-  const int64_t ahead = prefetch_distance(row_lines(score.width()) + row_lines(width));
+  // An edge gathers its source's score-side row (none when the score reads the value row) and
+  // its value row.
+  const int64_t ahead = prefetch_distance(src_score_lines(score) + row_lines(width));
   const bool gathers_beyond_cache =
       gathered_bytes(pattern.num_src(), score.width() + width) > kGatherCachedBytes;
   const bool stream = streaming_stores_apply(out.out, pattern.num_dst(), width);
@@ -104,6 +106,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       // they hide (GAT's one-head output layer on Cora: 7 values and 1 score a source).
       if (gathers_beyond_cache) edge_end = pattern.row_offset(row_end);
     }
+    // The value rows' own prefetches, in the value sums; none when the score pass has read (and
+    // prefetched) them already.
+    const int64_t value_edge_end = reads_value_rows(score) ? 0 : edge_end;
     // Softmax rows run in blocks of up to kBlock edges: first the block's scores (prefetching
     // the score rows ahead), then one test of the shift against the block's maxima, then the
     // weights and the value sums (prefetching the value rows ahead). An edge's exp no longer
@@ -157,7 +162,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     [[maybe_unused]] auto value_row = [&](int64_t k) EDGEATTN_EDGE_BODY {
       if constexpr (std::is_same_v<P, CsrPattern>) {
         const int64_t e = block_e[static_cast<size_t>(k)];
-        if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
+        if (e + ahead < value_edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
       }
       return a.v + block_j[static_cast<size_t>(k)] * width;
     };
@@ -255,7 +260,7 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           // and the forward over a 12.5M-edge graph (degree 50, values beyond the LLC) ran 1.5x
           // slower than edge by edge.
           const int64_t e = block_e[static_cast<size_t>(k)];
-          if (e + ahead < edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
+          if (e + ahead < value_edge_end) prefetch_row(a.v + cols[e + ahead] * width, width);
         }
         exp_shifted_sum(lanes, block_s + k * lanes, m, w, l);
         add_value(j, block_e[static_cast<size_t>(k)]);
