@@ -2,7 +2,8 @@
 // backward: the same forward bits as the unfused ops (dropout_linear, reshape, head_scores twice,
 // graph_attention with its epilogue) and the same gradients to rounding, for concat and mean
 // heads, with and without input dropout and epilogue, releasing in backward or not, training or
-// not, over a square pattern and over a block whose destinations are the first sources;
+// not, over a square pattern and over a block whose destinations are the first sources, with two
+// heads and with one (whose terms the attention op takes from h itself);
 // finite-difference gradients of every operand; the returned attention weights; typed errors
 // naming the operand. With a SourceExpansion (a distributed part: x holds the destinations' rows,
 // the other sources' projected rows come from elsewhere), simulated in one process by sources
@@ -39,12 +40,16 @@ Graph test_graph() { return edgeattn::testing::power_law_graph(kNodes, 30, 4); }
 constexpr int64_t kBlockDst = 6;
 Graph block_graph() { return edgeattn::testing::uniform_graph(kBlockDst, kNodes, 25, 7); }
 
+// `heads` 1 is GAT's output layer, which hands the attention op h with the score vectors (its
+// kernels take a source's term from the gathered value row); kHeads the score terms themselves.
 struct Operands {
+  explicit Operands(int64_t heads = kHeads)
+      : w{"w", random_tensor({heads * kDim, kIn}, 2), {}},
+        a_dst{"att_dst", random_tensor({heads, kDim}, 3), {}},
+        a_src{"att_src", random_tensor({heads, kDim}, 4), {}},
+        bias_concat{"bias", random_tensor({heads * kDim}, 5), {}} {}
   Parameter x{"x", random_tensor({kNodes, kIn}, 1), {}};
-  Parameter w{"w", random_tensor({kHeads * kDim, kIn}, 2), {}};
-  Parameter a_dst{"att_dst", random_tensor({kHeads, kDim}, 3), {}};
-  Parameter a_src{"att_src", random_tensor({kHeads, kDim}, 4), {}};
-  Parameter bias_concat{"bias", random_tensor({kHeads * kDim}, 5), {}};
+  Parameter w, a_dst, a_src, bias_concat;
   Parameter bias_mean{"bias", random_tensor({kDim}, 5), {}};
 };
 
@@ -55,10 +60,11 @@ struct Setting {
   bool release = false;
   bool training = true;
   bool block = false;  // block_graph() instead of the square test_graph()
+  int64_t heads = kHeads;
   std::string name() const {
     return std::string(combine == HeadCombine::concat ? "concat" : "mean") + ", input dropout " +
            std::to_string(input_dropout) + (epilogue ? ", epilogue" : "") + (release ? ", release" : "") +
-           (training ? "" : ", eval") + (block ? ", block" : "");
+           (training ? "" : ", eval") + (block ? ", block" : "") + ", " + std::to_string(heads) + " heads";
   }
 };
 
@@ -70,7 +76,7 @@ struct LayerRun {
 
 // The layer as one op (`fused`) or as the ops it replaces; loss = weighted sum of the output.
 LayerRun run_layer(const Setting& s, bool fused) {
-  Operands o;
+  Operands o(s.heads);
   Parameter& bias = s.combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
   const Graph graph = s.block ? block_graph() : test_graph();
   Tape t;
@@ -97,7 +103,7 @@ LayerRun run_layer(const Setting& s, bool fused) {
   } else {
     const Var h =
         s.input_dropout > 0.f ? dropout_linear(t, x, s.input_dropout, 12, w, Var{}) : linear(t, x, w);
-    const Var h3 = reshape(t, h, {kNodes, kHeads, kDim});
+    const Var h3 = reshape(t, h, {kNodes, s.heads, kDim});
     y = graph_attention(t, graph,
                         {.value = h3,
                          .score_dst = head_scores(t, h3, a_dst, graph.num_dst()),
@@ -121,6 +127,11 @@ TEST(GatAttention, EqualsTheUnfusedOpsForwardAndBackward) {
   for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean})
     for (bool epilogue : {false, true})
       settings.push_back({combine, 0.4f, epilogue, epilogue, true, /*block=*/true});
+  for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean})
+    for (bool block : {false, true})
+      for (bool epilogue : {false, true})
+        settings.push_back({combine, 0.4f, epilogue, !epilogue, true, block, /*heads=*/1});
+  settings.push_back({HeadCombine::concat, 0.4f, true, false, /*training=*/false, false, /*heads=*/1});
   for (const Setting& s : settings) {
     SCOPED_TRACE(s.name());
     const LayerRun fused = run_layer(s, true), unfused = run_layer(s, false);
@@ -137,52 +148,56 @@ TEST(GatAttention, EqualsTheUnfusedOpsForwardAndBackward) {
 }
 
 TEST(GatAttention, GradientsMatchFiniteDifferences) {
-  for (const bool block : {false, true})
-    for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
-      SCOPED_TRACE(std::string(combine == HeadCombine::concat ? "concat" : "mean") +
-                   (block ? ", block" : ""));
-      const Graph graph = block ? block_graph() : test_graph();
-      Operands o;
-      Parameter& bias = combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
-      EXPECT_TRUE(check_gradients({&o.x, &o.w, &o.a_dst, &o.a_src, &bias}, [&](Tape& t) {
-        return weighted_sum(
-            t,
-            gat_attention(t, graph,
-                          {.x = t.parameter(o.x),
-                           .weight = t.parameter(o.w),
-                           .att_dst = t.parameter(o.a_dst),
-                           .att_src = t.parameter(o.a_src),
-                           .input_dropout = 0.3f,
-                           .input_seed = 2},
-                          {.score = Score::additive, .combine = combine, .dropout = 0.2f, .seed = 3}, nullptr,
-                          {.bias = t.parameter(bias), .elu = true, .dropout = 0.25f, .seed = 9}),
-            11);
-      }));
-    }
+  for (const int64_t heads : {kHeads, int64_t{1}})
+    for (const bool block : {false, true})
+      for (HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+        SCOPED_TRACE(std::string(combine == HeadCombine::concat ? "concat" : "mean") +
+                     (block ? ", block" : "") + ", " + std::to_string(heads) + " heads");
+        const Graph graph = block ? block_graph() : test_graph();
+        Operands o(heads);
+        Parameter& bias = combine == HeadCombine::concat ? o.bias_concat : o.bias_mean;
+        EXPECT_TRUE(check_gradients({&o.x, &o.w, &o.a_dst, &o.a_src, &bias}, [&](Tape& t) {
+          return weighted_sum(
+              t,
+              gat_attention(t, graph,
+                            {.x = t.parameter(o.x),
+                             .weight = t.parameter(o.w),
+                             .att_dst = t.parameter(o.a_dst),
+                             .att_src = t.parameter(o.a_src),
+                             .input_dropout = 0.3f,
+                             .input_seed = 2},
+                            {.score = Score::additive, .combine = combine, .dropout = 0.2f, .seed = 3},
+                            nullptr, {.bias = t.parameter(bias), .elu = true, .dropout = 0.25f, .seed = 9}),
+              11);
+        }));
+      }
 }
 
 TEST(GatAttention, OnlyOperandsThatNeedItGetAGradient) {
   // x a constant (the first layer's features): the parameters still get theirs, equal to the
   // run where x is a parameter.
-  Operands o;
-  const Graph graph = test_graph();
-  Tensor with_x_grad;
-  for (bool x_constant : {false, true}) {
-    o.w.grad = Tensor();
-    Tape t;
-    const Var x = x_constant ? t.constant_ref(o.x.value) : t.parameter(o.x);
-    const Var y = gat_attention(t, graph,
-                                {.x = x,
-                                 .weight = t.parameter(o.w),
-                                 .att_dst = t.constant(o.a_dst.value),
-                                 .att_src = t.constant(o.a_src.value)},
-                                {.score = Score::additive});
-    t.backward(weighted_sum(t, y, 3));
-    ASSERT_FALSE(o.w.grad.absent());
-    if (x_constant)
-      EXPECT_EQ(max_abs_diff(o.w.grad, with_x_grad), 0.f);
-    else
-      with_x_grad = o.w.grad;
+  for (const int64_t heads : {kHeads, int64_t{1}}) {
+    SCOPED_TRACE(std::to_string(heads) + " heads");
+    Operands o(heads);
+    const Graph graph = test_graph();
+    Tensor with_x_grad;
+    for (bool x_constant : {false, true}) {
+      o.w.grad = Tensor();
+      Tape t;
+      const Var x = x_constant ? t.constant_ref(o.x.value) : t.parameter(o.x);
+      const Var y = gat_attention(t, graph,
+                                  {.x = x,
+                                   .weight = t.parameter(o.w),
+                                   .att_dst = t.constant(o.a_dst.value),
+                                   .att_src = t.constant(o.a_src.value)},
+                                  {.score = Score::additive});
+      t.backward(weighted_sum(t, y, 3));
+      ASSERT_FALSE(o.w.grad.absent());
+      if (x_constant)
+        EXPECT_EQ(max_abs_diff(o.w.grad, with_x_grad), 0.f);
+      else
+        with_x_grad = o.w.grad;
+    }
   }
 }
 

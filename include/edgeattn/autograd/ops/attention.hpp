@@ -109,7 +109,10 @@ struct GatVars {
 /// its output and the row log-sum-exp. Its backward recomputes h (one GEMM over x, the same bits)
 /// and lets the attention backward overwrite it with dh, so h and dh never coexist, and it takes
 /// the score vectors' gradients from ds^T dropout(x) and W in the same pass over x as dW (so h is
-/// not needed after dh is formed). GATConv uses it when the input is dense and there is no
+/// not needed after dh is formed). With one head (GAT's output layer) and no sources it hands the
+/// attention op h with att_dst and att_src instead (AttentionInputs::att_dst/att_src: the kernels
+/// take a source's term from the value row they gather for the edge), whose backward returns the
+/// score vectors' gradients. GATConv uses it when the input is dense and there is no
 /// residual. config.score must be Score::additive (InvalidArgument otherwise); ShapeError names
 /// the operand whose shape disagrees. -> concat: [num_dst, H, D]; mean: [num_dst, D].
 /// With vars.sources, x is [num_dst, in] and the pattern [num_dst x num_src]: equal to the op
