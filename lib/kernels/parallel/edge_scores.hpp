@@ -143,9 +143,6 @@ struct AdditiveScore {
       return false;
   }
   [[gnu::always_inline]] int64_t width() const { return nh(); }
-  /// Cache lines a source's score side adds to an edge's gathers: none when its term comes from
-  /// the value row the kernel gathers anyway.
-  [[gnu::always_inline]] int64_t src_lines() const { return from_value() ? 0 : row_lines(nh()); }
   [[gnu::always_inline]] void prefetch_src(int64_t j) const {
     if (from_value())
       prefetch_row(v + j * dv, dv);
@@ -232,13 +229,11 @@ template <class S>
   else
     return (void)score, false;
 }
-/// Cache lines of the source's score-side row an edge gathers besides its value row.
+/// Cache lines of the source's score-side row an edge gathers besides its value row: none when
+/// the score reads its term from the value row.
 template <class S>
 [[gnu::always_inline]] inline int64_t src_score_lines(const S& score) {
-  if constexpr (kIsAdditive<S>)
-    return score.src_lines();
-  else
-    return row_lines(score.width());
+  return reads_value_rows(score) ? 0 : row_lines(score.width());
 }
 
 /// GATv2 (act = LeakyReLU) and the perceptron score (act = tanh). With edge attributes (ea, we:
