@@ -298,8 +298,11 @@ void value_head_scores(const Prepared& r, const AttentionInputs& in, Tensor& nod
 // The kernels' node terms from value_head_scores' [Nd + Ns, H]. With one head the per-edge
 // kernels also get a_src, so that they compute a source's term from the value row they gather
 // for each edge (ScoreArgs::ss_att) instead of gathering it too: at 8 floats a value row, two
-// random lines an edge become one. (Eight heads gather a 256-byte value row and a 32-byte term
-// row an edge, and would trade the fifth line for eight dot products an edge: not done.)
+// random lines an edge become one. Eight heads gather a 256-byte value row and a 32-byte term
+// row an edge; taking their terms from the value row too (dot_8x8, the bits above) was measured
+// on the 1M/10M GAT epoch and not kept: the forward's samples fell 6% (the term array mostly hits
+// in the last-level cache), the backward's destination pass rose 25% (it computes the terms in
+// both sweeps of a row), and gat_attention kept 64 MB of node_scores more (bench/RESULTS.md).
 void set_node_scores(Prepared& prep, const AttentionInputs& in, const Tensor& node_scores) {
   prep.args.score.sd = node_scores.data();
   prep.args.score.ss = node_scores.data() + prep.num_dst * prep.heads;
