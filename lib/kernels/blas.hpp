@@ -3,7 +3,8 @@
 // Every BLAS call runs inside a oneTBB task on its own block, so BLAS itself must be
 // single-threaded and safe to call from many threads at once. We link the pthread build of
 // OpenBLAS (thread-safe; Debian's serial build is not, see cmake/FindEdgeattnBLAS.cmake), and
-// `gemm` pins it to one thread before its first call (a call_once: one atomic load afterwards).
+// the library pins it to one thread and stops its idle worker threads when it is loaded (they
+// would otherwise spin on the cores oneTBB uses; blas.cpp), and `gemm` before its first call.
 #pragma once
 
 #include <cstdint>
