@@ -1,6 +1,7 @@
 #include "edgeattn/data/npz.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 #include "data/zip_archive.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
+#include "edgeattn/core/parallel.hpp"
 #include "edgeattn/data/mapped_features.hpp"
 
 namespace edgeattn::data {
@@ -193,6 +195,32 @@ Tensor read_dense_tensor(const NpyArray& a) {
   return t;
 }
 
+/// A stored (uncompressed) attr_matrix.npy member of little-endian float32 in C order, the layout
+/// numpy and write_npz give dense features, copied from the archive's bytes into the tensor: no
+/// NpyArray in between. At 1M x 128 that was a 512 MB buffer written once and read once more (and
+/// on a VM, 512 MB of fresh pages: bench/RESULTS.md). The copy runs in parallel row slabs, so the
+/// tensor's pages are first touched by every thread. nullopt for any other layout, dtype or a
+/// data length that does not match the header: the general path converts those or names the error.
+std::optional<Tensor> stored_float32_matrix(std::string_view member, const std::string& name) {
+  const NpyHeader h = parse_npy_header(member, name);
+  const NpyArray& a = h.array;
+  if (a.dtype.kind != 'f' || a.dtype.itemsize != 4 || h.big_endian || h.fortran_order || a.rank() != 2 ||
+      h.data_offset > member.size() || member.size() - h.data_offset != h.data_bytes)
+    return std::nullopt;
+  if (a.shape[0] > kMaxNodes || a.shape[1] > kMaxNodes)
+    raise<ParseError>(name, ": shape ", shape_str(a), " exceeds 2^31 - 1 rows or columns");
+  Tensor t = Tensor::uninitialized({a.shape[0], a.shape[1]});
+  const char* data = member.data() + h.data_offset;
+  float* out = t.data();
+  const int64_t cols = a.shape[1];
+  parallel_for(0, a.shape[0], std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, cols)),
+               [&](int64_t r0, int64_t r1) {
+                 std::memcpy(out + r0 * cols, data + r0 * cols * int64_t{sizeof(float)},
+                             static_cast<size_t>((r1 - r0) * cols) * sizeof(float));
+               });
+  return t;
+}
+
 // Drops members the dataset has taken what it needs from, when the caller handed the arrays
 // over (`owned`); a large file then never holds a member and its converted copy for long.
 void consume(std::map<std::string, NpyArray>* owned, std::string_view prefix,
@@ -204,9 +232,11 @@ void consume(std::map<std::string, NpyArray>* owned, std::string_view prefix,
 constexpr std::string_view kCsrParts[] = {"_data", "_indices", "_indptr", "_shape"};
 
 // `owned` is `arrays` itself when the caller gives them up, else nullptr.
+// `dense_attr`, when it holds a tensor, is attr_matrix already converted (stored_float32_matrix):
+// it stands where the member would, after a sparse attr_* (which wins, as over the member).
 Dataset dataset_from_arrays(const std::map<std::string, NpyArray>& arrays,
                             std::map<std::string, NpyArray>* owned, const std::string& what,
-                            const NpzOptions& options) {
+                            const NpzOptions& options, std::optional<Tensor> dense_attr = std::nullopt) {
   Dataset ds;
   ds.name = options.name.empty() ? std::filesystem::path(what).stem().string() : options.name;
   ds.format = "npz";
@@ -296,6 +326,11 @@ Dataset dataset_from_arrays(const std::map<std::string, NpyArray>& arrays,
                          ": attr columns were unsorted or repeated within a row; sorted (repeats summed)");
     }
     consume(owned, "attr", kCsrParts);
+  } else if (dense_attr) {
+    if (dense_attr->dim(0) != n)
+      raise<ParseError>(what, ":attr_matrix.npy: ", dense_attr->dim(0), " rows, expected one per node (", n,
+                        ")");
+    ds.features = Features(std::move(*dense_attr));
   } else if (const NpyArray* dense = find(arrays, "attr_matrix")) {
     expect_rank(*dense, 2);
     if (dense->shape[0] != n)
@@ -392,7 +427,8 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
   // files of this family carry) must not stop the load.
   std::map<std::string, NpyArray> arrays;
   std::vector<std::string> notes;
-  bool map_attr_matrix = false;  // mapping, and the archive has an attr_matrix to map
+  bool map_attr_matrix = false;      // mapping, and the archive has an attr_matrix to map
+  std::optional<Tensor> dense_attr;  // a stored float32 attr_matrix, converted as it is met
   for (const ZipMember& m : zip.members()) {
     const std::string key = m.name.ends_with(".npy") ? m.name.substr(0, m.name.size() - 4) : m.name;
     if (mapping && m.name == "attr_matrix.npy") {  // mapped below, never read here
@@ -406,6 +442,13 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
     // A stored member is parsed in place (one copy, into the array); a deflated one is inflated
     // into a buffer the array then takes over.
     const std::optional<std::string_view> stored = zip.stored_view(m);
+    if (stored && m.name == "attr_matrix.npy") {  // dense features: straight into their tensor
+      dense_attr = stored_float32_matrix(*stored, what + ":" + m.name);
+      if (dense_attr) {
+        if (file) file->release(*stored);
+        continue;
+      }
+    }
     std::string inflated = stored ? std::string() : zip.extract(m);
     const std::string_view data = stored ? *stored : std::string_view(inflated);
     const std::string name = what + ":" + m.name;
@@ -416,7 +459,7 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
     arrays.emplace(key, stored ? parse_npy(data, name) : parse_npy(std::move(inflated), name));
     if (stored && file) file->release(*stored);
   }
-  Dataset ds = dataset_from_arrays(arrays, &arrays, what, options);
+  Dataset ds = dataset_from_arrays(arrays, &arrays, what, options, std::move(dense_attr));
   if (map_attr_matrix) {
     if (ds.features.cols() > 0)
       raise<ParseError>(what, ": holds both attr_matrix and sparse attr_* members: which are the features?");

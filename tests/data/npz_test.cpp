@@ -251,6 +251,75 @@ TEST(LoadNpz, DenseMatricesAndMultiLabelLabels) {
   EXPECT_EQ(ds.labels.multi_hot(1, 1), 1.f);
 }
 
+// A stored (uncompressed) float32 attr_matrix in C order is copied from the archive straight into
+// the features tensor; every other layout goes through an NpyArray. Both give the same features.
+std::string zip_with_attr(const std::map<std::string, std::string>& members, const std::string& attr,
+                          bool deflate_attr) {
+  std::vector<ZipEntry> entries;
+  for (const auto& [k, v] : members) entries.push_back({.name = k + ".npy", .data = v, .deflate = true});
+  entries.push_back({.name = "attr_matrix.npy", .data = attr, .deflate = deflate_attr});
+  return make_zip(entries);
+}
+
+std::vector<float> dense_values(const Dataset& ds) {
+  const Tensor& f = ds.features.dense();
+  return {f.span().begin(), f.span().end()};
+}
+
+TEST(LoadNpz, StoredFloat32FeaturesMatchEveryOtherLayout) {
+  auto m = csr_adjacency_3();
+  m["attr_names"] = npy_bytes("<U1", {4}, raw<uint32_t>({'a', 'b', 'c', 'd'}));
+  const std::vector<float> values = {0.5f, -1.f, 2.f, 3.25f, 4.f, 5.f, -6.f, 7.f, 8.f, 9.5f, 10.f, 11.f};
+  const std::string c_order = npy_bytes("<f4", {3, 4}, raw<float>(std::vector<float>(values)));
+  const Dataset stored = load_npz_from_bytes(zip_with_attr(m, c_order, false), "stored.npz");
+  ASSERT_FALSE(stored.features.is_sparse());
+  EXPECT_EQ(stored.features.rows(), 3);
+  EXPECT_EQ(stored.features.cols(), 4);
+  EXPECT_EQ(dense_values(stored), values);
+  // deflated (the NpyArray path), float64, big-endian and Fortran order: the same values
+  EXPECT_EQ(dense_values(load_npz_from_bytes(zip_with_attr(m, c_order, true), "deflated.npz")), values);
+  std::vector<double> as_double(values.begin(), values.end());
+  EXPECT_EQ(
+      dense_values(load_npz_from_bytes(
+          zip_with_attr(m, npy_bytes("<f8", {3, 4}, raw<double>(std::move(as_double))), false), "f8.npz")),
+      values);
+  std::string swapped = raw<float>(std::vector<float>(values));
+  for (size_t i = 0; i < swapped.size(); i += 4) std::reverse(swapped.begin() + i, swapped.begin() + i + 4);
+  EXPECT_EQ(
+      dense_values(load_npz_from_bytes(zip_with_attr(m, npy_bytes(">f4", {3, 4}, swapped), false), "be.npz")),
+      values);
+  std::vector<float> columns;
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 3; ++r) columns.push_back(values[static_cast<size_t>(r * 4 + c)]);
+  EXPECT_EQ(
+      dense_values(load_npz_from_bytes(
+          zip_with_attr(m, npy_bytes("<f4", {3, 4}, raw<float>(std::move(columns)), /*fortran=*/true), false),
+          "fortran.npz")),
+      values);
+}
+
+TEST(LoadNpz, StoredFloat32FeaturesWithTheWrongShapeNameTheMember) {
+  const auto m = csr_adjacency_3();
+  expect_throw_naming<ParseError>(
+      [&] {
+        (void)load_npz_from_bytes(zip_with_attr(m, npy_bytes("<f4", {2, 2}, raw<float>({1, 2, 3, 4})), false),
+                                  "rows.npz");
+      },
+      {"rows.npz:attr_matrix.npy", "2 rows, expected one per node (3)"});
+  // data shorter than the header says: the general path's error, naming the member
+  std::string short_data = npy_bytes("<f4", {3, 2}, raw<float>({1, 2, 3, 4, 5, 6}));
+  short_data.resize(short_data.size() - 4);
+  expect_throw_naming<ParseError>(
+      [&] { (void)load_npz_from_bytes(zip_with_attr(m, short_data, false), "short.npz"); },
+      {"short.npz:attr_matrix.npy", "expected 24"});
+  expect_throw_naming<ParseError>(
+      [&] {
+        (void)load_npz_from_bytes(zip_with_attr(m, npy_bytes("<f4", {3}, raw<float>({1, 2, 3})), false),
+                                  "rank.npz");
+      },
+      {"rank.npz:attr_matrix.npy"});
+}
+
 TEST(LoadNpz, CsrMultiLabelsAndUnsortedFeatureColumns) {
   auto m = csr_adjacency_3();
   m["labels_data"] = npy_bytes("<f4", {3}, raw<float>({1, 1, 1}));
