@@ -10,14 +10,25 @@ namespace edgeattn::kernels {
 namespace {
 
 using P = flash::Best;
+using Wide = flash::WideTile<P>;
 constexpr int64_t kNR = flash::kPanel<P>;
-// The strip of A that multiply prefetches: this many strips ahead of the one it computes. A
-// strip's rows are met once, by its first panel, which otherwise waits on them: A streams from
-// memory (a layer's input, 100-512 floats a row) while the packed panels stay in cache. Measured
-// on [237k, 100] x [100, 64], 2 threads, 2-core Zen 3: 31-34 ms without, 27-29 ms two strips
-// ahead (one ahead gave the same on some runs and 43 ms on others: the lines arrive late).
-constexpr int64_t kPrefetchStrips = 2;
-static_assert(kPackedBlockRows % P::kRows == 0, "row blocks are whole tile strips");
+constexpr int64_t kWideNR = int64_t{Wide::kVecs} * P::kLanes;
+
+// Whether an operand side of n columns takes the wide tile: where it has one, and n needs no more
+// padding in its panels than in the policy's (n = 64, 100, 128: yes; n = 8, 20: no).
+bool wide_panels(int64_t n) {
+  return Wide::kEnabled && flash::round_up_panel<P, kWideNR>(n) == flash::round_up_panel<P>(n);
+}
+
+// The rows of A that multiply prefetches, this many rows ahead of the strip it computes (two of
+// the policy's strips, whichever tile runs). A strip's rows are met once, by its first panel,
+// which otherwise waits on them: A streams from memory (a layer's input, 100-512 floats a row)
+// while the packed panels stay in cache. Measured on [237k, 100] x [100, 64], 2 threads, 2-core
+// Zen 3: 31-34 ms without, 27-29 ms two strips ahead (one ahead gave the same on some runs and
+// 43 ms on others: the lines arrive late).
+constexpr int64_t kPrefetchRows = 2 * P::kRows;
+static_assert(kPackedBlockRows % P::kRows == 0 && kPackedBlockRows % Wide::kRows == 0,
+              "row blocks are whole tile strips");
 // Rows per slab of TransposeAccumulator::add: both operands' slabs (up to 512 floats a row) stay in
 // L2 while every strip and panel of the sum meets them.
 constexpr int64_t kTransposeSlab = 256;
@@ -28,20 +39,64 @@ int64_t padded_work(int64_t rows, int64_t cols) {
   return flash::round_up_panel<P>(cols) * ((rows + P::kRows - 1) / P::kRows * P::kRows);
 }
 
+// c [rows, NR-padded width] (+)= a [rows, k] times the packed panels, strips of MR rows outside and
+// panels inside: a strip of A (MR x k) stays in L1 across panels. The strip kPrefetchRows ahead is
+// prefetched: A streams from memory (a layer's input, 100-512 floats a row) while the panels stay
+// in cache.
+template <int MR, int NV>
+void multiply_strips(int64_t rows, int64_t k, int64_t padded_n, const float* panels, const float* a,
+                     int64_t lda, float* c, int64_t ldc, bool accumulate) {
+  constexpr int64_t NR = int64_t{NV} * P::kLanes;
+  static constexpr auto kTail = flash::micro_table_nv<P, false, NV>(std::make_index_sequence<MR>());
+  static constexpr auto kTailAcc = flash::micro_table_nv<P, true, NV>(std::make_index_sequence<MR>());
+  for (int64_t i = 0; i < rows; i += MR) {
+    const int64_t mr = std::min<int64_t>(MR, rows - i);
+    if (const int64_t ahead = i + kPrefetchRows; ahead < rows) {
+      const int64_t strip_rows = std::min<int64_t>(MR, rows - ahead);
+      for (int64_t r = 0; r < strip_rows; ++r) {
+        const float* row = a + (ahead + r) * lda;
+        for (int64_t kk = 0; kk < k; kk += 16) detail::prefetch_read<3>(row + kk);
+        detail::prefetch_read<3>(row + k - 1);  // the last line, when the row starts mid-line
+      }
+    }
+    for (int64_t j = 0; j < padded_n; j += NR) {
+      const float* panel = panels + j * k;
+      float* out = c + i * ldc + j;
+      if (mr == MR) {
+        if (accumulate)
+          flash::micro<P, MR, true, NV>(k, a + i * lda, lda, 1, panel, NR, out, ldc);
+        else
+          flash::micro<P, MR, false, NV>(k, a + i * lda, lda, 1, panel, NR, out, ldc);
+      } else {
+        (accumulate ? kTailAcc : kTail)[static_cast<size_t>(mr - 1)](k, a + i * lda, lda, 1, panel, NR, out,
+                                                                     ldc);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 PackedRight::PackedRight(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n)
-    : k_(k), n_(n), padded_n_(flash::round_up_panel<P>(n)), panels_(static_cast<size_t>(padded_n_ * k)) {
+    : k_(k),
+      n_(n),
+      wide_(wide_panels(n)),
+      padded_n_(wide_ ? flash::round_up_panel<P, kWideNR>(n) : flash::round_up_panel<P>(n)),
+      panels_(static_cast<size_t>(padded_n_ * k)) {
+  const int64_t nr = wide_ ? kWideNR : kNR;
   if (trans_b) {  // b [n, k]: panel p holds rows p*NR.. of b, transposed
-    flash::pack_transposed_panels<P>(n, k, b, ldb, 1.f, panels_.data());
+    if (wide_)
+      flash::pack_transposed_panels<P, kWideNR>(n, k, b, ldb, 1.f, panels_.data());
+    else
+      flash::pack_transposed_panels<P>(n, k, b, ldb, 1.f, panels_.data());
     return;
   }
-  for (int64_t p0 = 0; p0 < padded_n_; p0 += kNR) {  // b [k, n]: panel p holds columns p*NR..
+  for (int64_t p0 = 0; p0 < padded_n_; p0 += nr) {  // b [k, n]: panel p holds columns p*NR..
     float* panel = panels_.data() + p0 * k;
-    const int64_t cols = std::min(kNR, n - p0);
+    const int64_t cols = std::min(nr, n - p0);
     for (int64_t kk = 0; kk < k; ++kk) {
-      std::copy_n(b + kk * ldb + p0, cols, panel + kk * kNR);
-      std::fill(panel + kk * kNR + cols, panel + (kk + 1) * kNR, 0.f);
+      std::copy_n(b + kk * ldb + p0, cols, panel + kk * nr);
+      std::fill(panel + kk * nr + cols, panel + (kk + 1) * nr, 0.f);
     }
   }
 }
@@ -57,33 +112,11 @@ void PackedRight::multiply(int64_t rows, const float* a, int64_t lda, float* c, 
   const int64_t ldt = direct ? ldc : padded_n_;
   if (!direct && accumulate)
     for (int64_t r = 0; r < rows; ++r) std::copy_n(c + r * ldc, n_, target + r * ldt);
-  // Strips of MR rows outside, panels inside: a strip of A (MR x k) stays in L1 across panels.
-  static constexpr auto kTail = flash::micro_table<P, false>(std::make_index_sequence<P::kRows>());
-  static constexpr auto kTailAcc = flash::micro_table<P, true>(std::make_index_sequence<P::kRows>());
-  for (int64_t i = 0; i < rows; i += P::kRows) {
-    const int64_t mr = std::min<int64_t>(P::kRows, rows - i);
-    if (const int64_t ahead = i + kPrefetchStrips * P::kRows; ahead < rows) {
-      const int64_t strip_rows = std::min<int64_t>(P::kRows, rows - ahead);
-      for (int64_t r = 0; r < strip_rows; ++r) {
-        const float* row = a + (ahead + r) * lda;
-        for (int64_t kk = 0; kk < k_; kk += 16) detail::prefetch_read<3>(row + kk);
-        detail::prefetch_read<3>(row + k_ - 1);  // the last line, when the row starts mid-line
-      }
-    }
-    for (int64_t j = 0; j < padded_n_; j += kNR) {
-      const float* panel = panels_.data() + j * k_;
-      float* out = target + i * ldt + j;
-      if (mr == P::kRows) {
-        if (accumulate)
-          flash::micro<P, P::kRows, true>(k_, a + i * lda, lda, 1, panel, kNR, out, ldt);
-        else
-          flash::micro<P, P::kRows, false>(k_, a + i * lda, lda, 1, panel, kNR, out, ldt);
-      } else {
-        (accumulate ? kTailAcc : kTail)[static_cast<size_t>(mr - 1)](k_, a + i * lda, lda, 1, panel, kNR, out,
-                                                                     ldt);
-      }
-    }
-  }
+  if (wide_)
+    multiply_strips<Wide::kRows, Wide::kVecs>(rows, k_, padded_n_, panels_.data(), a, lda, target, ldt,
+                                              accumulate);
+  else
+    multiply_strips<P::kRows, P::kVecs>(rows, k_, padded_n_, panels_.data(), a, lda, target, ldt, accumulate);
   if (!direct)
     for (int64_t r = 0; r < rows; ++r) std::copy_n(target + r * ldt, n_, c + r * ldc);
 }
@@ -96,7 +129,8 @@ TransposeAccumulator::TransposeAccumulator(int64_t m, int64_t n) : m_(m), n_(n) 
   transposed_ = padded_work(n, m) < padded_work(m, n);
   rows_ = transposed_ ? n : m;
   cols_ = transposed_ ? m : n;
-  padded_cols_ = flash::round_up_panel<P>(cols_);
+  wide_ = wide_panels(cols_);
+  padded_cols_ = wide_ ? flash::round_up_panel<P, kWideNR>(cols_) : flash::round_up_panel<P>(cols_);
   sum_.assign(static_cast<size_t>(rows_ * padded_cols_), 0.f);
   if (padded_cols_ != cols_) pad_.assign(static_cast<size_t>(kTransposeSlab * padded_cols_), 0.f);
 }
@@ -114,13 +148,21 @@ void TransposeAccumulator::add(int64_t k, const float* a, int64_t lda, const flo
     const float* ps = panels + k0 * ldp;
     int64_t lds = ldp;
     if (!pad_.empty()) {  // the panel operand's rows padded with zeros to whole panels
-      flash::pack_rows<P>(len, cols_, ps, ldp, pad_.data());
+      if (wide_)
+        flash::pack_rows<P, kWideNR>(len, cols_, ps, ldp, pad_.data());
+      else
+        flash::pack_rows<P>(len, cols_, ps, ldp, pad_.data());
       ps = pad_.data();
       lds = padded_cols_;
     }
     // S(i, j) += sum over the slab's rows r of Q(r, i) Pn(r, j): the microkernel's A(i, r) is
     // q[r * ldq + i] (row stride 1, column stride ldq), its B rows the slab's panel rows.
-    flash::gemm_tile<P, true>(rows_, padded_cols_, len, qs, 1, ldq, ps, lds, kNR, sum_.data(), padded_cols_);
+    if (wide_)
+      flash::gemm_tile<P, true, Wide::kRows, Wide::kVecs>(rows_, padded_cols_, len, qs, 1, ldq, ps, lds,
+                                                          kWideNR, sum_.data(), padded_cols_);
+    else
+      flash::gemm_tile<P, true>(rows_, padded_cols_, len, qs, 1, ldq, ps, lds, kNR, sum_.data(),
+                                padded_cols_);
   }
 }
 

@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
+#include "kernels/parallel/flash_microkernel.hpp"
 #include "kernels/reference/reference_matmul.hpp"
 #include "support/test_graphs.hpp"
 
@@ -39,7 +41,7 @@ struct Strided {
 
 TEST(PackedRight, MatchesReferenceForEveryShapeAndLayout) {
   for (int64_t k : {1, 7, 64, 100, 512})
-    for (int64_t n : {1, 15, 16, 17, 64, 100, 256})
+    for (int64_t n : {1, 15, 16, 17, 47, 64, 100, 256})
       for (int64_t rows : {1, 5, 6, 13, 40})
         for (bool trans_b : {false, true})
           for (bool accumulate : {false, true}) {
@@ -76,6 +78,36 @@ TEST(PackedRight, RowBlocksGiveTheBitsOfOneCall) {
     right.multiply(std::min<int64_t>(11, rows - r0), a.data() + r0 * k, k, blocks.data() + r0 * n, n, false,
                    scratch.data());
   for (int64_t i = 0; i < whole.numel(); ++i) ASSERT_EQ(whole.data()[i], blocks.data()[i]) << i;
+}
+
+// The wide tile (flash::WideTile: 6 x 64 on AVX-512, taken for n = 47, 64, 100, 256 above) and the
+// policy's own tile compute every element as the same chain of FMAs over k: the same bits.
+TEST(PackedRight, WideTileGivesThePolicyTilesBits) {
+  using P = flash::Best;
+  using Wide = flash::WideTile<P>;
+  constexpr int64_t kNR = flash::kPanel<P>, kWideNR = int64_t{Wide::kVecs} * P::kLanes;
+  const int64_t rows = 37, k = 100, n = 128;  // n: whole panels of either width
+  static_assert(n % kWideNR == 0 && n % kNR == 0);
+  const Tensor a = random_tensor({rows, k}, 11), b = random_tensor({k, n}, 12);
+  for (bool accumulate : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "accumulate=" << accumulate);
+    Tensor policy = random_tensor({rows, n}, 13), wide = policy;  // a deep copy
+    if (accumulate) {
+      flash::gemm_tile<P, true>(rows, n, k, a.data(), k, 1, b.data(), n, kNR, policy.data(), n);
+      flash::gemm_tile<P, true, Wide::kRows, Wide::kVecs>(rows, n, k, a.data(), k, 1, b.data(), n, kWideNR,
+                                                          wide.data(), n);
+    } else {
+      flash::gemm_tile<P, false>(rows, n, k, a.data(), k, 1, b.data(), n, kNR, policy.data(), n);
+      flash::gemm_tile<P, false, Wide::kRows, Wide::kVecs>(rows, n, k, a.data(), k, 1, b.data(), n, kWideNR,
+                                                           wide.data(), n);
+    }
+    EXPECT_EQ(std::memcmp(policy.data(), wide.data(), sizeof(float) * static_cast<size_t>(policy.numel())),
+              0);
+    // and both are the reference product to rounding
+    Tensor want = accumulate ? random_tensor({rows, n}, 13) : Tensor({rows, n});
+    reference_matmul(a, false, b, false, want, accumulate);
+    EXPECT_LE(max_abs_diff(wide, want), 1e-5f * static_cast<float>(k + 1));
+  }
 }
 
 TEST(PackedRight, SuitsLayerSizedWeightsOnly) {
