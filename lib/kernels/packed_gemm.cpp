@@ -11,13 +11,45 @@ namespace {
 
 using P = flash::Best;
 using Wide = flash::WideTile<P>;
+using Narrow = flash::NarrowTile<P>;
 constexpr int64_t kNR = flash::kPanel<P>;
 constexpr int64_t kWideNR = int64_t{Wide::kVecs} * P::kLanes;
+constexpr int64_t kNarrowNR = int64_t{Narrow::kVecs} * P::kLanes;
 
-// Whether an operand side of n columns takes the wide tile: where it has one, and n needs no more
-// padding in its panels than in the policy's (n = 64, 100, 128: yes; n = 8, 20: no).
-bool wide_panels(int64_t n) {
-  return Wide::kEnabled && flash::round_up_panel<P, kWideNR>(n) == flash::round_up_panel<P>(n);
+// The tile for an operand side of n columns: the narrow one where it has one and n fits its panel
+// (n <= 16 on AVX-512: an output layer's classes), the wide one where it has one and n needs no
+// more padding in its panels than in the policy's (n = 33-64, 97-128, ...), else the policy's.
+PanelTile tile_for(int64_t n) {
+  if (Narrow::kEnabled && n <= kNarrowNR) return PanelTile::narrow;
+  if (Wide::kEnabled && flash::round_up_panel<P, kWideNR>(n) == flash::round_up_panel<P>(n))
+    return PanelTile::wide;
+  return PanelTile::policy;
+}
+
+int64_t padded_width(PanelTile tile, int64_t n) {
+  switch (tile) {
+    case PanelTile::narrow:
+      return flash::round_up_panel<P, kNarrowNR>(n);
+    case PanelTile::wide:
+      return flash::round_up_panel<P, kWideNR>(n);
+    default:
+      return flash::round_up_panel<P>(n);
+  }
+}
+
+// f.template operator()<MR, NV>() with the tile's strip height and vectors per row.
+template <class F>
+void with_tile(PanelTile tile, F&& f) {
+  switch (tile) {
+    case PanelTile::narrow:
+      f.template operator()<Narrow::kRows, Narrow::kVecs>();
+      break;
+    case PanelTile::wide:
+      f.template operator()<Wide::kRows, Wide::kVecs>();
+      break;
+    default:
+      f.template operator()<P::kRows, P::kVecs>();
+  }
 }
 
 // The rows of A that multiply prefetches, this many rows ahead of the strip it computes (two of
@@ -27,7 +59,8 @@ bool wide_panels(int64_t n) {
 // Zen 3: 31-34 ms without, 27-29 ms two strips ahead (one ahead gave the same on some runs and
 // 43 ms on others: the lines arrive late).
 constexpr int64_t kPrefetchRows = 2 * P::kRows;
-static_assert(kPackedBlockRows % P::kRows == 0 && kPackedBlockRows % Wide::kRows == 0,
+static_assert(kPackedBlockRows % P::kRows == 0 && kPackedBlockRows % Wide::kRows == 0 &&
+                  kPackedBlockRows % Narrow::kRows == 0,
               "row blocks are whole tile strips");
 // Rows per slab of TransposeAccumulator::add: both operands' slabs (up to 512 floats a row) stay in
 // L2 while every strip and panel of the sum meets them.
@@ -80,25 +113,24 @@ void multiply_strips(int64_t rows, int64_t k, int64_t padded_n, const float* pan
 PackedRight::PackedRight(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n)
     : k_(k),
       n_(n),
-      wide_(wide_panels(n)),
-      padded_n_(wide_ ? flash::round_up_panel<P, kWideNR>(n) : flash::round_up_panel<P>(n)),
+      tile_(tile_for(n)),
+      padded_n_(padded_width(tile_, n)),
       panels_(static_cast<size_t>(padded_n_ * k)) {
-  const int64_t nr = wide_ ? kWideNR : kNR;
-  if (trans_b) {  // b [n, k]: panel p holds rows p*NR.. of b, transposed
-    if (wide_)
-      flash::pack_transposed_panels<P, kWideNR>(n, k, b, ldb, 1.f, panels_.data());
-    else
-      flash::pack_transposed_panels<P>(n, k, b, ldb, 1.f, panels_.data());
-    return;
-  }
-  for (int64_t p0 = 0; p0 < padded_n_; p0 += nr) {  // b [k, n]: panel p holds columns p*NR..
-    float* panel = panels_.data() + p0 * k;
-    const int64_t cols = std::min(nr, n - p0);
-    for (int64_t kk = 0; kk < k; ++kk) {
-      std::copy_n(b + kk * ldb + p0, cols, panel + kk * nr);
-      std::fill(panel + kk * nr + cols, panel + (kk + 1) * nr, 0.f);
+  with_tile(tile_, [&]<int MR, int NV>() {
+    constexpr int64_t nr = int64_t{NV} * P::kLanes;
+    if (trans_b) {  // b [n, k]: panel p holds rows p*NR.. of b, transposed
+      flash::pack_transposed_panels<P, nr>(n, k, b, ldb, 1.f, panels_.data());
+      return;
     }
-  }
+    for (int64_t p0 = 0; p0 < padded_n_; p0 += nr) {  // b [k, n]: panel p holds columns p*NR..
+      float* panel = panels_.data() + p0 * k;
+      const int64_t cols = std::min(nr, n - p0);
+      for (int64_t kk = 0; kk < k; ++kk) {
+        std::copy_n(b + kk * ldb + p0, cols, panel + kk * nr);
+        std::fill(panel + kk * nr + cols, panel + (kk + 1) * nr, 0.f);
+      }
+    }
+  });
 }
 
 int64_t PackedRight::scratch_floats(int64_t rows) const { return n_ == padded_n_ ? 0 : rows * padded_n_; }
@@ -112,11 +144,9 @@ void PackedRight::multiply(int64_t rows, const float* a, int64_t lda, float* c, 
   const int64_t ldt = direct ? ldc : padded_n_;
   if (!direct && accumulate)
     for (int64_t r = 0; r < rows; ++r) std::copy_n(c + r * ldc, n_, target + r * ldt);
-  if (wide_)
-    multiply_strips<Wide::kRows, Wide::kVecs>(rows, k_, padded_n_, panels_.data(), a, lda, target, ldt,
-                                              accumulate);
-  else
-    multiply_strips<P::kRows, P::kVecs>(rows, k_, padded_n_, panels_.data(), a, lda, target, ldt, accumulate);
+  with_tile(tile_, [&]<int MR, int NV>() {
+    multiply_strips<MR, NV>(rows, k_, padded_n_, panels_.data(), a, lda, target, ldt, accumulate);
+  });
   if (!direct)
     for (int64_t r = 0; r < rows; ++r) std::copy_n(target + r * ldt, n_, c + r * ldc);
 }
@@ -129,8 +159,8 @@ TransposeAccumulator::TransposeAccumulator(int64_t m, int64_t n) : m_(m), n_(n) 
   transposed_ = padded_work(n, m) < padded_work(m, n);
   rows_ = transposed_ ? n : m;
   cols_ = transposed_ ? m : n;
-  wide_ = wide_panels(cols_);
-  padded_cols_ = wide_ ? flash::round_up_panel<P, kWideNR>(cols_) : flash::round_up_panel<P>(cols_);
+  tile_ = tile_for(cols_);
+  padded_cols_ = padded_width(tile_, cols_);
   sum_.assign(static_cast<size_t>(rows_ * padded_cols_), 0.f);
   if (padded_cols_ != cols_) pad_.assign(static_cast<size_t>(kTransposeSlab * padded_cols_), 0.f);
 }
@@ -147,22 +177,20 @@ void TransposeAccumulator::add(int64_t k, const float* a, int64_t lda, const flo
     const float* qs = q + k0 * ldq;
     const float* ps = panels + k0 * ldp;
     int64_t lds = ldp;
-    if (!pad_.empty()) {  // the panel operand's rows padded with zeros to whole panels
-      if (wide_)
-        flash::pack_rows<P, kWideNR>(len, cols_, ps, ldp, pad_.data());
-      else
-        flash::pack_rows<P>(len, cols_, ps, ldp, pad_.data());
-      ps = pad_.data();
-      lds = padded_cols_;
-    }
-    // S(i, j) += sum over the slab's rows r of Q(r, i) Pn(r, j): the microkernel's A(i, r) is
-    // q[r * ldq + i] (row stride 1, column stride ldq), its B rows the slab's panel rows.
-    if (wide_)
-      flash::gemm_tile<P, true, Wide::kRows, Wide::kVecs>(rows_, padded_cols_, len, qs, 1, ldq, ps, lds,
-                                                          kWideNR, sum_.data(), padded_cols_);
-    else
-      flash::gemm_tile<P, true>(rows_, padded_cols_, len, qs, 1, ldq, ps, lds, kNR, sum_.data(),
-                                padded_cols_);
+    with_tile(tile_, [&]<int MR, int NV>() {
+      constexpr int64_t nr = int64_t{NV} * P::kLanes;
+      int64_t lds = ldp;
+      const float* rows = ps;
+      if (!pad_.empty()) {  // the panel operand's rows padded with zeros to whole panels
+        flash::pack_rows<P, nr>(len, cols_, ps, ldp, pad_.data());
+        rows = pad_.data();
+        lds = padded_cols_;
+      }
+      // S(i, j) += sum over the slab's rows r of Q(r, i) Pn(r, j): the microkernel's A(i, r) is
+      // q[r * ldq + i] (row stride 1, column stride ldq), its B rows the slab's panel rows.
+      flash::gemm_tile<P, true, MR, NV>(rows_, padded_cols_, len, qs, 1, ldq, rows, lds, nr, sum_.data(),
+                                        padded_cols_);
+    });
   }
 }
 

@@ -1,7 +1,8 @@
 // Internal: products C [rows, n] (+)= A [rows, k] op(B) with a small right operand (a layer's
 // weight: k <= 512, n <= 256), computed by the register-blocked microkernel of the tiled
 // attention kernels (kernels/parallel/flash_microkernel.hpp: 6 x 16 tiles on AVX2, 12 x 32 on
-// AVX-512, or 6 x 64 there when n fills 64-column panels as well as 32-column ones: WideTile)
+// AVX-512, or there 6 x 64 when n fills 64-column panels as well as 32-column ones, WideTile, and
+// 12 x 16 when n <= 16, NarrowTile)
 // instead of one BLAS call per row block. op(B) is packed once, as NR-wide column
 // panels that stay in L1/L2 while every row block streams past them; BLAS repacks both operands
 // on every call, which costs it about a third of the time at these shapes (bench/RESULTS.md).
@@ -19,6 +20,10 @@
 #include <vector>
 
 namespace edgeattn::kernels {
+
+/// Which register tile a product's panels are cut for (kernels/parallel/flash_microkernel.hpp):
+/// the vector policy's own, or on AVX-512 the wide 6 x 64 or the narrow 12 x 16 one.
+enum class PanelTile : uint8_t { policy, wide, narrow };
 
 class PackedRight {
  public:
@@ -38,7 +43,7 @@ class PackedRight {
 
  private:
   int64_t k_, n_;
-  bool wide_;  // the wide tile's panels (flash::WideTile: 64 columns on AVX-512)
+  PanelTile tile_;  // whose panels: flash::WideTile, flash::NarrowTile or the policy's
   int64_t padded_n_;
   std::vector<float> panels_;  // [padded_n / NR][k][NR]
 };
@@ -75,11 +80,11 @@ class TransposeAccumulator {
 
  private:
   int64_t m_, n_;
-  bool transposed_;         // the sum is held as C^T [n, m]: a is the panel operand
-  int64_t rows_, cols_;     // of the held sum: the broadcast operand's width, the panel operand's
-  bool wide_ = false;       // the wide tile (flash::WideTile) for the panel operand's side
-  int64_t padded_cols_;     // cols_ rounded up to whole panels
-  std::vector<float> sum_;  // [rows_, padded_cols_]
+  bool transposed_;                     // the sum is held as C^T [n, m]: a is the panel operand
+  int64_t rows_, cols_;                 // of the held sum: the broadcast operand's width, the panel operand's
+  PanelTile tile_ = PanelTile::policy;  // the tile for the panel operand's side
+  int64_t padded_cols_;                 // cols_ rounded up to whole panels
+  std::vector<float> sum_;              // [rows_, padded_cols_]
   std::vector<float> pad_;  // a slab of the panel operand, padded (when cols_ is not whole panels)
 };
 

@@ -80,34 +80,43 @@ TEST(PackedRight, RowBlocksGiveTheBitsOfOneCall) {
   for (int64_t i = 0; i < whole.numel(); ++i) ASSERT_EQ(whole.data()[i], blocks.data()[i]) << i;
 }
 
-// The wide tile (flash::WideTile: 6 x 64 on AVX-512, taken for n = 47, 64, 100, 256 above) and the
-// policy's own tile compute every element as the same chain of FMAs over k: the same bits.
-TEST(PackedRight, WideTileGivesThePolicyTilesBits) {
+// The wide and narrow tiles (flash::WideTile, 6 x 64, and flash::NarrowTile, 12 x 16, on AVX-512:
+// taken above for n = 47, 64, 100, 256 and n = 1, 15, 16) and the policy's own tile compute every
+// element as the same chain of FMAs over k: the same bits.
+template <class Tile>
+void expect_the_policy_tiles_bits() {
   using P = flash::Best;
-  using Wide = flash::WideTile<P>;
-  constexpr int64_t kNR = flash::kPanel<P>, kWideNR = int64_t{Wide::kVecs} * P::kLanes;
+  constexpr int64_t kNR = flash::kPanel<P>, kTileNR = int64_t{Tile::kVecs} * P::kLanes;
   const int64_t rows = 37, k = 100, n = 128;  // n: whole panels of either width
-  static_assert(n % kWideNR == 0 && n % kNR == 0);
+  static_assert(n % kTileNR == 0 && n % kNR == 0);
   const Tensor a = random_tensor({rows, k}, 11), b = random_tensor({k, n}, 12);
   for (bool accumulate : {false, true}) {
     SCOPED_TRACE(::testing::Message() << "accumulate=" << accumulate);
-    Tensor policy = random_tensor({rows, n}, 13), wide = policy;  // a deep copy
+    Tensor policy = random_tensor({rows, n}, 13), tile = policy;  // a deep copy
     if (accumulate) {
       flash::gemm_tile<P, true>(rows, n, k, a.data(), k, 1, b.data(), n, kNR, policy.data(), n);
-      flash::gemm_tile<P, true, Wide::kRows, Wide::kVecs>(rows, n, k, a.data(), k, 1, b.data(), n, kWideNR,
-                                                          wide.data(), n);
+      flash::gemm_tile<P, true, Tile::kRows, Tile::kVecs>(rows, n, k, a.data(), k, 1, b.data(), n, kTileNR,
+                                                          tile.data(), n);
     } else {
       flash::gemm_tile<P, false>(rows, n, k, a.data(), k, 1, b.data(), n, kNR, policy.data(), n);
-      flash::gemm_tile<P, false, Wide::kRows, Wide::kVecs>(rows, n, k, a.data(), k, 1, b.data(), n, kWideNR,
-                                                           wide.data(), n);
+      flash::gemm_tile<P, false, Tile::kRows, Tile::kVecs>(rows, n, k, a.data(), k, 1, b.data(), n, kTileNR,
+                                                           tile.data(), n);
     }
-    EXPECT_EQ(std::memcmp(policy.data(), wide.data(), sizeof(float) * static_cast<size_t>(policy.numel())),
+    EXPECT_EQ(std::memcmp(policy.data(), tile.data(), sizeof(float) * static_cast<size_t>(policy.numel())),
               0);
     // and both are the reference product to rounding
     Tensor want = accumulate ? random_tensor({rows, n}, 13) : Tensor({rows, n});
     reference_matmul(a, false, b, false, want, accumulate);
-    EXPECT_LE(max_abs_diff(wide, want), 1e-5f * static_cast<float>(k + 1));
+    EXPECT_LE(max_abs_diff(tile, want), 1e-5f * static_cast<float>(k + 1));
   }
+}
+
+TEST(PackedRight, WideTileGivesThePolicyTilesBits) {
+  expect_the_policy_tiles_bits<flash::WideTile<flash::Best>>();
+}
+
+TEST(PackedRight, NarrowTileGivesThePolicyTilesBits) {
+  expect_the_policy_tiles_bits<flash::NarrowTile<flash::Best>>();
 }
 
 TEST(PackedRight, SuitsLayerSizedWeightsOnly) {
