@@ -2,10 +2,10 @@
 // weight: k <= 512, n <= 256), computed by the register-blocked microkernel of the tiled
 // attention kernels (kernels/parallel/flash_microkernel.hpp: 6 x 16 tiles on AVX2, 12 x 32 on
 // AVX-512, or there 6 x 64 when n fills 64-column panels as well as 32-column ones, WideTile, and
-// 12 x 16 when n <= 16, NarrowTile)
-// instead of one BLAS call per row block. op(B) is packed once, as NR-wide column
-// panels that stay in L1/L2 while every row block streams past them; BLAS repacks both operands
-// on every call, which costs it about a third of the time at these shapes (bench/RESULTS.md).
+// 12 x 16 when n <= 16, NarrowTile) instead of one BLAS call per row block. op(B) is packed once,
+// as NR-wide column panels that stay in L1/L2 while every row block streams past them; BLAS
+// repacks both operands on every call, which costs it about a third of the time at these shapes
+// (bench/RESULTS.md).
 //
 //   PackedRight w(b, ldb, trans_b, k, n);         // op(B): b [k, n] or, transposed, b [n, k]
 //   w.multiply(rows, a, lda, c, ldc, accumulate, scratch);   // any rows; call from any thread
