@@ -185,11 +185,16 @@ void read_split(const std::map<std::string, NpyArray>& arrays, const std::string
   ds.default_split = "default";
 }
 
+/// ParseError naming `name` when a dense matrix's extents pass 2^31 - 1.
+void check_matrix_extents(const NpyArray& a, const std::string& name) {
+  if (a.shape[0] > kMaxNodes || a.shape[1] > kMaxNodes)
+    raise<ParseError>(name, ": shape ", shape_str(a), " exceeds 2^31 - 1 rows or columns");
+}
+
 /// Dense [rows, cols] float32 features, converted straight into the tensor.
 Tensor read_dense_tensor(const NpyArray& a) {
   expect_rank(a, 2);
-  if (a.shape[0] > kMaxNodes || a.shape[1] > kMaxNodes)
-    raise<ParseError>(a.name, ": shape ", shape_str(a), " exceeds 2^31 - 1 rows or columns");
+  check_matrix_extents(a, a.name);
   Tensor t = Tensor::uninitialized({a.shape[0], a.shape[1]});
   a.to_floats(t.span());
   return t;
@@ -207,8 +212,7 @@ std::optional<Tensor> stored_float32_matrix(std::string_view member, const std::
   if (a.dtype.kind != 'f' || a.dtype.itemsize != 4 || h.big_endian || h.fortran_order || a.rank() != 2 ||
       h.data_offset > member.size() || member.size() - h.data_offset != h.data_bytes)
     return std::nullopt;
-  if (a.shape[0] > kMaxNodes || a.shape[1] > kMaxNodes)
-    raise<ParseError>(name, ": shape ", shape_str(a), " exceeds 2^31 - 1 rows or columns");
+  check_matrix_extents(a, name);
   Tensor t = Tensor::uninitialized({a.shape[0], a.shape[1]});
   const char* data = member.data() + h.data_offset;
   float* out = t.data();

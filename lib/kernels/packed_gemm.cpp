@@ -12,7 +12,6 @@ namespace {
 using P = flash::Best;
 using Wide = flash::WideTile<P>;
 using Narrow = flash::NarrowTile<P>;
-constexpr int64_t kNR = flash::kPanel<P>;
 constexpr int64_t kWideNR = int64_t{Wide::kVecs} * P::kLanes;
 constexpr int64_t kNarrowNR = int64_t{Narrow::kVecs} * P::kLanes;
 
@@ -80,8 +79,8 @@ template <int MR, int NV>
 void multiply_strips(int64_t rows, int64_t k, int64_t padded_n, const float* panels, const float* a,
                      int64_t lda, float* c, int64_t ldc, bool accumulate) {
   constexpr int64_t NR = int64_t{NV} * P::kLanes;
-  static constexpr auto kTail = flash::micro_table_nv<P, false, NV>(std::make_index_sequence<MR>());
-  static constexpr auto kTailAcc = flash::micro_table_nv<P, true, NV>(std::make_index_sequence<MR>());
+  static constexpr auto kTail = flash::micro_table<P, false, NV>(std::make_index_sequence<MR>());
+  static constexpr auto kTailAcc = flash::micro_table<P, true, NV>(std::make_index_sequence<MR>());
   for (int64_t i = 0; i < rows; i += MR) {
     const int64_t mr = std::min<int64_t>(MR, rows - i);
     if (const int64_t ahead = i + kPrefetchRows; ahead < rows) {
@@ -176,7 +175,6 @@ void TransposeAccumulator::add(int64_t k, const float* a, int64_t lda, const flo
     const int64_t len = std::min(kTransposeSlab, k - k0);
     const float* qs = q + k0 * ldq;
     const float* ps = panels + k0 * ldp;
-    int64_t lds = ldp;
     with_tile(tile_, [&]<int MR, int NV>() {
       constexpr int64_t nr = int64_t{NV} * P::kLanes;
       int64_t lds = ldp;

@@ -275,7 +275,7 @@ struct WideTile<Avx512> {
 #endif
 
 /// C[MR x NR] = (kAccumulate ? C : 0) + sum_{kk < k} A(i, kk) B(kk, :), see the file comment;
-/// NR = NV * lanes (the policy's panel unless a WideTile asks for another).
+/// NR = NV * lanes (the policy's panel unless a WideTile or NarrowTile asks for another).
 template <class P, int MR, bool kAccumulate, int NV = P::kVecs>
 inline void micro(int64_t k, const float* __restrict a, int64_t ars, int64_t acs, const float* __restrict b,
                   int64_t ldb, float* __restrict c, int64_t ldc) {
@@ -307,22 +307,18 @@ inline void micro(int64_t k, const float* __restrict a, int64_t ars, int64_t acs
 using MicroFn = void (*)(int64_t, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t);
 
 /// micro<P, m, kAccumulate, NV> for m = 1..MR, indexed by m - 1.
-template <class P, bool kAccumulate, size_t... I>
+template <class P, bool kAccumulate, int NV = P::kVecs, size_t... I>
 constexpr std::array<MicroFn, sizeof...(I)> micro_table(std::index_sequence<I...>) {
-  return {&micro<P, static_cast<int>(I) + 1, kAccumulate>...};
-}
-template <class P, bool kAccumulate, int NV, size_t... I>
-constexpr std::array<MicroFn, sizeof...(I)> micro_table_nv(std::index_sequence<I...>) {
   return {&micro<P, static_cast<int>(I) + 1, kAccumulate, NV>...};
 }
 
 /// C[m x n] (+)= A(m x k) B(k x n) for n a multiple of NR = NV * lanes: column panel p of B
 /// starts at b + p * panel_stride (NR for a row-major B; k * NR for packed panels), rows ldb
-/// apart; strips of MR rows (the policy's tile unless a WideTile gives another).
+/// apart; strips of MR rows (the policy's tile unless a WideTile or NarrowTile gives another).
 template <class P, bool kAccumulate, int MR = P::kRows, int NV = P::kVecs>
 void gemm_tile(int64_t m, int64_t n, int64_t k, const float* a, int64_t ars, int64_t acs, const float* b,
                int64_t ldb, int64_t panel_stride, float* c, int64_t ldc) {
-  static constexpr auto kTable = micro_table_nv<P, kAccumulate, NV>(std::make_index_sequence<MR>());
+  static constexpr auto kTable = micro_table<P, kAccumulate, NV>(std::make_index_sequence<MR>());
   constexpr int64_t NR = int64_t{NV} * P::kLanes;
   for (int64_t j = 0; j < n; j += NR) {
     const float* bp = b + (j / NR) * panel_stride;
