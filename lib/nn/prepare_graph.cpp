@@ -87,8 +87,8 @@ Rebuilt with_bipartite_loops(const Graph& graph, InputOrder order, bool want_ori
 }
 
 // The square graph with one self-loop per node (build_graph's SelfLoops::add), and, if asked for,
-// each CSR edge's origin (8 bytes an edge: 81 MB on a 1M-node, 10M-edge graph, which
-// prepare_graph without edge attributes - every training run - never reads).
+// each CSR edge's origin (8 bytes an edge: 81 MB on a 1M-node, 10M-edge graph; only edge
+// attributes read it).
 Rebuilt with_square_loops(const Graph& graph, bool want_origin) {
   const auto row_ptr = graph.row_ptr();
   const auto col = graph.col_idx();
