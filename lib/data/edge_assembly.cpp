@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <span>
+#include <vector>
 
 #include "edgeattn/core/error.hpp"
 
@@ -15,15 +16,13 @@ namespace {
 // general sums' 17 bytes: on a 10M-entry file those were ~380 MB of fresh memory, written and
 // freed at every load of an unweighted graph, whose weights most files store as ones.
 bool stored_entries_distinct(const Graph& graph, size_t stored) {
-  std::vector<uint64_t> seen((static_cast<size_t>(graph.num_edges()) + 63) / 64, 0);
+  std::vector<bool> seen(static_cast<size_t>(graph.num_edges()));
   const auto csr_of = graph.csr_edge_of_input();
   for (size_t k = 0; k < stored; ++k) {
     const int64_t e = csr_of[k];
     if (e < 0) continue;  // a removed self-loop
-    uint64_t& word = seen[static_cast<size_t>(e) / 64];
-    const uint64_t bit = uint64_t{1} << (e % 64);
-    if (word & bit) return false;
-    word |= bit;
+    if (seen[static_cast<size_t>(e)]) return false;
+    seen[static_cast<size_t>(e)] = true;
   }
   return true;
 }

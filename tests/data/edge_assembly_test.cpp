@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <map>
 #include <random>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -51,10 +53,10 @@ EdgeList random_edges(uint64_t seed, int64_t n, int64_t m, bool unit, bool allow
   std::uniform_int_distribution<int> pick(0, 3);
   EdgeList l;
   l.n = n;
-  std::map<std::pair<int64_t, int64_t>, bool> seen;
+  std::set<std::pair<int64_t, int64_t>> seen;
   while (static_cast<int64_t>(l.src.size()) < m) {
     const int64_t s = node(rng), d = node(rng);
-    if (!allow_duplicates && !seen.emplace(std::pair{s, d}, true).second) continue;
+    if (!allow_duplicates && !seen.emplace(s, d).second) continue;
     l.src.push_back(s);
     l.dst.push_back(d);
     l.weight.push_back(unit ? 1.f : std::vector<float>{1.f, 0.5f, 2.f, 0.25f}[pick(rng)]);
