@@ -421,6 +421,8 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
         last_kind = Kind::http_status;
         continue;
       } else {
+        std::error_code e;
+        if (offset == 0) fs::remove(part, e);  // opened for this try and empty: not a resumable part
         throw DownloadError(
             Kind::http_status,
             detail::message("downloading ", source, ": the server answered HTTP ", status, " ",
@@ -503,6 +505,7 @@ DownloadResult download_file(const std::string& url, const fs::path& dest, const
                                                     : "";
   std::error_code e;
   const auto kept = fs::is_regular_file(part, e) ? fs::file_size(part, e) : 0;
+  if (kept == 0) fs::remove(part, e);  // nothing to resume from: leave no empty .part behind
   throw DownloadError(
       last_kind,
       detail::message(

@@ -102,9 +102,15 @@ std::vector<std::string> dataset_names() {
 
 std::vector<std::string> dataset_formats(const std::string& name) {
   const auto it = formats_by_dataset().find(name);
-  if (it == formats_by_dataset().end())
+  if (it == formats_by_dataset().end()) {
+    std::error_code ec;
+    if (!name.empty() && fs::exists(fs::path(name), ec))
+      raise<InvalidArgument>("'", name, "' is not a dataset name but an existing ",
+                             fs::is_directory(fs::path(name), ec) ? "directory" : "file",
+                             ": read it with load_dataset_path (names: ", join(dataset_names()), ")");
     raise<InvalidArgument>("unknown dataset '", name, "' (known: ", join(dataset_names()),
-                           "; a path to a file or directory also works)");
+                           "; a file or directory of your own is read by load_dataset_path)");
+  }
   return it->second;
 }
 

@@ -140,6 +140,7 @@ TEST_F(Download, NotFoundIsReportedAtOnceWithoutRetries) {
   }
   EXPECT_EQ(server_.requests("/f"), 1);
   EXPECT_FALSE(fs::exists(dest()));
+  EXPECT_FALSE(fs::exists(part())) << "an empty .part file was left behind";
 }
 
 TEST_F(Download, ServerErrorsAreRetriedWithBackOff) {
@@ -243,6 +244,7 @@ TEST_F(Download, AnUnreachableHostSaysSo) {
     EXPECT_NE(std::string(e.what()).find("no network"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(dest()));
+  EXPECT_FALSE(fs::exists(part())) << "an empty .part file was left behind";
 }
 
 TEST_F(Download, AFullDiskIsReportedAsSuch) {

@@ -152,7 +152,15 @@ TEST(Registry, UnknownNamesAndFormatsListTheKnownOnes) {
   // Every known name, in sorted order.
   std::string known;
   for (const std::string& name : dataset_names()) known += (known.empty() ? "" : ", ") + name;
-  expect_throw_naming<InvalidArgument>([] { load_dataset("corra"); }, {"'corra'", "(known: " + known + ";"});
+  expect_throw_naming<InvalidArgument>([] { load_dataset("corra"); },
+                                       {"'corra'", "(known: " + known + ";", "load_dataset_path"});
+  // A path given as a name: the error says it exists and which function reads it.
+  const std::string file = (kShipped / "karate/adjlist/karate.adjlist").string();
+  expect_throw_naming<InvalidArgument>([&] { load_dataset(file); },
+                                       {"'" + file + "'", "existing file", "load_dataset_path"});
+  const std::string dir = (kShipped / "cora/planetoid").string();
+  expect_throw_naming<InvalidArgument>([&] { load_dataset(dir); },
+                                       {"existing directory", "load_dataset_path"});
   EXPECT_THAT(known,
               ::testing::HasSubstr("citeseer, coauthor-cs, coauthor-physics, collab, cora, cora-full"));
   expect_throw_naming<InvalidArgument>([] { load_dataset("karate", at({}, "npz")); },
