@@ -43,6 +43,7 @@ int run_partition(std::span<const std::string> argv) {
                                                            : default_partition_method();
   data::Dataset ds = load_dataset_arg(args.str("dataset"), args, true);
   ds.graph = ds.graph.with_input_maps({}, {});
+  add_split_spec(ds, args.str("split"));
   const auto owner = partition_nodes(
       ds.graph, {.parts = parts, .method = method, .seed = static_cast<uint64_t>(args.integer("seed", 0))});
   const PartitionQuality q =

@@ -107,7 +107,9 @@ struct ModelFileMeta {
 void add_dataset_options(Args& args) {
   args.option("dataset", "NAME|PATH", "cora", "dataset name (" + known_dataset_names() + ") or a path");
   add_dataset_source_options(args);
-  args.option("split", "NAME", "", "split to use (default: the dataset's default split)")
+  args.option("split", "NAME", "",
+              "split to use (default: the dataset's default split); random:P,V,T[,SEED] draws one from the "
+              "labels: P training nodes per class, V validation, T test")
       .option("threads", "T", "all cores", "worker threads");
 }
 
@@ -160,14 +162,20 @@ Prepared prepare(const Args& args, const nn::Model& model, bool normalize) {
   return p;
 }
 
-void check_labels(const data::Dataset& ds) {
+// pe_possible: the run could add a positional encoding (--pe), so a featureless dataset can
+// train when one is given (pe_given).
+void check_labels(const data::Dataset& ds, bool pe_possible, bool pe_given) {
   if (ds.num_classes() < 2 && !ds.graph_labels.classes.empty())
     raise<InvalidArgument>(
         "dataset '", ds.name, "' is a graph-classification dataset (", ds.num_graphs(),
         " graphs with graph labels, no node labels); edgeattn train does node classification");
   if (ds.num_classes() < 2) raise<InvalidArgument>("dataset '", ds.name, "' has no class labels to train on");
-  if (ds.features.cols() == 0 && ds.num_nodes() > 0)
-    raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");
+  if (ds.features.cols() == 0 && ds.num_nodes() > 0 && !pe_given)
+    raise<InvalidArgument>("dataset '", ds.name, "' has no node features",
+                           pe_possible
+                               ? " (give them with --features FILE, or train on a positional encoding: "
+                                 "--pe rwse or --pe laplacian)"
+                               : " (give them with --features FILE)");
 }
 
 // "cora: epoch   57 | loss 0.6120 | train acc 0.943 | val loss 1.0234 | val acc 0.796 | 1.84 ms/epoch"
@@ -441,7 +449,8 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     } else {
       data::Dataset ds = load_dataset_arg(args.str("dataset"), args, true);
       ds.graph = ds.graph.with_input_maps({}, {});
-      check_labels(ds);
+      check_labels(ds, /*pe_possible=*/false, /*pe_given=*/false);  // --distributed takes no --pe
+      add_split_spec(ds, split_name);
       if (split_name.empty()) split_name = ds.default_split;
       method = args.given("partitioner") ? parse_partition_method(args.str("partitioner"))
                                          : default_partition_method();
@@ -549,6 +558,9 @@ data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
   if (f.rows() != num_nodes)
     throw UsageError("--features: " + f.mapped_from() + " has " + std::to_string(f.rows()) +
                      " rows, but the dataset has " + std::to_string(num_nodes) + " nodes (one row per node)");
+  if (f.cols() == 0 && num_nodes > 0)
+    throw UsageError("--features: " + f.mapped_from() +
+                     " has 0 columns, expected at least one feature a node");
   return f;
 }
 
@@ -744,7 +756,8 @@ int run_train(std::span<const std::string> argv) {
   tc.profile = args.flag_set("profile");
   if (task == "graph") return train_graph_classifier(args, ds, cfg, tc, show_progress);
 
-  check_labels(ds);
+  check_labels(ds, /*pe_possible=*/true, cfg.pe != nn::PositionalEncodingKind::none);
+  add_split_spec(ds, args.str("split"));
   const data::Split& split = ds.split(args.str("split"));
   const int64_t batch_size = args.integer("batch-size", 0, int64_t{1} << 40);
   NeighborSamplerOptions sampling{.fanouts = {}, .replace = args.flag_set("replace"), .seed = 0};
@@ -967,7 +980,9 @@ int run_eval(std::span<const std::string> argv) {
   std::optional<ThreadLimit> limit;
   limit_threads(args, limit);
   Loaded l = load_model_and_data(args);
-  const data::Split& split = l.data.ds.split(args.str("split").empty() ? l.meta.split : args.str("split"));
+  const std::string split_name = args.str("split").empty() ? l.meta.split : args.str("split");
+  add_split_spec(l.data.ds, split_name);
+  const data::Split& split = l.data.ds.split(split_name);
   autograd::Tape tape;
   const autograd::Var logits = eval_logits(tape, l);
   const auto tr = train::evaluate(tape, logits, l.data.ds.labels, split.train);

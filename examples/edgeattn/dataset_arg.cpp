@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "edgeattn/data/registry.hpp"
+#include "edgeattn/data/splits.hpp"
 
 namespace edgeattn::cli {
 
@@ -53,6 +54,39 @@ data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool v
   }
   throw UsageError("'" + what + "' is neither a known dataset (" + known_dataset_names() +
                    ") nor an existing file or directory");
+}
+
+void add_split_spec(data::Dataset& ds, const std::string& spec) {
+  const std::string prefix = "random:";
+  if (!spec.starts_with(prefix) || ds.splits.contains(spec)) return;
+  const std::string usage = "--split " + spec +
+                            ": expected random:P,V,T or random:P,V,T,SEED (P training nodes per class, "
+                            "V validation and T test nodes, each an integer >= 0)";
+  std::vector<int64_t> v;
+  size_t pos = prefix.size();
+  while (pos <= spec.size()) {
+    const size_t comma = std::min(spec.find(',', pos), spec.size());
+    const std::string field = spec.substr(pos, comma - pos);
+    size_t used = 0;
+    int64_t x = -1;
+    try {
+      if (!field.empty() && field.find_first_not_of("0123456789") == std::string::npos)
+        x = std::stoll(field, &used);
+    } catch (const std::out_of_range&) {
+      used = 0;
+    }
+    if (used != field.size() || x < 0) throw UsageError(usage + "; '" + field + "' is not one");
+    v.push_back(x);
+    pos = comma + 1;
+  }
+  if (v.size() != 3 && v.size() != 4)
+    throw UsageError(usage + "; got " + std::to_string(v.size()) + " numbers");
+  try {
+    ds.splits[spec] =
+        data::random_split(ds.labels, v[0], v[1], v[2], v.size() == 4 ? static_cast<uint64_t>(v[3]) : 0);
+  } catch (const InvalidArgument& e) {
+    throw UsageError("--split " + spec + ": " + e.what());
+  }
 }
 
 }  // namespace edgeattn::cli

@@ -30,4 +30,12 @@ data::LoadOptions load_options_from(const Args& args, bool verify);
 data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify,
                                bool map_features = false);
 
+/// A --split value of the form "random:P,V,T" or "random:P,V,T,SEED" (data::random_split: P
+/// training nodes per class, V validation and T test nodes, SEED default 0) is added to
+/// ds.splits under that name, so ds.split(spec) finds it and a model file that records the name
+/// recreates the same split. Any other value is left for ds.split to look up. Throws UsageError
+/// for a malformed random spec, and random_split's InvalidArgument (e.g. a class with fewer than
+/// P nodes) prefixed with the option.
+void add_split_spec(data::Dataset& ds, const std::string& spec);
+
 }  // namespace edgeattn::cli

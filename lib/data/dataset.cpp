@@ -89,6 +89,12 @@ const Split& Dataset::split(const std::string& which) const {
   const std::string& key = which.empty() ? default_split : which;
   const auto it = splits.find(key);
   if (it == splits.end()) {
+    if (splits.empty())
+      raise<InvalidArgument>(
+          "Dataset '", name, "' has no train/validation/test split (its files define none",
+          which.empty() ? "" : detail::message(", so none named '", which, "'"),
+          "); add one: from the labels with data::random_split (Python: Dataset.add_random_split), or "
+          "your own lists (Python: Dataset.add_split)");
     std::ostringstream names;
     for (const auto& [n, s] : splits) names << (names.tellp() > 0 ? ", " : "") << n;
     raise<InvalidArgument>("Dataset '", name, "': no split named '", key,
@@ -154,24 +160,26 @@ void Dataset::validate() const {
   }
   if (!default_split.empty() && !splits.contains(default_split))
     raise<InvalidArgument>(where, ": default split '", default_split, "' is not among the splits");
-  for (const auto& [split_name, s] : splits) {
-    std::vector<uint8_t> seen(static_cast<size_t>(n), 0);
-    const std::pair<const char*, const std::vector<int64_t>*> parts[] = {
-        {"train", &s.train}, {"val", &s.val}, {"test", &s.test}};
-    for (const auto& [part, ids] : parts) {
-      for (size_t k = 0; k < ids->size(); ++k) {
-        const int64_t v = (*ids)[k];
-        if (v < 0 || v >= n)
-          raise<InvalidArgument>(where, ": split '", split_name, "' ", part, "[", k, "] is ", v,
-                                 ", expected [0, ", n, ")");
-        if (k > 0 && v <= (*ids)[k - 1])
-          raise<InvalidArgument>(where, ": split '", split_name, "' ", part,
-                                 " is not sorted and unique at position ", k);
-        if (seen[static_cast<size_t>(v)])
-          raise<InvalidArgument>(where, ": split '", split_name, "' puts node ", v, " in ", part,
-                                 " and another part");
-        seen[static_cast<size_t>(v)] = 1;
-      }
+  for (const auto& [split_name, s] : splits) validate_split(where, split_name, s, n);
+}
+
+void validate_split(const std::string& where, const std::string& split_name, const Split& s, int64_t n) {
+  std::vector<uint8_t> seen(static_cast<size_t>(n), 0);
+  const std::pair<const char*, const std::vector<int64_t>*> parts[] = {
+      {"train", &s.train}, {"val", &s.val}, {"test", &s.test}};
+  for (const auto& [part, ids] : parts) {
+    for (size_t k = 0; k < ids->size(); ++k) {
+      const int64_t v = (*ids)[k];
+      if (v < 0 || v >= n)
+        raise<InvalidArgument>(where, ": split '", split_name, "' ", part, "[", k, "] is ", v,
+                               ", expected [0, ", n, ")");
+      if (k > 0 && v <= (*ids)[k - 1])
+        raise<InvalidArgument>(where, ": split '", split_name, "' ", part,
+                               " is not sorted and unique at position ", k);
+      if (seen[static_cast<size_t>(v)])
+        raise<InvalidArgument>(where, ": split '", split_name, "' puts node ", v, " in ", part,
+                               " and another part");
+      seen[static_cast<size_t>(v)] = 1;
     }
   }
 }

@@ -243,7 +243,11 @@ void ModelConfig::validate() const {
   auto positive = [](const char* name, int64_t v) {
     if (v < 1) raise<InvalidArgument>("ModelConfig: ", name, " is ", v, ", expected >= 1");
   };
-  positive("in_channels", in_channels);
+  // A dataset without node features trains on its positional encoding alone (in_channels 0).
+  if (in_channels < 0 || (in_channels == 0 && pe == PositionalEncodingKind::none))
+    raise<InvalidArgument>("ModelConfig: in_channels is ", in_channels,
+                           ", expected >= 1, or 0 with a positional encoding (pe) giving the nodes "
+                           "their only features");
   positive("hidden", hidden);
   positive("heads", heads);
   positive("out_heads", out_heads);
@@ -377,6 +381,7 @@ data::Features Model::prepare_features(const Graph& graph, const data::Features&
   const Tensor pe = config_.pe == PositionalEncodingKind::laplacian
                         ? laplacian_encoding(graph, config_.pe_dim)
                         : random_walk_encoding(graph, config_.pe_dim);
+  if (config_.in_channels == 0) return data::Features(pe);  // no node features: the encoding alone
   if (sparse_or_dense.is_sparse()) return data::Features(append_columns(sparse_or_dense.sparse(), pe));
   return data::Features(append_columns(sparse_or_dense.dense(), pe));
 }

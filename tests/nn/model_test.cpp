@@ -217,6 +217,37 @@ TEST(Model, PrepareFeaturesAppendsThePositionalEncoding) {
   EXPECT_LT(max_abs_diff(sparse.to_dense(), d), 1e-7f);
 }
 
+TEST(Model, ADatasetWithoutFeaturesTrainsOnItsPositionalEncodingAlone) {
+  const Toy t = toy(5);
+  const ModelConfig base{.kind = ModelKind::gat, .in_channels = 0, .hidden = 4, .heads = 2, .num_classes = 3};
+  expect_throw_naming<InvalidArgument>([&] { Model m(base); }, {"in_channels is 0", "positional encoding"});
+  ModelConfig c = base;
+  c.in_channels = -1;
+  c.pe = PositionalEncodingKind::rwse;
+  c.pe_dim = 4;
+  expect_throw_naming<InvalidArgument>([&] { Model m(c); }, {"in_channels is -1"});
+  c.in_channels = 0;
+  Model model(c);
+  const data::Features none;  // a featureless dataset's (no columns)
+  const data::Features x = model.prepare_features(t.raw, none);
+  ASSERT_EQ(x.rows(), 20);
+  ASSERT_EQ(x.cols(), 4);
+  // The encoding itself: the same columns as after a dataset's own features.
+  Model with_features({.kind = ModelKind::gat,
+                       .in_channels = 6,
+                       .hidden = 4,
+                       .heads = 2,
+                       .num_classes = 3,
+                       .pe = PositionalEncodingKind::rwse,
+                       .pe_dim = 4});
+  const Tensor both = with_features.prepare_features(t.raw, t.features).to_dense();
+  const Tensor alone = x.to_dense();
+  for (int64_t i = 0; i < 20; ++i)
+    for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(alone(i, k), both(i, 6 + k)) << i << ", " << k;
+  const Graph g = model.prepare_graph(t.raw);
+  EXPECT_EQ(logits_of(model, g, x, 0, false).shape(), (Shape{20, 3}));
+}
+
 TEST(Model, ForwardRejectsAGraphWithoutSelfLoopsWhenTheyAreConfigured) {
   const Toy t = toy(6);
   Model model({.kind = ModelKind::gat, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3});

@@ -155,6 +155,12 @@ struct Dataset {
   void validate() const;
 };
 
+/// Checks one split of a dataset of num_nodes nodes: each part sorted and unique, in
+/// [0, num_nodes), no node in two parts. Throws InvalidArgument starting with `where` and naming
+/// the split, the part and the position (Dataset::validate checks every split with it).
+void validate_split(const std::string& where, const std::string& split_name, const Split& split,
+                    int64_t num_nodes);
+
 /// Split masks: [num_nodes] with 1 for the nodes in `ids`.
 std::vector<uint8_t> to_mask(const std::vector<int64_t>& ids, int64_t num_nodes);
 

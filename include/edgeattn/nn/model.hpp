@@ -69,8 +69,10 @@ PositionalEncodingKind parse_positional_encoding(const std::string& name);
 
 struct ModelConfig {
   ModelKind kind = ModelKind::gat;
-  int64_t in_channels = 0;  ///< raw feature columns (before the positional encoding)
-  int64_t hidden = 8;       ///< per head
+  /// Raw feature columns (before the positional encoding); 0 for a dataset without node
+  /// features, which then needs a positional encoding (pe) as its nodes' only features.
+  int64_t in_channels = 0;
+  int64_t hidden = 8;  ///< per head
   int64_t heads = 8;
   int64_t out_heads = 1;  ///< heads of the output conv (averaged); conv kinds only
   int64_t num_classes = 0;
