@@ -11,6 +11,7 @@
 //   - model parameters are writable views of the C++ parameters; features passed to a model are
 //     copied into a C++ tensor (the model keeps them for the backward pass).
 // The GIL is released while kernels, builders, loaders and training run.
+#include <cxxabi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
@@ -19,6 +20,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -40,6 +42,7 @@
 #include "edgeattn/data/ogb_binary.hpp"
 #include "edgeattn/data/preprocess.hpp"
 #include "edgeattn/data/registry.hpp"
+#include "edgeattn/data/splits.hpp"
 #include "edgeattn/data/synthetic.hpp"
 #include "edgeattn/dist/dataset_part.hpp"
 #include "edgeattn/dist/distributed_training.hpp"
@@ -75,6 +78,29 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 
 /// Any array-like nanobind accepts (NumPy, DLPack/PyTorch, ...), read-only; no conversion.
+/// nb::gil_scoped_release, except when the interpreter exits during the call. A thread that comes
+/// back after Python began finalizing (a daemon thread: the user's, say, still sampling when the
+/// script ends) is ended by PyEval_RestoreThread with pthread_exit, and that forced unwind through
+/// this destructor (noexcept, as every destructor) would abort the process ("terminate called
+/// without an active exception"). The unwind is caught here and the thread parked instead, as
+/// Python 3.14 itself does: the process exits around it.
+class GilRelease {
+ public:
+  GilRelease() : state_(PyEval_SaveThread()) {}
+  GilRelease(const GilRelease&) = delete;
+  GilRelease& operator=(const GilRelease&) = delete;
+  ~GilRelease() {
+    try {
+      PyEval_RestoreThread(state_);
+    } catch (abi::__forced_unwind&) {  // never rethrown: the handler does not end
+      for (;;) ::pause();
+    }
+  }
+
+ private:
+  PyThreadState* state_;
+};
+
 using AnyArray = nb::ndarray<nb::ro>;
 using FloatArray = nb::ndarray<nb::numpy, float>;
 
@@ -278,7 +304,7 @@ Graph graph_from_edge_index(const AnyArray& edge_index, std::optional<int64_t> n
   const int64_t nd = num_nodes ? *num_nodes : max_id + 1;
   const int64_t ns = num_src ? *num_src : nd;
   if (nd < 0 || ns < 0) raise<InvalidArgument>("Graph.from_edge_index: negative node count ", nd, " / ", ns);
-  nb::gil_scoped_release release;
+  GilRelease release;
   return build_graph(nd, ns, src, dst, options);
 }
 
@@ -300,7 +326,7 @@ Graph graph_from_csr(const AnyArray& indptr, const AnyArray& indices, std::optio
       to_int32_indices(index_vector(indices, "Graph.from_csr: indices"), "Graph.from_csr: indices");
   const int64_t nd = static_cast<int64_t>(rp.size()) - 1;
   const int64_t ns = num_src ? *num_src : nd;
-  nb::gil_scoped_release release;
+  GilRelease release;
   return Graph::from_csr(nd, ns, std::move(rp), std::move(ci),
                          sort ? CsrCheck::sort : CsrCheck::require_sorted);
 }
@@ -309,7 +335,7 @@ nb::object to_input_order(const Graph& g, const AnyArray& per_edge) {
   const ConstView v = float_view(per_edge, "Graph.to_input_order: per_edge");
   Tensor t;
   {
-    nb::gil_scoped_release release;
+    GilRelease release;
     t = to_input_edge_order(g, v);
   }
   return to_numpy(std::move(t));
@@ -386,7 +412,7 @@ PyAttentionResult py_attention_forward(const Pattern& pattern, const Operands& o
   PyAttentionResult r;
   r.config = config;
   r.attention_order = attention_order;
-  nb::gil_scoped_release release;
+  GilRelease release;
   r.result = attention_forward(pattern, in, config);
   if (attention_order == "input" && config.return_attention)
     r.result.attention = to_input_edge_order(std::get<Graph>(pattern), r.result.attention);
@@ -399,7 +425,7 @@ nb::dict py_attention_backward(const Pattern& pattern, const Operands& ops, cons
   const ConstView dout = float_view(grad_out, "attention_backward: grad_out");
   AttentionGrads g;
   {
-    nb::gil_scoped_release release;
+    GilRelease release;
     g = attention_backward(pattern, in, forward.config, forward.result, dout);
   }
   nb::dict d;
@@ -573,18 +599,21 @@ nb::dict result_dict(const train::TrainResult& r) {
 nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, int64_t epochs,
                 int64_t patience, double lr, double weight_decay, uint64_t seed, const std::string& criterion,
                 int64_t batch_size, const std::vector<int64_t>& fanout, bool replace,
-                const std::string& source_order, bool sample_weights, int64_t eval_every) {
+                const std::optional<std::string>& source_order, bool sample_weights, int64_t eval_every) {
   const train::TrainConfig tc =
       train_config("fit", epochs, patience, lr, weight_decay, seed, criterion, eval_every);
   if (batch_size < 0)
     raise<InvalidArgument>("fit: batch_size is ", batch_size, ", expected >= 0 (0: full batch)");
-  if (batch_size == 0 && (!fanout.empty() || sample_weights))
+  if (batch_size == 0 && (!fanout.empty() || sample_weights || replace || source_order))
     raise<InvalidArgument>(
-        "fit: fanout and sample_weights apply to mini-batch training; give batch_size too");
+        "fit: fanout, replace, source_order and sample_weights apply to mini-batch training; give "
+        "batch_size too");
   // By default new sources by ascending id: blocks keep the dataset's locality
   // (graph/neighbor_sampler.hpp).
-  NeighborSamplerOptions sampling{
-      .fanouts = fanout, .replace = replace, .seed = 0, .order = parse_source_order(source_order)};
+  NeighborSamplerOptions sampling{.fanouts = fanout,
+                                  .replace = replace,
+                                  .seed = 0,
+                                  .order = parse_source_order(source_order.value_or("ascending"))};
   if (batch_size > 0 && sampling.fanouts.empty())
     sampling.fanouts.assign(static_cast<size_t>(m.model.config().layers), 10);
   // By the dataset's edge weights; none (every weight 1) samples uniformly, which is the same law.
@@ -592,7 +621,7 @@ nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, i
   const data::Split& sp = ds.split(split);
   train::TrainResult r;
   {
-    nb::gil_scoped_release release;
+    GilRelease release;
     const Graph g = m.model.prepare_graph(ds.graph);
     const data::Features x = m.model.prepare_features(g, ds.features);
     auto forward = [&](autograd::Tape& tape, uint64_t step_seed) {
@@ -636,7 +665,7 @@ nb::dict py_partition(const data::Dataset& ds, int64_t parts, const std::string&
   const PartitionMethod m = method.empty() ? default_partition_method() : parse_partition_method(method);
   PartitionQuality q;
   {
-    nb::gil_scoped_release release;
+    GilRelease release;
     const std::vector<int32_t> owner = partition_nodes(ds.graph, {.parts = parts, .method = m, .seed = seed});
     q = dist::write_partitions(out, ds, split, owner, static_cast<int>(parts), m);
   }
@@ -711,7 +740,7 @@ nb::dict py_fit_distributed(PyModel& m, const std::string& partitions, int64_t e
   train::TrainResult r;
   dist::Traffic step;
   {
-    nb::gil_scoped_release release;
+    GilRelease release;
     r = with_communicator("fit_distributed", [&](dist::Communicator& comm) {
       return dist::fit_distributed(m.model, comm, read_prepared_part(m, partitions, comm, halo), tc, &step);
     });
@@ -728,7 +757,7 @@ nb::tuple py_predict_distributed(PyModel& m, const std::string& partitions, bool
   Tensor logits;
   std::vector<int64_t> nodes;
   {
-    nb::gil_scoped_release release;
+    GilRelease release;
     with_communicator("predict_distributed", [&](dist::Communicator& comm) {
       const dist::DistributedInputs in = read_prepared_part(m, partitions, comm, halo);
       logits = dist::predict_distributed(m.model, comm, in);
@@ -749,7 +778,7 @@ nb::dict py_evaluate(PyModel& m, const data::Dataset& ds, const std::string& spl
   const data::Split& sp = ds.split(split);
   train::Evaluation ev[3];
   {
-    nb::gil_scoped_release release;
+    GilRelease release;
     const Graph g = m.model.prepare_graph(ds.graph);
     const data::Features x = m.model.prepare_features(g, ds.features);
     autograd::Tape tape;
@@ -796,7 +825,7 @@ void bind_conv_methods(C& cls) {
         Tensor features = tensor_copy(x, "layer: x");
         Tensor out, attention;
         {
-          nb::gil_scoped_release release;
+          GilRelease release;
           const Graph g = nn::prepare_graph(graph, c.add_self_loops);
           autograd::Tape tape;
           tape.training = training;
@@ -833,7 +862,7 @@ void pattern_common(C& cls) {
       .def(
           "materialize",
           [](const P& p) {
-            nb::gil_scoped_release release;
+            GilRelease release;
             return materialize(Pattern(p));
           },
           "The explicit CSR Graph of the pattern (same edge numbering).")
@@ -997,7 +1026,7 @@ NB_MODULE(_edgeattn, m) {
           "permute",
           [](const Graph& g, const AnyArray& new_of_old) {
             const std::vector<int64_t> order = index_vector(new_of_old, "Graph.permute: new_of_old");
-            nb::gil_scoped_release release;
+            GilRelease release;
             return permute(g, order).graph;
           },
           "new_of_old"_a,
@@ -1074,7 +1103,7 @@ NB_MODULE(_edgeattn, m) {
   m.def(
       "materialize",
       [](const Pattern& p) {
-        nb::gil_scoped_release release;
+        GilRelease release;
         return materialize(p);
       },
       "pattern"_a, "The explicit CSR Graph of any pattern.");
@@ -1091,7 +1120,7 @@ NB_MODULE(_edgeattn, m) {
       [](int64_t n, int64_t num_edges, uint64_t seed, const std::string& self_loops,
          const std::string& duplicates, bool symmetrize) {
         const BuildOptions o = build_options(self_loops, duplicates, symmetrize);
-        nb::gil_scoped_release release;
+        GilRelease release;
         return erdos_renyi_graph(n, num_edges, seed, o);
       },
       "n"_a, "num_edges"_a, "seed"_a = 0, "self_loops"_a = "keep", "duplicates"_a = "merge",
@@ -1103,7 +1132,7 @@ NB_MODULE(_edgeattn, m) {
          bool scramble_ids, const std::string& self_loops, const std::string& duplicates, bool symmetrize) {
         const BuildOptions o = build_options(self_loops, duplicates, symmetrize);
         const RmatParams params{.a = a, .b = b, .c = c, .d = d, .scramble_ids = scramble_ids};
-        nb::gil_scoped_release release;
+        GilRelease release;
         return rmat_graph(n, num_edges, seed, params, o);
       },
       "n"_a, "num_edges"_a, "seed"_a = 0, "a"_a = 0.57, "b"_a = 0.19, "c"_a = 0.19, "d"_a = 0.05,
@@ -1170,7 +1199,7 @@ NB_MODULE(_edgeattn, m) {
         const ConstView w = float_view(*weights, "sample_neighbors: weights", 1);
         o.weights = std::span<const float>(w.data(), static_cast<size_t>(w.numel()));
       }
-      nb::gil_scoped_release release;
+      GilRelease release;
       return sample_neighbors(graph, ids, o);
     };
     const char* sample_doc =
@@ -1199,7 +1228,7 @@ NB_MODULE(_edgeattn, m) {
     m.def("sample_neighbors", sample, "graph"_a, "seeds"_a, "fanouts"_a, "replace"_a = false, "seed"_a = 0,
           "order"_a = "appearance", "weights"_a = nb::none(), sample_doc);
     auto full = [](const Graph& graph, const std::vector<int64_t>& ids) {
-      nb::gil_scoped_release release;
+      GilRelease release;
       return full_neighborhood_block(graph, ids);
     };
     const char* full_doc =
@@ -1216,7 +1245,7 @@ NB_MODULE(_edgeattn, m) {
       const ConstView x = float_view(features, "gather_rows: features");
       Tensor out;
       {
-        nb::gil_scoped_release release;
+        GilRelease release;
         out = gather_rows(x, rows);
       }
       return to_numpy(std::move(out));
@@ -1242,7 +1271,7 @@ NB_MODULE(_edgeattn, m) {
           [f](const Graph& g) {
             std::vector<int64_t> order;
             {
-              nb::gil_scoped_release release;
+              GilRelease release;
               order = f(g);
             }
             return vector_to_numpy(std::move(order));
@@ -1264,7 +1293,7 @@ NB_MODULE(_edgeattn, m) {
         [](const Graph& g, int64_t part_size) {
           std::vector<int64_t> order;
           {
-            nb::gil_scoped_release release;
+            GilRelease release;
             order = partition_ordering(g, part_size);
           }
           return vector_to_numpy(std::move(order));
@@ -1481,6 +1510,42 @@ NB_MODULE(_edgeattn, m) {
                    })
       .def_ro("default_split", &data::Dataset::default_split)
       .def(
+          "add_split",
+          [](data::Dataset& d, const std::string& name, const AnyArray& train, const AnyArray& val,
+             const AnyArray& test) {
+            if (name.empty()) raise<InvalidArgument>("add_split: name is empty");
+            if (d.splits.contains(name))
+              raise<InvalidArgument>("add_split: dataset '", d.name, "' already has a split named '", name,
+                                     "' (splits are not replaced: views of them may be alive)");
+            data::Split s{index_vector(train, "add_split: train"), index_vector(val, "add_split: val"),
+                          index_vector(test, "add_split: test")};
+            for (auto* ids : {&s.train, &s.val, &s.test}) std::sort(ids->begin(), ids->end());
+            data::validate_split("add_split: dataset '" + d.name + "'", name, s, d.num_nodes());
+            d.splits.emplace(name, std::move(s));
+            if (d.default_split.empty()) d.default_split = name;
+          },
+          "name"_a, "train"_a, "val"_a, "test"_a,
+          "Adds split `name` from node ids (int32/int64 arrays, any order; sorted here), and makes it the "
+          "default when the dataset has none (what a featureless or custom dataset trains on). Raises "
+          "InvalidArgument for an id out of [0, num_nodes), a node in two parts or twice, or a name "
+          "already taken.")
+      .def(
+          "add_random_split",
+          [](data::Dataset& d, const std::string& name, int64_t per_class, int64_t num_val, int64_t num_test,
+             uint64_t seed) {
+            if (name.empty()) raise<InvalidArgument>("add_random_split: name is empty");
+            if (d.splits.contains(name))
+              raise<InvalidArgument>("add_random_split: dataset '", d.name, "' already has a split named '",
+                                     name, "' (splits are not replaced: views of them may be alive)");
+            d.splits.emplace(name, data::random_split(d.labels, per_class, num_val, num_test, seed));
+            if (d.default_split.empty()) d.default_split = name;
+          },
+          "name"_a, "per_class"_a, "num_val"_a, "num_test"_a, "seed"_a = 0,
+          "Adds split `name` drawn from the labels as PyG's RandomNodeSplit(split='random'): per_class "
+          "training nodes of each class, then num_val validation and num_test test nodes "
+          "(data/splits.hpp; deterministic for a seed), and makes it the default when the dataset has "
+          "none. Raises InvalidArgument when a class has fewer than per_class nodes or too few remain.")
+      .def(
           "split",
           [](nb::handle self, const std::string& name) {
             const data::Split& s = nb::cast<const data::Dataset&>(self).split(name);
@@ -1514,7 +1579,7 @@ NB_MODULE(_edgeattn, m) {
       .def(
           "save_npz",
           [](const data::Dataset& d, const std::string& path) {
-            nb::gil_scoped_release release;
+            GilRelease release;
             data::write_npz(d, path);
           },
           "path"_a,
@@ -1525,7 +1590,7 @@ NB_MODULE(_edgeattn, m) {
           "reorder",
           [](const data::Dataset& d, const AnyArray& new_of_old) {
             const std::vector<int64_t> order = index_vector(new_of_old, "Dataset.reorder: new_of_old");
-            nb::gil_scoped_release release;
+            GilRelease release;
             return data::reorder(d, order);
           },
           "new_of_old"_a,
@@ -1556,7 +1621,7 @@ NB_MODULE(_edgeattn, m) {
       [load_options](const std::string& name, const std::string& root, const std::string& format, bool verify,
                      bool download, std::optional<bool> offline) {
         const data::LoadOptions o = load_options(root, format, verify, download, offline);
-        nb::gil_scoped_release release;
+        GilRelease release;
         return data::load_dataset(name, o);
       },
       "name"_a, "root"_a = "", "format"_a = "", "verify"_a = true, "download"_a = true,
@@ -1571,7 +1636,7 @@ NB_MODULE(_edgeattn, m) {
       [load_options](const std::string& name, const std::string& root, const std::string& format,
                      std::optional<bool> offline) {
         const data::LoadOptions o = load_options(root, format, true, true, offline);
-        nb::gil_scoped_release release;
+        GilRelease release;
         return data::fetch_dataset(name, o).string();
       },
       "name"_a, "root"_a = "", "format"_a = "", "offline"_a = nb::none(),
@@ -1579,7 +1644,7 @@ NB_MODULE(_edgeattn, m) {
   m.def(
       "load_dataset_path",
       [](const std::string& path, bool map_features) {
-        nb::gil_scoped_release release;
+        GilRelease release;
         return data::load_dataset_path(path, map_features);
       },
       "path"_a, "map_features"_a = false,
@@ -1592,7 +1657,7 @@ NB_MODULE(_edgeattn, m) {
       [](const std::string& path) {
         data::OgbBinaryInfo info;
         {
-          nb::gil_scoped_release release;
+          GilRelease release;
           info = data::ogb_binary_info(path);
         }
         nb::dict d;
@@ -1654,7 +1719,7 @@ NB_MODULE(_edgeattn, m) {
                           .num_test = num_test,
                           .shuffle_nodes = shuffle_nodes,
                           .seed = seed};
-        nb::gil_scoped_release release;
+        GilRelease release;
         return data::sbm_dataset(c);
       },
       "num_nodes"_a = 3000, "num_classes"_a = 5, "expected_in_degree"_a = 8.0, "expected_out_degree"_a = 2.0,
@@ -1697,7 +1762,7 @@ NB_MODULE(_edgeattn, m) {
           [](PyModel& m, const data::Dataset& ds, bool training, uint64_t seed) {
             Tensor t;
             {
-              nb::gil_scoped_release release;
+              GilRelease release;
               t = model_logits(m, ds.graph, ds.features, training, seed, nullptr);
             }
             return to_numpy(std::move(t));
@@ -1710,7 +1775,7 @@ NB_MODULE(_edgeattn, m) {
             data::Features x = features_from_array(features);
             Tensor t;
             {
-              nb::gil_scoped_release release;
+              GilRelease release;
               t = model_logits(m, graph, x, training, seed, nullptr);
             }
             return to_numpy(std::move(t));
@@ -1816,13 +1881,14 @@ NB_MODULE(_edgeattn, m) {
       "fit", &py_fit, "model"_a, "dataset"_a, "split"_a = "", "epochs"_a = 1000, "patience"_a = 100,
       "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
       "batch_size"_a = 0, "fanout"_a = std::vector<int64_t>{}, "replace"_a = false,
-      "source_order"_a = "ascending", "sample_weights"_a = false, "eval_every"_a = 1,
+      "source_order"_a = nb::none(), "sample_weights"_a = false, "eval_every"_a = 1,
       "Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or "
       "with "
       "batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop "
       "from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: "
-      "how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see "
-      "sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform "
+      "how each block numbers its new sources, 'ascending' by node id (None: the default) or 'appearance' as "
+      "DGL and PyG, see sample_neighbors; sample_weights: in-edges sampled in proportion to "
+      "Dataset.edge_weight, uniform "
       "when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer "
       "as Model.logits). eval_every=N evaluates (metrics, early stopping, the kept weights) every N-th "
       "epoch and the last only (history entries of the others have evaluated=False and NaN metrics; "

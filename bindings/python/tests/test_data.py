@@ -61,6 +61,41 @@ def test_loader_errors(tmp_path):
         ea.load_dataset("karate", root=str(tmp_path), verify=False)
     with pytest.raises(ea.IoError):
         ea.load_dataset_path(str(tmp_path / "missing.txt"))
+    # A path given as a name: the error says which function reads it.
+    with pytest.raises(ea.InvalidArgument, match="existing file: read it with load_dataset_path"):
+        ea.load_dataset(str(d / "karate.adjlist"))
+
+
+def test_a_dataset_without_a_split_gets_one():
+    karate = ea.load_dataset("karate")
+    with pytest.raises(ea.InvalidArgument, match="has no train/validation/test split.*add_random_split"):
+        karate.split()
+    karate.add_random_split("random", 3, 8, 10, seed=1)
+    assert karate.default_split == "random" and karate.split_names == ["random"]
+    s = karate.split()
+    assert len(s["train"]) == 3 * karate.num_classes and len(s["val"]) == 8 and len(s["test"]) == 10
+    assert not set(s["train"]) & set(s["val"]) and not set(s["val"]) & set(s["test"])
+    again = ea.load_dataset("karate")
+    again.add_random_split("random", 3, 8, 10, seed=1)
+    np.testing.assert_array_equal(again.split()["test"], s["test"])  # deterministic for a seed
+    with pytest.raises(ea.InvalidArgument, match="already has a split named 'random'"):
+        karate.add_random_split("random", 3, 8, 10)
+    with pytest.raises(ea.InvalidArgument, match="fewer than per_class = 30"):
+        karate.add_random_split("big", 30, 1, 1)
+    # One's own lists, in any order; checked like a loaded dataset's.
+    karate.add_split("mine", np.array([5, 0, 1]), np.array([2]), np.array([3], np.int32))
+    np.testing.assert_array_equal(karate.split("mine")["train"], [0, 1, 5])
+    assert karate.default_split == "random"  # only a dataset without splits gets a new default
+    with pytest.raises(ea.InvalidArgument, match=r"train\[2\] is 40, expected \[0, 34\)"):
+        karate.add_split("bad", np.array([0, 1, 40]), np.array([2]), np.array([3]))
+    with pytest.raises(ea.InvalidArgument, match="puts node 1 in val and another part"):
+        karate.add_split("bad", np.array([0, 1]), np.array([1]), np.array([3]))
+    with pytest.raises(ea.InvalidArgument, match="dtype float64, expected int64 or int32"):
+        karate.add_split("bad", np.array([0.0]), np.array([1]), np.array([3]))
+    # A featureless dataset trains on its positional encoding alone.
+    m = ea.Model(in_channels=0, num_classes=karate.num_classes, pe="rwse", pe_dim=8, seed=2)
+    r = ea.fit(m, karate, epochs=30, patience=0, lr=0.01)
+    assert r["epochs_run"] == 30 and np.isfinite(r["val_loss"])
 
 
 def test_sbm_dataset():

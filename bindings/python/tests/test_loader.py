@@ -154,3 +154,57 @@ def test_bad_arguments_are_refused_when_the_loader_is_made(graph):
         ea.NeighborLoader(graph, [3], order="sorted")
     with pytest.raises(ea.ShapeError, match="features have 10 rows"):
         ea.NeighborLoader(graph, [3], features=np.zeros((10, 2), np.float32))
+    # Integers only: a float is not truncated, a bool is not a count.
+    with pytest.raises(ea.InvalidArgument, match=r"batch_size is 2.5 \(float\), expected an integer"):
+        ea.NeighborLoader(graph, [3], batch_size=2.5)
+    with pytest.raises(ea.InvalidArgument, match="batch_size is True"):
+        ea.NeighborLoader(graph, [3], batch_size=True)
+    with pytest.raises(ea.InvalidArgument, match=r"fanouts\[1\] is 2.7"):
+        ea.NeighborLoader(graph, [3, 2.7])
+    with pytest.raises(ea.InvalidArgument, match="fanouts is 5, expected a sequence"):
+        ea.NeighborLoader(graph, 5)
+    with pytest.raises(ea.InvalidArgument, match=r"seed is -1, expected in \[0, 2\*\*64\)"):
+        ea.NeighborLoader(graph, [3], seed=-1)
+    assert len(ea.NeighborLoader(graph, [3], batch_size=np.int64(100))) == 5  # NumPy integers are integers
+    with pytest.raises(ea.GraphError, match=r"input_nodes\[0\] is 18446744073709551615"):
+        ea.NeighborLoader(graph, [3], np.array([2**64 - 1], np.uint64))
+    with pytest.raises(ea.InvalidArgument, match="graph is a NoneType, expected an edgeattn.Graph"):
+        ea.NeighborLoader(None, [3])
+    with pytest.raises(ea.InvalidArgument, match="features is a int"):
+        ea.NeighborLoader(graph, [3], features=5)
+
+
+EXIT_SCRIPTS = {
+    # A loop left unfinished at the end of a script: its prefetching thread is mid-sample at exit.
+    "loader": """
+import numpy as np, edgeattn as ea
+g = ea.erdos_renyi_graph(20000, 400000, seed=1)
+loader = ea.NeighborLoader(g, [25, 25], np.arange(20000), batch_size=500, prefetch=2)
+next(iter(loader))
+""",
+    # The user's own daemon thread, inside the library when the script ends.
+    "daemon thread": """
+import threading, time, numpy as np, edgeattn as ea
+g = ea.erdos_renyi_graph(20000, 400000, seed=1)
+def work():
+    while True:
+        ea.sample_neighbors(g, np.arange(2000), [25, 25])
+threading.Thread(target=work, daemon=True).start()
+time.sleep(0.2)
+""",
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXIT_SCRIPTS))
+def test_the_interpreter_exits_cleanly_while_a_thread_is_in_the_library(case):
+    # Python ends such a thread with pthread_exit when it comes back for the GIL; through a C++
+    # destructor that aborted the process (rc 134, "terminate called without an active exception").
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for _ in range(3):
+        r = subprocess.run([sys.executable, "-c", EXIT_SCRIPTS[case]], env=env, capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr[-2000:]

@@ -69,6 +69,11 @@ def test_fit_on_sampled_mini_batches(sbm):
         ea.fit(m, sbm, epochs=1, batch_size=8, fanout=[5, 5], source_order="sorted")
     with pytest.raises(ea.InvalidArgument, match="give batch_size too"):
         ea.fit(m, sbm, epochs=1, fanout=[5, 5])
+    # Sampling options are not silently dropped by full-batch training.
+    with pytest.raises(ea.InvalidArgument, match="give batch_size too"):
+        ea.fit(m, sbm, epochs=1, replace=True)
+    with pytest.raises(ea.InvalidArgument, match="give batch_size too"):
+        ea.fit(m, sbm, epochs=1, source_order="ascending")
     with pytest.raises(ea.InvalidArgument, match="one per layer"):
         ea.fit(m, sbm, epochs=1, batch_size=8, fanout=[5])
 

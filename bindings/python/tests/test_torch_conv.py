@@ -159,6 +159,11 @@ def test_unsupported_options_say_so():
             conv(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 4))
         with pytest.raises(ea.ShapeError, match=r"edge_index: expected a \[2, num_edges\]"):
             conv(torch.randn(7, 5), torch.zeros(3, 4, dtype=torch.int64))
+        # Node ids are integers: a float or bool edge_index is refused, not rounded.
+        for dtype in (torch.float32, torch.float64, torch.bool):
+            with pytest.raises(ea.InvalidArgument, match=f"edge_index has dtype {dtype}, expected an integer"):
+                conv(torch.randn(7, 5), edge_list().to(dtype))
+        assert conv(torch.randn(7, 5), edge_list().to(torch.int32)).shape[0] == 7
         with_edges = layer(5, 3, edge_dim=4)
         with pytest.raises(ea.ShapeError, match="edge_dim=4"):
             with_edges(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 2))

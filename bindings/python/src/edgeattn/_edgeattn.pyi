@@ -507,6 +507,16 @@ class Dataset:
     @property
     def default_split(self) -> str: ...
 
+    def add_split(self, name: str, train: Annotated[NDArray, dict(writable=False)], val: Annotated[NDArray, dict(writable=False)], test: Annotated[NDArray, dict(writable=False)]) -> None:
+        """
+        Adds split `name` from node ids (int32/int64 arrays, any order; sorted here), and makes it the default when the dataset has none (what a featureless or custom dataset trains on). Raises InvalidArgument for an id out of [0, num_nodes), a node in two parts or twice, or a name already taken.
+        """
+
+    def add_random_split(self, name: str, per_class: int, num_val: int, num_test: int, seed: int = 0) -> None:
+        """
+        Adds split `name` drawn from the labels as PyG's RandomNodeSplit(split='random'): per_class training nodes of each class, then num_val validation and num_test test nodes (data/splits.hpp; deterministic for a seed), and makes it the default when the dataset has none. Raises InvalidArgument when a class has fewer than per_class nodes or too few remain.
+        """
+
     def split(self, name: str = '') -> dict:
         """
         {'train','val','test'}: sorted int64 node ids (the default split when name is empty)
@@ -685,9 +695,9 @@ class TransformerConv:
         x: float32 [N, in] (copied) -> [N, H*C] (concat) or [N, C]. Self-loops are added when the layer adds them (PyG's add_self_loops); attention weights come in the CSR order of that prepared graph.
         """
 
-def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False, source_order: str = 'ascending', sample_weights: bool = False, eval_every: int = 1) -> dict:
+def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False, source_order: str | None = None, sample_weights: bool = False, eval_every: int = 1) -> dict:
     """
-    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id or 'appearance' as DGL and PyG, see sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). eval_every=N evaluates (metrics, early stopping, the kept weights) every N-th epoch and the last only (history entries of the others have evaluated=False and NaN metrics; patience still counts epochs). Returns a dict with history and final metrics.
+    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id (None: the default) or 'appearance' as DGL and PyG, see sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). eval_every=N evaluates (metrics, early stopping, the kept weights) every N-th epoch and the last only (history entries of the others have evaluated=False and NaN metrics; patience still counts epochs). Returns a dict with history and final metrics.
     """
 
 def evaluate(model: Model, dataset: Dataset, split: str = '') -> dict:

@@ -26,6 +26,8 @@ Example (edgeattn.torch layers on the blocks)::
 
 from __future__ import annotations
 
+import atexit
+import operator
 import queue
 import threading
 from dataclasses import dataclass
@@ -66,7 +68,38 @@ def _index_array(nodes, what: str) -> np.ndarray:
         raise _edgeattn.ShapeError(f"NeighborLoader: {what} has shape {a.shape}, expected one dimension")
     if a.size and not np.issubdtype(a.dtype, np.integer):
         raise _edgeattn.InvalidArgument(f"NeighborLoader: {what} has dtype {a.dtype}, expected integers")
+    if a.size and a.dtype.kind == "u" and a.max() > np.iinfo(np.int64).max:
+        k = int(np.argmax(a > np.iinfo(np.int64).max))
+        raise _edgeattn.GraphError(f"NeighborLoader: {what}[{k}] is {a[k]}, beyond any node id")
     return a.astype(np.int64, copy=True)
+
+
+def _integer(value, what: str) -> int:
+    """value as an int: Python and NumPy integers (and bools' 0/1 are refused too), not floats."""
+    if isinstance(value, bool) or isinstance(value, np.bool_):
+        raise _edgeattn.InvalidArgument(f"NeighborLoader: {what} is {value!r}, expected an integer")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise _edgeattn.InvalidArgument(
+            f"NeighborLoader: {what} is {value!r} ({type(value).__name__}), expected an integer") from None
+
+
+# The prefetching threads running now, each with its stop event. At interpreter exit (an iteration
+# left unfinished at the end of a script) they are stopped and joined while Python still runs: a
+# daemon thread that came back from the sampler after Python began finalizing would be ended there.
+_running: set = set()
+_running_lock = threading.Lock()
+
+
+@atexit.register
+def _stop_running_workers() -> None:
+    with _running_lock:
+        running = list(_running)
+    for stop, _ in running:
+        stop.set()
+    for _, worker in running:
+        worker.join()
 
 
 def _gatherable(features) -> bool:
@@ -101,12 +134,23 @@ class NeighborLoader:
     def __init__(self, graph, fanouts: Sequence[int], input_nodes=None, *, batch_size: int = 1,
                  shuffle: bool = False, drop_last: bool = False, replace: bool = False, weights=None,
                  order: str = "ascending", seed: int = 0, features=None, prefetch: int = 1):
+        batch_size = _integer(batch_size, "batch_size")
+        prefetch = _integer(prefetch, "prefetch")
+        seed = _integer(seed, "seed")
+        if isinstance(fanouts, (str, bytes)) or not hasattr(fanouts, "__iter__"):
+            raise _edgeattn.InvalidArgument(
+                f"NeighborLoader: fanouts is {fanouts!r}, expected a sequence of integers (one per hop)")
+        fanouts = [_integer(k, f"fanouts[{i}]") for i, k in enumerate(fanouts)]
         if batch_size < 1:
             raise _edgeattn.InvalidArgument(f"NeighborLoader: batch_size is {batch_size}, expected >= 1")
         if prefetch < 0:
             raise _edgeattn.InvalidArgument(f"NeighborLoader: prefetch is {prefetch}, expected >= 0")
-        if seed < 0:
-            raise _edgeattn.InvalidArgument(f"NeighborLoader: seed is {seed}, expected >= 0")
+        if seed < 0 or seed >= 2**64:
+            raise _edgeattn.InvalidArgument(f"NeighborLoader: seed is {seed}, expected in [0, 2**64)")
+        if not isinstance(graph, _edgeattn.Graph):
+            raise _edgeattn.InvalidArgument(
+                f"NeighborLoader: graph is a {type(graph).__name__}, expected an edgeattn.Graph (e.g. "
+                f"Dataset.graph, Graph.from_edge_index)")
         n = graph.num_dst
         nodes = np.arange(n, dtype=np.int64) if input_nodes is None else _index_array(input_nodes, "input_nodes")
         if nodes.size:
@@ -121,22 +165,27 @@ class NeighborLoader:
                 raise _edgeattn.GraphError(
                     f"NeighborLoader: input_nodes[{where[1]}] is {v}, which appears earlier at "
                     f"input_nodes[{where[0]}]: expected distinct nodes")
+        if features is not None and (not hasattr(features, "shape") or len(features.shape) < 1):
+            raise _edgeattn.InvalidArgument(
+                f"NeighborLoader: features is a {type(features).__name__}"
+                f"{' of shape ' + str(tuple(features.shape)) if hasattr(features, 'shape') else ''}, expected a "
+                f"NumPy array or torch tensor with one row per node")
         if features is not None and len(features) != n:
             raise _edgeattn.ShapeError(
                 f"NeighborLoader: features have {len(features)} rows, expected one per node ({n})")
         self.graph = graph
-        self.fanouts = [int(k) for k in fanouts]
+        self.fanouts = fanouts
         self.input_nodes = nodes
-        self.batch_size = int(batch_size)
+        self.batch_size = batch_size
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self.replace = bool(replace)
         self.weights = None if weights is None else np.ascontiguousarray(weights)
         self.order = order
-        self.seed = int(seed)
+        self.seed = seed
         self.features = features
         self._gather_in_library = features is not None and _gatherable(features)
-        self.prefetch = int(prefetch)
+        self.prefetch = prefetch
         self._epoch = 0
         # Fail now, not in the first loop, on what the sampler would refuse for any batch.
         _edgeattn.sample_neighbors(graph, nodes[:0], self.fanouts, self.replace, 0, order, self.weights)
@@ -222,6 +271,9 @@ class NeighborLoader:
                     return
 
         worker = threading.Thread(target=produce, name="edgeattn-NeighborLoader", daemon=True)
+        entry = (stop, worker)
+        with _running_lock:
+            _running.add(entry)
         worker.start()
         try:
             for _ in slices:
@@ -232,4 +284,6 @@ class NeighborLoader:
         finally:  # the loop ended, broke out or raised: the worker stops at its next batch
             stop.set()
             worker.join()
+            with _running_lock:
+                _running.discard(entry)
 

@@ -85,6 +85,10 @@ class _GraphCache:
             raise _edgeattn.ShapeError(
                 f"edge_index: expected a [2, num_edges] integer tensor, found "
                 f"{tuple(edge_index.shape) if isinstance(edge_index, torch.Tensor) else type(edge_index).__name__}")
+        if edge_index.dtype.is_floating_point or edge_index.dtype.is_complex or edge_index.dtype == torch.bool:
+            raise _edgeattn.InvalidArgument(
+                f"edge_index has dtype {edge_index.dtype}, expected an integer tensor (torch.int64 or torch.int32): "
+                f"node ids are not rounded")
         if edge_index.device.type != "cpu":
             raise _edgeattn.InvalidArgument(f"edge_index is on {edge_index.device}; edgeattn runs on the CPU")
         key = (edge_index.data_ptr(), edge_index.shape, edge_index.stride(), edge_index._version, num_src, num_dst,
