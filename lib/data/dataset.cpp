@@ -1,6 +1,8 @@
 #include "edgeattn/data/dataset.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "edgeattn/core/error.hpp"
@@ -103,6 +105,57 @@ const Split& Dataset::split(const std::string& which) const {
   return it->second;
 }
 
+namespace {
+
+// The first element of x[0, count) that is NaN or infinite, or count: an OR of exponent tests over
+// blocks (vectorised), then the block that has one is searched.
+int64_t first_non_finite(const float* x, int64_t count) {
+  constexpr int64_t kBlock = 4096;
+  for (int64_t b = 0; b < count; b += kBlock) {
+    const int64_t e = std::min(count, b + kBlock);
+    uint32_t any = 0;
+    for (int64_t i = b; i < e; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, x + i, sizeof bits);
+      any |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    if (any)
+      for (int64_t i = b; i < e; ++i)
+        if (!std::isfinite(x[i])) return i;
+  }
+  return count;
+}
+
+// NaN or infinite features poison every node that reads them (an epoch's loss, or only the
+// evaluation's, turns NaN): found here, named by node and column. Mapped features are not read
+// (they may exceed memory; their file was not checksummed either).
+void check_finite_features(const std::string& where, const Features& f,
+                           const std::vector<SourceFile>& sources) {
+  if (f.is_mapped() || f.cols() == 0 || f.rows() == 0) return;
+  const auto from = [&] {
+    std::string list;
+    for (const SourceFile& s : sources) list += (list.empty() ? "" : ", ") + s.path;
+    return list.empty() ? std::string() : " (read from " + list + ")";
+  };
+  if (f.is_sparse()) {
+    const CsrMatrix& m = f.sparse();
+    const std::span<const float> v = m.values();
+    const int64_t k = first_non_finite(v.data(), static_cast<int64_t>(v.size()));
+    if (k == static_cast<int64_t>(v.size())) return;
+    const std::span<const int64_t> ptr = m.indptr();
+    const int64_t row = std::upper_bound(ptr.begin(), ptr.end(), k) - ptr.begin() - 1;
+    raise<InvalidArgument>(where, ": feature [", row, ", ", m.indices()[static_cast<size_t>(k)], "] is ",
+                           v[static_cast<size_t>(k)], ", expected a finite value", from());
+  }
+  const Tensor& d = f.dense();
+  const int64_t k = first_non_finite(d.data(), d.numel());
+  if (k == d.numel()) return;
+  raise<InvalidArgument>(where, ": feature [", k / d.dim(1), ", ", k % d.dim(1), "] is ", d.data()[k],
+                         ", expected a finite value", from());
+}
+
+}  // namespace
+
 void Dataset::validate() const {
   const int64_t n = num_nodes();
   const std::string where = "Dataset '" + name + "'";
@@ -129,6 +182,7 @@ void Dataset::validate() const {
   if (!labels.class_names.empty() && static_cast<int64_t>(labels.class_names.size()) != labels.num_classes)
     raise<InvalidArgument>(where, ": ", labels.class_names.size(), " class names for ", labels.num_classes,
                            " classes");
+  check_finite_features(where, features, sources);
   if (!edge_weight.empty() && static_cast<int64_t>(edge_weight.size()) != graph.num_edges())
     raise<InvalidArgument>(where, ": ", edge_weight.size(), " edge weights for ", graph.num_edges(),
                            " edges");

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "edgeattn/autograd/ops/loss.hpp"
 #include "edgeattn/core/error.hpp"
@@ -122,7 +123,16 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
 
     if (!std::isfinite(s.train_loss))
       raise<InvalidArgument>(who, ": the training loss became ", s.train_loss, " at epoch ", epoch,
-                             " (learning rate too high?)");
+                             " (learning rate too high, or non-finite input features?)");
+    // Evaluation reads nodes training may not (beyond the sampled or the training nodes' reach): a
+    // NaN there would choose the kept weights against a NaN loss and end in NaN metrics.
+    if (s.evaluated)
+      for (const auto& [part, loss, nodes] : {std::tuple{"validation", s.val_loss, split.val.size()},
+                                              std::tuple{"test", s.test_loss, split.test.size()}})
+        if (nodes > 0 && !std::isfinite(loss))
+          raise<InvalidArgument>(who, ": the ", part, " loss became ", loss, " at epoch ", epoch,
+                                 " while the training loss is ", s.train_loss,
+                                 " (non-finite input features of nodes training does not read?)");
     result.history.push_back(s);
     result.epochs_run = epoch + 1;
     bool stop = false;

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <sstream>
+
 #include "edgeattn/graph/build.hpp"
 #include "support/expect_error.hpp"
 
@@ -64,6 +68,37 @@ TEST(Dataset, ValidateRejectsFeaturesOfTheWrongHeight) {
   Dataset ds = tiny();
   ds.features = Features(Tensor({2, 4}));
   expect_throw_naming<InvalidArgument>([&] { ds.validate(); }, {"features have 2 rows", "3"});
+}
+
+TEST(Dataset, ValidateNamesANonFiniteFeature) {
+  // Dense: every position of a block of the scan, and past the first block.
+  for (const int64_t at : {int64_t{0}, int64_t{4095}, int64_t{4096}, int64_t{9001}, int64_t{3 * 5000 - 1}}) {
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity()}) {
+      Dataset ds = tiny();
+      Tensor x({3, 5000});
+      x.data()[at] = bad;
+      x.data()[(at + 1) % x.numel()] = 1e38f;  // large but finite
+      ds.features = Features(x);
+      ds.sources = {{"feats.npy", "", 0}};
+      std::ostringstream value;
+      value << bad;
+      expect_throw_naming<InvalidArgument>(
+          [&] { ds.validate(); },
+          {"Dataset 'tiny'",
+           "feature [" + std::to_string(at / 5000) + ", " + std::to_string(at % 5000) + "] is " + value.str(),
+           "expected a finite value", "read from feats.npy"});
+    }
+  }
+  // Sparse: named by row and column.
+  Dataset ds = tiny();
+  ds.features = Features(CsrMatrix(3, 4, {0, 1, 1, 3}, {2, 0, 3}, {1.f, 1.f, std::nanf("")}));
+  expect_throw_naming<InvalidArgument>([&] { ds.validate(); }, {"feature [2, 3] is nan"});
+  // Finite ones pass, including the largest and the subnormal.
+  ds.features = Features(CsrMatrix(3, 4, {0, 1, 1, 3}, {2, 0, 3},
+                                   {std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                                    std::numeric_limits<float>::denorm_min()}));
+  ds.validate();
 }
 
 TEST(Dataset, MaskMarksTheListedNodes) { EXPECT_EQ(to_mask({0, 2}, 4), (std::vector<uint8_t>{1, 0, 1, 0})); }

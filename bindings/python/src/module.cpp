@@ -1651,7 +1651,9 @@ NB_MODULE(_edgeattn, m) {
       "A dataset file or directory in any supported format. map_features: read an .npz's dense float32 "
       "attr_matrix in place (memory-mapped) instead of into memory, for features larger than RAM "
       "(mini-batch training: fit(..., batch_size=B)); they are used as stored (normalize_features "
-      "refuses them).");
+      "refuses them), and unverified: neither the member's CRC-32 nor its values are checked at load (a "
+      "corrupt or NaN row shows as fit's 'the ... loss became nan' error). Other features are checked: "
+      "a NaN or infinite value raises InvalidArgument naming its row and column.");
   m.def(
       "ogb_binary_info",
       [](const std::string& path) {

@@ -150,8 +150,9 @@ struct Dataset {
   const Split& split(const std::string& name = {}) const;
 
   /// Checks that every part agrees on num_nodes, labels are in range, splits are sorted, disjoint
-  /// and in range, and edge weights and attributes match the edge count. Throws InvalidArgument naming the
-  /// field.
+  /// and in range, features are finite (not mapped ones: they are not read), and edge weights and
+  /// attributes match the edge count. Throws InvalidArgument naming the field (a feature by row and
+  /// column).
   void validate() const;
 };
 

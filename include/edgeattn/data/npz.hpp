@@ -53,6 +53,9 @@ struct NpzOptions {
   /// Read a dense attr_matrix in place instead of into memory (data/mapped_features.hpp: it must be
   /// a stored, C-order float32 member; ParseError otherwise). load_npz only: the *_from_bytes and
   /// *_from_arrays forms reject it (InvalidArgument). Sparse features (attr_data ...) load as usual.
+  /// Mapped rows are used as stored: the member's CRC-32 and its values are not checked at load
+  /// (that would read the whole member, which may exceed memory), so a corrupt or NaN row shows
+  /// only as training's "the ... loss became nan" error.
   bool map_features = false;
 };
 

@@ -557,7 +557,7 @@ def fetch_dataset(name: str, root: str = '', format: str = '', offline: bool | N
 
 def load_dataset_path(path: str, map_features: bool = False) -> Dataset:
     """
-    A dataset file or directory in any supported format. map_features: read an .npz's dense float32 attr_matrix in place (memory-mapped) instead of into memory, for features larger than RAM (mini-batch training: fit(..., batch_size=B)); they are used as stored (normalize_features refuses them).
+    A dataset file or directory in any supported format. map_features: read an .npz's dense float32 attr_matrix in place (memory-mapped) instead of into memory, for features larger than RAM (mini-batch training: fit(..., batch_size=B)); they are used as stored (normalize_features refuses them), and unverified: neither the member's CRC-32 nor its values are checked at load (a corrupt or NaN row shows as fit's 'the ... loss became nan' error). Other features are checked: a NaN or infinite value raises InvalidArgument naming its row and column.
     """
 
 def ogb_binary_info(path: str) -> dict:
