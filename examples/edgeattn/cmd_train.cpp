@@ -26,14 +26,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -72,11 +75,15 @@ struct ModelFileMeta {
   nn::ModelConfig model;
   bool normalize_features = true;
   std::string dataset, format, split;
+  /// Checkpoints only: the training options a resumed run must repeat (run_record); empty in model
+  /// files (--save) and in checkpoints written before it was recorded.
+  std::string run;
 
   // Line 1: the model configuration (JSON); line 2: "normalize_features=1 dataset=cora ...".
   std::string serialize() const {
     return model.to_json() + "\nnormalize_features=" + (normalize_features ? "1" : "0") +
-           " dataset=" + dataset + " format=" + format + " split=" + split + "\n";
+           " dataset=" + dataset + " format=" + format + " split=" + split +
+           (run.empty() ? "" : " run=" + run) + "\n";
   }
   static ModelFileMeta parse(const std::string& text, const std::string& file) {
     ModelFileMeta m;
@@ -97,6 +104,8 @@ struct ModelFileMeta {
         m.format = value;
       else if (key == "split")
         m.split = value;
+      else if (key == "run")
+        m.run = value;
       else
         raise<ParseError>(file, ": unknown model metadata key '", key, "'");
     }
@@ -384,11 +393,127 @@ std::vector<int64_t> reorder_for_locality(const std::string& order, data::Datase
 
 namespace {
 
+// A run record value with every character outside [A-Za-z0-9._/+-] as %XX: no space, comma,
+// colon or '=' (the metadata line's separators) is left in it.
+std::string percent_encode(const std::string& v) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : v) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '/' || c == '+' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string percent_decode(const std::string& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '%' && i + 2 < v.size() + 0 && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(v[i + 2]))) {
+      out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += v[i];
+    }
+  }
+  return out;
+}
+
+// The options besides the model's (its configuration is checked apart) that decide a run's
+// result, as "option:value,...": what a resumed run must repeat to end as the uninterrupted run,
+// bit for bit. Values are the parsed ones (--lr 5e-3 is --lr 0.005); --epochs may grow, and the
+// threads, output files and checkpoint interval do not change the result.
+std::vector<std::pair<std::string, std::string>> run_options(const Args& args, const nn::ModelConfig& cfg,
+                                                             const train::TrainConfig& tc) {
+  const auto real = [](float v) {  // the shortest text that reads back as the same float: 0.005
+    char buf[32];
+    const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+    return std::string(buf, end);
+  };
+  const auto flag = [&](const char* name) { return std::string(args.flag_set(name) ? "1" : "0"); };
+  const int64_t batch_size = args.integer("batch-size", 0, int64_t{1} << 40);
+  std::string fanout;
+  if (batch_size > 0) {
+    const std::vector<int64_t> f = args.given("fanout")
+                                       ? parse_fanouts(args.str("fanout"))
+                                       : std::vector<int64_t>(static_cast<size_t>(cfg.layers), 10);
+    for (const int64_t k : f) {
+      if (!fanout.empty()) fanout += ',';
+      fanout += std::to_string(k);
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> r = {
+      {"lr", real(tc.optimizer.lr)},
+      {"weight-decay", real(tc.optimizer.weight_decay)},
+      {"adamw", flag("adamw")},
+      {"patience", std::to_string(tc.patience)},
+      {"eval-every", std::to_string(tc.eval_every)},
+      {"reorder", args.str("reorder")},
+      {"features", args.str("features")},
+      {"batch-size", std::to_string(batch_size)},
+      {"fanout", fanout},
+      {"replace", flag("replace")},
+      {"sample-weights", flag("sample-weights")},
+      {"source-order", batch_size > 0 ? args.str("source-order") : ""},
+      {"distributed", flag("distributed")},
+  };
+  if (args.flag_set("distributed")) {
+    r.emplace_back("partitioner", args.str("partitioner"));
+    r.emplace_back("partitions", args.str("partitions"));
+    r.emplace_back("halo-input", args.str("halo-input"));
+  }
+  return r;
+}
+
+std::string run_record(const Args& args, const nn::ModelConfig& cfg, const train::TrainConfig& tc) {
+  std::string out;
+  for (const auto& [k, v] : run_options(args, cfg, tc)) {
+    if (!out.empty()) out += ',';
+    out += k + ":" + percent_encode(v);
+  }
+  return out;
+}
+
+// The options whose values differ between a checkpoint's run record and this run's, as
+// "--lr 0.005 then, 0.1 now; ..."; empty when they agree.
+std::string run_differences(const std::string& saved, const std::string& now) {
+  const auto split = [](const std::string& record) {
+    std::map<std::string, std::string> m;
+    size_t pos = 0;
+    while (pos < record.size()) {
+      const size_t comma = std::min(record.find(',', pos), record.size());
+      const std::string token = record.substr(pos, comma - pos);
+      const size_t colon = token.find(':');
+      m[token.substr(0, colon)] = colon == std::string::npos ? "" : percent_decode(token.substr(colon + 1));
+      pos = comma + 1;
+    }
+    return m;
+  };
+  const auto a = split(saved), b = split(now);
+  std::set<std::string> keys;
+  for (const auto& [k, v] : a) keys.insert(k);
+  for (const auto& [k, v] : b) keys.insert(k);
+  std::string out;
+  for (const std::string& k : keys) {
+    const auto ia = a.find(k), ib = b.find(k);
+    const std::string va = ia == a.end() ? "(not recorded)" : ia->second.empty() ? "(none)" : ia->second;
+    const std::string vb = ib == b.end() ? "(not recorded)" : ib->second.empty() ? "(none)" : ib->second;
+    if (va != vb) out += (out.empty() ? "--" : "; --") + k + " " + va + " then, " + vb + " now";
+  }
+  return out;
+}
+
 // --checkpoint / --resume: writes the run's state every --checkpoint-every epochs (when `write`,
 // i.e. on one rank), and loads a state to resume into `model` (whose config must be the file's).
 // `resumed` keeps the loaded state alive for tc.resume.
-void checkpointing(const Args& args, nn::Model& model, const ModelFileMeta& meta, bool write,
+void checkpointing(const Args& args, nn::Model& model, ModelFileMeta meta, bool write,
                    std::optional<train::LoadedTrainingState>& resumed, train::TrainConfig& tc) {
+  meta.run = run_record(args, model.config(), tc);
   if (args.given("checkpoint")) {
     tc.checkpoint_every = args.integer("checkpoint-every", 1, 1'000'000'000);
     if (write)
@@ -406,6 +531,21 @@ void checkpointing(const Args& args, nn::Model& model, const ModelFileMeta& meta
                            model.config().to_json(), ": resume with the options of the run that wrote it");
   if (saved.dataset != meta.dataset)
     raise<InvalidArgument>(file, " was written for dataset '", saved.dataset, "', not '", meta.dataset, "'");
+  const auto split_name = [](const std::string& n) { return n.empty() ? std::string("(the default)") : n; };
+  if (saved.split != meta.split)
+    raise<InvalidArgument>(file, " was written by a run on split ", split_name(saved.split), ", not ",
+                           split_name(meta.split), ": resume with the options of the run that wrote it");
+  if (saved.normalize_features != meta.normalize_features)
+    raise<InvalidArgument>(file, " was written by a run ", saved.normalize_features ? "without" : "with",
+                           " --no-normalize: resume with the options of the run that wrote it");
+  if (!saved.run.empty()) {  // checkpoints from before the record was kept are taken as they are
+    const std::string diff = run_differences(saved.run, meta.run);
+    if (!diff.empty())
+      raise<InvalidArgument>(
+          file, " was written by a run with other training options (", diff,
+          "): resume with the options of the run that wrote it (only --epochs may differ), "
+          "or the result is not the uninterrupted run's");
+  }
   resumed.emplace(train::load_training_state(checkpoint, file, model.parameters()));
   tc.resume = &resumed->state;
 }
@@ -471,7 +611,8 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     nn::Model model(cfg);
     const std::string name = data.name, format = data.format;
     std::optional<train::LoadedTrainingState> resumed;  // every rank reads the checkpoint; rank 0 writes it
-    checkpointing(args, model, ModelFileMeta{cfg, normalize, name, format, split_name}, lead, resumed, tc);
+    checkpointing(args, model, ModelFileMeta{cfg, normalize, name, format, split_name, {}}, lead, resumed,
+                  tc);
     const dist::DistributedInputs in = dist::prepare_part(model, std::move(data), cfg.edge_dim > 0,
                                                           dist::parse_halo_input(args.str("halo-input")));
     const dist::LocalPartition& part = in.part;
@@ -499,7 +640,7 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     const std::vector<int64_t> all_gathered_bytes = dist::allgather_value(comm, step.gathered_bytes);
     const std::vector<int64_t> rss = dist::allgather_value(comm, static_cast<int64_t>(peak_rss_mb()));
     if (args.given("save") && lead) {
-      ModelFileMeta meta{cfg, normalize, name, format, split_name};
+      ModelFileMeta meta{cfg, normalize, name, format, split_name, {}};
       train::save_parameters(args.str("save"), model.parameters(), meta.serialize());
     }
     if (!lead) return 0;
@@ -617,8 +758,9 @@ int run_train(std::span<const std::string> argv) {
       .option("checkpoint-every", "N", "10", "epochs between checkpoints")
       .option(
           "resume", "FILE", "",
-          "continue the run a --checkpoint FILE holds (same options; --epochs counts from the start): the "
-          "result is the uninterrupted run's, bit for bit")
+          "continue the run a --checkpoint FILE holds (same options, which the checkpoint records and "
+          "checks; --epochs counts from the start and may grow): the result is the uninterrupted run's, bit "
+          "for bit")
       .option("attention-out", "FILE", "", "write every layer's per-edge attention weights (TSV) to FILE")
       .option("plot", "FILE", "", "draw the training curves (SVG) to FILE")
       .option("task", "T", "node",
@@ -798,7 +940,7 @@ int run_train(std::span<const std::string> argv) {
     cfg.seed = static_cast<uint64_t>(args.integer("seed", 0)) + static_cast<uint64_t>(run);
     nn::Model model(cfg);
     std::optional<train::LoadedTrainingState> resumed;
-    checkpointing(args, model, ModelFileMeta{cfg, normalize, ds.name, ds.format, args.str("split")}, true,
+    checkpointing(args, model, ModelFileMeta{cfg, normalize, ds.name, ds.format, args.str("split"), {}}, true,
                   resumed, tc);
     nn::PreparedGraph prepared = prepare_graph_of(model, ds);
     const Graph& g = prepared.graph;
@@ -849,7 +991,7 @@ int run_train(std::span<const std::string> argv) {
     }
   }
   if (args.given("save")) {
-    ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split")};
+    ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split"), {}};
     train::save_parameters(args.str("save"), last_model->parameters(), meta.serialize());
   }
   if (args.given("attention-out")) {

@@ -73,6 +73,10 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
     if (r->next_epoch < 0 || static_cast<int64_t>(r->history.size()) != r->next_epoch)
       raise<InvalidArgument>(who, ": the resumed state is at epoch ", r->next_epoch, " with ",
                              r->history.size(), " epochs of history");
+    if (!r->stopped && config.epochs < r->next_epoch)
+      raise<InvalidArgument>(
+          who, ": epochs is ", config.epochs, ", but the resumed state has run ", r->next_epoch,
+          " epochs already (epochs counts from the start of the run: give at least ", r->next_epoch, ")");
     optimizer.restore(r->optimizer);
     stopper.restore(r->early_stopping);
     result.history = r->history;
