@@ -831,6 +831,9 @@ int run_train(std::span<const std::string> argv) {
   if (args.given("checkpoint-every") && !args.given("checkpoint"))
     throw UsageError("--checkpoint-every needs --checkpoint FILE");
   check_output_options(args, {"save", "attention-out", "plot", "checkpoint"});  // before hours of training
+  check_distinct_paths(args, {"save", "attention-out", "plot", "checkpoint"},
+                       {"dataset", "features", "resume"},
+                       {{"checkpoint", "resume"}});  // a resumed run may go on writing its checkpoint
   const std::string task = args.str("task");
   if (task != "node" && task != "graph") throw UsageError("--task is '" + task + "': expected node or graph");
   if (task == "graph" &&
@@ -1159,6 +1162,7 @@ int run_predict(std::span<const std::string> argv) {
     return 0;
   }
   check_output_options(args, {"out"});
+  check_distinct_paths(args, {"out"}, {"model-file", "dataset"});
   std::optional<ThreadLimit> limit;
   limit_threads(args, limit);
   Loaded l = load_model_and_data(args);

@@ -13,6 +13,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "args.hpp"
 
@@ -28,5 +29,17 @@ void check_output_path(const std::string& option, const std::string& path);
 
 /// check_output_path for each of `options` that was given on the command line.
 void check_output_options(const Args& args, std::initializer_list<const char*> options);
+
+/// Checks, among the options given, that no two of `outputs` name the same file, and that no
+/// output names the same file as one of `inputs` (a user's dataset, features or model would be
+/// replaced by the result). Paths are the same file when both exist and are one file
+/// (filesystem::equivalent: links and "./x" are "x"), or when their normalised absolute paths
+/// are equal. An input's value may be a name rather than a path (--dataset cora) or FILE:MEMBER
+/// of an .npz (--features); only the file part counts. A pair in `allowed` (output, input) may
+/// name one file: train --checkpoint F --resume F continues the same checkpoint. Throws
+/// UsageError naming both options and the path.
+void check_distinct_paths(const Args& args, std::initializer_list<const char*> outputs,
+                          std::initializer_list<const char*> inputs,
+                          std::initializer_list<std::pair<const char*, const char*>> allowed = {});
 
 }  // namespace edgeattn::cli

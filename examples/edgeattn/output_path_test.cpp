@@ -121,5 +121,58 @@ TEST(OutputPath, OnlyTheGivenOptionsAreChecked) {
   EXPECT_NO_THROW(check_output_options(quiet, {"plot", "save"}));  // defaults are not checked
 }
 
+// The UsageError of check_distinct_paths over `argv`, or "(no error)".
+std::string distinct(const std::vector<std::string>& argv) {
+  Args args("edgeattn test", "A test command.");
+  args.option("save", "FILE", "", "model")
+      .option("plot", "FILE", "", "curves")
+      .option("checkpoint", "FILE", "", "state")
+      .option("dataset", "NAME|PATH", "cora", "data")
+      .option("features", "FILE", "", "features")
+      .option("resume", "FILE", "", "state");
+  if (!args.parse(argv)) return "(help)";
+  try {
+    check_distinct_paths(args, {"save", "plot", "checkpoint"}, {"dataset", "features", "resume"},
+                         {{"checkpoint", "resume"}});
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(OutputPath, AnOutputNeverReplacesAnInputOrAnotherOutput) {
+  const TempDir dir;
+  const std::string data = (dir / "graph.npz").string(), feats = (dir / "x.npy").string();
+  std::ofstream(data) << "x";
+  std::ofstream(feats) << "x";
+  EXPECT_EQ(distinct({"--dataset", data, "--save", (dir / "m.model").string()}), "(no error)");
+  EXPECT_EQ(distinct({"--dataset", data, "--plot", data}),
+            "--plot is '" + data +
+                "', the file --dataset reads: writing it would replace your input; give the "
+                "output another name");
+  // The same file under another spelling, and through a symbolic link.
+  const std::string dotted = (dir / "." / "x.npy").string();
+  EXPECT_NE(distinct({"--features", feats, "--save", dotted}).find("the file --features reads"),
+            std::string::npos);
+  fs::create_symlink(feats, dir / "link.npy");
+  EXPECT_NE(distinct({"--features", feats, "--save", (dir / "link.npy").string()}).find("--features"),
+            std::string::npos);
+  // FILE:MEMBER of an .npz names FILE.
+  EXPECT_NE(distinct({"--features", data + ":attr_matrix", "--save", data}).find("the file --features reads"),
+            std::string::npos);
+  // Two outputs, existing or not.
+  const std::string out = (dir / "out.bin").string();
+  EXPECT_EQ(distinct({"--save", out, "--checkpoint", out}),
+            "--save and --checkpoint both name '" + out +
+                "': one output would replace the other; give each its own file");
+  // A resumed run may keep writing its checkpoint, but not replace it with the model.
+  std::ofstream(out) << "x";
+  EXPECT_EQ(distinct({"--resume", out, "--checkpoint", out}), "(no error)");
+  EXPECT_NE(distinct({"--resume", out, "--save", out}).find("the file --resume reads"), std::string::npos);
+  // A dataset name is no file, and a dataset directory holds the files an output may sit among.
+  EXPECT_EQ(distinct({"--dataset", "cora", "--save", "cora"}), "(no error)");
+  EXPECT_EQ(distinct({"--dataset", dir.path().string(), "--save", (dir / "m.model").string()}), "(no error)");
+}
+
 }  // namespace
 }  // namespace edgeattn::cli
