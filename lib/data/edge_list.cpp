@@ -257,6 +257,17 @@ Dataset finish(ParsedEdges& e, NodeIds& ids, const std::string& name, const char
   const BuildOptions build{.self_loops = o.self_loops,
                            .duplicates = o.duplicates == Duplicates::error ? Duplicates::merge : o.duplicates,
                            .symmetrize = o.undirected};
+  const int64_t num_edges = static_cast<int64_t>(e.src.size()) * (o.undirected ? 2 : 1);
+  if (o.num_nodes >= 0)
+    detail::check_graph_fits(name, ids.num_nodes(), num_edges,
+                             edgeattn::detail::message("num_nodes is ", o.num_nodes), "");
+  else if (!o.relabel)
+    detail::check_graph_fits(
+        name, ids.num_nodes(), num_edges,
+        edgeattn::detail::message("ids are node indices and the largest is ",
+                                  ids.num_nodes() - 1 + (o.one_based ? 1 : 0)),
+        "if the ids are labels rather than indices, relabel them (EdgeListOptions::relabel: "
+        "nodes numbered in order of appearance)");
   ds.graph = detail::build_weighted_graph(ids.num_nodes(), e.src, e.dst, e.weight, build, ds.edge_weight);
   if (o.relabel) ds.node_names = ids.names();
   return ds;

@@ -170,6 +170,9 @@ void check_graph_shape(const MatrixMarketData& m, const std::string& name,
   if (m.rows > std::numeric_limits<int32_t>::max())
     raise<ParseError>(name, ":", m.size_line, ": expected at most ", std::numeric_limits<int32_t>::max(),
                       " rows (a Graph's node limit), found ", m.rows);
+  detail::check_graph_fits(edgeattn::detail::message(name, ":", m.size_line), m.rows,
+                           m.nnz() * (m.symmetry == MatrixMarketSymmetry::general ? 1 : 2),
+                           edgeattn::detail::message("the size line declares ", m.rows, " rows"), "");
 }
 
 // The dataset of the graph with edges src[k] -> dst[k] and (unless empty) their weights.

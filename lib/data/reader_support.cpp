@@ -1,12 +1,14 @@
 #include "data/reader_support.hpp"
 
 #include <algorithm>
+#include <sstream>
 #include <system_error>
 
 #include "core/huge_pages.hpp"
 #include "core/prefetch.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
+#include "edgeattn/data/ogb_binary.hpp"
 
 namespace edgeattn::data::detail {
 
@@ -120,6 +122,27 @@ std::string stem_without_gz(const std::filesystem::path& path) {
   std::filesystem::path p = path.filename();
   if (p.extension() == ".gz") p = p.stem();
   return p.stem().string();
+}
+
+void check_graph_fits(const std::string& where, int64_t num_nodes, int64_t num_edges,
+                      const std::string& nodes_from, const std::string& hint) {
+  // Per node: the row offsets of the graph and of its transpose (8 bytes each) and a label or
+  // degree (8); per edge: the parsed pair (16), the column and the input maps (20).
+  const double need = 24.0 * static_cast<double>(num_nodes) + 36.0 * static_cast<double>(num_edges);
+  const auto limit = static_cast<double>(default_load_limit());
+  if (need <= limit) return;
+  const auto gb = [](double b) {
+    std::ostringstream os;
+    os.setf(std::ios::fixed);
+    os.precision(1);
+    os << b / 1e9 << " GB";
+    return os.str();
+  };
+  raise<ParseError>(where, ": ", nodes_from, ", so the graph has ", num_nodes, " nodes",
+                    num_edges > 0 ? edgeattn::detail::message(" (and ", num_edges, " edges)") : std::string(),
+                    ": about ", gb(need), " of memory, more than the ", gb(limit),
+                    " a load may take (3/4 of this machine's memory, or $EDGEATTN_MAX_LOAD_BYTES)",
+                    hint.empty() ? "" : "; ", hint);
 }
 
 SourceFile source_file(const std::filesystem::path& path, size_t bytes) {

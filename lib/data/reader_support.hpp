@@ -35,6 +35,14 @@ void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64
 void check_no_repeated_edges(std::span<const int32_t> src, std::span<const int32_t> dst,
                              std::span<const int64_t> line, bool drop_self_loops, const std::string& file);
 
+/// Raises ParseError "<where>: ..." when a graph of num_nodes nodes and num_edges input edges
+/// would need more memory than a load may take (default_load_limit: 3/4 of physical memory, or
+/// $EDGEATTN_MAX_LOAD_BYTES): a header or a stray id that claims two billion nodes must not have
+/// the process killed for memory. `nodes_from` says where the count comes from ("the size line
+/// declares 2000000000 rows"), `hint` what to do (may be empty).
+void check_graph_fits(const std::string& where, int64_t num_nodes, int64_t num_edges,
+                      const std::string& nodes_from, const std::string& hint);
+
 /// `path` if it exists, else `path` + ".gz" if that exists; IoError naming both otherwise.
 std::filesystem::path existing_or_gz(const std::filesystem::path& path);
 

@@ -24,6 +24,7 @@
 #include "edgeattn/graph/neighbor_sampler.hpp"
 
 #include <tbb/parallel_sort.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -364,6 +365,28 @@ void check_weight_count(const char* fn, const Graph& graph, std::span<const floa
                            " (one per edge of the graph, by CSR position)");
 }
 
+// A hop's sampled edges must fit in memory: with replacement a fanout is taken at its word (exactly
+// that many draws a node), so fanouts = {1000000000} would otherwise grow the process until the
+// system kills it. counts[1 + i] is destination i's edge count; the check sums them in double
+// (they may overflow int64) against 3/4 of physical memory, at 24 bytes an edge (its input position, source,
+// local column, the sort's pair).
+void check_sample_fits(const char* fn, const std::vector<int64_t>& counts, int64_t hop, int64_t fanout,
+                       bool replace) {
+  double edges = 0;
+  for (size_t i = 1; i < counts.size(); ++i) edges += static_cast<double>(counts[i]);
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const double limit =
+      pages > 0 && page > 0 ? 0.75 * static_cast<double>(pages) * static_cast<double>(page) : 16e9;
+  constexpr double kBytesPerEdge = 24;
+  if (edges * kBytesPerEdge <= limit && edges < static_cast<double>(std::numeric_limits<int64_t>::max() / 2))
+    return;
+  raise<InvalidArgument>(fn, ": hop ", hop, " would sample ", edges, " edges (fanout ", fanout,
+                         replace ? " with replacement: exactly that many draws per node" : "", ", over ",
+                         counts.size() - 1, " nodes): about ", edges * kBytesPerEdge / 1e9,
+                         " GB, more than the ", limit / 1e9,
+                         " GB a sample may take (3/4 of this machine's memory); lower the fanout");
+}
+
 // One hop over validated destinations; `first` is the scratch (all kUnseen in and out). `weights`:
 // empty or one per edge (checked); each weight read is checked here, `fn` naming the caller.
 Block sample_hop(const char* fn, const Graph& graph, std::span<const int64_t> dst, int64_t fanout,
@@ -431,6 +454,7 @@ Block sample_hop(const char* fn, const Graph& graph, std::span<const int64_t> ds
     raise<InvalidArgument>(fn, ": weights[", bad, "] (an in-edge of node ", node, ") is ",
                            weights[static_cast<size_t>(bad)], ", expected a finite weight >= 0");
   }
+  check_sample_fits(fn, row_ptr, hop, fanout, replace);
   std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
   const int64_t num_edges = row_ptr.back();
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <unordered_map>
@@ -340,6 +341,27 @@ TEST(Karate, AnotherFileIsRejected) {
   write_file_atomic(dir / "k.adjlist", "1 2\n2 1\n");
   expect_throw_naming<ParseError>([&] { (void)load_karate(dir / "k.adjlist"); },
                                   {"k.adjlist", "34 nodes", "found 2 nodes"});
+}
+
+// A stray huge id would make a graph of billions of nodes: refused against the load limit (here
+// $EDGEATTN_MAX_LOAD_BYTES, so the test does not depend on the machine) before anything that size
+// is allocated, naming the file, the id and the remedy.
+TEST(EdgeList, AnIdBeyondTheLoadLimitIsRefusedBeforeTheGraphIsBuilt) {
+  ::setenv("EDGEATTN_MAX_LOAD_BYTES", "1000000", 1);  // 1 MB: ~40k nodes
+  EXPECT_EQ(parse_edge_list("0 1\n1 30000\n", "small.txt").num_nodes(), 30001);
+  expect_throw_naming<ParseError>(
+      [] { (void)parse_edge_list("0 1\n1 2000000000\n", "huge.txt"); },
+      {"huge.txt", "the largest is 2000000000", "2000000001 nodes", "EDGEATTN_MAX_LOAD_BYTES", "relabel"});
+  expect_throw_naming<ParseError>([] { (void)parse_adjacency_list("0 1\n1 100000\n", "huge.adjlist"); },
+                                  {"huge.adjlist", "the largest is 100000"});
+  EdgeListOptions one_based;
+  one_based.one_based = true;
+  expect_throw_naming<ParseError>([&] { (void)parse_edge_list("1 2\n2 100000\n", "b.txt", one_based); },
+                                  {"the largest is 100000", "100000 nodes"});
+  EdgeListOptions relabel;  // ids as labels: two nodes, whatever their values
+  relabel.relabel = true;
+  EXPECT_EQ(parse_edge_list("0 1\n1 2000000000\n", "labels.txt", relabel).num_nodes(), 3);
+  ::unsetenv("EDGEATTN_MAX_LOAD_BYTES");
 }
 
 }  // namespace

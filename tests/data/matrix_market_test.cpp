@@ -6,6 +6,7 @@
 #include <bit>
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -325,6 +326,16 @@ TEST(MatrixMarket, TheGraphReaderGivesTheGraphOfTheParsedEntries) {
 TEST(MatrixMarket, AHugeDeclaredEntryCountDoesNotAllocateUpFront) {
   expect_parse_error("%%MatrixMarket matrix coordinate real general\n3 3 4000000000000000000\n1 1 1\n",
                      {"m.mtx:4:", "expected 4000000000000000000 entries", "found 1"});
+}
+
+TEST(MatrixMarket, ASizeLineBeyondTheLoadLimitIsRefusedBeforeTheGraphIsBuilt) {
+  ::setenv("EDGEATTN_MAX_LOAD_BYTES", "1000000", 1);  // 1 MB: ~40k nodes
+  const std::string head = "%%MatrixMarket matrix coordinate pattern general\n";
+  EXPECT_EQ(parse_matrix_market_graph(head + "30000 30000 1\n1 2\n", "small.mtx").num_nodes(), 30000);
+  expect_throw_naming<ParseError>(
+      [&] { (void)parse_matrix_market_graph(head + "2000000000 2000000000 1\n1 2\n", "huge.mtx"); },
+      {"huge.mtx:2", "the size line declares 2000000000 rows", "EDGEATTN_MAX_LOAD_BYTES"});
+  ::unsetenv("EDGEATTN_MAX_LOAD_BYTES");
 }
 
 }  // namespace

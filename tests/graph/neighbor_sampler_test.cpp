@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -310,6 +311,32 @@ TEST(SampleNeighbors, BadFanoutsAreInvalidArguments) {
   expect_throw_naming<InvalidArgument>([&] { sample_neighbors(g, I64{0}, {.fanouts = {}}); },
                                        {"fanouts", "empty"});
   expect_throw_naming<InvalidArgument>([&] { sample_block(g, I64{0}, -5, false, 0); }, {"fanout", "-5"});
+}
+
+TEST(SampleNeighbors, AFanoutWithReplacementBeyondMemoryIsRefusedBeforeAnyAllocation) {
+  // With replacement a fanout is exact: 10^12 draws for each of two seeds would be 48 TB.
+  const Graph g = six_node_graph();
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        sample_neighbors(g, I64{0, 1}, {.fanouts = {1'000'000'000'000}, .replace = true});
+      },
+      {"sample_neighbors: hop 0 would sample 2e+12 edges", "fanout 1000000000000 with replacement",
+       "over 2 nodes", "lower the fanout"});
+  // Counts that overflow int64 when summed are caught too, and the next hop is named.
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        sample_neighbors(g, I64{0, 1},
+                         {.fanouts = {2, std::numeric_limits<int64_t>::max()}, .replace = true});
+      },
+      {"hop 1 would sample"});
+  expect_throw_naming<InvalidArgument>(
+      [&] { sample_block(g, I64{0}, std::numeric_limits<int64_t>::max(), true, 0); },
+      {"sample_block: hop 0"});
+  // Without replacement a node takes at most its in-degree, whatever the fanout.
+  EXPECT_EQ(sample_neighbors(g, I64{0, 1}, {.fanouts = {std::numeric_limits<int64_t>::max()}})
+                .blocks[0]
+                .num_edges(),
+            4);
 }
 
 TEST(SampleNeighbors, BipartiteGraphCannotBeSampledForMoreThanOneHop) {

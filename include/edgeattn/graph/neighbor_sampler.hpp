@@ -148,7 +148,9 @@ struct SampledSubgraph {
 /// the value), or when the graph is not square and more than one hop is asked for;
 /// InvalidArgument when fanouts is empty or holds a value below -1, when weights is neither
 /// empty nor one per edge, or when a weight the sampling reads is negative, NaN or infinite
-/// (naming its position, its destination node and its value).
+/// (naming its position, its destination node and its value), or when a hop would sample more
+/// edges than fit in 3/4 of physical memory (a fanout with replacement is exact: 10^9 draws a
+/// node are 10^9 edges), before anything of that size is allocated.
 SampledSubgraph sample_neighbors(const Graph& graph, std::span<const int64_t> seeds,
                                  const NeighborSamplerOptions& options);
 
