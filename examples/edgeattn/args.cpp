@@ -81,6 +81,15 @@ int64_t Args::integer(const std::string& name, int64_t min, int64_t max) const {
   const std::string& text = str(name);
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range && end == text.data() + text.size()) {
+    std::ostringstream os;
+    os << "--" << name << " is " << text << ", beyond the 64-bit integers; expected ";
+    if (max == std::numeric_limits<int64_t>::max())
+      os << ">= " << min;
+    else
+      os << "in [" << min << ", " << max << "]";
+    throw UsageError(os.str());
+  }
   if (ec != std::errc() || end != text.data() + text.size())
     throw UsageError("--" + name + " expects an integer, got '" + text + "'");
   if (value < min || value > max) {
@@ -101,7 +110,7 @@ double Args::real(const std::string& name, double min, double max) const {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size())
     throw UsageError("--" + name + " expects a number, got '" + text + "'");
-  if (value < min || value > max) {
+  if (!(value >= min && value <= max)) {  // NaN too: it compares false with every bound
     std::ostringstream os;
     os << "--" << name << " is " << text << ", expected in [" << min << ", " << max << "]";
     throw UsageError(os.str());

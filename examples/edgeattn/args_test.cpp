@@ -104,6 +104,32 @@ TEST(Args, MalformedOrOutOfRangeIntegerNamesTheOption) {
   }
 }
 
+TEST(Args, AnIntegerBeyond64BitsIsOutOfRangeNotMalformed) {
+  Args args = make_args();
+  ASSERT_TRUE(args.parse(std::vector<std::string>{"--nodes", "18446744073709551615"}));
+  try {
+    args.integer("nodes", 0);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--nodes is 18446744073709551615, beyond the 64-bit integers; expected >= 0");
+  }
+}
+
+TEST(Args, NaNIsOutsideEveryRange) {
+  Args args = make_args();
+  for (const char* text : {"nan", "NaN", "-nan"}) {
+    ASSERT_TRUE(args.parse(std::vector<std::string>{"--nodes", text}));
+    try {
+      (void)args.real("nodes", 0.0, 1.0);
+      FAIL() << "expected UsageError for " << text;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("--nodes is ") + text + ", expected in [0, 1]");
+    }
+  }
+  ASSERT_TRUE(args.parse(std::vector<std::string>{"--nodes", "inf"}));
+  EXPECT_THROW((void)args.real("nodes", 0.0, 10.0), UsageError);
+}
+
 TEST(Args, ReadingAnUndeclaredOptionIsAProgrammingError) {
   Args args = make_args();
   ASSERT_TRUE(args.parse(std::vector<std::string>{}));

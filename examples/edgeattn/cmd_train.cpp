@@ -161,8 +161,15 @@ autograd::Var forward_on(autograd::Tape& tape, nn::Model& model, const Graph& gr
 }
 
 // Loads, preprocesses and prepares the inputs of `model` (once; every epoch reuses them).
-Prepared prepare(const Args& args, const nn::Model& model, bool normalize) {
+Prepared prepare(const Args& args, const nn::Model& model, bool normalize, const std::string& model_file) {
   Prepared p{load_dataset_arg(args.str("dataset"), args, true), {}, {}, {}};
+  if (p.ds.features.cols() != model.config().in_channels)
+    raise<ShapeError>("dataset '", p.ds.name, "' has ", p.ds.features.cols(), " features, but the model in ",
+                      model_file, " was trained on ", model.config().in_channels,
+                      " (a model evaluates the kind of dataset it was trained on)");
+  if (p.ds.num_classes() > model.config().num_classes)
+    raise<ShapeError>("dataset '", p.ds.name, "' has ", p.ds.num_classes(), " classes, but the model in ",
+                      model_file, " predicts ", model.config().num_classes);
   if (normalize && p.ds.features.cols() > 0) data::normalize_features(p.ds.features);
   nn::PreparedGraph g = prepare_graph_of(model, p.ds);
   p.graph = std::move(g.graph);
@@ -843,6 +850,15 @@ int run_train(std::span<const std::string> argv) {
         "apply to --task node");
   if (task == "graph" && args.given("reorder"))
     throw UsageError("--reorder applies to --task node (one graph), not to a dataset of many graphs");
+  if (task == "node" && (args.given("readout") || args.given("folds")))
+    throw UsageError("--readout and --folds apply to --task graph (graph classification)");
+  if (args.given("pe-dim") && (!args.given("pe") || args.str("pe") == "none"))
+    throw UsageError(
+        "--pe-dim sets the columns of a positional encoding: give --pe laplacian or --pe rwse too");
+  if (args.flag_set("mmap-features") && args.given("features"))
+    throw UsageError(
+        "--mmap-features maps the dataset's own features and --features replaces them with a "
+        "file's (mapped too): give one of them");
 
   const bool normalize = !args.flag_set("no-normalize");
   // The dataset decides in_channels and num_classes; load it once with a probe config.
@@ -1098,10 +1114,7 @@ Loaded load_model_and_data(const Args& args) {
   l.meta = ModelFileMeta::parse(checkpoint.metadata, file);
   l.model.emplace(l.meta.model);
   train::load_parameters(checkpoint, l.model->parameters());
-  l.data = prepare(args, *l.model, l.meta.normalize_features);
-  if (l.data.ds.features.cols() != l.meta.model.in_channels)
-    raise<ShapeError>("dataset '", l.data.ds.name, "' has ", l.data.ds.features.cols(),
-                      " features, the model in ", file, " expects ", l.meta.model.in_channels);
+  l.data = prepare(args, *l.model, l.meta.normalize_features, file);
   return l;
 }
 

@@ -77,6 +77,9 @@ std::optional<std::filesystem::path> find_plain_or_gz(const std::filesystem::pat
 }
 
 std::string read_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))  // a stream opens one, and reports its size as 2^63 - 1
+    raise<IoError>(path.string(), ": is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");
   std::string bytes;

@@ -84,6 +84,11 @@ TEST(FileIo, MissingFileIsAnIoErrorNamingThePath) {
                                {"/nonexistent/dir/file.bin", "cannot open"});
 }
 
+TEST(FileIo, ADirectoryIsAnIoErrorNotAnAllocationOfItsReportedSize) {
+  const TempDir dir;
+  expect_throw_naming<IoError>([&] { (void)read_file(dir.path()); }, {dir.path().string(), "is a directory"});
+}
+
 TEST(FileIo, WriteIntoAMissingDirectoryFailsCleanly) {
   expect_throw_naming<IoError>([] { write_file_atomic("/nonexistent/dir/out.bin", "x"); },
                                {"/nonexistent/dir/out.bin"});
