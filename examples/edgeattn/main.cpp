@@ -3,6 +3,7 @@
 // Exit status: 0 success, 1 failure (bad input data, I/O), 2 usage mistake (unknown command or
 // option, malformed value).
 #include <iostream>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -114,6 +115,14 @@ int main(int argc, char** argv) {
     std::cerr << "edgeattn " << name_of(*command) << ": " << e.what() << "\n(see `edgeattn "
               << name_of(*command) << " --help`)\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    // Sizes the library can foresee (graphs, samples, models) are checked with a message of their
+    // own; this is the rest: say what it is and where to look.
+    std::cerr << "edgeattn " << name_of(*command)
+              << ": error: out of memory (std::bad_alloc): the run needs more memory than the system "
+                 "could give; smaller sizes (--hidden, --heads, --batch-size, --fanout) or a machine with "
+                 "more memory\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "edgeattn " << name_of(*command) << ": error: " << e.what() << "\n";
     return 1;

@@ -1,5 +1,7 @@
 #include "edgeattn/nn/model.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -289,8 +291,45 @@ struct Model::Impl {
   std::vector<std::unique_ptr<GraphTransformerBlock>> blocks;
 };
 
+namespace {
+
+// An upper estimate of a configuration's weights (in double: the products may overflow int64):
+// every layer's projections (four for the transformer kinds: query, key, value, skip; two for
+// GATv2 and a residual), its feed-forward block, and the output layer.
+double approx_parameters(const ModelConfig& c) {
+  const double in = static_cast<double>(c.in_channels) + static_cast<double>(c.pe_dim);
+  const double wide = static_cast<double>(c.hidden) * static_cast<double>(c.heads);
+  const double per = c.kind == ModelKind::gat ? (c.residual ? 2 : 1) : c.kind == ModelKind::gatv2 ? 3 : 4;
+  const double classes = static_cast<double>(c.num_classes), layers = static_cast<double>(c.layers);
+  if (c.kind == ModelKind::graph_transformer) {
+    const double ffn = c.ffn_hidden > 0 ? static_cast<double>(c.ffn_hidden) : 2 * wide;
+    return in * wide + layers * (4 * wide * wide + 2 * wide * ffn) + wide * classes;
+  }
+  const double out_wide = static_cast<double>(c.out_heads) * classes;
+  if (c.layers == 1) return per * in * out_wide;
+  return per * (in * wide + (layers - 2) * wide * wide + wide * out_wide);
+}
+
+// The weights, their gradients and Adam's two moments must fit in memory: --hidden 1048576
+// --heads 1024 asked for 6 TB and ended in a bare std::bad_alloc.
+void check_model_fits(const ModelConfig& c) {
+  const double params = approx_parameters(c);
+  const double bytes = 16 * params;  // 4 floats a weight
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 16e9;
+  if (bytes <= 0.75 * memory) return;
+  raise<InvalidArgument>("ModelConfig: ", to_string(c.kind), " with in_channels ", c.in_channels + c.pe_dim,
+                         ", heads ", c.heads, " x hidden ", c.hidden, ", ", c.layers, " layers and ",
+                         c.num_classes, " classes has about ", params, " weights: ", bytes / 1e9,
+                         " GB with their gradients and Adam's moments, more than 3/4 of this machine's ",
+                         memory / 1e9, " GB");
+}
+
+}  // namespace
+
 Model::Model(const ModelConfig& config) : config_(config), impl_(std::make_unique<Impl>()) {
   config_.validate();
+  check_model_fits(config_);
   const ModelConfig& c = config_;
   const int64_t in = c.in_channels + c.pe_dim, wide = c.hidden * c.heads;
   if (c.kind == ModelKind::graph_transformer) {

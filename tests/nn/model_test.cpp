@@ -248,6 +248,29 @@ TEST(Model, ADatasetWithoutFeaturesTrainsOnItsPositionalEncodingAlone) {
   EXPECT_EQ(logits_of(model, g, x, 0, false).shape(), (Shape{20, 3}));
 }
 
+TEST(Model, AModelBeyondMemoryIsRefusedBeforeItsWeightsAreAllocated) {
+  // 1433 x 2^30 weights in the first layer alone: 6 TB with gradients and Adam's moments.
+  for (const ModelKind kind :
+       {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer})
+    expect_throw_naming<InvalidArgument>(
+        [&] {
+          Model m({.kind = kind, .in_channels = 1433, .hidden = 1 << 20, .heads = 1024, .num_classes = 7});
+        },
+        {"in_channels 1433, heads 1024 x hidden 1048576", "GB with their gradients and Adam's moments"});
+  // Products beyond int64 are estimated, not overflowed.
+  expect_throw_naming<InvalidArgument>(
+      [] {
+        Model m({.kind = ModelKind::gat,
+                 .in_channels = 1,
+                 .hidden = int64_t{1} << 40,
+                 .heads = int64_t{1} << 40,
+                 .num_classes = 2});
+      },
+      {"weights"});
+  Model fine({.kind = ModelKind::gat, .in_channels = 1433, .hidden = 64, .heads = 8, .num_classes = 7});
+  EXPECT_EQ(fine.parameters().size(), 8u);  // conv1 lin, att_src, att_dst, bias; conv2 the same
+}
+
 TEST(Model, ForwardRejectsAGraphWithoutSelfLoopsWhenTheyAreConfigured) {
   const Toy t = toy(6);
   Model model({.kind = ModelKind::gat, .in_channels = 6, .hidden = 4, .heads = 2, .num_classes = 3});
