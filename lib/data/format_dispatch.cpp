@@ -78,6 +78,7 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
 }
 
 Dataset load_dataset_path(const fs::path& path, bool map_features) {
+  if (path.empty()) raise<InvalidArgument>("load_dataset_path: the path is empty, expected a file or directory");
   if (!fs::exists(path)) raise<IoError>(path.string(), ": no such file or directory");
   if (map_features && (fs::is_directory(path) || !ends_with(path.filename().string(), ".npz")))
     raise<InvalidArgument>(

@@ -173,6 +173,7 @@ TEST(Registry, PathsLoadInAnySupportedFormat) {
   EXPECT_EQ(load_dataset_path(kShipped / "cora/linqs").num_nodes(), 2708);
   EXPECT_EQ(load_dataset_path(kShipped / "karate/adjlist/karate.adjlist").num_nodes(), 34);
   expect_throw_naming<IoError>([] { load_dataset_path("/no/such/graph.mtx"); }, {"/no/such/graph.mtx"});
+  expect_throw_naming<InvalidArgument>([] { load_dataset_path(""); }, {"the path is empty"});
 }
 
 }  // namespace

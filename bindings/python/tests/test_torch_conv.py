@@ -90,6 +90,14 @@ def test_gatconv_bipartite_input():
     ei = edge_list(9, 6, seed=3)
     check_against(conv, (xs, xd), ei, gat_reference(conv, (xs, xd), ei, bipartite=True))
     assert conv((xs, xd), ei).shape == (6, 6)
+    # PyG's size=(num_src, num_dst) must describe the inputs; it is not silently overridden.
+    assert torch.equal(conv((xs, xd), ei, size=(9, 6)), conv((xs, xd), ei))
+    with pytest.raises(ea.ShapeError, match=r"size\[0\] is 100, but x_src has 9 rows"):
+        conv((xs, xd), ei, size=(100, 6))
+    with pytest.raises(ea.ShapeError, match=r"size\[1\] is 5, but x_dst has 6 rows"):
+        conv((xs, xd), ei, size=(9, 5))
+    with pytest.raises(ea.InvalidArgument, match="expected \\(num_src, num_dst\\) integers"):
+        conv((xs, xd), ei, size=(9.0, 6))
 
 
 def test_pyg_parameter_names_and_shapes():

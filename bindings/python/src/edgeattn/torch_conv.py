@@ -300,6 +300,15 @@ class GATConv(_GatFamilyConv):
             hd = self.lin_dst(x_dst).view(-1, h, c)
         n_src = hs.size(0)
         n_dst = hd.size(0) if size is None else size[1]
+        if size is not None:  # PyG's (num_src, num_dst): both must agree with the inputs they describe
+            if len(size) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in size):
+                raise _edgeattn.InvalidArgument(f"GATConv: size is {size!r}, expected (num_src, num_dst) integers")
+            if size[0] != n_src:
+                raise _edgeattn.ShapeError(f"GATConv: size[0] is {size[0]}, but x_src has {n_src} rows")
+            if x_dst is not None and size[1] != hd.size(0):
+                raise _edgeattn.ShapeError(f"GATConv: size[1] is {size[1]}, but x_dst has {hd.size(0)} rows")
+            if size[1] < 0:
+                raise _edgeattn.ShapeError(f"GATConv: size[1] is {size[1]}, expected >= 0")
         if x_dst is None and n_dst <= n_src:
             # One node set: the kernel takes both score terms from hs (destination i is source i)
             # and folds their gradients into hs's in its backward.
