@@ -876,6 +876,9 @@ int run_train(std::span<const std::string> argv) {
   cfg.pe = nn::parse_positional_encoding(args.str("pe"));
   cfg.pe_dim = cfg.pe == nn::PositionalEncodingKind::none ? 0 : args.integer("pe-dim", 1, 1024);
   if (cfg.kind == nn::ModelKind::transformer) cfg.add_self_loops = false;  // PyG TransformerConv adds none
+  if (cfg.residual && cfg.kind != nn::ModelKind::gat && cfg.kind != nn::ModelKind::gatv2)
+    throw UsageError(
+        "--residual applies to --model gat and gatv2 (graph_transformer blocks always have one)");
 
   const bool map_features = args.flag_set("mmap-features");
   if (map_features || args.given("features")) {

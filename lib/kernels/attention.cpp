@@ -83,6 +83,11 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
                            ", expected finite and >= 0 (0 = 1/sqrt(head_dim))");
   if (!std::isfinite(c.negative_slope))
     raise<InvalidArgument>("attention: negative_slope is ", c.negative_slope, ", expected finite");
+  if (!(c.dense_threshold >= 0.0 && c.dense_threshold <= 1.0))  // NaN too
+    raise<InvalidArgument>(
+        "attention: dense_threshold is ", c.dense_threshold,
+        ", expected a density in [0, 1] (the dense path runs at or above it; 1: only complete "
+        "patterns)");
 
   if (in.value.empty())
     raise<ShapeError>(where(c, "value"), " is required, shape [num_src, heads, value_dim]");
@@ -351,8 +356,10 @@ Score parse_score(const std::string& name) {
   if (name == "gatv2") return Score::gatv2;
   if (name == "bilinear" || name == "general") return Score::bilinear;
   if (name == "perceptron" || name == "concat") return Score::perceptron;
-  raise<InvalidArgument>("unknown score '", name,
-                         "', expected one of: dot_product, additive, gatv2, bilinear, perceptron");
+  raise<InvalidArgument>(
+      "unknown score '", name,
+      "', expected one of: dot_product (also dot, scaled_dot_product), additive (gat), gatv2, "
+      "bilinear (general), perceptron (concat, Luong et al.'s name)");
 }
 
 namespace {
@@ -369,10 +376,45 @@ std::optional<Pattern> routed_pattern(const Pattern& pattern, const AttentionCon
 
 }  // namespace
 
-AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs& inputs,
-                                  const AttentionConfig& config) {
+namespace {
+
+// AttentionResult::pattern: describe(), and for a graph 64 row offsets and 64 columns mixed in, so
+// that two graphs of one size but different edges differ here too (O(1), not a hash of the CSR).
+std::string pattern_signature(const Pattern& pattern) {
+  std::string sig = describe(pattern);
+  if (const Graph* g = std::get_if<Graph>(&pattern)) {
+    const auto rows = g->row_ptr();
+    const auto cols = g->col_idx();
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    const auto mix = [&](uint64_t v) { h = (h ^ v) * 0x100000001b3ull + (h >> 29); };
+    for (size_t k = 0; k < 64 && !rows.empty(); ++k)
+      mix(static_cast<uint64_t>(rows[k * (rows.size() - 1) / 63]));
+    for (size_t k = 0; k < 64 && !cols.empty(); ++k)
+      mix(static_cast<uint64_t>(static_cast<uint32_t>(cols[k * (cols.size() - 1) / 63])));
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "#%016llx", static_cast<unsigned long long>(h));
+    sig += buf;
+  }
+  return sig;
+}
+
+void check_forward_pattern(const Pattern& pattern, const AttentionResult& forward) {
+  if (forward.pattern.empty()) return;
+  const std::string now = pattern_signature(pattern);
+  if (now != forward.pattern)
+    raise<InvalidArgument>("attention_backward: the pattern is ", now, ", but the forward ran on ",
+                           forward.pattern, ": pass the pattern (and the inputs) the forward was given");
+}
+
+}  // namespace
+
+namespace {
+
+// attention_forward on the pattern as routed (structured_equivalent), without the signature.
+AttentionResult forward_as_given(const Pattern& pattern, const AttentionInputs& inputs,
+                                 const AttentionConfig& config) {
   if (const std::optional<Pattern> s = routed_pattern(pattern, config))
-    return attention_forward(*s, inputs, config);
+    return forward_as_given(*s, inputs, config);
   Prepared prep = prepare(pattern, inputs, config);
   AttentionResult result;
   result.path = prep.path;
@@ -418,6 +460,15 @@ AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs&
       for (int64_t h = 0; h < prep.heads; ++h)
         for (int64_t d = 0; d < prep.dv; ++d) result.out(i, d) += per_head(i, h, d) * inv;
   }
+  return result;
+}
+
+}  // namespace
+
+AttentionResult attention_forward(const Pattern& pattern, const AttentionInputs& inputs,
+                                  const AttentionConfig& config) {
+  AttentionResult result = forward_as_given(pattern, inputs, config);
+  result.pattern = pattern_signature(pattern);
   return result;
 }
 
@@ -610,12 +661,14 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
 AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs& inputs,
                                   const AttentionConfig& config, const AttentionResult& forward,
                                   ConstView grad_out) {
+  check_forward_pattern(pattern, forward);
   return backward(pattern, inputs, config, forward, grad_out, /*to_caller=*/false, View());
 }
 
 AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs& inputs,
                                   const AttentionConfig& config, const AttentionResult& forward,
                                   ConstView grad_out, View value_grad) {
+  check_forward_pattern(pattern, forward);
   return backward(pattern, inputs, config, forward, grad_out, /*to_caller=*/true, value_grad);
 }
 

@@ -271,6 +271,19 @@ void ModelConfig::validate() const {
                            "; expected pe_dim 0 exactly when pe is none");
 }
 
+void ModelConfig::check_kind_options() const {
+  const auto unused = [&](const char* option, const char* used_by) {
+    raise<InvalidArgument>("ModelConfig: ", option, " is set, but kind '", to_string(kind),
+                           "' does not use it (", used_by, " does); leave it unset");
+  };
+  if (residual && kind != ModelKind::gat && kind != ModelKind::gatv2)
+    unused("residual", "gat and gatv2 take it; graph_transformer blocks always have one");
+  if (share_weights && kind != ModelKind::gatv2) unused("share_weights", "gatv2");
+  if (beta && kind != ModelKind::transformer) unused("beta", "transformer");
+  if (pre_norm && kind != ModelKind::graph_transformer) unused("pre_norm", "graph_transformer");
+  if (ffn_hidden > 0 && kind != ModelKind::graph_transformer) unused("ffn_hidden", "graph_transformer");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Model
 // ---------------------------------------------------------------------------------------------

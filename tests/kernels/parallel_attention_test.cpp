@@ -259,6 +259,36 @@ TEST(ParallelAttention, DotScoreWithEdgeAttributesMatchesTheReference) {
             AttentionPath::sparse);
 }
 
+TEST(ParallelAttention, TheBackwardRefusesAPatternOtherThanTheForwards) {
+  const AttentionConfig c{.score = Score::dot_product};
+  const auto backward_message = [&](const Pattern& fwd, const Pattern& bwd) {
+    const Operands o = make_operands(fwd, c, 2, 4, 4, false, 3);
+    const AttentionResult r = attention_forward(fwd, o.inputs(), c);
+    try {
+      (void)attention_backward(bwd, o.inputs(), c, r, o.grad_out);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // The same pattern (a copy of the graph, an equal structured pattern) is accepted.
+  const Graph g = testing::uniform_graph(40, 40, 200, 1);
+  const Graph copy = g;
+  EXPECT_EQ(backward_message(g, copy), "no error");
+  EXPECT_EQ(backward_message(CompletePattern(8, 8), CompletePattern(8, 8)), "no error");
+  // Another kind, other parameters, or another graph of the same size: refused, naming both.
+  EXPECT_THAT(backward_message(CompletePattern(5, 5), CausalPattern(5, 5)),
+              ::testing::AllOf(::testing::HasSubstr("attention_backward: the pattern is causal"),
+                               ::testing::HasSubstr("but the forward ran on complete")));
+  EXPECT_THAT(backward_message(WindowPattern(30, 2, 2), WindowPattern(30, 3, 3)),
+              ::testing::HasSubstr("the forward ran on window"));
+  const Graph other = testing::uniform_graph(40, 40, 200, 2);
+  EXPECT_THAT(backward_message(g, other), ::testing::HasSubstr("but the forward ran on graph"));
+  // An explicit complete graph routes to the complete kernels; the check is on what was given.
+  EXPECT_THAT(backward_message(materialize(CompletePattern(6, 6)), CompletePattern(6, 6)),
+              ::testing::HasSubstr("the forward ran on graph"));
+}
+
 TEST(ParallelAttention, EdgeAttributesAreRejectedForOtherScoresAndWrongShapes) {
   const Graph g = testing::uniform_graph(10, 10, 30, 1);
   const Tensor v = random_tensor({10, 2, 3}, 1), q = random_tensor({10, 2, 4}, 3),

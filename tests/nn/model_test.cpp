@@ -248,6 +248,44 @@ TEST(Model, ADatasetWithoutFeaturesTrainsOnItsPositionalEncodingAlone) {
   EXPECT_EQ(logits_of(model, g, x, 0, false).shape(), (Shape{20, 3}));
 }
 
+TEST(ModelConfig, AnOptionTheKindDoesNotUseIsNamed) {
+  const ModelConfig base{.in_channels = 5, .num_classes = 2};
+  const auto message = [](const ModelConfig& c) {
+    try {
+      c.check_kind_options();
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const ModelKind kind :
+       {ModelKind::gat, ModelKind::gatv2, ModelKind::transformer, ModelKind::graph_transformer}) {
+    ModelConfig c = base;
+    c.kind = kind;
+    EXPECT_EQ(message(c), "no error");
+    c.beta = true;
+    EXPECT_EQ(message(c) == "no error", kind == ModelKind::transformer);
+    c.beta = false;
+    c.share_weights = true;
+    EXPECT_EQ(message(c) == "no error", kind == ModelKind::gatv2);
+    c.share_weights = false;
+    c.pre_norm = true;
+    EXPECT_EQ(message(c) == "no error", kind == ModelKind::graph_transformer);
+    c.pre_norm = false;
+    c.ffn_hidden = 32;
+    EXPECT_EQ(message(c) == "no error", kind == ModelKind::graph_transformer);
+    c.ffn_hidden = 0;
+    c.residual = true;
+    EXPECT_EQ(message(c) == "no error", kind == ModelKind::gat || kind == ModelKind::gatv2);
+  }
+  ModelConfig gat_beta = base;
+  gat_beta.beta = true;
+  EXPECT_EQ(message(gat_beta),
+            "ModelConfig: beta is set, but kind 'gat' does not use it (transformer does); leave it unset");
+  // A model file is not held to it: one written with an unused option set still loads.
+  EXPECT_EQ(ModelConfig::from_json(gat_beta.to_json()), gat_beta);
+}
+
 TEST(Model, AModelBeyondMemoryIsRefusedBeforeItsWeightsAreAllocated) {
   // 1433 x 2^30 weights in the first layer alone: 6 TB with gradients and Adam's moments.
   for (const ModelKind kind :

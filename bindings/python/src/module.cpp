@@ -522,6 +522,7 @@ nn::ModelConfig model_config(const std::string& kind, int64_t in_channels, int64
   c.pe_dim = pe_dim;
   c.seed = seed;
   c.validate();
+  c.check_kind_options();
   return c;
 }
 

@@ -197,3 +197,14 @@ def test_fit_evaluates_every_nth_epoch_and_trains_the_same_weights(sbm):
         assert (a.parameter(name) == b.parameter(name)).all(), name
     with pytest.raises(ea.InvalidArgument, match="eval_every is 0"):
         ea.fit(a, sbm, epochs=1, eval_every=0)
+
+
+def test_an_option_the_kind_does_not_use_is_refused():
+    for kind, option in (("gat", "beta"), ("gat", "share_weights"), ("gat", "pre_norm"), ("gatv2", "beta"),
+                         ("transformer", "share_weights"), ("transformer", "residual")):
+        with pytest.raises(ea.InvalidArgument, match=f"{option} is set, but kind '{kind}' does not use it"):
+            ea.Model(kind=kind, in_channels=8, num_classes=3, **{option: True})
+    with pytest.raises(ea.InvalidArgument, match="ffn_hidden is set"):
+        ea.Model(kind="gat", in_channels=8, num_classes=3, ffn_hidden=32)
+    ea.Model(kind="transformer", in_channels=8, num_classes=3, beta=True)  # where it applies, it is taken
+

@@ -124,6 +124,10 @@ def test_errors_from_torch_inputs():
         et.attention(g, query=q, key=q, value=torch.randn(4, 2, 3))
     with pytest.raises(TypeError):
         et.attention(g, query=q.numpy(), key=q, value=q)
+    # Floating point only: complex would lose its imaginary part, integers are no operands.
+    for bad in (torch.complex64, torch.int64):
+        with pytest.raises(ea.InvalidArgument, match=f"tensor of dtype {bad}, expected a floating-point tensor"):
+            et.attention(g, query=q, key=q, value=q.to(bad))
     # the output is saved for backward: modifying it in place is caught by autograd
     qq = q.clone().requires_grad_()
     out = et.attention(g, query=qq, key=qq, value=qq)

@@ -167,6 +167,10 @@ def test_unsupported_options_say_so():
             conv(torch.randn(7, 5), edge_list(), edge_attr=torch.randn(33, 4))
         with pytest.raises(ea.ShapeError, match=r"edge_index: expected a \[2, num_edges\]"):
             conv(torch.randn(7, 5), torch.zeros(3, 4, dtype=torch.int64))
+        # Node features are [num_nodes, in_channels]: a batch dimension is not flattened away.
+        for shape in ((2, 7, 5), (5,)):
+            with pytest.raises(ea.ShapeError, match=r"x has shape .*expected \[num_nodes, in_channels\]"):
+                conv(torch.randn(*shape), edge_list())
         # Node ids are integers: a float or bool edge_index is refused, not rounded.
         for dtype in (torch.float32, torch.float64, torch.bool):
             with pytest.raises(ea.InvalidArgument, match=f"edge_index has dtype {dtype}, expected an integer"):
@@ -358,3 +362,19 @@ def test_the_same_weights_give_pygs_outputs_attention_and_gradients(layer, kwarg
     out_m, (ei_m, alpha_m) = mine(xs, ei, return_attention_weights=True)
     assert_same_as_pyg(mine, theirs, (out_m, ei_m, alpha_m), (out_t, ei_t, alpha_t),
                        list(zip(xs if bipartite else (xs,), x if bipartite else (x,))))
+
+
+def test_the_graph_cache_sees_edits_that_bypass_torchs_version_counter():
+    # An edge_index over NumPy memory edited through NumPy: torch's version counter does not move,
+    # but the layer must not keep using the old graph.
+    torch.manual_seed(0)
+    x = torch.randn(5, 8)
+    ids = np.array([[0, 1, 2], [1, 2, 3]])
+    ei = torch.from_numpy(ids)
+    conv = et.GATConv(8, 4)
+    before = conv(x, ei)
+    ids[1] = [4, 4, 4]
+    after = conv(x, ei)
+    assert torch.equal(after, conv(x, ei.clone()))
+    assert not torch.equal(before, after)
+

@@ -158,6 +158,11 @@ struct AttentionResult {
   /// head without a sweep over the edges. Empty otherwise.
   Tensor dst_terms;
   AttentionPath path = AttentionPath::sparse;  ///< the path that ran
+  /// The pattern the forward ran on as the caller gave it: describe(pattern), and for a graph a
+  /// fingerprint of its CSR sampled at 64 row offsets and 64 columns. attention_backward refuses
+  /// another pattern (its gradients would be garbage); empty in a result attention_forward did not
+  /// make, which is not checked.
+  std::string pattern;
 };
 
 /// Gradients with the shapes of the corresponding inputs; empty where the input was empty.

@@ -102,6 +102,12 @@ struct ModelConfig {
   static ModelConfig from_json(const std::string& json);
   /// InvalidArgument naming the field when a value is out of range.
   void validate() const;
+  /// InvalidArgument naming the option when one is set that the kind does not use: residual
+  /// (gat, gatv2), share_weights (gatv2), beta (transformer), pre_norm and ffn_hidden
+  /// (graph_transformer). What builds a configuration from a user's options calls it (the tool,
+  /// the Python Model), so that none is silently dropped; model files are not held to it, so that
+  /// one written before the check still loads.
+  void check_kind_options() const;
 
   friend bool operator==(const ModelConfig&, const ModelConfig&) = default;
 };

@@ -47,6 +47,10 @@ def _to_kernel(t: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
     if t.device.type != "cpu":
         raise _edgeattn.InvalidArgument(
             f"edgeattn.torch.attention: tensor on device {t.device}; edgeattn runs on the CPU")
+    if not t.dtype.is_floating_point:  # complex would lose its imaginary part, integers are no operands
+        raise _edgeattn.InvalidArgument(
+            f"edgeattn.torch.attention: tensor of dtype {t.dtype}, expected a floating-point tensor "
+            f"(float32; float64, float16 and bfloat16 are converted)")
     return t.detach().to(torch.float32).contiguous()
 
 

@@ -73,6 +73,7 @@ class _GraphCache:
 
     def __init__(self) -> None:
         self.key = None
+        self.given = None
         self.graph = None
         self.edge_index = None
         self.kept = None
@@ -93,7 +94,10 @@ class _GraphCache:
             raise _edgeattn.InvalidArgument(f"edge_index is on {edge_index.device}; edgeattn runs on the CPU")
         key = (edge_index.data_ptr(), edge_index.shape, edge_index.stride(), edge_index._version, num_src, num_dst,
                add_self_loops)
-        if key != self.key:
+        # The key misses writes that bypass torch's version counter (through a NumPy view of the
+        # same memory, say): the stored copy of the ids must also still equal the given ones.
+        if key != self.key or not torch.equal(self.given, edge_index):
+            self.given = edge_index.clone()
             ei = edge_index.to(torch.int64)
             self.kept = None
             if add_self_loops:
@@ -109,12 +113,21 @@ class _GraphCache:
         return self.graph, self.edge_index, self.kept, self.perm
 
 
+def _node_features(x, what: str) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{what} must be a torch.Tensor, found {type(x).__name__}")
+    if x.dim() != 2:
+        raise _edgeattn.ShapeError(f"{what} has shape {tuple(x.shape)}, expected [num_nodes, in_channels] "
+                                   f"(a batch of graphs is one graph with block-diagonal edges)")
+    return x
+
+
 def _split_input(x) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
     if isinstance(x, (tuple, list)):
         if len(x) != 2:
             raise _edgeattn.InvalidArgument(f"x: expected a tensor or a pair (x_src, x_dst), found {len(x)} items")
-        return x[0], x[1]
-    return x, None
+        return _node_features(x[0], "x_src"), None if x[1] is None else _node_features(x[1], "x_dst")
+    return _node_features(x, "x"), None
 
 
 def _edge_attr_2d(layer: str, edge_attr, edge_dim: Optional[int]) -> torch.Tensor:
