@@ -119,9 +119,9 @@ int main(int argc, char** argv) {
     // Sizes the library can foresee (graphs, samples, models) are checked with a message of their
     // own; this is the rest: say what it is and where to look.
     std::cerr << "edgeattn " << name_of(*command)
-              << ": error: out of memory (std::bad_alloc): the run needs more memory than the system "
-                 "could give; smaller sizes (--hidden, --heads, --batch-size, --fanout) or a machine with "
-                 "more memory\n";
+              << ": error: out of memory (std::bad_alloc): the command needs more memory than the system "
+                 "could give; give it smaller sizes (see `edgeattn "
+              << name_of(*command) << " --help`) or run it where there is more memory\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "edgeattn " << name_of(*command) << ": error: " << e.what() << "\n";

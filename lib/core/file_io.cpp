@@ -78,8 +78,18 @@ std::optional<std::filesystem::path> find_plain_or_gz(const std::filesystem::pat
 
 std::string read_file(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))  // a stream opens one, and reports its size as 2^63 - 1
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);  // follows links
+  if (std::filesystem::is_directory(st))  // a stream opens one, and reports its size as 2^63 - 1
     raise<IoError>(path.string(), ": is a directory, expected a file");
+  // A FIFO would block the open until a writer came, and a device (/dev/zero) never ends.
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st))
+    raise<IoError>(path.string(), ": is ",
+                   std::filesystem::is_fifo(st)             ? "a FIFO"
+                   : std::filesystem::is_character_file(st) ? "a character device"
+                   : std::filesystem::is_block_file(st)     ? "a block device"
+                   : std::filesystem::is_socket(st)         ? "a socket"
+                                                            : "not a regular file",
+                   ", expected a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) raise<IoError>(path.string(), ": cannot open for reading (", std::strerror(errno), ")");
   std::string bytes;

@@ -186,6 +186,14 @@ void Dataset::validate() const {
   if (!edge_weight.empty() && static_cast<int64_t>(edge_weight.size()) != graph.num_edges())
     raise<InvalidArgument>(where, ": ", edge_weight.size(), " edge weights for ", graph.num_edges(),
                            " edges");
+  if (const auto e =
+          static_cast<size_t>(first_non_finite(edge_weight.data(), static_cast<int64_t>(edge_weight.size())));
+      e < edge_weight.size()) {
+    const auto ptr = graph.row_ptr();
+    const int64_t dst = std::upper_bound(ptr.begin(), ptr.end(), static_cast<int64_t>(e)) - ptr.begin() - 1;
+    raise<InvalidArgument>(where, ": the weight of edge ", graph.col_idx()[e], " -> ", dst, " is ",
+                           edge_weight[e], ", expected a finite value");
+  }
   if (!edge_attr.absent() && (edge_attr.rank() != 2 || edge_attr.dim(0) != graph.num_edges()))
     raise<InvalidArgument>(where, ": edge_attr has shape ", edge_attr.shape().str(), ", expected [",
                            graph.num_edges(), ", edge_dim] (one row per edge)");

@@ -22,9 +22,19 @@ namespace {
 
 // Formats without a published split get the usual semi-supervised one (20 labelled nodes per
 // class, 500 validation, 1000 test), seeded so every run and every user sees the same nodes.
+// A dataset too small for it (a class with fewer than 20 nodes, fewer than 1500 nodes left) loads
+// without a split, and its notes say why: the data is valid, only this default does not fit it.
 void add_default_random_split(Dataset& ds) {
   if (!ds.splits.empty() || ds.labels.classes.empty()) return;
-  ds.splits["random"] = random_split(ds.labels, 20, 500, 1000, /*seed=*/0);
+  try {
+    ds.splits["random"] = random_split(ds.labels, 20, 500, 1000, /*seed=*/0);
+  } catch (const InvalidArgument& e) {
+    ds.notes.push_back(
+        std::string("no split: the files carry none, and the default one (20 per class / 500 / "
+                    "1000) does not fit: ") +
+        e.what() + "; make one with data::random_split (edgeattn train --split random:P,V,T)");
+    return;
+  }
   ds.default_split = "random";
   ds.notes.push_back("split 'random': 20 per class / 500 / 1000, seed 0 (the files carry no split)");
 }
@@ -78,8 +88,13 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
 }
 
 Dataset load_dataset_path(const fs::path& path, bool map_features) {
-  if (path.empty()) raise<InvalidArgument>("load_dataset_path: the path is empty, expected a file or directory");
+  if (path.empty())
+    raise<InvalidArgument>("load_dataset_path: the path is empty, expected a file or directory");
   if (!fs::exists(path)) raise<IoError>(path.string(), ": no such file or directory");
+  if (!fs::is_directory(path) && !fs::is_regular_file(path))  // a FIFO would block, /dev/zero never end
+    raise<IoError>(path.string(),
+                   ": is not a regular file or a directory (a FIFO, a device or a socket), "
+                   "expected a dataset file or directory");
   if (map_features && (fs::is_directory(path) || !ends_with(path.filename().string(), ".npz")))
     raise<InvalidArgument>(
         path.string(),

@@ -70,6 +70,14 @@ struct GraphHandler : SaxBase {
     if (item_key == "source") link_source = v;
     if (item_key == "target") link_target = v;
   }
+  // "directed" and a node's "val" and "test" are booleans; 1 or "yes" there counted as false.
+  void check_not_a_flag(const std::string& text) const {
+    if (open.size() == 1 && top_key == "directed")
+      raise<ParseError>(file, ": \"directed\" is ", text, ", expected true or false");
+    if (in_item() && top_key == "nodes" && (item_key == "val" || item_key == "test"))
+      raise<ParseError>(file, ": node ", nodes.size() - 1, " has \"", item_key, "\": ", text,
+                        ", expected true or false");
+  }
   bool null() override { return true; }
   bool boolean(bool v) override {
     if (open.size() == 1 && top_key == "directed") directed = v;
@@ -80,16 +88,19 @@ struct GraphHandler : SaxBase {
     return true;
   }
   bool number_integer(number_integer_t v) override {
+    check_not_a_flag(std::to_string(v));
     scalar_id(std::to_string(v));
     position(v);
     return true;
   }
   bool number_unsigned(number_unsigned_t v) override {
+    check_not_a_flag(std::to_string(v));
     scalar_id(std::to_string(v));
     position(v > static_cast<number_unsigned_t>(INT64_MAX) ? -1 : static_cast<int64_t>(v));
     return true;
   }
   bool number_float(number_float_t, const string_t& s) override {
+    check_not_a_flag(s);
     scalar_id(s);
     if (in_item() && top_key == "links" && (item_key == "source" || item_key == "target"))
       raise<ParseError>(file, ": link ", src.size(), " has ", item_key, " ", s,
@@ -97,6 +108,7 @@ struct GraphHandler : SaxBase {
     return true;
   }
   bool string(string_t& s) override {
+    check_not_a_flag("\"" + s + "\"");
     scalar_id(s);
     if (in_item() && top_key == "links" && (item_key == "source" || item_key == "target"))
       raise<ParseError>(file, ": link ", src.size(), " has a string ", item_key, " '", s,

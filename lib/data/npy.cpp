@@ -335,7 +335,7 @@ std::vector<int64_t> NpyArray::to_int64s() const {
         }
         break;
       case 'f': {
-        const double d = w == 4 ? static_cast<double>(load<float>(bytes, i)) : load<double>(bytes, i);
+        const double d = element_as_double(*this, i);  // float16 too: read as 2 bytes, not 8
         // 2^63 is exactly representable; the valid range is [-2^63, 2^63).
         if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != std::trunc(d))
           raise<ParseError>(name, ": expected whole numbers, element ", i, " is ", d, " (dtype '",

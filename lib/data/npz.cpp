@@ -153,7 +153,9 @@ bool rows_are_destinations(const std::map<std::string, NpyArray>& arrays) {
   if (!a->dtype.is_numeric() || a->numel() != 1)
     raise<ParseError>(a->name, ": expected one boolean, found shape ", shape_str(*a), " of dtype '",
                       a->dtype.descr, "'");
-  return a->to_int64s()[0] != 0;
+  const int64_t flag = a->to_int64s()[0];
+  if (flag != 0 && flag != 1) raise<ParseError>(a->name, ": expected a boolean (0 or 1), found ", flag);
+  return flag != 0;
 }
 
 /// idx_train / idx_val / idx_test: node ids of one split, named "default".
@@ -251,6 +253,8 @@ Dataset dataset_from_arrays(const std::map<std::string, NpyArray>& arrays,
   int64_t n = 0;
   std::vector<int64_t> src, dst;
   std::vector<float> weight;
+  if (find(arrays, "adj_data") && find(arrays, "adj_matrix"))
+    raise<ParseError>(what, ": holds both adj_matrix and sparse adj_* members: which is the graph?");
   if (find(arrays, "adj_data")) {
     Csr a = read_csr(arrays, "adj", what);
     if (a.rows != a.cols)

@@ -25,7 +25,11 @@ namespace edgeattn::data {
 
 class TextScanner {
  public:
-  TextScanner(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}
+  /// A leading UTF-8 byte-order mark (Windows editors write one) is skipped: it would otherwise
+  /// become part of the first token ("\ufeff35" as the first paper id of a LINQS file).
+  TextScanner(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {
+    if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;
+  }
 
   bool at_end() const { return pos_ >= text_.size(); }
   /// 1-based number of the line the cursor is on.

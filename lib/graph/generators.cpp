@@ -12,6 +12,8 @@
 // Domains", 2002): a seeded bijection evaluated per endpoint in O(1) memory.
 #include "edgeattn/graph/generators.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -80,6 +82,14 @@ void check_sizes(const char* fn, int64_t n, int64_t num_edges) {
   if (n < 1 || n > std::numeric_limits<int32_t>::max())
     raise<InvalidArgument>(fn, ": n is ", n, ", expected in [1, ", std::numeric_limits<int32_t>::max(), "]");
   if (num_edges < 0) raise<InvalidArgument>(fn, ": num_edges is ", num_edges, ", expected >= 0");
+  // The drawn pairs (8 bytes an edge) and the graph built from them (about 12 more) must fit: a
+  // request for 10^11 edges would otherwise end in std::bad_alloc or the system's OOM killer.
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 16e9;
+  const double need = 20.0 * static_cast<double>(num_edges) + 16.0 * static_cast<double>(n);
+  if (need > 0.75 * memory)
+    raise<InvalidArgument>(fn, ": ", num_edges, " edges over ", n, " nodes need about ", need / 1e9,
+                           " GB to draw and build, more than 3/4 of this machine's ", memory / 1e9, " GB");
 }
 
 EdgeList allocate(int64_t n, int64_t num_edges) {

@@ -1,6 +1,7 @@
 #include "edgeattn/core/file_io.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -87,6 +88,15 @@ TEST(FileIo, MissingFileIsAnIoErrorNamingThePath) {
 TEST(FileIo, ADirectoryIsAnIoErrorNotAnAllocationOfItsReportedSize) {
   const TempDir dir;
   expect_throw_naming<IoError>([&] { (void)read_file(dir.path()); }, {dir.path().string(), "is a directory"});
+}
+
+TEST(FileIo, AFifoOrADeviceIsRefusedWithoutBlockingOrReadingForever) {
+  const TempDir dir;
+  const auto fifo = dir / "pipe.txt";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_throw_naming<IoError>([&] { (void)read_file(fifo); },
+                               {fifo.string(), "is a FIFO, expected a regular file"});
+  expect_throw_naming<IoError>([] { (void)read_file("/dev/zero"); }, {"/dev/zero", "is a character device"});
 }
 
 TEST(FileIo, WriteIntoAMissingDirectoryFailsCleanly) {

@@ -70,6 +70,17 @@ TEST(Dataset, ValidateRejectsFeaturesOfTheWrongHeight) {
   expect_throw_naming<InvalidArgument>([&] { ds.validate(); }, {"features have 2 rows", "3"});
 }
 
+TEST(Dataset, ValidateNamesANonFiniteEdgeWeight) {
+  Dataset ds = tiny();                      // CSR: 0 <- 1; 1 <- 0, 2; 2 <- 1
+  ds.edge_weight = {1.f, 0.5f, -2.f, 3.f};  // negative weights are allowed (signed graphs)
+  ds.validate();
+  ds.edge_weight[2] = std::numeric_limits<float>::quiet_NaN();
+  expect_throw_naming<InvalidArgument>([&] { ds.validate(); },
+                                       {"the weight of edge 2 -> 1 is nan", "finite"});
+  ds.edge_weight[2] = -std::numeric_limits<float>::infinity();
+  expect_throw_naming<InvalidArgument>([&] { ds.validate(); }, {"edge 2 -> 1 is -inf"});
+}
+
 TEST(Dataset, ValidateNamesANonFiniteFeature) {
   // Dense: every position of a block of the scan, and past the first block.
   for (const int64_t at : {int64_t{0}, int64_t{4095}, int64_t{4096}, int64_t{9001}, int64_t{3 * 5000 - 1}}) {

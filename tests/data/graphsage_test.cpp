@@ -114,6 +114,19 @@ TEST_F(GraphSage, EachFileSaysWhatIsWrongWithIt) {
   expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {g, "malformed JSON"});
   put("tiny-G.json", g_json(", {\"source\": \"6\", \"target\": 7}"));
   expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {g, "string source '6'"});
+  // Flags are booleans: a 1 or a "yes" counted as false.
+  auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    return text.replace(text.find(from), from.size(), to);
+  };
+  put("tiny-G.json", replaced(g_json(), "\"id\": 3, \"val\": false, \"test\": false",
+                              "\"id\": 3, \"val\": false, \"test\": 1"));
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {g, "node 3 has \"test\": 1, expected true or false"});
+  put("tiny-G.json", replaced(g_json(), "\"id\": 2, \"val\": false", "\"id\": 2, \"val\": \"yes\""));
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); }, {g, "node 2 has \"val\": \"yes\""});
+  put("tiny-G.json", replaced(g_json(), "\"directed\": false", "\"directed\": \"false\""));
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {g, "\"directed\" is \"false\", expected true or false"});
   put("tiny-G.json", g_json());
 
   put("tiny-id_map.json", "{\"0\": 0}");

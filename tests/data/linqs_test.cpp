@@ -74,6 +74,18 @@ TEST(Linqs, ReadsContentAndCitesInFileOrder) {
   ds.validate();
 }
 
+TEST(Linqs, AByteOrderMarkIsNotPartOfTheFirstId) {
+  // Saved by a Windows editor: a UTF-8 BOM before the first paper id of either file.
+  const std::string bom = "\xEF\xBB\xBF";
+  const Dataset plain = parse_linqs(kContent, "t.content", kCites, "t.cites");
+  const Dataset marked =
+      parse_linqs(bom + std::string(kContent), "t.content", bom + std::string(kCites), "t.cites");
+  EXPECT_EQ(marked.num_nodes(), plain.num_nodes());
+  EXPECT_EQ(marked.num_edges(), plain.num_edges());
+  EXPECT_EQ(marked.node_names, plain.node_names);
+  EXPECT_EQ(marked.notes, plain.notes);
+}
+
 TEST(Linqs, DirectedKeepsCitingToCitedAndSelfCitationsOnRequest) {
   const Dataset ds =
       parse_linqs(kContent, "t.content", kCites, "t.cites", {.directed = true, .keep_self_citations = true});

@@ -68,6 +68,21 @@ TEST(Npy, WholeFloatsConvertToInt64ButFractionsAndNanDoNot) {
   expect_throw_naming<ParseError>([&] { (void)big.to_int64s(); }, {"u.npy", "int64"});
 }
 
+TEST(Npy, Float16WholeNumbersConvertToInt64ReadingTwoBytesEach) {
+  // float16 1.0, -2.0, 2048.0: 0x3c00, 0xc000, 0x6800. They were read as 8-byte doubles, past
+  // the array's end (a segfault on a large member).
+  EXPECT_EQ(parse_npy(npy_bytes("<f2", {3}, raw<uint16_t>({0x3c00, 0xc000, 0x6800})), "h.npy").to_int64s(),
+            (std::vector<int64_t>{1, -2, 2048}));
+  const NpyArray half =
+      parse_npy(npy_bytes("<f2", {2}, raw<uint16_t>({0x3c00, 0x3e00})), "h.npy");  // 1.0, 1.5
+  expect_throw_naming<ParseError>([&] { (void)half.to_int64s(); }, {"h.npy", "element 1", "1.5", "whole"});
+  // A long float16 array: every element read in bounds (under ASan a past-the-end read fails).
+  const std::vector<uint16_t> zeros(100000, 0);
+  const std::vector<int64_t> got =
+      parse_npy(npy_bytes("<f2", {100000}, raw<uint16_t>(zeros)), "z.npy").to_int64s();
+  EXPECT_EQ(got, std::vector<int64_t>(100000, 0));
+}
+
 TEST(Npy, Float64AndIntegersConvertToFloats) {
   EXPECT_EQ(parse_npy(npy_bytes("<f8", {2}, raw<double>({0.5, -2.0})), "a").to_floats(),
             (std::vector<float>{0.5f, -2.f}));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 #include "data/zip_archive.hpp"
@@ -426,6 +427,29 @@ TEST(LoadNpz, InconsistentArraysAreParseErrorsNamingTheMember) {
       {"e.npz", "'adj_data' but no 'adj_indices'"});
   expect_throw_naming<ParseError>([&] { (void)load_npz_from_bytes(zip_of({}), "empty.npz"); },
                                   {"empty.npz", "no adjacency"});
+  // Two adjacencies: neither is dropped silently.
+  expect_throw_naming<ParseError>(
+      [&] {
+        (void)load_npz_from_bytes(
+            with("adj_matrix", npy_bytes("<f4", {3, 3}, raw<float>({1, 0, 0, 0, 1, 0, 0, 0, 1}))), "e.npz");
+      },
+      {"e.npz", "both adj_matrix and sparse adj_*"});
+  // The direction flag is a boolean, not any integer.
+  expect_throw_naming<ParseError>(
+      [&] {
+        (void)load_npz_from_bytes(with("adj_rows_are_destinations", npy_bytes("<i8", {}, raw<int64_t>({5}))),
+                                  "e.npz");
+      },
+      {"adj_rows_are_destinations", "expected a boolean (0 or 1), found 5"});
+  // NaN edge weights, as the text formats refuse them.
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        (void)load_npz_from_bytes(
+            with("adj_data",
+                 npy_bytes("<f4", {3}, raw<float>({1.f, std::numeric_limits<float>::quiet_NaN(), 1.f}))),
+            "e.npz");
+      },
+      {"the weight of edge", "is nan"});
 }
 
 TEST(LoadNpz, MissingFileIsAnIoErrorNamingIt) {

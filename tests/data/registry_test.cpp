@@ -1,9 +1,11 @@
 #include "edgeattn/data/registry.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -174,6 +176,27 @@ TEST(Registry, PathsLoadInAnySupportedFormat) {
   EXPECT_EQ(load_dataset_path(kShipped / "karate/adjlist/karate.adjlist").num_nodes(), 34);
   expect_throw_naming<IoError>([] { load_dataset_path("/no/such/graph.mtx"); }, {"/no/such/graph.mtx"});
   expect_throw_naming<InvalidArgument>([] { load_dataset_path(""); }, {"the path is empty"});
+  {
+    // A LINQS directory too small for the default split (20 per class / 500 / 1000) loads without
+    // one, saying why, instead of failing the load.
+    const TempDir small;
+    write_file_atomic(small.path() / "cora.content", "p1\t1\t0\tA\np2\t0\t1\tB\np3\t1\t1\tA\n");
+    write_file_atomic(small.path() / "cora.cites", "p1\tp2\np2\tp3\n");
+    const Dataset ds = load_dataset_path(small.path());
+    EXPECT_EQ(ds.num_nodes(), 3);
+    EXPECT_TRUE(ds.splits.empty());
+    EXPECT_TRUE(std::any_of(ds.notes.begin(), ds.notes.end(), [](const std::string& n) {
+      return n.find("no split: the files carry none, and the default one") != std::string::npos &&
+             n.find("--split random:P,V,T") != std::string::npos;
+    }));
+  }
+  // A device is no dataset (it read as an empty graph), and a FIFO must not block the load.
+  expect_throw_naming<IoError>([] { load_dataset_path("/dev/urandom"); },
+                               {"/dev/urandom", "not a regular file"});
+  const TempDir dir;
+  const auto fifo = dir.path() / "edges.txt";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_throw_naming<IoError>([&] { load_dataset_path(fifo); }, {fifo.string(), "not a regular file"});
 }
 
 }  // namespace

@@ -13,9 +13,12 @@
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
+#include "support/expect_error.hpp"
 
 namespace edgeattn {
 namespace {
+
+using edgeattn::testing::expect_throw_naming;
 
 std::vector<int64_t> in_degrees(const EdgeList& list) {
   std::vector<int64_t> degree(static_cast<size_t>(list.num_nodes), 0);
@@ -240,6 +243,11 @@ TEST(Generators, InvalidSizesAndParametersThrowInvalidArgument) {
   EXPECT_THROW(rmat_edges(10, 10, 1, {.a = 0.5, .b = 0.2, .c = 0.2, .d = 0.2}), InvalidArgument);
   EXPECT_THROW(rmat_edges(10, 10, 1, {.a = 1.2, .b = -0.1, .c = -0.1, .d = 0.0}), InvalidArgument);
   EXPECT_THROW(rmat_graph(10, 10, 1, {.a = 0.0, .b = 0.0, .c = 0.0, .d = 0.0}), InvalidArgument);
+  // More edges than memory holds (10^14: 2 PB): refused before drawing, naming the count.
+  expect_throw_naming<InvalidArgument>([] { (void)erdos_renyi_edges(1000, int64_t{100'000'000'000'000}, 1); },
+                                       {"100000000000000 edges over 1000 nodes", "GB to draw and build"});
+  expect_throw_naming<InvalidArgument>([] { (void)rmat_graph(1000, int64_t{100'000'000'000'000}, 1); },
+                                       {"100000000000000 edges"});
 }
 
 TEST(Generators, InvalidArgumentMessageNamesTheOperand) {
