@@ -137,6 +137,9 @@ Dataset assemble(const Files& files, const std::string& prefix, const TuOptions&
   int64_t current = 0;  // the graph whose nodes are being read; 0 before the first
   for (int64_t v = 0; v < n; ++v) {
     const int64_t g = graph_of[static_cast<size_t>(v)];
+    if (g < 1)
+      raise<ParseError>(ind.path, ":", v + 1, ": graph id ", g,
+                        "; expected graphs numbered 1, 2, ... (1-based)");
     if (g == current) continue;
     if (g != current + 1)
       raise<ParseError>(ind.path, ":", v + 1, ": graph id ", g, " after graph ", current,

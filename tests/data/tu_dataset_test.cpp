@@ -112,6 +112,10 @@ TEST_F(TuDataset, EachFileSaysWhatIsWrongWithIt) {
   expect_throw_naming<ParseError>(
       [&] { load_tu_dataset(dir_.path()); },
       {path("_graph_indicator.txt") + ":3", "graph id 1 after graph 2", "grouped"});
+  // Graph ids are 1-based: a 0 is named on its own line, not blamed on an edge of _A.txt.
+  put("_graph_indicator.txt", "0\n1\n1\n2\n2\n3\n");
+  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
+                                  {path("_graph_indicator.txt") + ":1", "graph id 0", "1-based"});
   put("_graph_indicator.txt", "1\n1\n1\n2\n2\n3\n");
   put("_graph_labels.txt", "1\n0\n");
   expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
