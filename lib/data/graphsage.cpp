@@ -362,10 +362,12 @@ Dataset assemble(const NamedText& g_file, const NamedText& id_file, const NamedT
   // Features (optional).
   if (feats) {
     const NpyArray& a = *feats;
-    if (a.rank() != 2 || a.shape[0] != n)
-      raise<ParseError>(a.name, ": shape [", a.rank() > 0 ? a.shape[0] : 0, a.rank() > 1 ? ", " : "",
-                        a.rank() > 1 ? std::to_string(a.shape[1]) : std::string(), "], expected [", n,
+    if (a.rank() != 2 || a.shape[0] != n) {
+      std::string shape = "[";
+      for (size_t k = 0; k < a.shape.size(); ++k) shape += (k ? ", " : "") + std::to_string(a.shape[k]);
+      raise<ParseError>(a.name, ": shape ", shape, "], expected [", n,
                         ", num_features] (one row per node of ", g_path, ")");
+    }
     Tensor x({n, a.shape[1]});
     a.to_floats(x.span());
     ds.features = Features(std::move(x));

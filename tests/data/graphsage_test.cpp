@@ -129,6 +129,12 @@ TEST_F(GraphSage, EachFileSaysWhatIsWrongWithIt) {
                                   {g, "\"directed\" is \"false\", expected true or false"});
   put("tiny-G.json", g_json());
 
+  // Features of another rank: the message gives the whole shape.
+  put("tiny-feats.npy", npy_bytes("<f8", {8, 2, 1}, raw(std::vector<double>(16, 0.0))));
+  expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
+                                  {"tiny-feats.npy", "shape [8, 2, 1], expected [8, num_features]"});
+  fs::remove(dir_ / "tiny-feats.npy");
+
   put("tiny-id_map.json", "{\"0\": 0}");
   expect_throw_naming<ParseError>([&] { load_graphsage(dir_.path()); },
                                   {"tiny-id_map.json", "node '1'", "has no row"});
