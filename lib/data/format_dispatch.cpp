@@ -1,6 +1,8 @@
 #include "data/format_dispatch.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <string_view>
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/file_io.hpp"
@@ -37,6 +39,13 @@ void add_default_random_split(Dataset& ds) {
   }
   ds.default_split = "random";
   ds.notes.push_back("split 'random': 20 per class / 500 / 1000, seed 0 (the files carry no split)");
+}
+
+// A ZIP's local file header signature: what an .npz starts with (numpy.savez, write_npz).
+bool starts_like_a_zip(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::string_view(magic, 4) == std::string_view("PK\x03\x04", 4);
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -140,7 +149,7 @@ Dataset load_dataset_path(const fs::path& path, bool map_features) {
         "LINQS (<name>.content), GraphSAGE (<prefix>-G.json) or TUDataset (<DS>_A.txt) dataset");
   }
   const std::string file = strip_gz(path.filename().string());
-  if (ends_with(file, ".npz")) {
+  if (ends_with(file, ".npz") || starts_like_a_zip(path)) {  // an .npz saved without its extension too
     NpzOptions options;
     options.map_features = map_features;
     ds = load_npz(path, options);

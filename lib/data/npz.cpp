@@ -31,8 +31,19 @@ const std::set<std::string, std::less<>>& known_keys() {
                                                           "labels_shape",   "node_names",
                                                           "attr_names",     "class_names",
                                                           "idx_train",      "idx_val",
-                                                          "idx_test",       "adj_rows_are_destinations"};
+                                                          "idx_test",       "adj_rows_are_destinations",
+                                                          "split_names",    "dataset_name"};
   return keys;
+}
+
+// write_npz's other splits: split<k>_train, split<k>_val, split<k>_test (k >= 1).
+bool is_extra_split_key(std::string_view key) {
+  if (!key.starts_with("split")) return false;
+  size_t i = 5;
+  while (i < key.size() && key[i] >= '0' && key[i] <= '9') ++i;
+  if (i == 5) return false;
+  const std::string_view rest = key.substr(i);
+  return rest == "_train" || rest == "_val" || rest == "_test";
 }
 
 bool is_name_key(std::string_view key) {
@@ -158,20 +169,51 @@ bool rows_are_destinations(const std::map<std::string, NpyArray>& arrays) {
   return flag != 0;
 }
 
-/// idx_train / idx_val / idx_test: node ids of one split, named "default".
+/// <prefix>train / <prefix>val / <prefix>test: node ids of one split, stored as `name`.
+void read_one_split(const std::map<std::string, NpyArray>& arrays, const std::string& what, Dataset& ds,
+                    const std::string& prefix, const std::string& name);
+
+/// idx_train / idx_val / idx_test: the default split, named by split_names[0] (write_npz) or
+/// "default"; write_npz's others as split<k>_* named split_names[k].
 void read_split(const std::map<std::string, NpyArray>& arrays, const std::string& what, Dataset& ds) {
-  const NpyArray* parts[3] = {find(arrays, "idx_train"), find(arrays, "idx_val"), find(arrays, "idx_test")};
+  std::vector<std::string> names;
+  if (const NpyArray* a = find(arrays, "split_names")) {
+    expect_rank(*a, 1);
+    names = a->to_strings();
+    if (names.empty()) raise<ParseError>(a->name, ": expected at least one split name");
+    for (size_t k = 0; k < names.size(); ++k)
+      for (size_t j = 0; j < k; ++j)
+        if (names[j] == names[k]) raise<ParseError>(a->name, ": split name '", names[k], "' appears twice");
+  }
+  read_one_split(arrays, what, ds, "idx_", names.empty() ? "default" : names.front());
+  if (!names.empty() && !ds.splits.contains(names.front()))
+    raise<ParseError>(what, ": split_names names split '", names.front(), "' but there is no idx_train");
+  for (size_t k = 1; k < names.size(); ++k) {
+    const std::string prefix = "split" + std::to_string(k) + "_";
+    if (!find(arrays, prefix + "train"))
+      raise<ParseError>(what, ": split_names names split '", names[k], "' but there is no ", prefix, "train");
+    read_one_split(arrays, what, ds, prefix, names[k]);
+  }
+  for (const auto& [key, a] : arrays)
+    if (is_extra_split_key(key) && std::stoul(key.substr(5)) >= names.size())
+      raise<ParseError>(a.name, ": a split member beyond the ", names.size(), " split_names");
+}
+
+void read_one_split(const std::map<std::string, NpyArray>& arrays, const std::string& what, Dataset& ds,
+                    const std::string& prefix, const std::string& name) {
+  const std::string keys[3] = {prefix + "train", prefix + "val", prefix + "test"};
+  const NpyArray* parts[3] = {find(arrays, keys[0]), find(arrays, keys[1]), find(arrays, keys[2])};
   if (!parts[0] && !parts[1] && !parts[2]) return;
-  const char* names[3] = {"idx_train", "idx_val", "idx_test"};
+  const char* names[3] = {keys[0].c_str(), keys[1].c_str(), keys[2].c_str()};
   std::vector<int64_t>* dest[3];
-  Split& split = ds.splits["default"];
+  Split& split = ds.splits[name];
   dest[0] = &split.train;
   dest[1] = &split.val;
   dest[2] = &split.test;
   for (int i = 0; i < 3; ++i) {
     if (!parts[i])
-      raise<ParseError>(what, ": has a split member but no '", names[i],
-                        "' (a split needs idx_train, idx_val and idx_test)");
+      raise<ParseError>(what, ": has a split member but no '", names[i], "' (a split needs ", keys[0], ", ",
+                        keys[1], " and ", keys[2], ")");
     expect_rank(*parts[i], 1);
     *dest[i] = parts[i]->to_int64s();
     const std::vector<int64_t>& ids = *dest[i];
@@ -184,7 +226,7 @@ void read_split(const std::map<std::string, NpyArray>& arrays, const std::string
                           " (", ids[k - 1], "); expected sorted, distinct node ids");
     }
   }
-  ds.default_split = "default";
+  if (prefix == "idx_") ds.default_split = name;
 }
 
 /// ParseError naming `name` when a dense matrix's extents pass 2^31 - 1.
@@ -247,7 +289,14 @@ Dataset dataset_from_arrays(const std::map<std::string, NpyArray>& arrays,
   ds.name = options.name.empty() ? std::filesystem::path(what).stem().string() : options.name;
   ds.format = "npz";
   for (const auto& [key, a] : arrays)
-    if (!known_keys().contains(key)) ds.notes.push_back(what + ": ignored member '" + key + ".npy'");
+    if (!known_keys().contains(key) && !is_extra_split_key(key))
+      ds.notes.push_back(what + ": ignored member '" + key + ".npy'");
+  if (const NpyArray* a = find(arrays, "dataset_name"); a && options.name.empty()) {
+    if (!a->dtype.is_string() || a->numel() != 1)
+      raise<ParseError>(a->name, ": expected one string, found shape ", shape_str(*a), " of dtype '",
+                        a->dtype.descr, "'");
+    ds.name = a->to_strings()[0];
+  }
 
   // --- adjacency: entry (r, c) is the edge r -> c ---------------------------------------------
   int64_t n = 0;
@@ -443,7 +492,7 @@ Dataset load_npz_impl(std::string_view bytes, const std::string& what, const Npz
       map_attr_matrix = true;
       continue;
     }
-    if (!m.name.ends_with(".npy") || !known_keys().contains(key)) {
+    if (!m.name.ends_with(".npy") || (!known_keys().contains(key) && !is_extra_split_key(key))) {
       notes.push_back(what + ": ignored member '" + m.name + "'");
       continue;
     }

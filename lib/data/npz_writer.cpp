@@ -69,6 +69,44 @@ NpyArray make_npy(std::span<const int32_t> values, std::vector<int64_t> shape) {
 NpyArray make_npy(std::span<const int64_t> values, std::vector<int64_t> shape) {
   return typed(values, std::move(shape), 'i', "<i8");
 }
+NpyArray make_npy_strings(const std::vector<std::string>& values, std::vector<int64_t> shape) {
+  // UTF-8 to UTF-32 code points, numpy's '<U<n>' (n the longest string, shorter ones 0-padded).
+  std::vector<std::vector<uint32_t>> points(values.size());
+  size_t width = 1;
+  for (size_t k = 0; k < values.size(); ++k) {
+    const std::string& v = values[k];
+    for (size_t i = 0; i < v.size();) {
+      const auto b = static_cast<unsigned char>(v[i]);
+      const int len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+      if (len == 0 || i + static_cast<size_t>(len) > v.size())
+        raise<InvalidArgument>("make_npy_strings: string ", k, " is not valid UTF-8 at byte ", i);
+      uint32_t c = len == 1 ? b : b & (0x7Fu >> len);
+      for (int j = 1; j < len; ++j) {
+        const auto cont = static_cast<unsigned char>(v[i + static_cast<size_t>(j)]);
+        if ((cont >> 6) != 2)
+          raise<InvalidArgument>("make_npy_strings: string ", k, " is not valid UTF-8 at byte ", i);
+        c = (c << 6) | (cont & 0x3Fu);
+      }
+      points[k].push_back(c);
+      i += static_cast<size_t>(len);
+    }
+    width = std::max(width, points[k].size());
+  }
+  int64_t count = 1;
+  for (const int64_t d : shape) count *= d;
+  if (count != static_cast<int64_t>(values.size()))
+    raise<InvalidArgument>("make_npy_strings: shape holds ", count, " values, ", values.size(), " given");
+  NpyArray a;
+  a.dtype.kind = 'U';
+  a.dtype.itemsize = static_cast<int64_t>(4 * width);
+  a.dtype.descr = "<U" + std::to_string(width);
+  a.shape = std::move(shape);
+  a.bytes.reserve(values.size() * 4 * width);
+  for (const auto& cps : points)
+    for (size_t j = 0; j < width; ++j) put32(a.bytes, j < cps.size() ? cps[j] : 0);
+  return a;
+}
+
 NpyArray make_npy_bool(bool value) {
   NpyArray a;
   a.dtype.kind = 'b';
@@ -262,6 +300,14 @@ std::vector<NpzMember> dataset_npz_members(const Dataset& ds) {
   if (g.num_dst() != g.num_src())
     raise<InvalidArgument>("write_npz: dataset '", ds.name, "' has a ", g.num_dst(), " x ", g.num_src(),
                            " graph; expected a square one");
+  // What this layout does not hold is refused rather than dropped.
+  const char* unheld = !ds.edge_attr.absent()             ? "edge attributes"
+                       : !ds.graph_ptr.empty()            ? "many graphs (graph_ptr)"
+                       : !ds.graph_labels.classes.empty() ? "graph labels"
+                                                          : nullptr;
+  if (unheld)
+    raise<InvalidArgument>("write_npz: dataset '", ds.name, "' has ", unheld,
+                           ", which this .npz layout does not hold; nothing was written");
   const int64_t n = g.num_dst(), e = g.num_edges();
   std::vector<NpzMember> m;
   m.push_back({"adj_indptr", make_npy(g.row_ptr(), {n + 1})});
@@ -273,13 +319,26 @@ std::vector<NpzMember> dataset_npz_members(const Dataset& ds) {
   const std::vector<int64_t> shape = {n, n};
   m.push_back({"adj_shape", make_npy(std::span<const int64_t>(shape), {2})});
   m.push_back({"adj_rows_are_destinations", make_npy_bool(true)});
-  if (ds.features.cols() > 0) {
-    const Tensor x = ds.features.is_sparse() ? ds.features.to_dense() : Tensor();
-    const Tensor& dense = ds.features.is_sparse() ? x : ds.features.dense();
+  if (ds.features.cols() > 0 && ds.features.is_sparse()) {  // gnn-benchmark's CSR by node
+    const CsrMatrix& f = ds.features.sparse();
+    m.push_back({"attr_data", make_npy(f.values(), {f.nnz()})});
+    m.push_back({"attr_indices", make_npy(f.indices(), {f.nnz()})});
+    m.push_back({"attr_indptr", make_npy(f.indptr(), {f.rows() + 1})});
+    const std::vector<int64_t> fshape = {f.rows(), f.cols()};
+    m.push_back({"attr_shape", make_npy(std::span<const int64_t>(fshape), {2})});
+  } else if (ds.features.cols() > 0) {
+    const Tensor& dense = ds.features.dense();
     m.push_back(
         {"attr_matrix", make_npy(std::span<const float>(dense.data(), static_cast<size_t>(dense.numel())),
                                  {ds.features.rows(), ds.features.cols()})});
   }
+  if (!ds.node_names.empty())
+    m.push_back(
+        {"node_names", make_npy_strings(ds.node_names, {static_cast<int64_t>(ds.node_names.size())})});
+  if (!ds.labels.class_names.empty())
+    m.push_back({"class_names", make_npy_strings(ds.labels.class_names,
+                                                 {static_cast<int64_t>(ds.labels.class_names.size())})});
+  if (!ds.name.empty()) m.push_back({"dataset_name", make_npy_strings({ds.name}, {})});
   if (ds.labels.multi_label()) {
     const Tensor& y = ds.labels.multi_hot;
     std::vector<int64_t> v(static_cast<size_t>(y.numel()));
@@ -290,12 +349,23 @@ std::vector<NpzMember> dataset_npz_members(const Dataset& ds) {
     m.push_back({"labels", make_npy(std::span<const int64_t>(y), {n})});
   }
   if (!ds.splits.empty()) {
-    const Split& s = ds.split();
-    m.push_back(
-        {"idx_train", make_npy(std::span<const int64_t>(s.train), {static_cast<int64_t>(s.train.size())})});
-    m.push_back({"idx_val", make_npy(std::span<const int64_t>(s.val), {static_cast<int64_t>(s.val.size())})});
-    m.push_back(
-        {"idx_test", make_npy(std::span<const int64_t>(s.test), {static_cast<int64_t>(s.test.size())})});
+    // The default split as idx_train/val/test (what gnn-benchmark readers look for), every other
+    // one as split<k>_train/val/test, and split_names naming them all, the default first.
+    std::vector<std::string> names;
+    names.push_back(ds.default_split.empty() ? ds.splits.begin()->first : ds.default_split);
+    for (const auto& [name, split] : ds.splits)
+      if (name != names.front()) names.push_back(name);
+    const auto part = [](const std::vector<int64_t>& ids) {
+      return make_npy(std::span<const int64_t>(ids), {static_cast<int64_t>(ids.size())});
+    };
+    for (size_t k = 0; k < names.size(); ++k) {
+      const Split& s = ds.splits.at(names[k]);
+      const std::string prefix = k == 0 ? "idx_" : "split" + std::to_string(k) + "_";
+      m.push_back({prefix + "train", part(s.train)});
+      m.push_back({prefix + "val", part(s.val)});
+      m.push_back({prefix + "test", part(s.test)});
+    }
+    m.push_back({"split_names", make_npy_strings(names, {static_cast<int64_t>(names.size())})});
   }
   return m;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -49,7 +50,7 @@ TEST(NpzWriter, WritesTheDocumentedMembersWithExactDtypesAndValues) {
   const auto path = dir / "members.npz";
   write_npz(ds, path);
   const auto arrays = read_npz(path);
-  EXPECT_EQ(arrays.size(), 10u);
+  EXPECT_EQ(arrays.size(), 12u);
   // Row i lists the sources of the edges into i: row 0 = {1, 4}, row 1 = {0, 2}, row 3 = {1, 3}.
   const NpyArray& indptr = arrays.at("adj_indptr");
   EXPECT_EQ(indptr.dtype.descr, "<i8");
@@ -75,6 +76,10 @@ TEST(NpzWriter, WritesTheDocumentedMembersWithExactDtypesAndValues) {
   EXPECT_EQ(values_of<int64_t>(arrays.at("idx_train")), (std::vector<int64_t>{0, 4}));
   EXPECT_EQ(values_of<int64_t>(arrays.at("idx_val")), (std::vector<int64_t>{1}));
   EXPECT_EQ(values_of<int64_t>(arrays.at("idx_test")), (std::vector<int64_t>{2}));
+  EXPECT_EQ(arrays.at("split_names").dtype.descr, "<U4");
+  EXPECT_EQ(arrays.at("split_names").to_strings(), std::vector<std::string>{"mine"});
+  EXPECT_EQ(arrays.at("dataset_name").to_strings(), std::vector<std::string>{"small"});
+  EXPECT_TRUE(arrays.at("dataset_name").shape.empty());
 }
 
 TEST(NpzWriter, RoundTripsThroughTheReaderKeepingEdgeDirections) {
@@ -84,7 +89,7 @@ TEST(NpzWriter, RoundTripsThroughTheReaderKeepingEdgeDirections) {
   write_npz(ds, path);
   const Dataset back = load_npz(path);
   EXPECT_EQ(back.format, "npz");
-  EXPECT_EQ(back.name, "round_trip");
+  EXPECT_EQ(back.name, "small");  // the dataset's own name, not the file's
   const auto rp = ds.graph.row_ptr(), rp2 = back.graph.row_ptr();
   const auto ci = ds.graph.col_idx(), ci2 = back.graph.col_idx();
   EXPECT_EQ(std::vector<int64_t>(rp.begin(), rp.end()), std::vector<int64_t>(rp2.begin(), rp2.end()));
@@ -96,13 +101,13 @@ TEST(NpzWriter, RoundTripsThroughTheReaderKeepingEdgeDirections) {
             std::vector<float>(ds.features.dense().data(), ds.features.dense().data() + 10));
   EXPECT_EQ(back.labels.classes, ds.labels.classes);
   EXPECT_EQ(back.labels.num_classes, 3);
-  EXPECT_EQ(back.default_split, "default");
+  EXPECT_EQ(back.default_split, "mine");
   EXPECT_EQ(back.split().train, (std::vector<int64_t>{0, 4}));
   EXPECT_EQ(back.split().val, (std::vector<int64_t>{1}));
   EXPECT_EQ(back.split().test, (std::vector<int64_t>{2}));
 }
 
-TEST(NpzWriter, SparseFeaturesAreWrittenDenseAndEdgeWeightsKept) {
+TEST(NpzWriter, SparseFeaturesStaySparseAndEdgeWeightsAreKept) {
   Dataset ds = small_directed_dataset();
   const std::vector<int64_t> rows = {0, 3, 4};
   const std::vector<int64_t> cols = {1, 0, 1};
@@ -113,11 +118,49 @@ TEST(NpzWriter, SparseFeaturesAreWrittenDenseAndEdgeWeightsKept) {
   const auto path = dir / "sparse.npz";
   write_npz(ds, path);
   const Dataset back = load_npz(path);
-  ASSERT_FALSE(back.features.is_sparse());
-  const Tensor& x = back.features.dense();
+  ASSERT_TRUE(back.features.is_sparse());
+  EXPECT_EQ(back.features.sparse(), ds.features.sparse());
+  const Tensor x = back.features.to_dense();
   EXPECT_EQ(std::vector<float>(x.data(), x.data() + x.numel()),
             (std::vector<float>{0.f, 2.f, 0.f, 0.f, 0.f, 0.f, -3.f, 0.f, 0.f, 0.5f}));
   EXPECT_EQ(back.edge_weight, ds.edge_weight);
+}
+
+TEST(NpzWriter, EverySplitNamesAndTheDefaultRoundTrip) {
+  Dataset ds = small_directed_dataset();
+  ds.splits["alpha"] = Split{{1}, {2}, {0, 4}};               // sorts before the default
+  ds.splits["r:3,8,10"] = Split{{2, 3}, {0}, {1}};            // any name
+  ds.node_names = {"a", "b", "c", "d", "\xc3\xa9t\xc3\xa9"};  // UTF-8 ("ete" with accents)
+  ds.labels.class_names = {"x", "y", "z"};
+  const TempDir dir;
+  write_npz(ds, dir / "all.npz");
+  const Dataset back = load_npz(dir / "all.npz");
+  EXPECT_EQ(back.default_split, "mine");
+  ASSERT_EQ(back.splits.size(), 3u);
+  for (const auto& [name, s] : ds.splits) {
+    ASSERT_TRUE(back.splits.contains(name)) << name;
+    EXPECT_EQ(back.splits.at(name).train, s.train) << name;
+    EXPECT_EQ(back.splits.at(name).val, s.val) << name;
+    EXPECT_EQ(back.splits.at(name).test, s.test) << name;
+  }
+  EXPECT_EQ(back.node_names, ds.node_names);
+  EXPECT_EQ(back.labels.class_names, ds.labels.class_names);
+  EXPECT_TRUE(back.notes.empty() ||
+              std::none_of(back.notes.begin(), back.notes.end(), [](const std::string& n) {
+                return n.find("ignored member") != std::string::npos;
+              }));
+}
+
+TEST(NpzWriter, WhatTheLayoutCannotHoldIsRefusedNotDropped) {
+  const TempDir dir;
+  Dataset with_attr = small_directed_dataset();
+  with_attr.edge_attr = Tensor({6, 2});
+  expect_throw_naming<InvalidArgument>([&] { write_npz(with_attr, dir / "a.npz"); },
+                                       {"dataset 'small' has edge attributes", "nothing was written"});
+  EXPECT_FALSE(std::filesystem::exists(dir / "a.npz"));
+  Dataset graphs = small_directed_dataset();
+  graphs.graph_ptr = {0, 5};
+  expect_throw_naming<InvalidArgument>([&] { write_npz(graphs, dir / "g.npz"); }, {"many graphs"});
 }
 
 TEST(NpzWriter, Zip64MembersReadBackAndExtraMembersAreAppended) {
@@ -131,7 +174,7 @@ TEST(NpzWriter, Zip64MembersReadBackAndExtraMembersAreAppended) {
   write_npz(ds, path, options);
   const std::string bytes = read_file(path);
   const ZipArchive zip(bytes, path.string());
-  ASSERT_EQ(zip.members().size(), 11u);
+  ASSERT_EQ(zip.members().size(), 13u);
   EXPECT_EQ(zip.members().back().name, "att_src.npy");
   for (const ZipMember& m : zip.members()) EXPECT_EQ(m.method, 0) << m.name;
   const auto arrays = read_npz(path);

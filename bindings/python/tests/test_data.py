@@ -129,3 +129,19 @@ def test_reorder_renames_every_node_consistently():
     assert degrees[0] == degrees.max()  # hubs first (the graph is symmetric: in-degree = out-degree)
     with pytest.raises(ea.GraphError, match="permutation"):
         ds.reorder(np.zeros(300, dtype=np.int64))
+
+
+def test_save_npz_keeps_every_split_sparse_features_and_the_name(tmp_path):
+    cora = ea.load_dataset("cora")
+    cora.add_split("custom", np.arange(10), np.arange(10, 20), np.arange(20, 30))
+    path = str(tmp_path / "copy")  # no extension: the file is still recognised as an npz
+    cora.save_npz(path)
+    back = ea.load_dataset_path(path)
+    assert back.name == "cora"
+    assert sorted(back.split_names) == sorted(cora.split_names) and back.default_split == cora.default_split
+    for name in cora.split_names:
+        for part in ("train", "val", "test"):
+            np.testing.assert_array_equal(back.split(name)[part], cora.split(name)[part])
+    assert back.features_are_sparse == cora.features_are_sparse
+    assert back.num_edges == cora.num_edges
+

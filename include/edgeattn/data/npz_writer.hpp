@@ -17,10 +17,18 @@
 //   adj_shape     int64   [2]       (N, N)
 //   adj_rows_are_destinations  bool []  True: tells load_npz the row is the destination (the
 //                                  gnn-benchmark files it also reads use rows = sources)
-//   attr_matrix   float32 [N, F]    dense, C order (sparse features are densified); absent when F = 0
+//   attr_matrix   float32 [N, F]    dense features, C order; absent when F = 0 or sparse
+//   attr_data, attr_indices, attr_indptr, attr_shape   sparse features as CSR by node (float32,
+//                                  int32, int64 [N + 1], int64 [2]: gnn-benchmark's layout)
 //   labels        int64   [N]       class id, -1 = unlabelled (multi-label: int64 [N, C] of 0/1)
+//   node_names, class_names  <U     when the dataset has them
+//   dataset_name  <U      []        the dataset's name (load_npz names the dataset by it)
 //   idx_train, idx_val, idx_test  int64 [*]  the dataset's default split, sorted node ids;
 //                                  absent when the dataset has no split
+//   split<k>_train, split<k>_val, split<k>_test  int64 [*]  its other splits, k = 1, 2, ...
+//   split_names   <U      [K]       every split's name, the default's first (k = 0: idx_*)
+// A dataset with edge attributes, many graphs (graph_ptr) or graph labels is refused
+// (InvalidArgument): this layout does not hold them.
 //   extra members given in NpzWriteOptions::extra (e.g. att_src, att_dst of `edgeattn bench
 //   write-inputs`)
 // In numpy: edges j -> i are (src, dst) = (adj_indices, np.repeat(np.arange(N), np.diff(adj_indptr))).
@@ -47,6 +55,9 @@ namespace edgeattn::data {
 NpyArray make_npy(std::span<const float> values, std::vector<int64_t> shape);
 NpyArray make_npy(std::span<const int32_t> values, std::vector<int64_t> shape);
 NpyArray make_npy(std::span<const int64_t> values, std::vector<int64_t> shape);
+/// A '<U<n>' string array (UTF-8 in, UTF-32 out, n the longest string's code points; numpy's
+/// str arrays). InvalidArgument for invalid UTF-8 or a shape that does not hold values.size().
+NpyArray make_npy_strings(const std::vector<std::string>& values, std::vector<int64_t> shape);
 /// A 0-d bool array ('|b1').
 NpyArray make_npy_bool(bool value);
 

@@ -530,7 +530,7 @@ class Dataset:
 
     def save_npz(self, path: str) -> None:
         """
-        Writes the dataset as an .npz that numpy.load and load_dataset_path read (data/npz_writer.hpp; written atomically). Every member's data is 64-byte aligned, so load_dataset_path(path, map_features=True) reads the features in place.
+        Writes the dataset as an .npz that numpy.load and load_dataset_path read back (data/npz_writer.hpp; written atomically): the graph and edge weights, features (sparse ones stay sparse), labels, node and class names, the name, and every split (the default as idx_train/val/test, the others as split<k>_*, all named in split_names). A dataset with edge attributes or many graphs raises InvalidArgument (the layout does not hold them). Every member's data is 64-byte aligned, so load_dataset_path(path, map_features=True) reads dense features in place.
         """
 
     def reorder(self, new_of_old: Annotated[NDArray, dict(writable=False)]) -> Dataset:
