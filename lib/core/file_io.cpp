@@ -105,6 +105,9 @@ std::string read_file(const std::filesystem::path& path) {
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
+  if (path.empty()) raise<IoError>("write_file_atomic: the path is empty, expected a file name");
+  if (!path.has_filename())
+    raise<IoError>(path.string(), ": names a directory (it ends with '/'), expected a file name");
   const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::random_device rd;
   std::string tmp_name = ".";  // built by appends: GCC 12 warns (-Wrestrict) on the operator+ chain

@@ -99,6 +99,13 @@ TEST(FileIo, AFifoOrADeviceIsRefusedWithoutBlockingOrReadingForever) {
   expect_throw_naming<IoError>([] { (void)read_file("/dev/zero"); }, {"/dev/zero", "is a character device"});
 }
 
+TEST(FileIo, AnEmptyOrDirectoryPathIsNamedAsSuchWhenWriting) {
+  expect_throw_naming<IoError>([] { write_file_atomic("", "x"); }, {"the path is empty"});
+  const TempDir dir;
+  expect_throw_naming<IoError>([&] { write_file_atomic(dir.path().string() + "/", "x"); },
+                               {"names a directory"});
+}
+
 TEST(FileIo, WriteIntoAMissingDirectoryFailsCleanly) {
   expect_throw_naming<IoError>([] { write_file_atomic("/nonexistent/dir/out.bin", "x"); },
                                {"/nonexistent/dir/out.bin"});

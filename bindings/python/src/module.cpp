@@ -481,9 +481,15 @@ void bind_parameter_access(C& cls, const char* set_prefix, const char* view_doc)
             if (!(v.shape() == p.value.shape()))
               raise<ShapeError>(set_prefix, name, " has shape ", p.value.shape().str(), ", got ",
                                 v.shape().str());
+            for (int64_t k = 0; k < v.numel(); ++k)  // a NaN weight makes every logit NaN
+              if (!std::isfinite(v.data()[k]))
+                raise<InvalidArgument>(set_prefix, name, ": element ", k, " is ", v.data()[k],
+                                       ", expected finite weights");
             std::memcpy(p.value.data(), v.data(), static_cast<size_t>(v.numel()) * sizeof(float));
           },
-          "name"_a, "value"_a, "Copies a float32 array of the parameter's shape into it.");
+          "name"_a, "value"_a,
+          "Copies a float32 array of the parameter's shape into it (finite values: InvalidArgument "
+          "otherwise, naming the element).");
 }
 
 struct PyModel {
@@ -1889,7 +1895,9 @@ NB_MODULE(_edgeattn, m) {
       "lr"_a = 0.005, "weight_decay"_a = 5e-4, "seed"_a = 0, "criterion"_a = "loss_or_accuracy",
       "batch_size"_a = 0, "fanout"_a = std::vector<int64_t>{}, "replace"_a = false,
       "source_order"_a = nb::none(), "sample_weights"_a = false, "eval_every"_a = 1,
-      "Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or "
+      "Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. It starts from "
+      "the model's current weights (a second fit continues the first) with a fresh optimiser (Adam's "
+      "moments at zero). Full batch, or "
       "with "
       "batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop "
       "from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: "

@@ -208,3 +208,12 @@ def test_an_option_the_kind_does_not_use_is_refused():
         ea.Model(kind="gat", in_channels=8, num_classes=3, ffn_hidden=32)
     ea.Model(kind="transformer", in_channels=8, num_classes=3, beta=True)  # where it applies, it is taken
 
+
+def test_set_parameter_refuses_non_finite_weights():
+    m = ea.Model(in_channels=8, num_classes=3)
+    name = m.parameter_names()[0]
+    w = np.array(m.parameter(name), dtype=np.float32, copy=True)
+    w.flat[3] = np.nan
+    with pytest.raises(ea.InvalidArgument, match="element 3 is nan, expected finite weights"):
+        m.set_parameter(name, w)
+

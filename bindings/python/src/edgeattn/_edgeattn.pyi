@@ -600,7 +600,9 @@ class Model:
         """
 
     def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
-        """Copies a float32 array of the parameter's shape into it."""
+        """
+        Copies a float32 array of the parameter's shape into it (finite values: InvalidArgument otherwise, naming the element).
+        """
 
     @staticmethod
     def from_json(json: str) -> Model:
@@ -648,7 +650,9 @@ class GATConv:
         """A writable float32 view of the named parameter (PyG name and shape)."""
 
     def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
-        """Copies a float32 array of the parameter's shape into it."""
+        """
+        Copies a float32 array of the parameter's shape into it (finite values: InvalidArgument otherwise, naming the element).
+        """
 
     def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
         """
@@ -668,7 +672,9 @@ class GATv2Conv:
         """A writable float32 view of the named parameter (PyG name and shape)."""
 
     def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
-        """Copies a float32 array of the parameter's shape into it."""
+        """
+        Copies a float32 array of the parameter's shape into it (finite values: InvalidArgument otherwise, naming the element).
+        """
 
     def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
         """
@@ -688,7 +694,9 @@ class TransformerConv:
         """A writable float32 view of the named parameter (PyG name and shape)."""
 
     def set_parameter(self, name: str, value: Annotated[NDArray, dict(writable=False)]) -> None:
-        """Copies a float32 array of the parameter's shape into it."""
+        """
+        Copies a float32 array of the parameter's shape into it (finite values: InvalidArgument otherwise, naming the element).
+        """
 
     def __call__(self, graph: Graph, x: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, return_attention: bool = False) -> object:
         """
@@ -697,7 +705,7 @@ class TransformerConv:
 
 def fit(model: Model, dataset: Dataset, split: str = '', epochs: int = 1000, patience: int = 100, lr: float = 0.005, weight_decay: float = 0.0005, seed: int = 0, criterion: str = 'loss_or_accuracy', batch_size: int = 0, fanout: Sequence[int] = [], replace: bool = False, source_order: str | None = None, sample_weights: bool = False, eval_every: int = 1) -> dict:
     """
-    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id (None: the default) or 'appearance' as DGL and PyG, see sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). eval_every=N evaluates (metrics, early stopping, the kept weights) every N-th epoch and the last only (history entries of the others have evaluated=False and NaN metrics; patience still counts epochs). Returns a dict with history and final metrics.
+    Training (train/trainer.hpp) with Adam and early stopping; keeps the best weights. It starts from the model's current weights (a second fit continues the first) with a fresh optimiser (Adam's moments at zero). Full batch, or with batch_size > 0 mini-batches of training nodes over sampled neighbourhoods (fanout: neighbours per hop from the seeds, one per layer, -1 = all, default 10 each; replace: with replacement; source_order: how each block numbers its new sources, 'ascending' by node id (None: the default) or 'appearance' as DGL and PyG, see sample_neighbors; sample_weights: in-edges sampled in proportion to Dataset.edge_weight, uniform when the dataset has none; evaluation stays exact: every node's full neighbourhood, layer by layer as Model.logits). eval_every=N evaluates (metrics, early stopping, the kept weights) every N-th epoch and the last only (history entries of the others have evaluated=False and NaN metrics; patience still counts epochs). Returns a dict with history and final metrics.
     """
 
 def evaluate(model: Model, dataset: Dataset, split: str = '') -> dict:
