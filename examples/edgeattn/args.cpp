@@ -81,26 +81,20 @@ int64_t Args::integer(const std::string& name, int64_t min, int64_t max) const {
   const std::string& text = str(name);
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec == std::errc::result_out_of_range && end == text.data() + text.size()) {
+  const auto out_of_range = [&](const std::string& found, const char* note) {
     std::ostringstream os;
-    os << "--" << name << " is " << text << ", beyond the 64-bit integers; expected ";
+    os << "--" << name << " is " << found << ", " << note << "expected ";
     if (max == std::numeric_limits<int64_t>::max())
       os << ">= " << min;
     else
       os << "in [" << min << ", " << max << "]";
     throw UsageError(os.str());
-  }
+  };
+  if (ec == std::errc::result_out_of_range && end == text.data() + text.size())
+    out_of_range(text, "beyond the 64-bit integers; ");
   if (ec != std::errc() || end != text.data() + text.size())
     throw UsageError("--" + name + " expects an integer, got '" + text + "'");
-  if (value < min || value > max) {
-    std::ostringstream os;
-    os << "--" << name << " is " << value << ", expected ";
-    if (max == std::numeric_limits<int64_t>::max())
-      os << ">= " << min;
-    else
-      os << "in [" << min << ", " << max << "]";
-    throw UsageError(os.str());
-  }
+  if (value < min || value > max) out_of_range(std::to_string(value), "");
   return value;
 }
 
