@@ -233,13 +233,9 @@ TEST(Model, ADatasetWithoutFeaturesTrainsOnItsPositionalEncodingAlone) {
   ASSERT_EQ(x.rows(), 20);
   ASSERT_EQ(x.cols(), 4);
   // The encoding itself: the same columns as after a dataset's own features.
-  Model with_features({.kind = ModelKind::gat,
-                       .in_channels = 6,
-                       .hidden = 4,
-                       .heads = 2,
-                       .num_classes = 3,
-                       .pe = PositionalEncodingKind::rwse,
-                       .pe_dim = 4});
+  ModelConfig six = c;  // the same model over six feature columns
+  six.in_channels = 6;
+  Model with_features(six);
   const Tensor both = with_features.prepare_features(t.raw, t.features).to_dense();
   const Tensor alone = x.to_dense();
   for (int64_t i = 0; i < 20; ++i)
