@@ -141,4 +141,22 @@ std::string Args::help() const {
   return os.str();
 }
 
+std::optional<std::vector<int64_t>> integer_list(std::string_view text, int64_t min, std::string* bad_field) {
+  std::vector<int64_t> out;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string_view field = text.substr(pos, comma - pos);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), v);
+    if (field.empty() || ec != std::errc() || end != field.data() + field.size() || v < min) {
+      if (bad_field) *bad_field = std::string(field);
+      return std::nullopt;
+    }
+    out.push_back(v);
+    if (comma == text.size()) return out;
+    pos = comma + 1;
+  }
+}
+
 }  // namespace edgeattn::cli

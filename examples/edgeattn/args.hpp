@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace edgeattn::cli {
@@ -79,5 +81,11 @@ class Args {
   std::vector<Spec> specs_;
   Spec positional_;  // value_name empty: none declared
 };
+
+/// The integers of a comma-separated list ("15,10,5"), each >= min; std::nullopt when a field is
+/// empty (the text itself, or ",," and a trailing comma) or not such an integer, and then
+/// `bad_field`, when given, holds the first such field.
+std::optional<std::vector<int64_t>> integer_list(std::string_view text, int64_t min,
+                                                 std::string* bad_field = nullptr);
 
 }  // namespace edgeattn::cli

@@ -356,21 +356,11 @@ namespace {
 
 // "15,10,5" -> {15, 10, 5}; each an integer >= -1.
 std::vector<int64_t> parse_fanouts(const std::string& text) {
-  std::vector<int64_t> out;
-  std::stringstream in(text);
-  std::string item;
-  const auto bad = [&] {
-    return UsageError("--fanout is '" + text +
-                      "': expected integers >= -1 separated by commas (e.g. 15,10,5)");
-  };
-  while (std::getline(in, item, ',')) {
-    int64_t v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (ec != std::errc() || end != item.data() + item.size() || v < -1) throw bad();
-    out.push_back(v);
-  }
-  if (out.empty() || text.back() == ',') throw bad();
-  return out;
+  std::optional<std::vector<int64_t>> fanouts = integer_list(text, -1);
+  if (!fanouts)
+    throw UsageError("--fanout is '" + text +
+                     "': expected integers >= -1 separated by commas (e.g. 15,10,5)");
+  return std::move(*fanouts);
 }
 
 // --reorder: renumbers ds's nodes by a locality ordering (graph/ordering.hpp) and returns

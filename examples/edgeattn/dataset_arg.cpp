@@ -62,23 +62,11 @@ void add_split_spec(data::Dataset& ds, const std::string& spec) {
   const std::string usage = "--split " + spec +
                             ": expected random:P,V,T or random:P,V,T,SEED (P training nodes per class, "
                             "V validation and T test nodes, each an integer >= 0)";
-  std::vector<int64_t> v;
-  size_t pos = prefix.size();
-  while (pos <= spec.size()) {
-    const size_t comma = std::min(spec.find(',', pos), spec.size());
-    const std::string field = spec.substr(pos, comma - pos);
-    size_t used = 0;
-    int64_t x = -1;
-    try {
-      if (!field.empty() && field.find_first_not_of("0123456789") == std::string::npos)
-        x = std::stoll(field, &used);
-    } catch (const std::out_of_range&) {
-      used = 0;
-    }
-    if (used != field.size() || x < 0) throw UsageError(usage + "; '" + field + "' is not one");
-    v.push_back(x);
-    pos = comma + 1;
-  }
+  std::string bad;
+  const std::optional<std::vector<int64_t>> list =
+      integer_list(std::string_view(spec).substr(prefix.size()), 0, &bad);
+  if (!list) throw UsageError(usage + "; '" + bad + "' is not one");
+  const std::vector<int64_t>& v = *list;
   if (v.size() != 3 && v.size() != 4)
     throw UsageError(usage + "; got " + std::to_string(v.size()) + " numbers");
   try {

@@ -1,7 +1,5 @@
 #include "core/tensor_storage.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "core/huge_pages.hpp"
+#include "core/physical_memory.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/tensor.hpp"
 
@@ -44,9 +43,8 @@ size_t size_class(size_t bytes) {
 // the kernel) again. On a 1M-node, 10M-edge GAT epoch a 2 GiB limit left 9.0 s per epoch, 8 GB
 // 5.4 s, at the same peak RSS (blocks are reused, not added: the steps repeat their shapes).
 [[maybe_unused]] size_t default_limit() {  // unused under ASan, where the cache starts off
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const size_t physical = pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
-  return std::max(kMinDefaultLimitBytes, physical / 3);
+  return std::max(kMinDefaultLimitBytes,
+                  static_cast<size_t>(detail::physical_memory_bytes(/*unknown=*/0)) / 3);
 }
 
 size_t initial_limit() {

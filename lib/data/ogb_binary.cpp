@@ -2,8 +2,6 @@
 // and the in-memory load that load_ogb_node_dataset runs when the estimate fits.
 #include "edgeattn/data/ogb_binary.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/physical_memory.hpp"
 #include "data/edge_assembly.hpp"
 #include "data/ogb_binary_raw.hpp"
 #include "edgeattn/core/error.hpp"
@@ -158,12 +157,6 @@ fs::path split_file(const fs::path& dir, const std::string& rel) {
   return fs::exists(gz) ? gz : dir / rel;
 }
 
-uint64_t physical_memory() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page)
-                               : uint64_t{16} << 30;
-}
-
 std::string human_bytes(uint64_t bytes) {
   if (bytes < 1'000'000) return std::to_string(bytes) + " bytes";
   std::ostringstream os;
@@ -187,7 +180,7 @@ uint64_t default_load_limit() {
       raise<InvalidArgument>("EDGEATTN_MAX_LOAD_BYTES is '", text, "', expected a positive number of bytes");
     return v;
   }
-  return physical_memory() / 4 * 3;
+  return edgeattn::detail::physical_memory_bytes() / 4 * 3;
 }
 
 uint64_t OgbBinaryInfo::bytes_to_load(bool undirected) const {

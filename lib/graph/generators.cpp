@@ -12,8 +12,6 @@
 // Domains", 2002): a seeded bijection evaluated per endpoint in O(1) memory.
 #include "edgeattn/graph/generators.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -21,6 +19,7 @@
 #include <limits>
 
 #include "core/huge_pages.hpp"
+#include "core/physical_memory.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
 #include "edgeattn/core/rng.hpp"
@@ -84,8 +83,7 @@ void check_sizes(const char* fn, int64_t n, int64_t num_edges) {
   if (num_edges < 0) raise<InvalidArgument>(fn, ": num_edges is ", num_edges, ", expected >= 0");
   // The drawn pairs (8 bytes an edge) and the graph built from them (about 12 more) must fit: a
   // request for 10^11 edges would otherwise end in std::bad_alloc or the system's OOM killer.
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 16e9;
+  const auto memory = static_cast<double>(detail::physical_memory_bytes());
   const double need = 20.0 * static_cast<double>(num_edges) + 16.0 * static_cast<double>(n);
   if (need > 0.75 * memory)
     raise<InvalidArgument>(fn, ": ", num_edges, " edges over ", n, " nodes need about ", need / 1e9,

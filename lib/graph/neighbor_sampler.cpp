@@ -24,7 +24,6 @@
 #include "edgeattn/graph/neighbor_sampler.hpp"
 
 #include <tbb/parallel_sort.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -37,6 +36,7 @@
 #include <numeric>
 #include <utility>
 
+#include "core/physical_memory.hpp"
 #include "core/prefetch.hpp"
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
@@ -374,9 +374,7 @@ void check_sample_fits(const char* fn, const std::vector<int64_t>& counts, int64
                        bool replace) {
   double edges = 0;
   for (size_t i = 1; i < counts.size(); ++i) edges += static_cast<double>(counts[i]);
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  const double limit =
-      pages > 0 && page > 0 ? 0.75 * static_cast<double>(pages) * static_cast<double>(page) : 16e9;
+  const double limit = 0.75 * static_cast<double>(detail::physical_memory_bytes());
   constexpr double kBytesPerEdge = 24;
   if (edges * kBytesPerEdge <= limit && edges < static_cast<double>(std::numeric_limits<int64_t>::max() / 2))
     return;

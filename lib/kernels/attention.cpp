@@ -374,10 +374,6 @@ std::optional<Pattern> routed_pattern(const Pattern& pattern, const AttentionCon
   return g ? structured_equivalent(*g) : std::nullopt;
 }
 
-}  // namespace
-
-namespace {
-
 // AttentionResult::pattern: describe(), and for a graph 64 row offsets and 64 columns mixed in, so
 // that two graphs of one size but different edges differ here too (O(1), not a hash of the CSR).
 std::string pattern_signature(const Pattern& pattern) {
@@ -405,10 +401,6 @@ void check_forward_pattern(const Pattern& pattern, const AttentionResult& forwar
     raise<InvalidArgument>("attention_backward: the pattern is ", now, ", but the forward ran on ",
                            forward.pattern, ": pass the pattern (and the inputs) the forward was given");
 }
-
-}  // namespace
-
-namespace {
 
 // attention_forward on the pattern as routed (structured_equivalent), without the signature.
 AttentionResult forward_as_given(const Pattern& pattern, const AttentionInputs& inputs,

@@ -1,7 +1,5 @@
 #include "edgeattn/nn/model.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -12,6 +10,7 @@
 #include <system_error>
 #include <type_traits>
 
+#include "core/physical_memory.hpp"
 #include "edgeattn/autograd/ops.hpp"
 #include "edgeattn/data/mapped_features.hpp"
 #include "edgeattn/data/preprocess.hpp"
@@ -328,8 +327,7 @@ double approx_parameters(const ModelConfig& c) {
 void check_model_fits(const ModelConfig& c) {
   const double params = approx_parameters(c);
   const double bytes = 16 * params;  // 4 floats a weight
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
-  const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 16e9;
+  const auto memory = static_cast<double>(edgeattn::detail::physical_memory_bytes());
   if (bytes <= 0.75 * memory) return;
   raise<InvalidArgument>("ModelConfig: ", to_string(c.kind), " with in_channels ", c.in_channels + c.pe_dim,
                          ", heads ", c.heads, " x hidden ", c.hidden, ", ", c.layers, " layers and ",

@@ -186,6 +186,19 @@ std::vector<int64_t> index_vector(const AnyArray& a, const std::string& what) {
   return out;
 }
 
+/// Dataset.add_split / add_random_split: `make()` gives the split (and checks it), which becomes
+/// `name`, and the default when the dataset has none. A taken name is refused, not replaced:
+/// NumPy views of the old split's arrays may be alive.
+template <class Make>
+void add_split_to(data::Dataset& d, const char* who, const std::string& name, Make&& make) {
+  if (name.empty()) raise<InvalidArgument>(who, ": name is empty");
+  if (d.splits.contains(name))
+    raise<InvalidArgument>(who, ": dataset '", d.name, "' already has a split named '", name,
+                           "' (splits are not replaced: views of them may be alive)");
+  d.splits.emplace(name, make());
+  if (d.default_split.empty()) d.default_split = name;
+}
+
 /// A NumPy array that owns `t` (moved to the heap; freed with the array). None when absent.
 nb::object to_numpy(Tensor t) {
   if (t.absent()) return nb::none();
@@ -1520,16 +1533,13 @@ NB_MODULE(_edgeattn, m) {
           "add_split",
           [](data::Dataset& d, const std::string& name, const AnyArray& train, const AnyArray& val,
              const AnyArray& test) {
-            if (name.empty()) raise<InvalidArgument>("add_split: name is empty");
-            if (d.splits.contains(name))
-              raise<InvalidArgument>("add_split: dataset '", d.name, "' already has a split named '", name,
-                                     "' (splits are not replaced: views of them may be alive)");
-            data::Split s{index_vector(train, "add_split: train"), index_vector(val, "add_split: val"),
-                          index_vector(test, "add_split: test")};
-            for (auto* ids : {&s.train, &s.val, &s.test}) std::sort(ids->begin(), ids->end());
-            data::validate_split("add_split: dataset '" + d.name + "'", name, s, d.num_nodes());
-            d.splits.emplace(name, std::move(s));
-            if (d.default_split.empty()) d.default_split = name;
+            add_split_to(d, "add_split", name, [&] {
+              data::Split s{index_vector(train, "add_split: train"), index_vector(val, "add_split: val"),
+                            index_vector(test, "add_split: test")};
+              for (auto* ids : {&s.train, &s.val, &s.test}) std::sort(ids->begin(), ids->end());
+              data::validate_split("add_split: dataset '" + d.name + "'", name, s, d.num_nodes());
+              return s;
+            });
           },
           "name"_a, "train"_a, "val"_a, "test"_a,
           "Adds split `name` from node ids (int32/int64 arrays, any order; sorted here), and makes it the "
@@ -1540,12 +1550,8 @@ NB_MODULE(_edgeattn, m) {
           "add_random_split",
           [](data::Dataset& d, const std::string& name, int64_t per_class, int64_t num_val, int64_t num_test,
              uint64_t seed) {
-            if (name.empty()) raise<InvalidArgument>("add_random_split: name is empty");
-            if (d.splits.contains(name))
-              raise<InvalidArgument>("add_random_split: dataset '", d.name, "' already has a split named '",
-                                     name, "' (splits are not replaced: views of them may be alive)");
-            d.splits.emplace(name, data::random_split(d.labels, per_class, num_val, num_test, seed));
-            if (d.default_split.empty()) d.default_split = name;
+            add_split_to(d, "add_random_split", name,
+                         [&] { return data::random_split(d.labels, per_class, num_val, num_test, seed); });
           },
           "name"_a, "per_class"_a, "num_val"_a, "num_test"_a, "seed"_a = 0,
           "Adds split `name` drawn from the labels as PyG's RandomNodeSplit(split='random'): per_class "
