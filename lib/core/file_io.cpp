@@ -1,6 +1,7 @@
 #include "edgeattn/core/file_io.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -104,11 +105,70 @@ std::string read_file(const std::filesystem::path& path) {
   return bytes;
 }
 
-void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
-  if (path.empty()) raise<IoError>("write_file_atomic: the path is empty, expected a file name");
-  if (!path.has_filename())
-    raise<IoError>(path.string(), ": names a directory (it ends with '/'), expected a file name");
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+namespace {
+
+/// Writes all of `bytes` to fd; false with errno set on failure.
+bool write_all(int fd, std::string_view bytes, size_t& written) {
+  written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    written += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+/// A character device or FIFO: opened and written in place (there is nothing to replace).
+void write_stream(const std::filesystem::path& path, std::string_view bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) raise<IoError>(path.string(), ": cannot open for writing (", std::strerror(errno), ")");
+  size_t written = 0;
+  const bool ok = write_all(fd, bytes, written);
+  const int err = errno;
+  ::close(fd);
+  if (!ok)
+    raise<IoError>(path.string(), ": write failed after ", written, " of ", bytes.size(), " bytes (",
+                   std::strerror(err), ")");
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& requested, std::string_view bytes) {
+  namespace fs = std::filesystem;
+  if (requested.empty()) raise<IoError>("write_file_atomic: the path is empty, expected a file name");
+  if (!requested.has_filename())
+    raise<IoError>(requested.string(), ": names a directory (it ends with '/'), expected a file name");
+  // A symbolic link is written through: the file it names is replaced, the link stays (as an
+  // editor saves). A dangling link names the file to create.
+  struct stat existing {};
+  // A terminal, /dev/null or a pipe (/dev/stdout) is written to, not replaced. stat follows the
+  // links as open would, /proc/self/fd's included.
+  if (::stat(requested.c_str(), &existing) == 0 && (S_ISCHR(existing.st_mode) || S_ISFIFO(existing.st_mode)))
+    return write_stream(requested, bytes);
+  fs::path path = requested;
+  std::error_code ec;
+  for (int hops = 0; fs::is_symlink(fs::symlink_status(path, ec)); ++hops) {
+    if (hops == 40) raise<IoError>(requested.string(), ": too many levels of symbolic links");
+    const fs::path target = fs::read_symlink(path, ec);
+    if (ec) raise<IoError>(requested.string(), ": cannot read the symbolic link (", ec.message(), ")");
+    path = target.is_absolute() ? target : path.parent_path() / target;
+  }
+  // An existing file keeps its permission bits (a private 0600 file stays private), and one this
+  // process could not open for writing is refused rather than replaced: rename would otherwise
+  // swap a read-only file for a new one.
+  const bool exists = ::stat(path.c_str(), &existing) == 0;
+  if (exists) {
+    if (S_ISDIR(existing.st_mode)) raise<IoError>(path.string(), ": is a directory, expected a file");
+    if (!S_ISREG(existing.st_mode))
+      raise<IoError>(path.string(), ": exists and is not a regular file; it is left as it is");
+    if (::access(path.c_str(), W_OK) != 0)
+      raise<IoError>(path.string(), ": exists and is not writable (", std::strerror(errno),
+                     "); it is left as it is");
+  }
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::random_device rd;
   std::string tmp_name = ".";  // built by appends: GCC 12 warns (-Wrestrict) on the operator+ chain
   tmp_name.append(path.filename().string()).append(".tmp-").append(std::to_string(::getpid()));
@@ -119,17 +179,25 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view bytes
     raise<IoError>(path.string(), ": cannot create temporary file ", tmp.string(), " (", std::strerror(errno),
                    ")");
   size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      raise<IoError>(path.string(), ": write failed after ", written, " of ", bytes.size(), " bytes (",
-                     std::strerror(err), ")");
-    }
-    written += static_cast<size_t>(n);
+  if (!write_all(fd, bytes, written)) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    raise<IoError>(path.string(), ": write failed after ", written, " of ", bytes.size(), " bytes (",
+                   std::strerror(err), ")");
+  }
+  // The existing file's owner (where this process may give it: as root; else the writer owns the
+  // new file, as an editor's save does) and its mode bits, not masked by the umask.
+  if (exists && (existing.st_uid != ::geteuid() || existing.st_gid != ::getegid()) &&
+      ::fchown(fd, existing.st_uid, existing.st_gid) != 0) {
+    // EPERM unless root: the new file stays the writer's.
+  }
+  if (exists && ::fchmod(fd, existing.st_mode & 07777) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    raise<IoError>(path.string(), ": cannot give the temporary file the existing file's permissions (",
+                   std::strerror(err), ")");
   }
   const bool synced = ::fsync(fd) == 0;
   const int sync_err = errno;

@@ -1,12 +1,16 @@
 #include "edgeattn/core/file_io.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <thread>
 
 #include "edgeattn/core/error.hpp"
 #include "support/expect_error.hpp"
@@ -109,6 +113,81 @@ TEST(FileIo, AnEmptyOrDirectoryPathIsNamedAsSuchWhenWriting) {
 TEST(FileIo, WriteIntoAMissingDirectoryFailsCleanly) {
   expect_throw_naming<IoError>([] { write_file_atomic("/nonexistent/dir/out.bin", "x"); },
                                {"/nonexistent/dir/out.bin"});
+}
+
+TEST(FileIo, ReplacingAFileKeepsItsPermissionBits) {
+  const TempDir dir;
+  for (const fs::perms mode : {fs::perms(0600), fs::perms(0755), fs::perms(0640)}) {
+    const fs::path p = dir / "kept.bin";
+    write_file_atomic(p, "old");
+    fs::permissions(p, mode);
+    write_file_atomic(p, "new");
+    EXPECT_EQ(read_file(p), "new");
+    EXPECT_EQ(fs::status(p).permissions() & fs::perms::all, mode) << "mode " << std::oct << int(mode);
+    fs::remove(p);
+  }
+}
+
+TEST(FileIo, ASymbolicLinkIsWrittenThroughAndStaysALink) {
+  const TempDir dir;
+  const fs::path target = dir / "real.txt", link = dir / "link.txt";
+  write_file_atomic(target, "before");
+  fs::create_symlink("real.txt", link);  // relative, as users make them
+  write_file_atomic(link, "after");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(link)));
+  EXPECT_EQ(read_file(target), "after");
+  // A dangling link names the file to create.
+  const fs::path dangling = dir / "dangling.txt";
+  fs::create_symlink("created.txt", dangling);
+  write_file_atomic(dangling, "made");
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(dangling)));
+  EXPECT_EQ(read_file(dir / "created.txt"), "made");
+}
+
+TEST(FileIo, AReadOnlyFileIsRefusedNotReplaced) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root may write any file (access(2) W_OK succeeds)";
+  const TempDir dir;
+  const fs::path p = dir / "protected.txt";
+  write_file_atomic(p, "keep me");
+  fs::permissions(p, fs::perms(0444));
+  expect_throw_naming<IoError>([&] { write_file_atomic(p, "lost"); },
+                               {p.string(), "is not writable", "left as it is"});
+  EXPECT_EQ(read_file(p), "keep me");
+}
+
+TEST(FileIo, ADeviceOrFifoIsWrittenToNotReplaced) {
+  write_file_atomic("/dev/null", "discarded");  // as root, a rename would replace the device node
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  const TempDir dir;
+  const auto fifo = dir / "pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] {
+    std::ifstream in(fifo, std::ios::binary);
+    received.assign(std::istreambuf_iterator<char>(in), {});
+  });
+  try {
+    write_file_atomic(fifo, "through the pipe");
+  } catch (...) {  // release the reader blocked in its open, then fail
+    ::close(::open(fifo.c_str(), O_WRONLY));
+    reader.join();
+    throw;
+  }
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  for (const auto& entry : fs::directory_iterator(dir.path()))  // no temporary left behind
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
+}
+
+TEST(FileIo, AnExistingDirectoryIsNotAFileToWrite) {
+  const TempDir dir;
+  fs::create_directory(dir / "sub");
+  expect_throw_naming<IoError>([&] { write_file_atomic(dir / "sub", "x"); },
+                               {(dir / "sub").string(), "is a directory"});
+  EXPECT_TRUE(fs::is_directory(dir / "sub"));
 }
 
 }  // namespace

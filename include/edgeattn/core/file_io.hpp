@@ -35,7 +35,11 @@ std::string gunzip(std::string_view compressed, const std::string& what);
 bool is_gzip(std::string_view bytes);
 
 /// Writes `bytes` to `path` atomically (temporary file + fsync + rename). Throws IoError naming
-/// the path. Existing content at `path` is untouched when the write fails.
+/// the path. Existing content at `path` is untouched when the write fails. A file that exists
+/// keeps its permission bits (and, written as root, its owner); one this process may not write
+/// (access(2) W_OK: a read-only file, unless root) is refused, not replaced. A symbolic link is
+/// written through (the file it names is replaced, the link stays). A character device or FIFO
+/// (/dev/null, /dev/stdout on a pipe) is written to directly, without a temporary file.
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
 
 }  // namespace edgeattn

@@ -60,6 +60,13 @@ enum class HeadCombine { concat, mean };
 /// pattern, or over a Graph whose rows are long and fill enough of their hulls (first to last
 /// source; no duplicate edge), run the tiled (flash) kernel, the graph's non-edges masked; others
 /// run edge by edge.
+///
+/// Arithmetic: the `reference` path computes scores, softmax and sums in double; the others in
+/// float32 (the exponentials with a polynomial accurate to a few ulp), so they agree with the
+/// reference to float32 rounding. A score whose magnitude exceeds float32's range (|s| > 3.4e38,
+/// e.g. q and k rows of norm ~1e19) overflows to +-inf on the float32 paths and makes its row NaN,
+/// as PyTorch's attention does; where and whether it overflows depends on the path's order of
+/// operations. The reference path, in double, still returns finite weights there.
 enum class AttentionPath {
   automatic,
   sparse,     ///< fused, parallel, any pattern and score
