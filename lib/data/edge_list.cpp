@@ -360,7 +360,7 @@ Dataset parse_adjacency_list(std::string_view text, const std::string& name, con
     throw;
   }
   ids.flush(s);
-  return finish(e, ids, name, "adjacency-list", options);
+  return finish(e, ids, name, "adjlist", options);
 }
 
 Dataset load_edge_list(const std::filesystem::path& path, const EdgeListOptions& options) {
@@ -386,7 +386,7 @@ Dataset load_karate(const std::filesystem::path& adjlist_path) {
     raise<ParseError>(adjlist_path.string(), ": expected Zachary's karate club (", kNodes, " nodes, ", kEdges,
                       " directed edges), found ", ds.num_nodes(), " nodes and ", ds.num_edges(), " edges");
   ds.name = "karate";
-  ds.format = "adjacency-list";
+  ds.format = "adjlist";
   // networkx's karate_club_graph() `club` attribute, 1-based node ids.
   constexpr int kMrHi[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14, 17, 18, 20, 22};
   ds.labels.classes.assign(kNodes, 1);

@@ -16,6 +16,7 @@
 #include "edgeattn/data/registry.hpp"
 #include "edgeattn/data/splits.hpp"
 #include "edgeattn/data/tu_dataset.hpp"
+#include "edgeattn/graph/transforms.hpp"
 
 namespace edgeattn::data {
 namespace fs = std::filesystem;
@@ -68,7 +69,14 @@ Dataset load_named_format(const fs::path& root, const std::string& name, const s
     ds = load_linqs(dir, name);
     add_default_random_split(ds);
   } else if (format == "npz") {
-    ds = load_npz(dir / (name + ".npz"));
+    // The gnn-benchmark files (cora, citeseer, amazon-*, coauthor-*, cora-full) store some edges
+    // once; their own loader (gnnbench's standardize), PyG's read_npz (CitationFull, Amazon,
+    // Coauthor) and DGL's GNNBenchmarkDataset all make them undirected without self-loops. A file
+    // loaded by path (load_dataset_path) keeps its edges as stored.
+    NpzOptions options;
+    options.undirected = true;
+    options.self_loops = SelfLoops::remove;
+    ds = load_npz(dir / (name + ".npz"), options);
     add_default_random_split(ds);
   } else if (format == "ogb") {
     // OGB's own loaders add the reverse edges of the undirected graphs (master.csv's
@@ -160,6 +168,13 @@ Dataset load_dataset_path(const fs::path& path, bool map_features) {
     ds = load_karate(path);  // 1-based, with Zachary's two factions as labels
   } else if (ends_with(file, ".adjlist")) {
     ds = load_adjacency_list(path);
+    // networkx's write_adjlist lists an undirected graph's edges once (DeepWalk's files list both
+    // directions); the file cannot say which it is, so it loads as stored and says so.
+    if (!is_symmetric(ds.graph))
+      ds.notes.push_back(path.string() +
+                         ": not symmetric, loaded as stored (line 'v n1 n2' = edges v -> n_i); if the "
+                         "file lists each undirected edge once (networkx's write_adjlist), symmetrise "
+                         "it: data::to_undirected, Python Dataset.to_undirected()");
   } else if (ends_with(file, ".content")) {
     ds = load_linqs(path.parent_path(), file.substr(0, file.size() - 8));
     add_default_random_split(ds);

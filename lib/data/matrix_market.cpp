@@ -183,7 +183,8 @@ Dataset graph_dataset(int64_t num_nodes, std::span<const Index> src, std::span<c
   Dataset ds;
   const BuildOptions build{
       .self_loops = options.self_loops, .duplicates = options.duplicates, .symmetrize = false};
-  ds.graph = detail::build_weighted_graph(num_nodes, src, dst, weight, build, ds.edge_weight);
+  ds.graph = detail::build_weighted_graph(num_nodes, src, dst, weight, build, ds.edge_weight,
+                                          detail::RepeatedWeights::sum);
   ds.name = name;
   ds.format = "matrix-market";
   return ds;

@@ -17,7 +17,7 @@ namespace {
 template <class Index>
 Graph build_weighted_graph_impl(int64_t num_nodes, std::span<const Index> src, std::span<const Index> dst,
                                 std::span<const float> weight, const BuildOptions& options,
-                                std::vector<float>& edge_weight) {
+                                std::vector<float>& edge_weight, RepeatedWeights repeated) {
   Graph g = build_graph(num_nodes, num_nodes, src, dst, options);
   edge_weight.clear();
   if (weight.empty()) return g;
@@ -37,6 +37,15 @@ Graph build_weighted_graph_impl(int64_t num_nodes, std::span<const Index> src, s
     const int64_t k = input[p];
     added |= k < 0;
     edge_weight[p] = k >= 0 ? weight[static_cast<size_t>(k)] : 1.f;  // 1: a self-loop added by SelfLoops::add
+  }
+  if (repeated == RepeatedWeights::sum && options.duplicates == Duplicates::merge) {
+    // Later copies of a merged pair add their weights to the first copy's (in input order).
+    const auto csr_of = g.csr_edge_of_input();
+    for (size_t k = 0; k < weight.size() && k < csr_of.size(); ++k) {
+      const int64_t e = csr_of[k];
+      if (e >= 0 && input[static_cast<size_t>(e)] != static_cast<int64_t>(k))
+        edge_weight[static_cast<size_t>(e)] += weight[k];
+    }
   }
   if (!added || !options.symmetrize) return g;
   // A reverse edge d -> s added by symmetrize mirrors the input edge s -> d, stored in row s.
@@ -93,14 +102,14 @@ void check_no_repeated_edges_impl(std::span<const Index> src, std::span<const In
 
 Graph build_weighted_graph(int64_t num_nodes, std::span<const int64_t> src, std::span<const int64_t> dst,
                            std::span<const float> weight, const BuildOptions& options,
-                           std::vector<float>& edge_weight) {
-  return build_weighted_graph_impl(num_nodes, src, dst, weight, options, edge_weight);
+                           std::vector<float>& edge_weight, RepeatedWeights repeated) {
+  return build_weighted_graph_impl(num_nodes, src, dst, weight, options, edge_weight, repeated);
 }
 
 Graph build_weighted_graph(int64_t num_nodes, std::span<const int32_t> src, std::span<const int32_t> dst,
                            std::span<const float> weight, const BuildOptions& options,
-                           std::vector<float>& edge_weight) {
-  return build_weighted_graph_impl(num_nodes, src, dst, weight, options, edge_weight);
+                           std::vector<float>& edge_weight, RepeatedWeights repeated) {
+  return build_weighted_graph_impl(num_nodes, src, dst, weight, options, edge_weight, repeated);
 }
 
 void check_no_repeated_edges(std::span<const int64_t> src, std::span<const int64_t> dst,

@@ -14,17 +14,24 @@
 
 namespace edgeattn::data::detail {
 
+/// What a pair's repeated copies weigh under Duplicates::merge: the first copy's weight, or the
+/// sum of all copies' (scipy's coo -> csr, the reference for Matrix Market files).
+enum class RepeatedWeights { first, sum };
+
 /// The graph of edges src[k] -> dst[k] under `options`, and (when `weight` is non-empty, one per
-/// input edge) the weight of every CSR edge in `edge_weight`: an input edge keeps its weight (the
-/// first copy's under Duplicates::merge), a reverse edge added by `symmetrize` takes the weight of
-/// the edge it mirrors, a self-loop added by SelfLoops::add gets 1.
+/// input edge) the weight of every CSR edge in `edge_weight`: an input edge keeps its weight (under
+/// Duplicates::merge the first copy's, or with RepeatedWeights::sum the copies' sum), a reverse edge
+/// added by `symmetrize` takes the weight of the edge it mirrors, a self-loop added by
+/// SelfLoops::add gets 1.
 Graph build_weighted_graph(int64_t num_nodes, std::span<const int64_t> src, std::span<const int64_t> dst,
                            std::span<const float> weight, const BuildOptions& options,
-                           std::vector<float>& edge_weight);
+                           std::vector<float>& edge_weight,
+                           RepeatedWeights repeated = RepeatedWeights::first);
 /// Same with 32-bit node ids.
 Graph build_weighted_graph(int64_t num_nodes, std::span<const int32_t> src, std::span<const int32_t> dst,
                            std::span<const float> weight, const BuildOptions& options,
-                           std::vector<float>& edge_weight);
+                           std::vector<float>& edge_weight,
+                           RepeatedWeights repeated = RepeatedWeights::first);
 
 /// For Duplicates::error: throws ParseError "<file>:<line>: ..." naming both lines of the first
 /// repeated (src, dst) pair (the one whose second copy comes first), as build_graph would count it:

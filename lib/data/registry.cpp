@@ -191,8 +191,8 @@ std::vector<fs::path> search_roots(const LoadOptions& options) {
     for (size_t i = 0; i + 1 < roots.size(); ++i) msg << " " << roots[i].string();
     msg << ")";
   }
-  msg << "; expected ";
-  if (!e.sha256.empty()) msg << "sha256 " << e.sha256 << ", " << e.bytes << " bytes; ";
+  msg << "; ";
+  if (!e.sha256.empty()) msg << "expected sha256 " << e.sha256 << ", " << e.bytes << " bytes; ";
   msg << "it is published at " << e.url;
   if (!e.member.empty()) msg << " (archive member " << e.member << ")";
   msg << "; " << why << "; or place it there yourself";

@@ -58,12 +58,17 @@ void check_rows(const TextFile& f, size_t rows, int64_t expected, const char* un
 }
 
 // PyG's features of a TUDataset's nodes or edges: the <unit>_attributes.txt rows (reals), then the
-// <unit>_labels.txt categories one-hot (labels shifted to start at 0), `count` rows each.
+// <unit>_labels.txt categories one-hot, `count` rows each. A labels file may give several
+// comma-separated columns (the same number on every line); as PyG's read_tu_data, each column is
+// shifted to start at 0 and one-hot encoded with (its max + 1) classes, the columns side by side.
 struct AttributesThenLabels {
   std::vector<float> attrs;
   int64_t attr_cols = 0;
-  std::vector<int64_t> labels;
-  int64_t label_min = 0, label_cols = 0;
+  std::vector<int64_t> labels;          // [count, label_columns] row-major
+  int64_t label_columns = 0;            // columns of the labels file
+  std::vector<int64_t> label_min;       // per column
+  std::vector<int64_t> one_hot_offset;  // per column: its first feature after the attributes
+  int64_t label_cols = 0;               // one-hot features, all columns together
 
   int64_t cols() const { return attr_cols + label_cols; }
   /// [count, cols()] row-major.
@@ -72,7 +77,11 @@ struct AttributesThenLabels {
     for (int64_t k = 0; k < count; ++k) {
       float* row = out.data() + k * cols();
       std::copy_n(attrs.data() + k * attr_cols, attr_cols, row);
-      if (label_cols > 0) row[attr_cols + labels[static_cast<size_t>(k)] - label_min] = 1.f;
+      for (int64_t c = 0; c < label_columns; ++c) {
+        const auto col = static_cast<size_t>(c);
+        row[attr_cols + one_hot_offset[col] + labels[static_cast<size_t>(k * label_columns + c)] -
+            label_min[col]] = 1.f;
+      }
     }
     return out;
   }
@@ -89,18 +98,39 @@ AttributesThenLabels read_attributes_then_labels(const Files& files, const std::
     out.attr_cols = r.cols;
   }
   if (const auto f = files.optional("_" + unit + "_labels.txt")) {
-    // Some datasets give several label columns; PyG one-hot encodes each. One column is the common
-    // case and what is supported here.
-    out.labels = read_column(*f, (unit + " label").c_str());
-    check_rows(*f, out.labels.size(), count, unit.c_str(), count_source);
-    if (!out.labels.empty()) {
-      const auto [lo, hi] = std::minmax_element(out.labels.begin(), out.labels.end());
-      // The span in unsigned arithmetic: *hi - *lo may not fit an int64.
-      if (static_cast<uint64_t>(*hi) - static_cast<uint64_t>(*lo) >= 10000)
-        raise<ParseError>(f->path, ": ", unit, " labels span ", *lo, " to ", *hi,
-                          "; too many classes to one-hot encode");
-      out.label_min = *lo;
-      out.label_cols = *hi - *lo + 1;
+    const std::string what = unit + " label";
+    TextScanner s(f->text, f->path);
+    int64_t rows = 0;
+    while (!s.at_end()) {
+      if (s.skip_blank_or_comment("")) continue;
+      int64_t c = 0;
+      do {
+        out.labels.push_back(s.read_int64(what));
+        ++c;
+      } while (!s.at_end_of_line());
+      if (rows == 0)
+        out.label_columns = c;
+      else if (c != out.label_columns)
+        s.fail("the row has ", c, " labels, expected ", out.label_columns, " (as on the first row)");
+      s.skip_rest_of_line();
+      ++rows;
+    }
+    check_rows(*f, static_cast<size_t>(rows), count, unit.c_str(), count_source);
+    for (int64_t c = 0; c < out.label_columns && rows > 0; ++c) {
+      int64_t lo = out.labels[static_cast<size_t>(c)], hi = lo;
+      for (int64_t k = 1; k < rows; ++k) {
+        const int64_t v = out.labels[static_cast<size_t>(k * out.label_columns + c)];
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+      // The span in unsigned arithmetic: hi - lo may not fit an int64.
+      if (static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) >= 10000)
+        raise<ParseError>(f->path, ": ", unit, " labels", out.label_columns > 1 ? " (column " : "",
+                          out.label_columns > 1 ? std::to_string(c + 1) + ")" : std::string(), " span ", lo,
+                          " to ", hi, "; too many classes to one-hot encode");
+      out.label_min.push_back(lo);
+      out.one_hot_offset.push_back(out.label_cols);
+      out.label_cols += hi - lo + 1;
     }
   }
   return out;
@@ -171,10 +201,15 @@ Dataset assemble(const Files& files, const std::string& prefix, const TuOptions&
     }
   }
   const int64_t stored = static_cast<int64_t>(src.size());
-  ds.graph = build_graph(n, n, src, dst, {.self_loops = SelfLoops::keep, .duplicates = Duplicates::merge});
-  ds.notes.push_back(ds.name + ": " + std::to_string(num_graphs) + " graphs, " + std::to_string(n) +
-                     " nodes, " + std::to_string(stored) + " edges as stored -> " +
-                     std::to_string(ds.graph.num_edges()));
+  // Self-loops removed and repeated edges merged, as PyG's read_tu_data (remove_self_loops, then
+  // coalesce); a layer that wants self-loops adds its own.
+  const auto loops = static_cast<int64_t>(
+      std::count_if(src.begin(), src.end(), [&, k = size_t{0}](int64_t i) mutable { return i == dst[k++]; }));
+  ds.graph = build_graph(n, n, src, dst, {.self_loops = SelfLoops::remove, .duplicates = Duplicates::merge});
+  ds.notes.push_back(
+      ds.name + ": " + std::to_string(num_graphs) + " graphs, " + std::to_string(n) + " nodes, " +
+      std::to_string(stored) + " edges as stored -> " + std::to_string(ds.graph.num_edges()) +
+      (loops > 0 ? " (" + std::to_string(loops) + " self-loops removed, as PyG's TUDataset)" : ""));
 
   // Graph labels -> 0..K-1 in sorted order of the values.
   {

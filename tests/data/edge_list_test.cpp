@@ -272,7 +272,7 @@ TEST(EdgeList, InvalidOptionsAreRejected) {
 
 TEST(AdjacencyList, ReadsNeighbourListsAndIsolatedNodes) {
   const Dataset ds = parse_adjacency_list("# adj\n0 1 2\r\n1 0\n2\t0\n3\n", "a.adjlist");
-  EXPECT_EQ(ds.format, "adjacency-list");
+  EXPECT_EQ(ds.format, "adjlist");
   EXPECT_EQ(ds.num_nodes(), 4);
   // v n means v -> n (row n lists v)
   EXPECT_EQ(vec(ds.graph.row_ptr()), (std::vector<int64_t>{0, 2, 3, 4, 4}));

@@ -120,6 +120,24 @@ TEST(MatrixMarket, PatternGraphHasNoWeightsAndRepeatedEntriesMerge) {
   EXPECT_EQ(parse_matrix_market_graph(text, "g", {.duplicates = Duplicates::keep}).num_edges(), 3);
 }
 
+// scipy.io.mmread(...).tocsr() sums repeated entries; so does the merged edge's weight.
+TEST(MatrixMarket, RepeatedEntriesSumTheirValuesAsScipy) {
+  const Dataset general = parse_matrix_market_graph(
+      "%%MatrixMarket matrix coordinate real general\n2 2 4\n1 2 1.5\n2 1 7\n1 2 2.5\n1 2 -1\n", "g");
+  EXPECT_EQ(vec(general.graph.col_idx()), (std::vector<int32_t>{1, 0}));  // row = destination
+  EXPECT_EQ(general.edge_weight, (std::vector<float>{7.f, 3.f}));
+  // Symmetric: each listed entry and its mirror; a repeated one adds to both.
+  const Dataset symmetric = parse_matrix_market_graph(
+      "%%MatrixMarket matrix coordinate integer symmetric\n3 3 3\n2 1 4\n3 3 1\n2 1 5\n", "g");
+  EXPECT_EQ(vec(symmetric.graph.col_idx()), (std::vector<int32_t>{1, 0, 2}));
+  EXPECT_EQ(symmetric.edge_weight, (std::vector<float>{9.f, 9.f, 1.f}));
+  // Kept apart, each copy keeps its own value.
+  const Dataset kept =
+      parse_matrix_market_graph("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1.5\n1 2 2.5\n",
+                                "g", {.duplicates = Duplicates::keep});
+  EXPECT_EQ(kept.edge_weight, (std::vector<float>{1.5f, 2.5f}));
+}
+
 TEST(MatrixMarket, LoadReadsAFileAndRecordsItsSource) {
   const edgeattn::testing::TempDir dir;
   const std::string text = "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n3 1\n";

@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "edgeattn/core/file_io.hpp"
 #include "edgeattn/core/sha256.hpp"
@@ -86,6 +90,28 @@ TEST(Registry, LinqsAndNpzFormatsGetASeededRandomSplit) {
   EXPECT_EQ(a.split().val.size(), 500u);
   EXPECT_EQ(a.split().test.size(), 1000u);
   EXPECT_EQ(a.split().train, b.split().train);
+}
+
+// As PyG's read_npz (CitationFull) and DGL's GNNBenchmarkDataset load these files: every stored
+// edge in both directions, self-loops removed. Cora's 5429 stored edges are 5278 pairs; CiteSeer's
+// 4715 include 124 self-loops and become 9072 edges (PyG 2.8.1's counts for both).
+TEST(Registry, NamedNpzDatasetsAreUndirectedWithoutSelfLoopsAsPygLoadsThem) {
+  for (const auto& [name, edges] :
+       std::vector<std::pair<std::string, int64_t>>{{"cora", 10556}, {"citeseer", 9072}}) {
+    const Dataset ds = load_dataset(name, at(kShipped, "npz"));
+    EXPECT_EQ(ds.num_edges(), edges) << name;
+    const Graph& g = ds.graph;
+    std::set<std::pair<int64_t, int64_t>> pairs;
+    for (int64_t dst = 0; dst < g.num_dst(); ++dst)
+      for (int64_t e = g.row_ptr()[dst]; e < g.row_ptr()[dst + 1]; ++e) {
+        EXPECT_NE(g.col_idx()[e], dst) << name << ": self-loop at node " << dst;
+        pairs.emplace(g.col_idx()[e], dst);
+      }
+    for (const auto& [src, dst] : pairs)
+      EXPECT_TRUE(pairs.count({dst, src})) << name << ": " << src << " -> " << dst;
+  }
+  // By path, the file loads as stored.
+  EXPECT_EQ(load_dataset_path(kShipped / "cora/npz/cora.npz").num_edges(), 5429);
 }
 
 TEST(Registry, KarateLoadsWithItsTwoFactions) {

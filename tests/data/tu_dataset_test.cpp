@@ -89,6 +89,39 @@ TEST_F(TuDataset, EdgeAttributesThenOneHotEdgeLabelsAreEdgeFeaturesInCsrOrder) {
   EXPECT_TRUE(load_tu_dataset(dir_.path()).edge_attr.absent());
 }
 
+// As PyG's read_tu_data: remove_self_loops (their edge features with them), then coalesce.
+TEST_F(TuDataset, SelfLoopsAreRemovedWithTheirEdgeFeaturesAsPygDoes) {
+  put("_A.txt", "1, 2\n2, 1\n2, 2\n2, 3\n3, 2\n1, 3\n3, 1\n4, 5\n5, 4\n5, 5\n");
+  put("_edge_labels.txt", "0\n0\n1\n1\n1\n0\n0\n2\n2\n2\n");
+  const Dataset ds = load_tu_dataset(dir_.path());
+  EXPECT_EQ(ds.num_edges(), 8);
+  const Graph& g = ds.graph;
+  for (int64_t v = 0; v < g.num_dst(); ++v)
+    for (int64_t e = g.row_ptr()[v]; e < g.row_ptr()[v + 1]; ++e) EXPECT_NE(g.col_idx()[e], v);
+  ASSERT_EQ(ds.edge_attr.shape(), Shape({8, 3}));  // the loops' labels gone, the others in CSR order
+  const std::vector<float> rows(ds.edge_attr.span().begin(), ds.edge_attr.span().end());
+  EXPECT_EQ(rows, (std::vector<float>{1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0,  //
+                                      1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1}));
+  int notes = 0;
+  for (const std::string& n : ds.notes) notes += n.find("2 self-loops removed") != std::string::npos;
+  EXPECT_EQ(notes, 1);
+}
+
+// Several label columns: each shifted to start at 0 and one-hot encoded with its own max + 1
+// classes, side by side (PyG's read_tu_data).
+TEST_F(TuDataset, SeveralLabelColumnsAreEachOneHotEncoded) {
+  put("_node_labels.txt", "1, 0\n3, 0\n1, 1\n2, 0\n2, 1\n3, 0\n");
+  fs::remove(dir_ / "TOY_node_attributes.txt");
+  const Dataset ds = load_tu_dataset(dir_.path());
+  ASSERT_EQ(ds.num_features(), 5);  // 3 classes (1..3) + 2 classes (0..1)
+  const Tensor& x = ds.features.dense();
+  EXPECT_EQ(std::vector<float>(x.data(), x.data() + 15),
+            (std::vector<float>{1, 0, 0, 1, 0, /**/ 0, 0, 1, 1, 0, /**/ 1, 0, 0, 0, 1}));
+  put("_node_labels.txt", "1, 0\n3\n1, 1\n2, 0\n2, 1\n3, 0\n");
+  expect_throw_naming<ParseError>([&] { load_tu_dataset(dir_.path()); },
+                                  {path("_node_labels.txt") + ":2", "1 labels, expected 2"});
+}
+
 TEST_F(TuDataset, WithoutNodeFilesThereAreNoFeatures) {
   fs::remove(dir_ / "TOY_node_labels.txt");
   fs::remove(dir_ / "TOY_node_attributes.txt");

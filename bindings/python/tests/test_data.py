@@ -131,6 +131,29 @@ def test_reorder_renames_every_node_consistently():
         ds.reorder(np.zeros(300, dtype=np.int64))
 
 
+def test_structure_transforms_as_pyg_users_apply_them(tmp_path):
+    # networkx's write_adjlist lists an undirected edge once: loaded as stored, with a note, and
+    # to_undirected() makes it the undirected graph networkx read_adjlist would give.
+    path = tmp_path / "g.adjlist"
+    path.write_text("0 1 2\n1 2\n2 2\n3\n")  # 0-1, 0-2, 1-2, a self-loop at 2, an isolated 3
+    ds = ea.load_dataset_path(str(path))
+    assert ds.format == "adjlist" and ds.num_nodes == 4 and ds.num_edges == 4
+    assert any("not symmetric" in n and "to_undirected" in n for n in ds.notes)
+    both = ds.to_undirected()
+    pairs = {(int(s), int(d)) for s, d in both.graph.edge_index().T}
+    assert pairs == {(0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1), (2, 2)}
+    assert ds.num_edges == 4  # a new dataset; the original is unchanged
+    loopless = both.without_self_loops()
+    assert loopless.num_edges == 6 and all(s != d for s, d in loopless.graph.edge_index().T)
+    looped = loopless.with_self_loops()
+    assert looped.num_edges == 10 and sum(int(s == d) for s, d in looped.graph.edge_index().T) == 4
+    lcc = loopless.largest_component()
+    assert lcc.num_nodes == 3 and lcc.num_edges == 6
+    # A symmetric file gets no note.
+    path.write_text("0 1\n1 0\n")
+    assert not any("not symmetric" in n for n in ea.load_dataset_path(str(path)).notes)
+
+
 def test_save_npz_keeps_every_split_sparse_features_and_the_name(tmp_path):
     cora = ea.load_dataset("cora")
     cora.add_split("custom", np.arange(10), np.arange(10, 20), np.arange(20, 30))

@@ -60,7 +60,8 @@ Dataset parse_edge_list(std::string_view text, const std::string& name, const Ed
 /// Reads `path` via read_file (so `.gz` works); name = file name without extension/`.gz`.
 Dataset load_edge_list(const std::filesystem::path& path, const EdgeListOptions& options = {});
 
-/// Adjacency list from text in memory; format "adjacency-list", otherwise as parse_edge_list.
+/// Adjacency list from text in memory; format "adjlist" (as the registry and --format name it), otherwise as
+/// parse_edge_list.
 Dataset parse_adjacency_list(std::string_view text, const std::string& name,
                              const EdgeListOptions& options = {});
 Dataset load_adjacency_list(const std::filesystem::path& path, const EdgeListOptions& options = {});

@@ -53,8 +53,8 @@ struct MatrixMarketData {
 struct MatrixMarketGraphOptions {
   /// Diagonal entries: keep, remove, or `add` (one self-loop per node, weight 1 where added).
   SelfLoops self_loops = SelfLoops::keep;
-  /// Repeated (i, j) entries (not allowed by the format, but common): `merge` keeps the first
-  /// entry's value.
+  /// Repeated (i, j) entries (not allowed by the format, but common): `merge` makes them one edge
+  /// whose weight is the entries' sum (as scipy.io.mmread(...).tocsr() does).
   Duplicates duplicates = Duplicates::merge;
   /// Refuse matrices with more rows than this (ParseError naming the size line) instead of
   /// allocating per-node arrays for them.

@@ -5,19 +5,22 @@
 //                                     graphs (undirected graphs list both directions)
 //   <dir>/<DS>_graph_indicator.txt    n lines: the graph (1-based) of node i; nodes grouped by graph
 //   <dir>/<DS>_graph_labels.txt       N lines: the class of graph g (any integers, e.g. -1/1)
-//   <dir>/<DS>_node_labels.txt        optional, n lines: a categorical label per node
+//   <dir>/<DS>_node_labels.txt        optional, n lines: a categorical label per node (or several
+//                                     comma-separated ones, the same number on every line)
 //   <dir>/<DS>_node_attributes.txt    optional, n lines of comma-separated reals
 //   <dir>/<DS>_edge_attributes.txt    optional, m lines of comma-separated reals (one per line of _A)
-//   <dir>/<DS>_edge_labels.txt        optional, m lines: a categorical label per edge
+//   <dir>/<DS>_edge_labels.txt        optional, m lines: a categorical label per edge (or several)
 //   <dir>/<DS>_graph_attributes.txt   optional, not loaded (see below)
 //
 // The Dataset holds the graphs as one block-diagonal graph (Dataset::graph_ptr gives each graph's
 // node range), with PyTorch Geometric's TUDataset conventions: node features are the node
-// attributes followed by the one-hot node labels (labels shifted to start at 0); graph labels are
+// attributes followed by the one-hot node labels (each label column shifted to start at 0 and
+// encoded with its max + 1 classes, the columns side by side); graph labels are
 // mapped to 0..K-1 in sorted order (Dataset::graph_labels; class_names keep the original values).
 // Edge features (Dataset::edge_attr, in the graph's CSR order) are the edge attributes followed by
-// the one-hot edge labels, as PyG's edge_attr. Repeated edges are merged (their edge features
-// summed, as PyG's coalesce) and self-loops kept. Graph attributes (regression targets) are not
+// the one-hot edge labels, as PyG's edge_attr. Self-loops are removed (with their edge features)
+// and repeated edges merged (their edge features summed), as PyG's remove_self_loops and coalesce;
+// a note counts the removed loops. Graph attributes (regression targets) are not
 // loaded: a note says so. Node-level labels and splits stay empty:
 // graph classification uses graph_labels with a k-fold split (data/splits.hpp).
 //

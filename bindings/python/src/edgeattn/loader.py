@@ -121,7 +121,9 @@ class NeighborLoader:
     (int array or list, distinct; default every node); batch_size: seeds per batch; shuffle: a new
     seeded permutation of input_nodes every epoch (else their order); drop_last: leave out a last
     batch smaller than batch_size; replace, weights, order: as ``sample_neighbors`` (weights: the
-    edge weights to sample by, e.g. ``Dataset.edge_weight``); seed: keys the shuffles and every
+    edge weights to sample by, e.g. ``Dataset.edge_weight``), except that ``order`` defaults to
+    ``"ascending"`` here (each block's new sources numbered by ascending node id, the faster order
+    to gather; ``sample_neighbors`` defaults to DGL's and PyG's ``"appearance"``); seed: keys the shuffles and every
     sample; features: optional NumPy array or torch tensor [N, ...] whose rows ``input_nodes`` each
     batch carries as ``x``; prefetch: batches sampled ahead on a background thread (0: sample on
     the caller's thread).
