@@ -35,6 +35,8 @@
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
+#include "edgeattn/core/parallel.hpp"
+#include "edgeattn/core/rng.hpp"
 #include "edgeattn/core/sparse_matrix.hpp"
 #include "edgeattn/core/tensor.hpp"
 #include "edgeattn/data/dataset.hpp"
@@ -1283,6 +1285,39 @@ NB_MODULE(_edgeattn, m) {
         "features"_a, "ids"_a, gather_doc);
     m.def("gather_rows", gather, "features"_a, "ids"_a, gather_doc);
   }
+  m.def(
+      "attention_dropout_factors",
+      [](const AnyArray& src, const AnyArray& dst, int64_t heads, float p, uint64_t seed) {
+        if (heads < 1)
+          raise<InvalidArgument>("attention_dropout_factors: heads is ", heads, ", expected >= 1");
+        if (!(p >= 0.f && p < 1.f))
+          raise<InvalidArgument>("attention_dropout_factors: p is ", p, ", expected in [0, 1)");
+        const std::vector<int64_t> s = index_vector(src, "attention_dropout_factors: src");
+        const std::vector<int64_t> d = index_vector(dst, "attention_dropout_factors: dst");
+        if (s.size() != d.size())
+          raise<ShapeError>("attention_dropout_factors: src has ", s.size(), " ids and dst ", d.size(),
+                            ", expected one of each per edge");
+        const auto edges = static_cast<int64_t>(s.size());
+        Tensor out = Tensor::uninitialized({edges, heads});
+        {
+          GilRelease release;
+          const float keep_scale = p > 0.f ? 1.f / (1.f - p) : 1.f;  // as the kernels compute it
+          float* o = out.data();
+          parallel_for(0, edges, 4096, [&](int64_t e0, int64_t e1) {
+            for (int64_t e = e0; e < e1; ++e)
+              dropout_keep_heads(seed, d[static_cast<size_t>(e)], s[static_cast<size_t>(e)], heads, p,
+                                 keep_scale, o + e * heads);
+          });
+        }
+        return to_numpy(std::move(out));
+      },
+      "src"_a, "dst"_a, "heads"_a, "p"_a, "seed"_a,
+      "The factors attention dropout applies to the weights of edges src[e] -> dst[e] in a kernel called "
+      "with dropout=p and seed=seed (core/rng.hpp's dropout_keep: a pure function of (seed, dst, src, "
+      "head)): "
+      "float32 [E, heads], 0 where dropped and 1/(1-p) where kept. attention_forward returns weights before "
+      "dropout; times these factors they are the weights the output was computed with (what PyG's GATConv "
+      "returns while training).");
   // -- Locality orderings (graph/ordering.hpp) ---------------------------------------------------
   {
     const auto ordering = [&m](const char* name, std::vector<int64_t> (*f)(const Graph&), const char* doc) {

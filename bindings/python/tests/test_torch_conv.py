@@ -209,6 +209,190 @@ def test_a_two_layer_gat_trains_with_torch_optim():
     assert losses[-1] < 0.5 * losses[0]
 
 
+LAYERS = [et.GATConv, et.GATv2Conv, et.TransformerConv]
+GAT_FAMILY = [et.GATConv, et.GATv2Conv]
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_a_graph_without_edges_gives_empty_attention_weights_and_zero_gradients(layer):
+    torch.manual_seed(0)
+    no_loops = {} if layer is et.TransformerConv else dict(add_self_loops=False)
+    no_skip = dict(root_weight=False) if layer is et.TransformerConv else dict(bias=False)
+    conv = layer(5, 3, heads=2, **no_loops, **no_skip)
+    x, empty = torch.randn(7, 5), torch.empty(2, 0, dtype=torch.int64)
+    out, (ei, alpha) = conv(x, empty, return_attention_weights=True)
+    assert out.shape == (7, 6) and ei.shape == (2, 0) and alpha.shape == (0, 2)
+    assert not out.any()  # no messages, no skip: zeros
+    out.sum().backward()  # the projections took part: zero gradients, as in PyG, not None
+    assert all(p.grad is not None and not p.grad.any() for n, p in conv.named_parameters() if "skip" not in n)
+    # no sources or no destinations, self-loops added where the layer adds them (min(N_src, N_dst) = 0)
+    full = layer(5, 3, heads=2)
+    for num_src, num_dst in ((0, 4), (4, 0)):
+        out, (ei, alpha) = full((torch.randn(num_src, 5), torch.randn(num_dst, 5)), empty,
+                                return_attention_weights=True)
+        assert out.shape == (num_dst, 6) and ei.shape == (2, 0) and alpha.shape == (0, 2)
+    # mean over heads
+    out, (_, alpha) = layer(5, 3, heads=2, concat=False, **no_loops)(x, empty, return_attention_weights=True)
+    assert out.shape == (7, 3) and alpha.shape == (0, 2)
+
+
+def test_transformerconv_without_bias_has_no_biases_in_its_projections():
+    names = set(et.TransformerConv(5, 3, heads=2, bias=False).state_dict())
+    assert names == {"lin_key.weight", "lin_query.weight", "lin_value.weight", "lin_skip.weight"}
+
+
+def test_gatconv_with_no_destination_features_drops_the_destination_term_and_the_residual():
+    torch.manual_seed(8)
+    conv = et.GATConv(5, 3, heads=2, residual=True)
+    x, ei = torch.randn(7, 5), edge_list()
+    out, (e, alpha) = conv((x, None), ei, return_attention_weights=True)
+    # the same as x with att_dst and the residual's weight zeroed
+    with torch.no_grad():
+        conv.att_dst.zero_()
+        conv.res.weight.zero_()
+    want, (e_want, alpha_want) = conv(x, ei, return_attention_weights=True)
+    assert torch.equal(e, e_want)
+    torch.testing.assert_close(out, want)
+    torch.testing.assert_close(alpha, alpha_want)
+    # size=(num_src, num_dst) sets the destinations: self-loops on the first min(size) nodes
+    out, (e, _) = conv((x, None), torch.tensor([[0, 1, 2], [1, 2, 8]]), size=(7, 9), return_attention_weights=True)
+    assert out.shape == (9, 6) and e.shape == (2, 3 + 7)
+    for layer in (et.GATv2Conv, et.TransformerConv):  # they need x_dst (PyG fails on an assert / None)
+        with pytest.raises(ea.InvalidArgument, match=rf"{layer.__name__}: x is \(x_src, None\)"):
+            layer(5, 3)((x, None), ei)
+
+
+@pytest.mark.parametrize("heads", [2, 5])
+@pytest.mark.parametrize("layer", GAT_FAMILY)
+def test_training_attention_weights_are_the_ones_used_after_dropout(layer, heads):
+    torch.manual_seed(6)
+    conv = layer(5, 3, heads=heads, dropout=0.5, bias=False)
+    x, ei = torch.randn(7, 5), edge_list()
+    out, (e, alpha) = conv(x, ei, return_attention_weights=True)
+    conv.eval()
+    _, (_, before) = conv(x, ei, return_attention_weights=True)
+    kept = alpha != 0
+    assert 0.2 < kept.float().mean() < 0.8
+    assert torch.equal(alpha[kept], before[kept] * 2)  # survivors scaled by 1 / (1 - p)
+    # out_i = sum_j alpha_ij v_j with the returned weights: they are the weights the kernel used
+    v = (conv.lin(x) if layer is et.GATConv else conv.lin_l(x)).detach().view(-1, heads, 3)
+    want = torch.zeros(7, heads, 3).index_add(0, e[1], alpha[:, :, None] * v[e[0]])
+    torch.testing.assert_close(out.detach(), want.reshape(7, -1), atol=1e-5, rtol=1e-5)
+
+
+def test_transformerconv_returns_the_attention_weights_before_dropout_as_pyg():
+    torch.manual_seed(6)
+    conv = et.TransformerConv(5, 3, heads=2, dropout=0.5)
+    x, ei = torch.randn(7, 5), edge_list()
+    out, (_, alpha) = conv(x, ei, return_attention_weights=True)
+    conv.eval()
+    out_eval, (_, alpha_eval) = conv(x, ei, return_attention_weights=True)
+    assert torch.equal(alpha, alpha_eval) and not torch.equal(out, out_eval)
+
+
+def test_return_attention_weights_is_read_as_each_pyg_layer_reads_it():
+    x, ei = torch.randn(7, 5), edge_list()
+    for flag, gat_tuple, transformer_tuple in ((None, False, False), (False, False, True), (True, True, True),
+                                               (1, True, False), (0, False, False)):
+        for layer in LAYERS:
+            want = transformer_tuple if layer is et.TransformerConv else gat_tuple
+            assert isinstance(layer(5, 3)(x, ei, return_attention_weights=flag), tuple) == want, (layer, flag)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_the_returned_edge_index_keeps_the_given_dtype_unless_self_loops_are_added(layer):
+    x, ei = torch.randn(7, 5), edge_list().to(torch.int32)
+    no_loops = {} if layer is et.TransformerConv else dict(add_self_loops=False)
+    _, (e, _) = layer(5, 3, **no_loops)(x, ei, return_attention_weights=True)
+    assert e is ei  # PyG returns the given tensor
+    small = edge_list().to(torch.int16)
+    with pytest.raises(ea.InvalidArgument, match="edge_index has dtype torch.int16, expected torch.int64 or torch.int"):
+        layer(5, 3, **no_loops)(x, small)
+    if layer is et.TransformerConv:
+        return
+    conv = layer(5, 3)  # PyG's add_self_loops builds an int64 edge_index, from any integer type
+    _, (e32, _) = conv(x, ei, return_attention_weights=True)
+    assert e32.dtype == torch.int64
+    for dtype in (torch.uint8, torch.int8, torch.int16):
+        _, (e, _) = conv(x, edge_list().to(dtype), return_attention_weights=True)
+        assert torch.equal(e, e32)
+
+
+@pytest.mark.parametrize("layer,kwargs", [
+    (et.GATConv, dict(heads=2, residual=True, edge_dim=2)), (et.GATConv, dict(in_channels=(5, 4), heads=2)),
+    (et.GATv2Conv, dict(heads=2, residual=True, edge_dim=2)), (et.GATv2Conv, dict(heads=2, share_weights=True)),
+    (et.TransformerConv, dict(heads=2, beta=True, edge_dim=2))])
+def test_reset_parameters_redraws_every_parameter_and_keeps_shapes(layer, kwargs):
+    args = {"in_channels": 5, "out_channels": 3, **kwargs}
+    conv = layer(**args)
+    with torch.no_grad():
+        for p in conv.parameters():
+            p.fill_(0.5)
+    conv.reset_parameters()
+    for name, p in conv.state_dict().items():
+        assert p.shape == layer(**args).state_dict()[name].shape
+        if name == "bias":  # GAT's and GATv2's output bias starts at zero (PyG's zeros)
+            assert not p.any()
+        else:
+            assert (p != 0.5).all() and p.std() > 0, name
+    torch.manual_seed(3)
+    conv.reset_parameters()
+    first = {k: v.clone() for k, v in conv.state_dict().items()}
+    torch.manual_seed(3)
+    conv.reset_parameters()  # torch's generator alone decides the values
+    assert all(torch.equal(first[k], v) for k, v in conv.state_dict().items())
+
+
+def test_repr_and_attributes_are_pygs():
+    assert repr(et.GATConv(5, 3)) == "GATConv(5, 3, heads=1)"
+    assert repr(et.GATv2Conv(5, 3)) == "GATv2Conv(5, 3, heads=1)"
+    assert repr(et.TransformerConv((5, 4), 3, heads=2)) == "TransformerConv((5, 4), 3, heads=2)"
+    assert et.GATConv(5, 3, residual=True).residual is True and et.GATConv(5, 3).residual is False
+    v2 = et.GATv2Conv(5, 3, residual=True, share_weights=True)
+    assert v2.residual is True and v2.share_weights is True and v2.lin_l is v2.lin_r
+    assert et.TransformerConv(5, 3, beta=True).beta is True
+    assert et.TransformerConv(5, 3, beta=True, root_weight=False).beta is False  # beta and root_weight
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("layer", LAYERS)
+def test_outputs_and_attention_weights_come_back_in_the_inputs_dtype(layer, dtype):
+    torch.manual_seed(9)
+    conv = layer(5, 3, heads=2).to(dtype)
+    x = torch.randn(7, 5, dtype=dtype, requires_grad=True)
+    out, (_, alpha) = conv(x, edge_list(), return_attention_weights=True)
+    assert out.dtype == dtype and alpha.dtype == dtype
+    out.float().sum().backward()
+    assert x.grad.dtype == dtype and all(p.grad.dtype == dtype for p in conv.parameters())
+    _, (_, alpha) = conv(x, torch.empty(2, 0, dtype=torch.int64), return_attention_weights=True)
+    assert alpha.dtype == dtype
+
+
+def test_what_pyg_refuses_is_refused_with_a_clear_error():
+    x, ei = torch.randn(7, 5), edge_list()
+    # One tensor x is both the sources and the destinations: size cannot say 5 destinations.
+    with pytest.raises(ea.ShapeError, match=r"size\[1\] is 5, but x has 7 rows"):
+        et.GATConv(5, 3)(x, ei % 5, size=(7, 5))
+    assert et.GATConv(5, 3)(x, ei, size=(7, 7)).shape == (7, 3)
+    with pytest.raises(ea.InvalidArgument, match=r"edge_dim=3 but no edge_attr was given"):
+        et.TransformerConv(5, 3, edge_dim=3)(x, ei)
+    for layer in GAT_FAMILY:  # these take edge_dim without edge_attr, as in PyG (no edge term then)
+        assert layer(5, 3, edge_dim=3)(x, ei).shape == (7, 3)
+    for dtype in (torch.uint8, torch.int8, torch.int16):
+        with pytest.raises(ea.InvalidArgument, match=f"edge_index has dtype {dtype}, expected torch.int64"):
+            et.TransformerConv(5, 3)(x, ei.to(dtype))
+
+
+@pytest.mark.filterwarnings("ignore:Sparse")  # torch's notes on sparse invariant checks and CSR's beta state
+@pytest.mark.parametrize("layer", LAYERS)
+def test_a_sparse_adjacency_is_refused_with_what_to_pass_instead(layer):
+    x, ei = torch.randn(7, 5), edge_list()
+    adj_t = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1)), (7, 7))
+    for adj in (adj_t, adj_t.coalesce().to_sparse_csr()):
+        with pytest.raises(ea.InvalidArgument, match=r"sparse adjacency .*adj_t.coalesce\(\).indices\(\).flip\(0\)"):
+            layer(5, 3)(x, adj)
+
+
 # --- Against PyG itself (when torch_geometric is installed: scripts/python_env.sh installs it) ---
 
 PYG_CASES = [
@@ -219,6 +403,9 @@ PYG_CASES = [
     ("GATv2Conv", dict(in_channels=(5, 4), out_channels=3, heads=2, residual=True), True),
     ("TransformerConv", dict(in_channels=5, out_channels=3, heads=2, beta=True), False),
     ("TransformerConv", dict(in_channels=(5, 4), out_channels=3, heads=2, concat=False), True),
+    ("GATv2Conv", dict(in_channels=5, out_channels=3, heads=2, share_weights=True, bias=False), False),
+    # one tensor x through lin_src and lin_dst (in_channels a pair of equal sizes), as PyG does
+    ("GATConv", dict(in_channels=(5, 5), out_channels=3, heads=2, residual=True), False),
 ]
 
 
@@ -345,8 +532,24 @@ def assert_same_as_pyg(mine, theirs, got, expected, inputs):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-4, rtol=1e-3)
 
 
-@pytest.mark.parametrize("layer,kwargs,bipartite", PYG_CASES)
-def test_the_same_weights_give_pygs_outputs_attention_and_gradients(layer, kwargs, bipartite, pyg_nn):
+@pytest.fixture
+def pyg28_nn(pyg_nn):
+    """pyg_nn where the behaviour a test pins down is PyG 2.8's (earlier 2.x releases differ there:
+    TransformerConv's bias=False left lin_key/query/value with biases, GATConv and GATv2Conv returned
+    the attention weights for return_attention_weights=False)."""
+    import torch_geometric
+
+    if tuple(int(v) for v in torch_geometric.__version__.split(".")[:2]) < (2, 8):
+        pytest.skip(f"pins PyG 2.8's behaviour; torch_geometric {torch_geometric.__version__} is installed")
+    return pyg_nn
+
+
+@pytest.mark.parametrize("layer,kwargs,bipartite", PYG_CASES + [
+    ("TransformerConv", dict(in_channels=5, out_channels=3, heads=2, bias=False), False)])
+def test_the_same_weights_give_pygs_outputs_attention_and_gradients(layer, kwargs, bipartite, request):
+    # bias=False: PyG 2.8's TransformerConv takes it for its key, query and value projections too
+    pin_28 = layer == "TransformerConv" and kwargs.get("bias") is False
+    pyg_nn = request.getfixturevalue("pyg28_nn" if pin_28 else "pyg_nn")
     torch.manual_seed(7)
     theirs = getattr(pyg_nn, layer)(**kwargs).eval()
     mine = getattr(et, layer)(**kwargs).eval()
@@ -378,3 +581,159 @@ def test_the_graph_cache_sees_edits_that_bypass_torchs_version_counter():
     assert torch.equal(after, conv(x, ei.clone()))
     assert not torch.equal(before, after)
 
+
+# --- PyG's behaviour at the edges of its API, case by case (PyG 2.8) ---
+
+PYG_LAYERS = ["GATConv", "GATv2Conv", "TransformerConv"]
+
+
+def pyg_pair(pyg_nn, layer, **kwargs):
+    """(PyG's layer, edgeattn's with PyG's weights), both in eval mode."""
+    torch.manual_seed(12)
+    args = {"in_channels": 5, "out_channels": 3, "heads": 2, **kwargs}
+    theirs = getattr(pyg_nn, layer)(**args).eval()
+    mine = getattr(et, layer)(**args).eval()
+    mine.load_state_dict(theirs.state_dict())
+    return mine, theirs
+
+
+def run_both(mine, theirs, x, ei, **kwargs):
+    """Both layers on copies of x (a tensor or a pair, None allowed) -> ((out, ei, alpha) mine, theirs, input pairs)."""
+    xs = x if isinstance(x, tuple) else (x,)
+    x_t = tuple(None if t is None else t.detach().clone().requires_grad_() for t in xs)
+    x_m = tuple(None if t is None else t.detach().clone().requires_grad_() for t in xs)
+    pair = isinstance(x, tuple)
+    out_t, (ei_t, alpha_t) = theirs(x_t if pair else x_t[0], ei, return_attention_weights=True, **kwargs)
+    out_m, (ei_m, alpha_m) = mine(x_m if pair else x_m[0], ei, return_attention_weights=True, **kwargs)
+    pairs = [(a, b) for a, b in zip(x_m, x_t) if a is not None]
+    return (out_m, ei_m, alpha_m), (out_t, ei_t, alpha_t), pairs
+
+
+@pytest.mark.parametrize("layer", PYG_LAYERS)
+def test_graphs_without_edges_give_pygs_outputs_weights_and_gradients(layer, pyg_nn):
+    empty = torch.empty(2, 0, dtype=torch.int64)
+    no_loops = {} if layer == "TransformerConv" else dict(add_self_loops=False)
+    mine, theirs = pyg_pair(pyg_nn, layer, **no_loops)
+    got, expected, inputs = run_both(mine, theirs, torch.randn(7, 5), empty)
+    assert got[2].shape == expected[2].shape == (0, 2)
+    assert_same_as_pyg(mine, theirs, got, expected, inputs)
+    for num_src, num_dst in ((0, 4), (4, 0)):  # self-loops added where the layer adds them
+        mine, theirs = pyg_pair(pyg_nn, layer)
+        got, expected, inputs = run_both(mine, theirs, (torch.randn(num_src, 5), torch.randn(num_dst, 5)), empty)
+        assert got[0].shape == expected[0].shape and got[2].shape == expected[2].shape
+        assert_same_as_pyg(mine, theirs, got, expected, inputs)
+
+
+@pytest.mark.parametrize("kwargs,size,num_dst", [
+    (dict(residual=True), None, 7), (dict(), (7, 9), 9), (dict(concat=False), (7, 4), 4),
+    (dict(in_channels=(5, 4), edge_dim=2), None, 7)])
+def test_gatconv_without_destination_features_gives_pygs_results(kwargs, size, num_dst, pyg_nn):
+    mine, theirs = pyg_pair(pyg_nn, "GATConv", **kwargs)
+    ei = edge_list(7, num_dst, seed=14)
+    extra = dict(size=size)
+    if "edge_dim" in kwargs:
+        extra["edge_attr"] = torch.randn(ei.size(1), 2)
+    got, expected, inputs = run_both(mine, theirs, (torch.randn(7, 5), None), ei, **extra)
+    assert got[0].shape == (num_dst, expected[0].size(1))
+    assert_same_as_pyg(mine, theirs, got, expected, inputs)
+
+
+def test_the_same_seed_gives_pygs_initial_and_reset_parameters_repr_and_attributes(pyg28_nn):
+    pyg_nn = pyg28_nn
+    cases = [("GATConv", dict(edge_dim=2, residual=True)), ("GATConv", dict(in_channels=(5, 4), bias=False)),
+             ("GATv2Conv", dict(edge_dim=2, residual=True)), ("GATv2Conv", dict(share_weights=True, concat=False)),
+             ("TransformerConv", dict(edge_dim=2, beta=True)), ("TransformerConv", dict(beta=True, root_weight=False,
+                                                                                        bias=False))]
+    for layer, kwargs in cases:
+        args = {"in_channels": 5, "out_channels": 3, "heads": 2, **kwargs}
+        torch.manual_seed(21)
+        theirs = getattr(pyg_nn, layer)(**args)
+        torch.manual_seed(21)
+        mine = getattr(et, layer)(**args)
+        assert repr(mine) == repr(theirs)
+        for name in ("residual", "share_weights", "beta", "root_weight", "concat", "dropout", "edge_dim"):
+            assert getattr(mine, name, None) == getattr(theirs, name, None), (layer, name)
+        for _ in range(2):  # as built, then after reset_parameters from the same generator state
+            t, m = theirs.state_dict(), mine.state_dict()
+            assert list(m) == list(t), layer
+            for name in t:
+                assert torch.equal(m[name], t[name]), (layer, kwargs, name)
+            torch.manual_seed(22)
+            theirs.reset_parameters()
+            torch.manual_seed(22)
+            mine.reset_parameters()
+
+
+@pytest.mark.parametrize("layer", PYG_LAYERS)
+def test_return_attention_weights_edge_index_dtypes_and_refusals_follow_pyg(layer, pyg28_nn):
+    pyg_nn = pyg28_nn
+    x, ei = torch.randn(7, 5), edge_list(seed=15)
+    loop_options = [dict()] if layer == "TransformerConv" else [dict(), dict(add_self_loops=False)]
+    for loops in loop_options:
+        mine, theirs = pyg_pair(pyg_nn, layer, **loops)
+        for flag in (None, False, True, 0, 1):
+            assert (isinstance(mine(x, ei, return_attention_weights=flag), tuple)
+                    == isinstance(theirs(x, ei, return_attention_weights=flag), tuple)), (loops, flag)
+        for dtype in (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8):
+            given = ei.to(dtype)
+            try:
+                out_t, (ei_t, alpha_t) = theirs(x, given, return_attention_weights=True)
+            except (RuntimeError, ValueError):  # PyG refuses: so does edgeattn, with a clear error
+                with pytest.raises(ea.InvalidArgument, match=f"edge_index has dtype {dtype}"):
+                    mine(x, given)
+                continue
+            out_m, (ei_m, alpha_m) = mine(x, given, return_attention_weights=True)
+            assert ei_m.dtype == ei_t.dtype and torch.equal(ei_m, ei_t), (loops, dtype)
+            np.testing.assert_allclose(out_m.detach().numpy(), out_t.detach().numpy(), atol=2e-5, rtol=1e-4)
+            np.testing.assert_allclose(alpha_m.numpy(), alpha_t.detach().numpy(), atol=2e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("layer", PYG_LAYERS)
+def test_outputs_and_attention_weights_have_pygs_dtype(layer, dtype, pyg_nn):
+    mine, theirs = pyg_pair(pyg_nn, layer)
+    x, ei = torch.randn(7, 5, dtype=dtype), edge_list(seed=16)
+    out_t, (_, alpha_t) = theirs.to(dtype)(x, ei, return_attention_weights=True)
+    out_m, (_, alpha_m) = mine.to(dtype)(x, ei, return_attention_weights=True)
+    assert (out_m.dtype, alpha_m.dtype) == (out_t.dtype, alpha_t.dtype) == (dtype, dtype)
+    tol = 2e-5 if dtype == torch.float64 else 5e-2  # edgeattn computes in float32
+    np.testing.assert_allclose(out_m.detach().double().numpy(), out_t.detach().double().numpy(), atol=tol, rtol=tol)
+    np.testing.assert_allclose(alpha_m.double().numpy(), alpha_t.detach().double().numpy(), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("layer", PYG_LAYERS)
+def test_training_attention_weights_are_before_or_after_dropout_as_in_pyg(layer, pyg_nn):
+    x, ei = torch.randn(7, 5), edge_list(seed=17)
+    for conv in pyg_pair(pyg_nn, layer, dropout=0.5):
+        _, (_, before) = conv(x, ei, return_attention_weights=True)
+        conv.train()
+        _, (_, alpha) = conv(x, ei, return_attention_weights=True)
+        if layer == "TransformerConv":  # PyG keeps its weights before F.dropout
+            assert torch.equal(alpha, before)
+        else:  # zeros where dropped, the others scaled by 1 / (1 - p)
+            kept = alpha != 0
+            assert 0 < kept.sum() < kept.numel()
+            torch.testing.assert_close(alpha[kept], 2 * before[kept])
+
+
+def test_what_pyg_refuses_edgeattn_refuses_too(pyg_nn):
+    x, ei = torch.randn(7, 5), edge_list(seed=18)
+    for conv in pyg_pair(pyg_nn, "GATConv"):  # one tensor x, size claiming 5 destinations
+        with pytest.raises(ValueError):
+            conv(x, ei % 5, size=(7, 5))
+    for layer in ("GATv2Conv", "TransformerConv"):  # (x_src, None) without destination features
+        for conv in pyg_pair(pyg_nn, layer):
+            with pytest.raises((AssertionError, TypeError, ea.InvalidArgument)):
+                conv((x, None), ei)
+    for conv in pyg_pair(pyg_nn, "TransformerConv", edge_dim=2):  # edge_dim without edge_attr
+        with pytest.raises((AssertionError, ea.InvalidArgument)):
+            conv(x, ei)
+
+
+@pytest.mark.parametrize("layer", ["GATConv", "GATv2Conv"])
+def test_the_edge_index_the_sparse_error_names_gives_pygs_result_for_its_adj_t(layer, pyg_nn):
+    mine, theirs = pyg_pair(pyg_nn, layer)
+    x, ei = torch.randn(7, 5), torch.unique(edge_list(seed=19), dim=1)  # a sparse matrix has no repeated edges
+    adj_t = torch.sparse_coo_tensor(ei.flip(0), torch.ones(ei.size(1)), (7, 7))  # [num_dst, num_src]
+    np.testing.assert_allclose(mine(x, adj_t.coalesce().indices().flip(0)).detach().numpy(),
+                               theirs(x, adj_t).detach().numpy(), atol=2e-5, rtol=1e-4)

@@ -356,6 +356,11 @@ def gather_rows(features: Annotated[NDArray, dict(writable=False)], ids: Sequenc
     features[ids] as a new float32 array (features: float32, C-contiguous, rank >= 1, NumPy or a torch tensor; ids: int32/int64 array or list) copied by the library in parallel without the GIL, a mini-batch's input rows several times faster than numpy.take or an index_select. Raises InvalidArgument naming an id outside [0, len(features)).
     """
 
+def attention_dropout_factors(src: Annotated[NDArray, dict(writable=False)], dst: Annotated[NDArray, dict(writable=False)], heads: int, p: float, seed: int) -> object:
+    """
+    The factors attention dropout applies to the weights of edges src[e] -> dst[e] in a kernel called with dropout=p and seed=seed (core/rng.hpp's dropout_keep: a pure function of (seed, dst, src, head)): float32 [E, heads], 0 where dropped and 1/(1-p) where kept. attention_forward returns weights before dropout; times these factors they are the weights the output was computed with (what PyG's GATConv returns while training).
+    """
+
 def rcm_ordering(graph: Graph) -> object:
     """
     Reverse Cuthill-McKee (Boost.Graph; each component from a pseudo-peripheral node) of a square graph's symmetrized pattern: int64 [N] new_of_old (new_of_old[i] is old node i's new id), for Graph.permute or Dataset.reorder. Raises GraphError unless square.
