@@ -292,7 +292,7 @@ int train_graph_classifier(const Args& args, const data::Dataset& ds, nn::ModelC
     raise<InvalidArgument>("dataset '", ds.name,
                            "' has no graph labels; --task graph needs a dataset of many ",
                            "graphs with a class each (e.g. mutag, proteins, imdb-binary)");
-  if (ds.features.cols() == 0)
+  if (ds.features.cols() == 0 && encoder.pe == nn::PositionalEncodingKind::none)
     raise<InvalidArgument>("dataset '", ds.name, "' has no node features (try --pe rwse or --pe laplacian)");
   const int64_t k = args.integer("folds", 2, 1000);
   const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 0));
@@ -309,7 +309,7 @@ int train_graph_classifier(const Args& args, const data::Dataset& ds, nn::ModelC
     gcfg.encoder.seed = gcfg.seed = seed + static_cast<uint64_t>(f);
     nn::GraphClassifier model(gcfg);
     const Graph g = model.prepare_graph(ds.graph);
-    const data::Features x = model.prepare_features(ds.graph, ds.features);
+    const data::Features x = model.prepare_features(ds.graph, ds.features, ds.graph_ptr);
     tc.seed = gcfg.seed;
     double ms_sum = 0;
     Progress progress(ds.name + " fold " + std::to_string(f + 1), show_progress);
@@ -833,11 +833,23 @@ int run_train(std::span<const std::string> argv) {
                        {{"checkpoint", "resume"}});  // a resumed run may go on writing its checkpoint
   const std::string task = args.str("task");
   if (task != "node" && task != "graph") throw UsageError("--task is '" + task + "': expected node or graph");
-  if (task == "graph" &&
-      (args.given("save") || args.given("attention-out") || args.given("plot") || runs > 1))
-    throw UsageError(
-        "--task graph reports k-fold cross-validation; --save, --attention-out, --plot and --runs "
-        "apply to --task node");
+  if (task == "graph") {
+    // k-fold cross-validation of full-batch models: options of one node-level run do not apply,
+    // and an option given is never silently ignored.
+    std::vector<std::string> node_only;
+    for (const char* name : {"save", "attention-out", "plot", "checkpoint", "checkpoint-every", "resume",
+                             "split", "batch-size", "fanout", "source-order"})
+      if (args.given(name)) node_only.push_back("--" + std::string(name));
+    for (const char* name : {"replace", "sample-weights"})
+      if (args.flag_set(name)) node_only.push_back("--" + std::string(name));
+    if (runs > 1) node_only.push_back("--runs");
+    if (!node_only.empty()) {
+      std::string list;
+      for (const std::string& o : node_only) list += (list.empty() ? "" : ", ") + o;
+      throw UsageError("--task graph reports k-fold cross-validation of full-batch models (--folds); " +
+                       list + (node_only.size() == 1 ? " applies" : " apply") + " to --task node");
+    }
+  }
   if (task == "graph" && args.given("reorder"))
     throw UsageError("--reorder applies to --task node (one graph), not to a dataset of many graphs");
   if (task == "node" && (args.given("readout") || args.given("folds")))

@@ -666,7 +666,7 @@ AttentionGrads attention_backward(const Pattern& pattern, const AttentionInputs&
 
 Tensor to_input_edge_order(const Graph& graph, ConstView per_edge) {
   const auto map = graph.csr_edge_of_input();
-  if (map.empty() && graph.input_edge_of_csr().empty())
+  if (map.empty() && graph.input_edge_of_csr().empty() && graph.num_edges() > 0)  // no edges: nothing to map
     raise<GraphError>(
         "to_input_edge_order: the graph carries no input edge order (it was built from CSR); "
         "build it with build_graph to map per-edge values back");

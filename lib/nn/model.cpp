@@ -423,13 +423,20 @@ PreparedGraph Model::prepare_graph(const Graph& graph, ConstView edge_attr) cons
 }
 
 data::Features Model::prepare_features(const Graph& graph, const data::Features& features) const {
+  return prepare_features(graph, features, {});
+}
+
+data::Features Model::prepare_features(const Graph& graph, const data::Features& features,
+                                       std::span<const int64_t> graph_ptr) const {
   if (features.cols() != config_.in_channels)
     raise<ShapeError>("Model::prepare_features: features have ", features.cols(),
                       " columns, expected in_channels=", config_.in_channels);
   if (config_.pe == PositionalEncodingKind::none) return data::sparsify_features(features);
   const data::Features sparse_or_dense = data::sparsify_features(features);
+  const bool per_graph = graph_ptr.size() > 2;
   const Tensor pe = config_.pe == PositionalEncodingKind::laplacian
-                        ? laplacian_encoding(graph, config_.pe_dim)
+                        ? (per_graph ? laplacian_encoding_per_graph(graph, graph_ptr, config_.pe_dim)
+                                     : laplacian_encoding(graph, config_.pe_dim))
                         : random_walk_encoding(graph, config_.pe_dim);
   if (config_.in_channels == 0) return data::Features(pe);  // no node features: the encoding alone
   if (sparse_or_dense.is_sparse()) return data::Features(append_columns(sparse_or_dense.sparse(), pe));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <vector>
 
 #include "edgeattn/core/parallel.hpp"
@@ -129,6 +130,52 @@ Tensor laplacian_encoding(const Graph& graph, int64_t k, Tensor* eigenvalues) {
   if (eigenvalues) {
     *eigenvalues = Tensor({k});
     for (int64_t c = 0; c < k; ++c) eigenvalues->data()[c] = w[static_cast<size_t>(c)];
+  }
+  return pe;
+}
+
+Tensor laplacian_encoding_per_graph(const Graph& graph, std::span<const int64_t> graph_ptr, int64_t k) {
+  const int64_t n = graph.num_dst();
+  if (graph.num_src() != n)
+    raise<InvalidArgument>("laplacian_encoding_per_graph: graph has num_dst=", n,
+                           ", num_src=", graph.num_src(), ", expected a square graph");
+  if (k < 1) raise<InvalidArgument>("laplacian_encoding_per_graph: k is ", k, ", expected >= 1");
+  if (graph_ptr.size() < 2 || graph_ptr.front() != 0 || graph_ptr.back() != n)
+    raise<InvalidArgument>("laplacian_encoding_per_graph: graph_ptr must run from 0 to num_nodes = ", n,
+                           " in at least 2 entries");
+  Tensor pe({n, k}, 0.f);
+  const auto row_ptr = graph.row_ptr();
+  const auto col_idx = graph.col_idx();
+  for (size_t g = 0; g + 1 < graph_ptr.size(); ++g) {
+    const int64_t a = graph_ptr[g], b = graph_ptr[g + 1];
+    if (b < a)
+      raise<InvalidArgument>("laplacian_encoding_per_graph: graph_ptr[", g + 1, "] = ", b,
+                             " is below graph_ptr[", g, "] = ", a, ", expected non-decreasing");
+    const int64_t size = b - a;
+    if (size < 2) continue;  // no eigenvector past the first: zeros
+    if (size > kMaxLaplacianNodes)
+      raise<InvalidArgument>("laplacian_encoding_per_graph: graph ", g, " has ", size,
+                             " nodes, above the limit of ", kMaxLaplacianNodes,
+                             " (dense eigendecomposition); use random_walk_encoding");
+    // The block's rows, renumbered from 0; an edge leaving the block is an input error.
+    std::vector<int64_t> sub_ptr(static_cast<size_t>(size + 1), 0);
+    std::vector<int32_t> sub_col;
+    sub_col.reserve(static_cast<size_t>(row_ptr[static_cast<size_t>(b)] - row_ptr[static_cast<size_t>(a)]));
+    for (int64_t i = a; i < b; ++i) {
+      for (int64_t e = row_ptr[static_cast<size_t>(i)]; e < row_ptr[static_cast<size_t>(i) + 1]; ++e) {
+        const int32_t j = col_idx[static_cast<size_t>(e)];
+        if (j < a || j >= b)
+          raise<InvalidArgument>("laplacian_encoding_per_graph: edge ", j, " -> ", i, " joins graph ", g,
+                                 " (nodes ", a, "..", b - 1, ") to another; expected a block-diagonal graph");
+        sub_col.push_back(static_cast<int32_t>(j - a));
+      }
+      sub_ptr[static_cast<size_t>(i - a + 1)] = static_cast<int64_t>(sub_col.size());
+    }
+    const Graph sub = Graph::from_csr(size, size, std::move(sub_ptr), std::move(sub_col));
+    const int64_t cols = std::min(k, size - 1);  // a graph of `size` nodes has size - 1 of them
+    const Tensor block = laplacian_encoding(sub, cols);
+    for (int64_t i = 0; i < size; ++i)
+      for (int64_t c = 0; c < cols; ++c) pe(a + i, c) = block(i, c);
   }
   return pe;
 }

@@ -1,6 +1,8 @@
 #include "edgeattn/train/metrics.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <utility>
 
 #include "edgeattn/core/error.hpp"
@@ -55,7 +57,9 @@ double micro_f1(ConstView logits, ConstView targets, std::span<const int64_t> no
     }
   }
   const int64_t denom = 2 * tp + fp + fn;
-  return denom == 0 ? 1.0 : 2.0 * static_cast<double>(tp) / static_cast<double>(denom);
+  // Nothing positive, predicted or true: 0, as sklearn's f1_score(average="micro") (its
+  // zero_division default), so an all-negative validation set never scores as perfect.
+  return denom == 0 ? 0.0 : 2.0 * static_cast<double>(tp) / static_cast<double>(denom);
 }
 
 double roc_auc(ConstView scores, ConstView targets, std::span<const int64_t> nodes) {
@@ -71,11 +75,16 @@ double roc_auc(ConstView scores, ConstView targets, std::span<const int64_t> nod
   int64_t classes = 0;
   for (int64_t k = 0; k < c; ++k) {
     int64_t positives = 0;
+    bool nan = false;
     for (size_t r = 0; r < nodes.size(); ++r) {
       const int64_t i = nodes[r];
       col[r] = {scores.data()[i * c + k], targets.data()[i * c + k] > 0.5f};
       positives += col[r].second;
+      nan |= std::isnan(col[r].first);
     }
+    // A NaN score has no rank (and would break the sort's ordering): the AUC is NaN, which the
+    // training loop reports as a diverged run (sklearn's roc_auc_score refuses NaN input).
+    if (nan) return std::numeric_limits<double>::quiet_NaN();
     const int64_t negatives = static_cast<int64_t>(nodes.size()) - positives;
     if (positives == 0 || negatives == 0) continue;
     std::sort(col.begin(), col.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -81,7 +81,7 @@ TEST(GraphClassifier, ParametersAndOutputShape) {
   EXPECT_TRUE(shapes.contains("conv1.lin.weight"));
   const data::Dataset ds = mixing_graphs(5, 1);
   const Graph g = model.prepare_graph(ds.graph);
-  const data::Features x = model.prepare_features(ds.graph, ds.features);
+  const data::Features x = model.prepare_features(ds.graph, ds.features, ds.graph_ptr);
   autograd::Tape tape;
   EXPECT_EQ(tape.value(model.forward(tape, g, x, ds.graph_ptr, 0)).shape(), Shape({5, 2}));
 }
@@ -91,7 +91,7 @@ TEST(GraphClassifier, GradientsMatchFiniteDifferencesForEveryReadout) {
   for (const Readout readout : {Readout::sum, Readout::mean, Readout::max, Readout::attention}) {
     GraphClassifier model(small_config(readout, 2, 3));
     const Graph g = model.prepare_graph(ds.graph);
-    const data::Features x = model.prepare_features(ds.graph, ds.features);
+    const data::Features x = model.prepare_features(ds.graph, ds.features, ds.graph_ptr);
     edgeattn::testing::GradcheckOptions opt;
     opt.rtol = 3e-2f;
     opt.atol = 3e-3f;
@@ -109,7 +109,7 @@ TEST(GraphClassifier, LearnsATaskOnlyTheEdgesCanSolveUnderTenFoldCrossValidation
   for (int f = 0; f < 3; ++f) {  // three of the ten folds keep the test short
     GraphClassifier model(small_config(Readout::mean, 8, 16));
     const Graph g = model.prepare_graph(ds.graph);
-    const data::Features x = model.prepare_features(ds.graph, ds.features);
+    const data::Features x = model.prepare_features(ds.graph, ds.features, ds.graph_ptr);
     train::TrainConfig tc;
     tc.epochs = 80;
     tc.patience = 0;

@@ -136,6 +136,47 @@ TEST(LaplacianEncoding, RefusesLargeGraphsAndBadK) {
                                        {"k is 5", "[1, num_nodes - 1 = 4]"});
 }
 
+// Per graph of a block-diagonal batch, as PyG transforms each graph: a path of 8, a 10-cycle, a
+// 2-node edge (one eigenvector past the first: the other columns 0) and a lone node (all 0). On
+// the union the 4 components' null space (eigenvalue 0, 4 times) would fill every column.
+TEST(LaplacianEncoding, PerGraphEqualsEachGraphsOwnAndPadsSmallGraphsWithZeros) {
+  std::vector<int64_t> s, d;
+  for (int64_t i = 0; i + 1 < 8; ++i) s.push_back(i), d.push_back(i + 1);              // path 0..7
+  for (int64_t i = 0; i < 10; ++i) s.push_back(8 + i), d.push_back(8 + (i + 1) % 10);  // cycle 8..17
+  s.push_back(18), d.push_back(19);  // the pair 18-19; node 20 alone
+  const Graph g = undirected(21, s, d);
+  const std::vector<int64_t> ptr = {0, 8, 18, 20, 21};
+  const int64_t k = 3;
+  const Tensor pe = laplacian_encoding_per_graph(g, ptr, k);
+  ASSERT_EQ(pe.shape(), (Shape{21, k}));
+  std::vector<int64_t> ps, pd;
+  for (int64_t i = 0; i + 1 < 8; ++i) ps.push_back(i), pd.push_back(i + 1);
+  const Tensor path = laplacian_encoding(undirected(8, ps, pd), k);
+  const Tensor ring = laplacian_encoding(cycle(10), k);
+  for (int64_t c = 0; c < k; ++c) {
+    for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(pe(i, c), path(i, c)) << i << ", " << c;
+    for (int64_t i = 0; i < 10; ++i) EXPECT_EQ(pe(8 + i, c), ring(i, c)) << 8 + i << ", " << c;
+  }
+  // The pair's one eigenvector (1/sqrt 2, -1/sqrt 2) up to sign, then zeros; the lone node's zeros.
+  EXPECT_NEAR(std::abs(pe(18, 0)), std::sqrt(0.5), 1e-6);
+  EXPECT_NEAR(pe(18, 0), -pe(19, 0), 1e-6);
+  for (const int64_t i : {18, 19})
+    for (int64_t c = 1; c < k; ++c) EXPECT_EQ(pe(i, c), 0.f);
+  for (int64_t c = 0; c < k; ++c) EXPECT_EQ(pe(20, c), 0.f);
+  // An edge between two graphs is an input error, named.
+  const Graph joined = undirected(4, {0, 1}, {1, 2});
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        (void)laplacian_encoding_per_graph(joined, std::vector<int64_t>{0, 2, 4}, 1);
+      },
+      {"joins graph", "block-diagonal"});
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        (void)laplacian_encoding_per_graph(joined, std::vector<int64_t>{0, 3}, 1);
+      },
+      {"graph_ptr"});
+}
+
 TEST(PositionalEncoding, RandomSignFlipNegatesWholeColumnsDeterministically) {
   const Tensor pe = sinusoidal_encoding(4, 16);
   const Tensor a = random_sign_flip(pe, 3), b = random_sign_flip(pe, 3);

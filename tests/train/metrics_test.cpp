@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "edgeattn/train/early_stopping.hpp"
@@ -33,6 +35,20 @@ TEST(Metrics, MicroF1PoolsAllClasses) {
   const Tensor targets({2, 3}, std::vector<float>{1, 0, 0, 0, 1, 1});
   const std::vector<int64_t> nodes = {0, 1};
   EXPECT_DOUBLE_EQ(micro_f1(logits, targets, nodes), 2.0 * 2 / (2.0 * 2 + 1 + 1));  // TP 2, FP 1, FN 1
+}
+
+TEST(Metrics, MicroF1WithNothingPositiveIsZeroAsSklearn) {
+  const Tensor logits({2, 2}, std::vector<float>{-1, -1, -1, -1});
+  const Tensor targets({2, 2}, std::vector<float>{0, 0, 0, 0});
+  EXPECT_EQ(micro_f1(logits, targets, std::vector<int64_t>{0, 1}), 0.0);
+}
+
+// A NaN score used to spin the tie loop forever (NaN != NaN) after an unordered sort.
+TEST(Metrics, RocAucOfANanScoreIsNanNotAHang) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor scores({2, 2}, std::vector<float>{1, nan, nan, 2});
+  const Tensor targets({2, 2}, std::vector<float>{1, 0, 0, 1});
+  EXPECT_TRUE(std::isnan(roc_auc(scores, targets, std::vector<int64_t>{0, 1})));
 }
 
 TEST(Metrics, RocAucOfAHandComputedCaseCountsTiesAsHalf) {

@@ -418,7 +418,8 @@ PyAttentionResult py_attention_forward(const Pattern& pattern, const Operands& o
   const AttentionInputs in = ops.views("attention_forward");
   if (attention_order == "input" && config.return_attention) {
     const Graph* g = std::get_if<Graph>(&pattern);
-    if (!g || g->csr_edge_of_input().empty())
+    // A graph built from an empty edge list has an empty input order, not a missing one.
+    if (!g || (g->csr_edge_of_input().empty() && g->input_edge_of_csr().empty() && g->num_edges() > 0))
       raise<InvalidArgument>(
           "attention_forward: attention_order='input' needs a Graph built from an edge list "
           "(Graph.from_edge_index); this pattern is ",

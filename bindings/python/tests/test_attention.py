@@ -59,6 +59,17 @@ def test_repeated_edges_count_in_the_softmax_as_in_pyg_by_default():
     np.testing.assert_allclose(m.out[2], np.full((H, D), 0.5), atol=1e-6)
 
 
+def test_an_empty_edge_list_has_an_empty_input_order():
+    # Built from no edges (perhaps with self-loops added): the input order is empty, not missing.
+    ops = dict(value=np.ones((2, H, D), np.float32), score_dst=np.zeros((2, H), np.float32),
+               score_src=np.zeros((2, H), np.float32))
+    for loops, edges in (("add", 2), ("keep", 0)):
+        g = ea.Graph.from_edge_index(np.zeros((2, 0), np.int64), num_nodes=2, self_loops=loops)
+        assert g.num_edges == edges
+        r = ea.attention_forward(g, **ops, score="additive", return_attention=True, attention_order="input")
+        assert r.attention.shape == (0, H)
+
+
 @pytest.mark.parametrize("score", SCORES)
 @pytest.mark.parametrize("normalization", ["softmax", "relu"])
 @pytest.mark.parametrize("combine", ["concat", "mean"])

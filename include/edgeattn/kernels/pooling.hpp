@@ -4,6 +4,12 @@
 //   mean  out_g = sum_{v in g} x_v / |g|                      (0 for an empty graph)
 //   max   out_g,f = max_{v in g} x_v,f, the first such v on ties (0 for an empty graph)
 //
+// Max pooling's gradient goes to that first maximal node alone (torch.max's choice of index);
+// PyG's global_max_pool (scatter 'amax') splits it evenly among tied nodes instead. Both are
+// subgradients of the max, but they differ where one-hot features tie. A NaN in a graph's
+// rows is not propagated unless it is the graph's first row (comparisons with NaN are false);
+// training refuses NaN losses, where such values end up.
+//
 // A batch of graphs is one block-diagonal graph whose graph g owns the node rows
 // [graph_ptr[g], graph_ptr[g + 1]) (data::Dataset::graph_ptr; PyG's `batch` vector in ptr form).
 // The kernels are parallel over graphs: every output row is written by one task, in node order,

@@ -58,10 +58,12 @@ class GraphClassifier {
  public:
   explicit GraphClassifier(const GraphClassifierConfig& config);
 
-  /// As Model::prepare_graph / prepare_features (self-loops per node; positional encodings).
+  /// As Model::prepare_graph / prepare_features (self-loops per node; positional encodings, a
+  /// Laplacian one per graph of graph_ptr, as PyG transforms each graph).
   Graph prepare_graph(const Graph& graph) const { return encoder_.prepare_graph(graph); }
-  data::Features prepare_features(const Graph& graph, const data::Features& x) const {
-    return encoder_.prepare_features(graph, x);
+  data::Features prepare_features(const Graph& graph, const data::Features& x,
+                                  std::span<const int64_t> graph_ptr) const {
+    return encoder_.prepare_features(graph, x, graph_ptr);
   }
 
   /// graph: prepared block-diagonal graph of N nodes; graph_ptr: [G + 1] -> logits [G, C].

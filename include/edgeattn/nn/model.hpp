@@ -130,6 +130,12 @@ class Model {
   /// stored dense, e.g. an npz attr_matrix) become CSR first (data::sparsify_features), so the
   /// first layer takes the sparse-input path. Call once per graph.
   data::Features prepare_features(const Graph& graph, const data::Features& features) const;
+  /// The same for a block-diagonal graph of many graphs (graph_ptr [G + 1], Dataset::graph_ptr):
+  /// a Laplacian encoding is computed per graph (laplacian_encoding_per_graph), as PyG applies
+  /// AddLaplacianEigenvectorPE to each graph; the random-walk one is the same either way (walks stay
+  /// in their graph). An empty graph_ptr is the one-graph form above.
+  data::Features prepare_features(const Graph& graph, const data::Features& features,
+                                  std::span<const int64_t> graph_ptr) const;
 
   /// graph: prepared, N x N; x: [N, in_channels + pe_dim] (prepared) -> logits [N, num_classes].
   /// `attention`, when given, receives each attention layer's weights [num_edges, heads] (CSR order).

@@ -27,6 +27,8 @@
 //                               arbitrary (v and -v are both eigenvectors), and for repeated
 //                               eigenvalues any basis of the eigenspace is valid. The usual remedy
 //                               is to flip signs at random during training: random_sign_flip.
+//   laplacian_encoding_per_graph(g, graph_ptr, k)   the same for each graph of a many-graph
+//                               dataset (graph classification), as PyG transforms each graph.
 //
 // Example:
 //   Tensor pe = edgeattn::nn::laplacian_encoding(dataset.graph, 8);            // [N, 8], once
@@ -34,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "edgeattn/core/sparse_matrix.hpp"
 #include "edgeattn/core/tensor.hpp"
@@ -54,6 +57,14 @@ Tensor random_walk_encoding(const Graph& graph, int64_t k);
 /// Laplacian; `eigenvalues`, when given, receives them ([k], ascending). Requires a square graph,
 /// 1 <= k <= N - 1 and N <= kMaxLaplacianNodes (InvalidArgument otherwise).
 Tensor laplacian_encoding(const Graph& graph, int64_t k, Tensor* eigenvalues = nullptr);
+
+/// laplacian_encoding of each graph of a block-diagonal batch (graph_ptr [G + 1], as
+/// Dataset::graph_ptr), as PyG's AddLaplacianEigenvectorPE applied per graph of a dataset: [N, k],
+/// rows of graph g from that graph's own Laplacian. A graph of n <= k nodes has only n - 1 such
+/// eigenvectors: its remaining columns are 0 (as the zero padding of GraphGPS's LapPE); a
+/// one-node graph's row is all 0. Each graph is limited to kMaxLaplacianNodes, not the union.
+/// InvalidArgument when an edge joins two graphs or graph_ptr does not span the graph.
+Tensor laplacian_encoding_per_graph(const Graph& graph, std::span<const int64_t> graph_ptr, int64_t k);
 
 /// pe with each column multiplied by +1 or -1, chosen from (seed, column).
 Tensor random_sign_flip(const Tensor& pe, uint64_t seed);

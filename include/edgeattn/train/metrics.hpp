@@ -29,11 +29,13 @@ std::vector<int32_t> predict_classes(ConstView logits);
 /// Returns 0 for an empty `nodes`.
 double accuracy(ConstView logits, std::span<const int32_t> labels, std::span<const int64_t> nodes);
 
-/// logits, targets: [N, C] with targets 0/1.
+/// logits, targets: [N, C] with targets 0/1. 0 when no pair is positive, predicted or true (as
+/// sklearn's f1_score with its default zero_division).
 double micro_f1(ConstView logits, ConstView targets, std::span<const int64_t> nodes);
 
 /// scores, targets: [N, C] with targets 0/1 (any monotone score: logits or probabilities).
-/// InvalidArgument when no class has both a positive and a negative among `nodes`.
+/// InvalidArgument when no class has both a positive and a negative among `nodes`; NaN when a
+/// score of a counted class is NaN.
 double roc_auc(ConstView scores, ConstView targets, std::span<const int64_t> nodes);
 
 /// The metric `name` ("accuracy", "micro_f1", "rocauc": data::Labels::metric()) of the logits
