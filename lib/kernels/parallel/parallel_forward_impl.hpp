@@ -133,6 +133,28 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     // Written once and read only by the backward: large ones with streaming stores, as out.
     const bool stream_terms =
         dst_terms && streaming_stores_apply(out.dst_terms, pattern.num_dst(), 2 * width);
+    // A long row's sums in double: l and acc hold the sums since the last spill (one block's, at
+    // most kBlock edges), added here before each further block. Summing a hub's million edges
+    // into one float had lost ~3e-3 of the row (every term rounding into an ever larger sum);
+    // now each float sum has at most kBlock terms. A row of one block never spills: its bits are
+    // the single float sum's, as before.
+    std::vector<double> spill(static_cast<size_t>(lanes + width));
+    bool spilled = false;
+    int relu_n = 0;  // ReLU rows (no blocks): edges since the last spill
+    auto spill_sums = [&] {
+      double* tl = spill.data();
+      double* ta = tl + lanes;
+      if (!spilled) {
+        for (int64_t h = 0; h < lanes; ++h) tl[h] = l[h];
+        for (int64_t x = 0; x < width; ++x) ta[x] = acc[x];
+        spilled = true;
+      } else {
+        for (int64_t h = 0; h < lanes; ++h) tl[h] += l[h];
+        for (int64_t x = 0; x < width; ++x) ta[x] += acc[x];
+      }
+      std::fill_n(l, lanes, 0.f);
+      std::fill_n(acc, width, 0.f);
+    };
     alignas(32) std::array<float, kDstTerms ? 72 : 1> u_state{};
     alignas(64) std::array<float, kDstTerms ? 128 : 1> terms_row{};
     std::array<float, kDstTerms ? 8 * kBlock : 1> block_wg{};
@@ -178,17 +200,25 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
 #pragma omp simd
         for (int64_t h = 0; h < lanes; ++h) m[h] = std::max(block_max[h], -FLT_MAX);  // -inf stays finite
         first_block = false;
-      } else if (exceeds_shift(lanes, block_max, m)) {
-        raise_shift(lanes, heads, dv, block_max, m, l, st.c, acc);
-        if constexpr (kDstTerms)
-          if (dst_terms) {
-            float* u = u_state.data();
-            for (int h = 0; h < 8; ++h) {
-              u[64 + h] *= st.c[h];
+      } else {
+        spill_sums();  // l and acc are 0 again; the spilled sums are rescaled with the shift
+        if (exceeds_shift(lanes, block_max, m)) {
+          raise_shift(lanes, heads, dv, block_max, m, l, st.c, acc);
+          double* tl = spill.data();
+          double* ta = tl + lanes;
+          for (int64_t h = 0; h < lanes; ++h) tl[h] *= st.c[h];
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t d = 0; d < dv; ++d) ta[h * dv + d] *= st.c[h];
+          if constexpr (kDstTerms)
+            if (dst_terms) {
+              float* u = u_state.data();
+              for (int h = 0; h < 8; ++h) {
+                u[64 + h] *= st.c[h];
 #pragma omp simd
-              for (int d = 0; d < 8; ++d) u[8 * h + d] *= st.c[h];
+                for (int d = 0; d < 8; ++d) u[8 * h + d] *= st.c[h];
+              }
             }
-          }
+        }
       }
       if constexpr (kBlock8x8) {
         // The weights and l in edge order, each edge's keep factors, then the value sums: every
@@ -272,6 +302,8 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       std::fill_n(l, lanes, 0.f);
       std::fill_n(acc, width, 0.f);
       first_block = true;
+      spilled = false;
+      relu_n = 0;
       if constexpr (kDstTerms)
         if (dst_terms)  // (fill() became a memset call per row)
           for (int q = 0; q < 9; ++q) store_lanes8(u_state.data() + 8 * q, Lanes8{});
@@ -298,10 +330,21 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
             for (int64_t h = 0; h < heads; ++h) s[h] += a.bias[e * heads + h];
           for (int64_t h = 0; h < heads; ++h) w[h] = std::max(s[h], 0.f);
           add_value(j, e);
+          if (++relu_n == kBlock) {
+            spill_sums();
+            relu_n = 0;
+          }
         }
       });
-      if constexpr (kSoftmax) {
+      if constexpr (kSoftmax)
         if (block_n > 0) flush_block();
+      if (spilled) {  // the row's sums, each rounded to float once
+        const double* tl = spill.data();
+        const double* ta = tl + lanes;
+        for (int64_t h = 0; h < lanes; ++h) l[h] = static_cast<float>(tl[h] + l[h]);
+        for (int64_t x = 0; x < width; ++x) acc[x] = static_cast<float>(ta[x] + acc[x]);
+      }
+      if constexpr (kSoftmax) {
         if constexpr (kDstTerms)
           if (dst_terms) {  // O_i and V_i = (U' - (G' / l) acc) / l from the unnormalised sums
             float* t = terms_row.data();
