@@ -70,6 +70,37 @@
 namespace edgeattn::cli {
 namespace {
 
+// A run record value with every character outside [A-Za-z0-9._/+-] as %XX: no space, comma,
+// colon or '=' (the metadata line's separators) is left in it.
+std::string percent_encode(const std::string& v) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : v) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '/' || c == '+' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string percent_decode(const std::string& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '%' && i + 2 < v.size() + 0 && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(v[i + 2]))) {
+      out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += v[i];
+    }
+  }
+  return out;
+}
+
 // What a model file records besides the weights: the model, and how the data was prepared.
 struct ModelFileMeta {
   nn::ModelConfig model;
@@ -78,15 +109,19 @@ struct ModelFileMeta {
   /// Checkpoints only: the training options a resumed run must repeat (run_record); empty in model
   /// files (--save) and in checkpoints written before it was recorded.
   std::string run;
+  /// The --features file the model was trained on (empty: the dataset's own features).
+  std::string features;
 
   // Line 1: the model configuration (JSON); line 2: "normalize_features=1 dataset=cora ...".
   std::string serialize() const {
     return model.to_json() + "\nnormalize_features=" + (normalize_features ? "1" : "0") +
            " dataset=" + dataset + " format=" + format + " split=" + split +
-           (run.empty() ? "" : " run=" + run) + "\n";
+           (run.empty() ? "" : " run=" + run) +
+           (features.empty() ? "" : " features=" + percent_encode(features)) + "\n";
   }
   static ModelFileMeta parse(const std::string& text, const std::string& file) {
     ModelFileMeta m;
+    m.normalize_features = false;  // a file without the key (Model.save before it wrote one): as stored
     const size_t nl = text.find('\n');
     if (nl == std::string::npos) raise<ParseError>(file, ": model metadata has no preprocessing line");
     m.model = nn::ModelConfig::from_json(text.substr(0, nl));
@@ -106,6 +141,8 @@ struct ModelFileMeta {
         m.split = value;
       else if (key == "run")
         m.run = value;
+      else if (key == "features")
+        m.features = percent_decode(value);
       else
         raise<ParseError>(file, ": unknown model metadata key '", key, "'");
     }
@@ -161,8 +198,18 @@ autograd::Var forward_on(autograd::Tape& tape, nn::Model& model, const Graph& gr
 }
 
 // Loads, preprocesses and prepares the inputs of `model` (once; every epoch reuses them).
-Prepared prepare(const Args& args, const nn::Model& model, bool normalize, const std::string& model_file) {
-  Prepared p{load_dataset_arg(args.str("dataset"), args, true), {}, {}, {}};
+Prepared prepare(const Args& args, const nn::Model& model, bool normalize, const std::string& model_file,
+                 const std::string& trained_dataset = "", const std::string& trained_format = "") {
+  // A named dataset loads in the format the model was trained on unless --format says otherwise:
+  // another format numbers the nodes (and may order the features) differently.
+  const std::string& name = args.str("dataset");
+  const bool same_dataset = !trained_dataset.empty() && name == trained_dataset;
+  if (same_dataset && args.given("format") && !trained_format.empty() && args.str("format") != trained_format)
+    raise<InvalidArgument>("--format ", args.str("format"), ": the model in ", model_file,
+                           " was trained on dataset '", trained_dataset, "' in format '", trained_format,
+                           "', whose nodes another format numbers differently (omit --format)");
+  Prepared p{
+      load_dataset_arg(name, args, true, false, same_dataset ? trained_format : std::string()), {}, {}, {}};
   if (p.ds.features.cols() != model.config().in_channels)
     raise<ShapeError>("dataset '", p.ds.name, "' has ", p.ds.features.cols(), " features, but the model in ",
                       model_file, " was trained on ", model.config().in_channels,
@@ -390,37 +437,6 @@ std::vector<int64_t> reorder_for_locality(const std::string& order, data::Datase
 
 namespace {
 
-// A run record value with every character outside [A-Za-z0-9._/+-] as %XX: no space, comma,
-// colon or '=' (the metadata line's separators) is left in it.
-std::string percent_encode(const std::string& v) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (const unsigned char c : v) {
-    if (std::isalnum(c) || c == '.' || c == '_' || c == '/' || c == '+' || c == '-') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
-std::string percent_decode(const std::string& v) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i] == '%' && i + 2 < v.size() + 0 && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(v[i + 2]))) {
-      out += static_cast<char>(std::stoi(v.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += v[i];
-    }
-  }
-  return out;
-}
-
 // The options besides the model's (its configuration is checked apart) that decide a run's
 // result, as "option:value,...": what a resumed run must repeat to end as the uninterrupted run,
 // bit for bit. Values are the parsed ones (--lr 5e-3 is --lr 0.005); --epochs may grow, and the
@@ -528,6 +544,9 @@ void checkpointing(const Args& args, nn::Model& model, ModelFileMeta meta, bool 
                            model.config().to_json(), ": resume with the options of the run that wrote it");
   if (saved.dataset != meta.dataset)
     raise<InvalidArgument>(file, " was written for dataset '", saved.dataset, "', not '", meta.dataset, "'");
+  if (saved.format != meta.format)  // another file layout numbers the nodes differently
+    raise<InvalidArgument>(file, " was written by a run on format '", saved.format, "', not '", meta.format,
+                           "': resume with the options of the run that wrote it");
   const auto split_name = [](const std::string& n) { return n.empty() ? std::string("(the default)") : n; };
   if (saved.split != meta.split)
     raise<InvalidArgument>(file, " was written by a run on split ", split_name(saved.split), ", not ",
@@ -682,6 +701,22 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
 #endif
 }
 
+// What a model file records of --features: empty when not given, or when it names the dataset
+// file's own attr_matrix (what eval reads too, as --mmap-features); else the spec.
+std::string features_record(const Args& args) {
+  if (!args.given("features")) return "";
+  const std::string spec = args.str("features");
+  const size_t colon = spec.rfind(':');
+  if (colon != std::string::npos) {
+    const std::string member = spec.substr(colon + 1);
+    std::error_code ec;
+    if ((member == "attr_matrix" || member == "attr_matrix.npy") &&
+        std::filesystem::equivalent(spec.substr(0, colon), args.str("dataset"), ec) && !ec)
+      return "";
+  }
+  return spec;
+}
+
 // --features FILE[:MEMBER]: FILE mapped in place (an .npz path may name its member after a ':').
 data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
   std::string file = spec, member;
@@ -757,7 +792,8 @@ int run_train(std::span<const std::string> argv) {
           "resume", "FILE", "",
           "continue the run a --checkpoint FILE holds (same options, which the checkpoint records and "
           "checks; --epochs counts from the start and may grow): the result is the uninterrupted run's, bit "
-          "for bit")
+          "for bit (but with --eval-every N > 1 an ended run extended by --epochs keeps its last epoch's "
+          "evaluation)")
       .option("attention-out", "FILE", "", "write every layer's per-edge attention weights (TSV) to FILE")
       .option("plot", "FILE", "", "draw the training curves (SVG) to FILE")
       .option("task", "T", "node",
@@ -908,6 +944,12 @@ int run_train(std::span<const std::string> argv) {
   // Training reads no per-edge data in the file's order: the maps from file entries to CSR edges
   // (two int64s per edge) would only take memory.
   ds.graph = ds.graph.with_input_maps({}, {});
+  if (task == "node") {
+    check_labels(ds, /*pe_possible=*/true, cfg.pe != nn::PositionalEncodingKind::none);
+    // A random split is drawn on the file's own node ids, before any renumbering (which carries
+    // it along), so that `edgeattn eval --split random:...` draws the very same nodes.
+    add_split_spec(ds, args.str("split"));
+  }
   const std::vector<int64_t> old_of_new = reorder_for_locality(args.str("reorder"), ds);
   if (normalize && ds.features.cols() > 0) data::normalize_features(ds.features);
   cfg.in_channels = ds.features.cols();
@@ -922,8 +964,6 @@ int run_train(std::span<const std::string> argv) {
   tc.profile = args.flag_set("profile");
   if (task == "graph") return train_graph_classifier(args, ds, cfg, tc, show_progress);
 
-  check_labels(ds, /*pe_possible=*/true, cfg.pe != nn::PositionalEncodingKind::none);
-  add_split_spec(ds, args.str("split"));
   const data::Split& split = ds.split(args.str("split"));
   const int64_t batch_size = args.integer("batch-size", 0, int64_t{1} << 40);
   NeighborSamplerOptions sampling{.fanouts = {}, .replace = args.flag_set("replace"), .seed = 0};
@@ -964,8 +1004,10 @@ int run_train(std::span<const std::string> argv) {
     cfg.seed = static_cast<uint64_t>(args.integer("seed", 0)) + static_cast<uint64_t>(run);
     nn::Model model(cfg);
     std::optional<train::LoadedTrainingState> resumed;
-    checkpointing(args, model, ModelFileMeta{cfg, normalize, ds.name, ds.format, args.str("split"), {}}, true,
-                  resumed, tc);
+    checkpointing(
+        args, model,
+        ModelFileMeta{cfg, normalize, ds.name, ds.format, args.str("split"), {}, features_record(args)}, true,
+        resumed, tc);
     nn::PreparedGraph prepared = prepare_graph_of(model, ds);
     const Graph& g = prepared.graph;
     data::Features x = model.prepare_features(ds.graph, ds.features);  // shares dense features
@@ -1015,7 +1057,7 @@ int run_train(std::span<const std::string> argv) {
     }
   }
   if (args.given("save")) {
-    ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split"), {}};
+    ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split"), {}, features_record(args)};
     train::save_parameters(args.str("save"), last_model->parameters(), meta.serialize());
   }
   if (args.given("attention-out")) {
@@ -1117,9 +1159,13 @@ Loaded load_model_and_data(const Args& args) {
   if (file.empty()) throw UsageError("--model-file is required");
   const train::Checkpoint checkpoint = train::load_checkpoint(file);
   l.meta = ModelFileMeta::parse(checkpoint.metadata, file);
+  if (!l.meta.features.empty())  // the dataset's own features are not what it was trained on
+    raise<InvalidArgument>(file, " was trained on the features of ", l.meta.features,
+                           " (--features), which eval and predict do not read: evaluate it in Python "
+                           "(Model.load, then Model.logits(graph, features))");
   l.model.emplace(l.meta.model);
   train::load_parameters(checkpoint, l.model->parameters());
-  l.data = prepare(args, *l.model, l.meta.normalize_features, file);
+  l.data = prepare(args, *l.model, l.meta.normalize_features, file, l.meta.dataset, l.meta.format);
   return l;
 }
 
@@ -1171,7 +1217,8 @@ int run_eval(std::span<const std::string> argv) {
 int run_predict(std::span<const std::string> argv) {
   Args args("edgeattn predict",
             "Predict every node's class with a saved model; one line per node: "
-            "node, name, predicted class, class name.");
+            "node, name, predicted class, class name (multi-label datasets: every class whose logit is "
+            "positive, comma-separated, '-' for none).");
   args.option("model-file", "FILE", "", "model written by `edgeattn train --save`");
   add_dataset_options(args);
   args.option("out", "FILE", "", "write the predictions to FILE (default: stdout)");
@@ -1186,8 +1233,38 @@ int run_predict(std::span<const std::string> argv) {
   Loaded l = load_model_and_data(args);
   autograd::Tape tape;
   const autograd::Var logits = eval_logits(tape, l);
-  const std::vector<int32_t> predicted = train::predict_classes(tape.value(logits));
   const data::Dataset& ds = l.data.ds;
+  const auto class_name = [&](int64_t c) {
+    return static_cast<size_t>(c) < ds.labels.class_names.size()
+               ? ds.labels.class_names[static_cast<size_t>(c)]
+               : std::to_string(c);
+  };
+  const auto node_name = [&](size_t i) {
+    return i < ds.node_names.size() ? ds.node_names[i] : std::to_string(i);
+  };
+  if (ds.labels.multi_label()) {
+    // Multi-label: every class whose logit is > 0 (probability > 0.5, micro-F1's rule), as
+    // comma-separated ids and names ("-" for none).
+    const Tensor& z = tape.value(logits);
+    const int64_t c = z.dim(1);
+    std::string out = "# node\tname\tpredicted_classes\tclass_names\n";
+    for (int64_t i = 0; i < z.dim(0); ++i) {
+      std::string ids, names;
+      for (int64_t k = 0; k < c; ++k)
+        if (z.data()[i * c + k] > 0.f) {
+          ids += (ids.empty() ? "" : ",") + std::to_string(k);
+          names += (names.empty() ? "" : ",") + class_name(k);
+        }
+      out += std::to_string(i) + "\t" + node_name(static_cast<size_t>(i)) + "\t" + (ids.empty() ? "-" : ids) +
+             "\t" + (names.empty() ? "-" : names) + "\n";
+    }
+    if (args.given("out"))
+      write_file_atomic(args.str("out"), out);
+    else
+      std::cout << out;
+    return 0;
+  }
+  const std::vector<int32_t> predicted = train::predict_classes(tape.value(logits));
   std::string out = "# node\tname\tpredicted\tclass_name\n";
   for (size_t i = 0; i < predicted.size(); ++i) {
     const int32_t c = predicted[i];

@@ -35,14 +35,17 @@ data::LoadOptions load_options_from(const Args& args, bool verify) {
   return options;
 }
 
-data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify, bool map_features) {
+data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify, bool map_features,
+                               const std::string& format_default) {
   bool known = false;
   for (const std::string& n : data::dataset_names()) known = known || n == what;
   if (known && !std::filesystem::exists(what)) {
     if (map_features)
       throw UsageError("--mmap-features reads an .npz file's features in place; '" + what +
                        "' is a named dataset (give its features as a float32 .npy with --features FILE)");
-    return data::load_dataset(what, load_options_from(args, verify));
+    data::LoadOptions options = load_options_from(args, verify);
+    if (!args.given("format") && !format_default.empty()) options.format = format_default;
+    return data::load_dataset(what, options);
   }
   if (std::filesystem::exists(what)) {
     if (args.given("format") || args.given("root"))

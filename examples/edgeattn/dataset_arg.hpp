@@ -27,8 +27,10 @@ data::LoadOptions load_options_from(const Args& args, bool verify);
 /// Throws UsageError when `what` is neither a known name nor an existing path, or when
 /// --format/--root are given for a path. `map_features`: read an .npz path's dense features in
 /// place (data::load_dataset_path); UsageError for a named dataset or another format.
+/// `format_default`: the format of a named dataset when --format is not given (eval and predict:
+/// the one the model was trained on); empty: the dataset's first.
 data::Dataset load_dataset_arg(const std::string& what, const Args& args, bool verify,
-                               bool map_features = false);
+                               bool map_features = false, const std::string& format_default = "");
 
 /// A --split value of the form "random:P,V,T" or "random:P,V,T,SEED" (data::random_split: P
 /// training nodes per class, V validation and T test nodes, SEED default 0) is added to

@@ -511,6 +511,7 @@ void bind_parameter_access(C& cls, const char* set_prefix, const char* view_doc)
 struct PyModel {
   explicit PyModel(const nn::ModelConfig& c) : model(c) {}
   nn::Model model;
+  bool normalize_features = false;  ///< as the model file records it (Model.load)
 
   std::vector<autograd::Parameter*> parameters() { return model.parameters(); }
   autograd::Parameter& parameter(const std::string& name) {
@@ -521,8 +522,9 @@ struct PyModel {
 nn::ModelConfig model_config(const std::string& kind, int64_t in_channels, int64_t num_classes,
                              int64_t hidden, int64_t heads, int64_t out_heads, int64_t layers, double dropout,
                              double attention_dropout, double negative_slope, bool residual,
-                             bool add_self_loops, bool share_weights, bool beta, bool pre_norm,
-                             int64_t ffn_hidden, const std::string& pe, int64_t pe_dim, uint64_t seed) {
+                             std::optional<bool> add_self_loops, bool share_weights, bool beta, bool pre_norm,
+                             int64_t ffn_hidden, const std::string& pe, int64_t pe_dim, int64_t edge_dim,
+                             uint64_t seed) {
   nn::ModelConfig c;
   c.kind = nn::parse_model_kind(kind);
   c.in_channels = in_channels;
@@ -535,29 +537,49 @@ nn::ModelConfig model_config(const std::string& kind, int64_t in_channels, int64
   c.attention_dropout = static_cast<float>(attention_dropout);
   c.negative_slope = static_cast<float>(negative_slope);
   c.residual = residual;
-  c.add_self_loops = add_self_loops;
+  // PyG's TransformerConv adds no self-loops, its GATConv and GATv2Conv do (the CLI's defaults).
+  c.add_self_loops = add_self_loops.value_or(c.kind != nn::ModelKind::transformer);
   c.share_weights = share_weights;
   c.beta = beta;
   c.pre_norm = pre_norm;
   c.ffn_hidden = ffn_hidden;
   c.pe = nn::parse_positional_encoding(pe);
   c.pe_dim = pe_dim;
+  if (edge_dim < 0)
+    raise<InvalidArgument>("Model: edge_dim is ", edge_dim, ", expected >= 0 (0: no edge features)");
+  c.edge_dim = edge_dim;
   c.seed = seed;
   c.validate();
   c.check_kind_options();
   return c;
 }
 
-/// Logits [N, C] of `model` on (graph, features) in evaluation or training mode.
-Tensor model_logits(PyModel& m, const Graph& graph, const data::Features& features, bool training,
-                    uint64_t seed, std::vector<Tensor>* attention) {
-  const Graph g = m.model.prepare_graph(graph);
-  const data::Features x = m.model.prepare_features(g, features);
+/// The model's prepared graph, with the edge attributes [E, edge_dim] (the graph's CSR order,
+/// e.g. Dataset.edge_attr) carried through its self-loops when the model reads them.
+nn::PreparedGraph prepared_graph(const nn::Model& model, const Graph& graph, const Tensor& edge_attr,
+                                 const char* who) {
+  const int64_t edge_dim = model.config().edge_dim;
+  if (edge_dim == 0) return {model.prepare_graph(graph), {}};
+  if (edge_attr.absent())
+    raise<InvalidArgument>(who, ": the model was built with edge_dim = ", edge_dim,
+                           "; give edge attributes [num_edges, ", edge_dim,
+                           "] (a Dataset with edge_attr, or edge_attr=)");
+  return model.prepare_graph(graph, edge_attr);
+}
+
+/// Logits [N, C] of `model` on (graph, features[, edge attributes]) in evaluation or training mode.
+/// Positional encodings come from `graph` itself (before self-loops), as the CLI computes them.
+Tensor model_logits(PyModel& m, const Graph& graph, const data::Features& features, const Tensor& edge_attr,
+                    bool training, uint64_t seed, std::vector<Tensor>* attention) {
+  const nn::PreparedGraph pg = prepared_graph(m.model, graph, edge_attr, "Model.logits");
+  const Graph& g = pg.graph;
+  const data::Features x = m.model.prepare_features(graph, features);
   // Evaluation without attention weights runs layer by layer (the same logits, less memory).
-  if (!training && attention == nullptr) return m.model.inference(g, x);
+  if (!training && attention == nullptr) return m.model.inference(g, x, pg.edge_attr);
   autograd::Tape tape;
   tape.training = training;
-  const autograd::Var logits = m.model.forward(tape, g, x, seed, attention);
+  const nn::EdgeFeatures edges{pg.edge_attr.absent() ? autograd::Var{} : tape.constant_ref(pg.edge_attr)};
+  const autograd::Var logits = m.model.forward(tape, g, x, edges, seed, attention);
   return tape.take_value(logits);
 }
 
@@ -645,17 +667,22 @@ nb::dict py_fit(PyModel& m, const data::Dataset& ds, const std::string& split, i
   train::TrainResult r;
   {
     GilRelease release;
-    const Graph g = m.model.prepare_graph(ds.graph);
-    const data::Features x = m.model.prepare_features(g, ds.features);
+    const nn::PreparedGraph pg = prepared_graph(m.model, ds.graph, ds.edge_attr, "fit");
+    const Graph& g = pg.graph;
+    const data::Features x = m.model.prepare_features(ds.graph, ds.features);
+    const bool with_edges = !pg.edge_attr.absent();
     auto forward = [&](autograd::Tape& tape, uint64_t step_seed) {
-      if (!tape.training) return tape.constant(m.model.inference(g, x));  // evaluation: layer-wise
-      return m.model.forward(tape, g, x, step_seed);
+      if (!tape.training) return tape.constant(m.model.inference(g, x, pg.edge_attr));  // layer-wise
+      const nn::EdgeFeatures edges{with_edges ? tape.constant_ref(pg.edge_attr) : autograd::Var{}};
+      return m.model.forward(tape, g, x, edges, step_seed);
     };
     if (batch_size > 0) {
       auto batch = [&](autograd::Tape& tape, std::span<const int64_t> seeds, uint64_t step_seed) {
         NeighborSamplerOptions o = sampling;
         o.seed = step_seed;
-        return m.model.forward(tape, sample_neighbors(ds.graph, seeds, o), x, step_seed);
+        const SampledSubgraph sub = sample_neighbors(ds.graph, seeds, o);
+        return with_edges ? m.model.forward(tape, sub, x, ds.edge_attr, step_seed)
+                          : m.model.forward(tape, sub, x, step_seed);
       };
       r = train::fit_minibatch(batch, forward, m.model.parameters(), ds.labels, sp, batch_size, tc);
     } else {
@@ -802,11 +829,11 @@ nb::dict py_evaluate(PyModel& m, const data::Dataset& ds, const std::string& spl
   train::Evaluation ev[3];
   {
     GilRelease release;
-    const Graph g = m.model.prepare_graph(ds.graph);
-    const data::Features x = m.model.prepare_features(g, ds.features);
+    const nn::PreparedGraph pg = prepared_graph(m.model, ds.graph, ds.edge_attr, "evaluate");
+    const data::Features x = m.model.prepare_features(ds.graph, ds.features);
     autograd::Tape tape;
     tape.training = false;
-    const autograd::Var logits = tape.constant(m.model.inference(g, x));
+    const autograd::Var logits = tape.constant(m.model.inference(pg.graph, x, pg.edge_attr));
     ev[0] = train::evaluate(tape, logits, ds.labels, sp.train);
     ev[1] = train::evaluate(tape, logits, ds.labels, sp.val);
     ev[2] = train::evaluate(tape, logits, ds.labels, sp.test);
@@ -1818,7 +1845,10 @@ NB_MODULE(_edgeattn, m) {
   nb::class_<PyModel> model_cls(
       m, "Model",
       "A node-classification model (nn/model.hpp): gat, gatv2, transformer or graph_transformer. "
-      "Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...).");
+      "Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...). "
+      "add_self_loops defaults to PyG's choice for the kind (none for transformer, as PyG's "
+      "TransformerConv and `edgeattn train`); edge_dim > 0 reads a dataset's edge attributes "
+      "(Dataset.edge_attr) in every layer, as `edgeattn train --edge-features`.");
   bind_parameter_access<PyModel>(
       model_cls, "Model.set_parameter: ",
       "A writable float32 view of the named parameter (in-place edits change the model).");
@@ -1827,22 +1857,28 @@ NB_MODULE(_edgeattn, m) {
           "__init__",
           [](PyModel* self, const std::string& kind, int64_t in_channels, int64_t num_classes, int64_t hidden,
              int64_t heads, int64_t out_heads, int64_t layers, double dropout, double attention_dropout,
-             double negative_slope, bool residual, bool add_self_loops, bool share_weights, bool beta,
-             bool pre_norm, int64_t ffn_hidden, const std::string& pe, int64_t pe_dim, uint64_t seed) {
+             double negative_slope, bool residual, std::optional<bool> add_self_loops, bool share_weights,
+             bool beta, bool pre_norm, int64_t ffn_hidden, const std::string& pe, int64_t pe_dim,
+             int64_t edge_dim, uint64_t seed) {
             new (self)
                 PyModel(model_config(kind, in_channels, num_classes, hidden, heads, out_heads, layers,
                                      dropout, attention_dropout, negative_slope, residual, add_self_loops,
-                                     share_weights, beta, pre_norm, ffn_hidden, pe, pe_dim, seed));
+                                     share_weights, beta, pre_norm, ffn_hidden, pe, pe_dim, edge_dim, seed));
           },
           nb::kw_only(), "kind"_a = "gat", "in_channels"_a, "num_classes"_a, "hidden"_a = 8, "heads"_a = 8,
           "out_heads"_a = 1, "layers"_a = 2, "dropout"_a = 0.6, "attention_dropout"_a = 0.6,
-          "negative_slope"_a = 0.2, "residual"_a = false, "add_self_loops"_a = true,
+          "negative_slope"_a = 0.2, "residual"_a = false, "add_self_loops"_a = nb::none(),
           "share_weights"_a = false, "beta"_a = false, "pre_norm"_a = false, "ffn_hidden"_a = 0,
-          "pe"_a = "none", "pe_dim"_a = 0, "seed"_a = 0)
+          "pe"_a = "none", "pe_dim"_a = 0, "edge_dim"_a = 0, "seed"_a = 0)
       .def_static(
           "from_json", [](const std::string& json) { return new PyModel(nn::ModelConfig::from_json(json)); },
           "json"_a, nb::rv_policy::take_ownership, "A model from ModelConfig JSON (Model.config_json).")
       .def_prop_ro("config_json", [](const PyModel& m) { return m.model.config().to_json(); })
+      .def_prop_ro(
+          "normalize_features", [](const PyModel& m) { return m.normalize_features; },
+          "Whether the model file says its training features were row-normalised (`edgeattn train`'s "
+          "default; Model.save(normalize_features=...)): call Dataset.normalize_features() before "
+          "evaluate() or logits() to give it the same inputs. False for a model built here.")
       .def_prop_ro("num_parameters", [](PyModel& m) { return m.model.num_parameters(); })
       .def(
           "logits",
@@ -1850,7 +1886,7 @@ NB_MODULE(_edgeattn, m) {
             Tensor t;
             {
               GilRelease release;
-              t = model_logits(m, ds.graph, ds.features, training, seed, nullptr);
+              t = model_logits(m, ds.graph, ds.features, ds.edge_attr, training, seed, nullptr);
             }
             return to_numpy(std::move(t));
           },
@@ -1858,29 +1894,41 @@ NB_MODULE(_edgeattn, m) {
           "Logits [N, num_classes] on a dataset's graph and features (training=False: no dropout).")
       .def(
           "logits",
-          [](PyModel& m, const Graph& graph, const AnyArray& features, bool training, uint64_t seed) {
+          [](PyModel& m, const Graph& graph, const AnyArray& features, bool training, uint64_t seed,
+             const std::optional<AnyArray>& edge_attr) {
             data::Features x = features_from_array(features);
+            const Tensor attr = edge_attr ? tensor_copy(*edge_attr, "Model.logits: edge_attr") : Tensor();
             Tensor t;
             {
               GilRelease release;
-              t = model_logits(m, graph, x, training, seed, nullptr);
+              t = model_logits(m, graph, x, attr, training, seed, nullptr);
             }
             return to_numpy(std::move(t));
           },
-          "graph"_a, "features"_a, "training"_a = false, "seed"_a = 0,
-          "Logits on a graph and float32 features [N, F] (copied into the model's input).")
+          "graph"_a, "features"_a, "training"_a = false, "seed"_a = 0, "edge_attr"_a = nb::none(),
+          "Logits on a graph and float32 features [N, F] (copied into the model's input); edge_attr "
+          "[num_edges, edge_dim] in the graph's CSR order for a model with edge_dim.")
       .def(
           "save",
-          [](PyModel& m, const std::string& path) {
-            train::save_parameters(path, m.model.parameters(), m.model.config().to_json() + "\n");
+          [](PyModel& m, const std::string& path, bool normalize_features) {
+            // The preprocessing line the CLI's eval and predict read (and repeat).
+            train::save_parameters(path, m.model.parameters(),
+                                   m.model.config().to_json() +
+                                       "\nnormalize_features=" + (normalize_features ? "1" : "0") + "\n");
           },
-          "path"_a, "Writes the model file (config JSON + weights, checksummed; same format as the CLI).")
+          "path"_a, "normalize_features"_a = false,
+          "Writes the model file (config JSON + weights, checksummed; same format as the CLI). "
+          "normalize_features: whether the features it was trained on were row-normalised "
+          "(Dataset.normalize_features()), which `edgeattn eval` and `predict` then repeat; by default "
+          "they use the dataset's features as stored, as fit() did.")
       .def_static(
           "load",
           [](const std::string& path) {
             const train::Checkpoint c = train::load_checkpoint(path);
             const size_t nl = c.metadata.find('\n');
             auto* m = new PyModel(nn::ModelConfig::from_json(c.metadata.substr(0, nl)));
+            m->normalize_features =
+                nl != std::string::npos && c.metadata.find("normalize_features=1", nl) != std::string::npos;
             try {
               train::load_parameters(c, m->model.parameters());
             } catch (...) {

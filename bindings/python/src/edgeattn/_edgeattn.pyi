@@ -612,10 +612,10 @@ def sbm_dataset(num_nodes: int = 3000, num_classes: int = 5, expected_in_degree:
 
 class Model:
     """
-    A node-classification model (nn/model.hpp): gat, gatv2, transformer or graph_transformer. Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...).
+    A node-classification model (nn/model.hpp): gat, gatv2, transformer or graph_transformer. Parameters carry PyTorch Geometric's names and shapes (conv1.lin.weight, conv1.att_src, ...). add_self_loops defaults to PyG's choice for the kind (none for transformer, as PyG's TransformerConv and `edgeattn train`); edge_dim > 0 reads a dataset's edge attributes (Dataset.edge_attr) in every layer, as `edgeattn train --edge-features`.
     """
 
-    def __init__(self, *, kind: str = 'gat', in_channels: int, num_classes: int, hidden: int = 8, heads: int = 8, out_heads: int = 1, layers: int = 2, dropout: float = 0.6, attention_dropout: float = 0.6, negative_slope: float = 0.2, residual: bool = False, add_self_loops: bool = True, share_weights: bool = False, beta: bool = False, pre_norm: bool = False, ffn_hidden: int = 0, pe: str = 'none', pe_dim: int = 0, seed: int = 0) -> None: ...
+    def __init__(self, *, kind: str = 'gat', in_channels: int, num_classes: int, hidden: int = 8, heads: int = 8, out_heads: int = 1, layers: int = 2, dropout: float = 0.6, attention_dropout: float = 0.6, negative_slope: float = 0.2, residual: bool = False, add_self_loops: bool | None = None, share_weights: bool = False, beta: bool = False, pre_norm: bool = False, ffn_hidden: int = 0, pe: str = 'none', pe_dim: int = 0, edge_dim: int = 0, seed: int = 0) -> None: ...
 
     def parameter_names(self) -> list[str]: ...
 
@@ -637,6 +637,12 @@ class Model:
     def config_json(self) -> str: ...
 
     @property
+    def normalize_features(self) -> bool:
+        """
+        Whether the model file says its training features were row-normalised (`edgeattn train`'s default; Model.save(normalize_features=...)): call Dataset.normalize_features() before evaluate() or logits() to give it the same inputs. False for a model built here.
+        """
+
+    @property
     def num_parameters(self) -> int: ...
 
     @overload
@@ -646,14 +652,14 @@ class Model:
         """
 
     @overload
-    def logits(self, graph: Graph, features: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0) -> object:
+    def logits(self, graph: Graph, features: Annotated[NDArray, dict(writable=False)], training: bool = False, seed: int = 0, edge_attr: Annotated[NDArray, dict(writable=False)] | None = None) -> object:
         """
-        Logits on a graph and float32 features [N, F] (copied into the model's input).
+        Logits on a graph and float32 features [N, F] (copied into the model's input); edge_attr [num_edges, edge_dim] in the graph's CSR order for a model with edge_dim.
         """
 
-    def save(self, path: str) -> None:
+    def save(self, path: str, normalize_features: bool = False) -> None:
         """
-        Writes the model file (config JSON + weights, checksummed; same format as the CLI).
+        Writes the model file (config JSON + weights, checksummed; same format as the CLI). normalize_features: whether the features it was trained on were row-normalised (Dataset.normalize_features()), which `edgeattn eval` and `predict` then repeat; by default they use the dataset's features as stored, as fit() did.
         """
 
     @staticmethod
