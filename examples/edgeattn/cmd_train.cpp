@@ -525,8 +525,12 @@ std::string run_differences(const std::string& saved, const std::string& now) {
 // i.e. on one rank), and loads a state to resume into `model` (whose config must be the file's).
 // `resumed` keeps the loaded state alive for tc.resume.
 void checkpointing(const Args& args, nn::Model& model, ModelFileMeta meta, bool write,
-                   std::optional<train::LoadedTrainingState>& resumed, train::TrainConfig& tc) {
+                   std::optional<train::LoadedTrainingState>& resumed, train::TrainConfig& tc,
+                   int ranks = 0) {
   meta.run = run_record(args, model.config(), tc);
+  // --distributed: the rank count too (mpirun -np), which decides the partition and the order of
+  // the gradient sums; a checkpoint resumed under another count would end as neither run.
+  if (ranks > 0) meta.run += ",np:" + std::to_string(ranks);
   if (args.given("checkpoint")) {
     tc.checkpoint_every = args.integer("checkpoint-every", 1, 1'000'000'000);
     if (write)
@@ -627,8 +631,8 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     nn::Model model(cfg);
     const std::string name = data.name, format = data.format;
     std::optional<train::LoadedTrainingState> resumed;  // every rank reads the checkpoint; rank 0 writes it
-    checkpointing(args, model, ModelFileMeta{cfg, normalize, name, format, split_name, {}}, lead, resumed,
-                  tc);
+    checkpointing(args, model, ModelFileMeta{cfg, normalize, name, format, split_name, {}}, lead, resumed, tc,
+                  comm.size());
     const dist::DistributedInputs in = dist::prepare_part(model, std::move(data), cfg.edge_dim > 0,
                                                           dist::parse_halo_input(args.str("halo-input")));
     const dist::LocalPartition& part = in.part;

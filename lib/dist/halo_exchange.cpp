@@ -73,7 +73,8 @@ Tensor reduce_halo(ConstView source_rows, const LocalPartition& p, Communicator&
 autograd::SourceExpansion halo_expansion(const LocalPartition& p, Communicator& comm) {
   check_comm(p, comm);
   return {.expand = [&p, &comm](ConstView owned) { return exchange_halo(owned, p, comm); },
-          .reduce = [&p, &comm](ConstView sources) { return reduce_halo(sources, p, comm); }};
+          .reduce = [&p, &comm](ConstView sources) { return reduce_halo(sources, p, comm); },
+          .parts = comm.size()};
 }
 
 autograd::Var halo_exchange(autograd::Tape& tape, autograd::Var h, const LocalPartition& p,

@@ -675,10 +675,13 @@ Var Model::forward_partition(autograd::Tape& tape, const Graph& graph, int64_t n
   if (config_.edge_dim > 0 && !edges.attr)
     raise<InvalidArgument>("Model::forward_partition: the model was built with edge_dim = ", config_.edge_dim,
                            "; pass the part graph's edge attributes");
-  // A part without halo nodes (one part, or a component of its own) is square: the one-process
-  // layers with their fused kernels, so that one part reproduces forward() on the whole graph
-  // bit for bit. `halo` still runs between layers: the exchange is collective.
-  if (graph.num_src() == num_owned)
+  // The only part (one rank) is square: the one-process layers with their fused kernels, so that
+  // it reproduces forward() on the whole graph bit for bit; `halo` still runs between layers.
+  // With more parts every one takes the blocks below, square or not (a part of whole components
+  // has no halo): the ranks' collectives must match call for call, and the one-process GAT
+  // output layer exchanges in another sequence than the blocks' (it hung, or failed with
+  // MPI_ERR_TRUNCATE, when one part of several had no halo).
+  if (graph.num_src() == num_owned && halo.parts == 1)
     return x.is_sparse() ? forward_input(tape, graph, x.sparse(), edges, step_seed, nullptr, &halo)
                          : forward_input(tape, graph, x.dense(), edges, step_seed, nullptr, &halo);
   // Every layer reads the same part graph (shared, not copied); the halo exchange runs between them.

@@ -18,6 +18,7 @@
 #include "edgeattn/dist/distributed_training.hpp"
 #include "edgeattn/dist/halo_exchange.hpp"
 #include "edgeattn/dist/mpi_communicator.hpp"
+#include "edgeattn/graph/build.hpp"
 #include "support/test_graphs.hpp"
 
 namespace edgeattn::dist {
@@ -136,6 +137,41 @@ TEST(FitDistributed, GatMatchesOneProcess) {
     expect_same_training({.kind = nn::ModelKind::gat, .dropout = 0.f, .attention_dropout = 0.f, .seed = 2}, m,
                          20);
   }
+}
+
+// Cora with only its edges j -> i where j < i: a contiguous part's in-edges come from its own
+// range and those before it, so the first part has no halo while the others do. Every part must
+// still run the same sequence of collectives: the first used to take the one-process layers,
+// whose GAT output layer exchanges differently, and the job hung (or failed with MPI_ERR_TRUNCATE).
+TEST(FitDistributed, APartWithoutHaloBesideOthersWithOneTrainsAsOneProcess) {
+  MpiCommunicator& comm = world();
+  data::Dataset ds = cora();
+  std::vector<int64_t> src, dst;
+  for (int64_t i = 0; i < ds.graph.num_dst(); ++i)
+    for (const int32_t j : ds.graph.row(i))
+      if (j < i) src.push_back(j), dst.push_back(i);
+  ds.graph = build_graph(ds.num_nodes(), ds.num_nodes(), src, dst);
+  nn::ModelConfig cfg{.kind = nn::ModelKind::gat, .dropout = 0.f, .attention_dropout = 0.f, .seed = 4};
+  cfg.in_channels = ds.num_features();
+  cfg.num_classes = ds.num_classes();
+  train::TrainConfig tc;
+  tc.epochs = 4;
+  tc.patience = 0;
+  tc.seed = 5;
+  nn::Model reference(cfg);
+  const Graph g = reference.prepare_graph(ds.graph);
+  const data::Features x = reference.prepare_features(ds.graph, ds.features);
+  const auto forward = [&](autograd::Tape& t, uint64_t s) { return reference.forward(t, g, x, s); };
+  const train::TrainResult want = train::fit(forward, reference.parameters(), ds.labels, ds.split(), tc);
+  nn::Model model(cfg);
+  const DistributedInputs in =
+      distribute(model, ds, ds.split(), comm, {.method = PartitionMethod::contiguous}, false, nullptr);
+  if (comm.rank() == 0) EXPECT_EQ(in.part.num_halo(), 0);
+  const train::TrainResult got = fit_distributed(model, comm, in, tc);
+  ASSERT_EQ(got.history.size(), want.history.size());
+  for (size_t e = 0; e < want.history.size(); ++e)
+    EXPECT_NEAR(got.history[e].train_loss, want.history[e].train_loss, 1e-4 * want.history[e].train_loss)
+        << "epoch " << e;
 }
 
 TEST(FitDistributed, GatLayersThatExchangeProjectedOrInputRowsMatchOneProcess) {

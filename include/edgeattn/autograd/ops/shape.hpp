@@ -40,6 +40,9 @@ Var leading_rows(Tape& tape, Var x, int64_t rows);
 struct SourceExpansion {
   std::function<Tensor(ConstView)> expand;
   std::function<Tensor(ConstView)> reduce;
+  /// How many parts (ranks) call expand and reduce together: every one must run the same sequence
+  /// of them, so a part may take a path of its own only when it is the only one.
+  int parts = 1;
   explicit operator bool() const { return static_cast<bool>(expand); }
 };
 
