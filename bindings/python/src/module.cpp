@@ -508,6 +508,13 @@ void bind_parameter_access(C& cls, const char* set_prefix, const char* view_doc)
           "otherwise, naming the element).");
 }
 
+/// A Dataset -> Dataset transform (data/preprocess.hpp) run without the GIL.
+template <data::Dataset (*Transform)(const data::Dataset&)>
+data::Dataset without_gil(const data::Dataset& d) {
+  GilRelease release;
+  return Transform(d);
+}
+
 struct PyModel {
   explicit PyModel(const nn::ModelConfig& c) : model(c) {}
   nn::Model model;
@@ -1678,37 +1685,18 @@ NB_MODULE(_edgeattn, m) {
           "splits (e.g. ds.reorder(degree_ordering(ds.graph)), what `edgeattn train --reorder degree` "
           "trains on). Raises GraphError unless new_of_old is a permutation of [0, num_nodes).")
       .def(
-          "to_undirected",
-          [](const data::Dataset& d) {
-            GilRelease release;
-            return data::to_undirected(d);
-          },
+          "to_undirected", &without_gil<data::to_undirected>,
           "A new dataset with the reverse of every edge (duplicates merged; an added reverse edge copies its "
           "mirror's weight and edge attributes), as PyG's ToUndirected: e.g. for an adjacency list that "
           "networkx wrote with each undirected edge once. A note records it.")
-      .def(
-          "with_self_loops",
-          [](const data::Dataset& d) {
-            GilRelease release;
-            return data::with_self_loops(d);
-          },
-          "A new dataset with exactly one self-loop per node (added loops weigh 1, edge attributes 0).")
-      .def(
-          "without_self_loops",
-          [](const data::Dataset& d) {
-            GilRelease release;
-            return data::without_self_loops(d);
-          },
-          "A new dataset without self-loops (the other edges keep their weights and attributes).")
-      .def(
-          "largest_component",
-          [](const data::Dataset& d) {
-            GilRelease release;
-            return data::largest_component(d);
-          },
-          "A new dataset restricted to the largest weakly connected component (gnn-benchmark's "
-          "standardize): nodes keep their relative order and are renumbered; features, labels, names, "
-          "weights and splits follow.")
+      .def("with_self_loops", &without_gil<data::with_self_loops>,
+           "A new dataset with exactly one self-loop per node (added loops weigh 1, edge attributes 0).")
+      .def("without_self_loops", &without_gil<data::without_self_loops>,
+           "A new dataset without self-loops (the other edges keep their weights and attributes).")
+      .def("largest_component", &without_gil<data::largest_component>,
+           "A new dataset restricted to the largest weakly connected component (gnn-benchmark's "
+           "standardize): nodes keep their relative order and are renumbered; features, labels, names, "
+           "weights and splits follow.")
       .def(
           "normalize_features", [](data::Dataset& d) { data::normalize_features(d.features); },
           "Row-normalises the features in place (each row sums to 1; GAT's Cora preprocessing).")
