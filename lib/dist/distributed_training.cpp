@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <span>
+#include <string>
 
 #include "edgeattn/autograd/ops/arithmetic.hpp"
 #include "edgeattn/autograd/ops/shape.hpp"
@@ -13,10 +15,35 @@
 namespace edgeattn::dist {
 namespace {
 
-void check_inputs(const DistributedInputs& in, const Communicator& comm, const char* who) {
+void check_inputs(const DistributedInputs& in, Communicator& comm, const char* who) {
   if (in.part.parts != comm.size() || in.part.rank != comm.rank())
     raise<InvalidArgument>(who, ": the inputs are rank ", in.part.rank, " of ", in.part.parts,
                            " parts, the communicator is ", comm.describe());
+  // The ranks' exchange plans must agree (a collective: every rank checks the same gathered
+  // counts, so all raise together): rank k sends rank r as many rows as r expects from k. Part
+  // files of which one was changed or comes from another partition would otherwise make the
+  // row exchange read or write past its buffers.
+  const auto parts = static_cast<size_t>(comm.size());
+  if (in.part.send_rows.size() != parts || in.part.recv_rows.size() != parts)
+    comm.abort(std::string(who) + ": the part holds " + std::to_string(in.part.send_rows.size()) +
+               " send and " + std::to_string(in.part.recv_rows.size()) +
+               " receive counts, expected one per rank (" + std::to_string(parts) + ")");
+  if (parts > 1) {
+    std::vector<int64_t> counts(in.part.send_rows);
+    counts.insert(counts.end(), in.part.recv_rows.begin(), in.part.recv_rows.end());
+    const auto all = comm.allgather(std::as_bytes(std::span<const int64_t>(counts)));
+    const auto count = [&](size_t rank, size_t index) {
+      int64_t v = 0;
+      std::memcpy(&v, all[rank].data() + index * sizeof(int64_t), sizeof v);
+      return v;
+    };
+    for (size_t k = 0; k < parts; ++k)
+      for (size_t r = 0; r < parts; ++r)
+        if (r != k && count(k, r) != count(r, parts + k))
+          raise<InvalidArgument>(who, ": the parts disagree: rank ", k, " sends ", count(k, r),
+                                 " rows to rank ", r, ", which expects ", count(r, parts + k),
+                                 " from it (part files of different partitions, or a changed one)");
+  }
   if (in.x_src.rows() != in.part.num_src() && in.x_src.rows() != in.part.num_owned())
     raise<ShapeError>(who, ": x_src has ", in.x_src.rows(), " rows, expected num_src = ", in.part.num_src(),
                       " (or num_owned = ", in.part.num_owned(), " with HaloInput::projection)");

@@ -159,6 +159,32 @@ TEST(FitDistributed, APartWithoutHaloBesideOthersWithOneTrainsAsOneProcess) {
                        PartitionMethod::contiguous, 4, HaloInput::features, &ds);
 }
 
+// Parts whose exchange plans disagree (a changed part file, or parts of two partitions): every
+// rank refuses before the first exchange, naming both ranks, instead of corrupting the heap.
+TEST(FitDistributed, PartsWhoseRowCountsDisagreeAreRefusedOnEveryRank) {
+  MpiCommunicator& comm = world();
+  const data::Dataset ds = cora();
+  nn::Model model({.kind = nn::ModelKind::gat,
+                   .in_channels = ds.num_features(),
+                   .num_classes = ds.num_classes(),
+                   .dropout = 0.f,
+                   .attention_dropout = 0.f});
+  DistributedInputs in = distribute(model, ds, ds.split(), comm, {.method = PartitionMethod::contiguous});
+  if (comm.rank() == 1) {  // one row fewer for rank 0, consistently within the part
+    in.part.send_rows[0] -= 1;
+    in.part.send_index.pop_back();
+  }
+  train::TrainConfig tc;
+  tc.epochs = 1;
+  try {
+    (void)fit_distributed(model, comm, in, tc);
+    ADD_FAILURE() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 1 sends"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("to rank 0, which expects"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FitDistributed, GatLayersThatExchangeProjectedOrInputRowsMatchOneProcess) {
   // 3 layers of 1 head x 4: the second layer's projection (4) is no wider than its input (4) and
   // is exchanged (GATConv::forward_expanded); the third's (7 classes) is wider, so its input is.
