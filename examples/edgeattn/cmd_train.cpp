@@ -1246,12 +1246,13 @@ int run_predict(std::span<const std::string> argv) {
   const auto node_name = [&](size_t i) {
     return i < ds.node_names.size() ? ds.node_names[i] : std::to_string(i);
   };
+  std::string out;
   if (ds.labels.multi_label()) {
     // Multi-label: every class whose logit is > 0 (probability > 0.5, micro-F1's rule), as
     // comma-separated ids and names ("-" for none).
     const Tensor& z = tape.value(logits);
     const int64_t c = z.dim(1);
-    std::string out = "# node\tname\tpredicted_classes\tclass_names\n";
+    out = "# node\tname\tpredicted_classes\tclass_names\n";
     for (int64_t i = 0; i < z.dim(0); ++i) {
       std::string ids, names;
       for (int64_t k = 0; k < c; ++k)
@@ -1262,22 +1263,12 @@ int run_predict(std::span<const std::string> argv) {
       out += std::to_string(i) + "\t" + node_name(static_cast<size_t>(i)) + "\t" + (ids.empty() ? "-" : ids) +
              "\t" + (names.empty() ? "-" : names) + "\n";
     }
-    if (args.given("out"))
-      write_file_atomic(args.str("out"), out);
-    else
-      std::cout << out;
-    return 0;
-  }
-  const std::vector<int32_t> predicted = train::predict_classes(tape.value(logits));
-  std::string out = "# node\tname\tpredicted\tclass_name\n";
-  for (size_t i = 0; i < predicted.size(); ++i) {
-    const int32_t c = predicted[i];
-    out +=
-        std::to_string(i) + "\t" + (i < ds.node_names.size() ? ds.node_names[i] : std::to_string(i)) + "\t" +
-        std::to_string(c) + "\t" +
-        (static_cast<size_t>(c) < ds.labels.class_names.size() ? ds.labels.class_names[static_cast<size_t>(c)]
-                                                               : std::to_string(c)) +
-        "\n";
+  } else {
+    const std::vector<int32_t> predicted = train::predict_classes(tape.value(logits));
+    out = "# node\tname\tpredicted\tclass_name\n";
+    for (size_t i = 0; i < predicted.size(); ++i)
+      out += std::to_string(i) + "\t" + node_name(i) + "\t" + std::to_string(predicted[i]) + "\t" +
+             class_name(predicted[i]) + "\n";
   }
   if (args.given("out"))
     write_file_atomic(args.str("out"), out);

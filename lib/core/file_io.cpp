@@ -141,13 +141,13 @@ void write_file_atomic(const std::filesystem::path& requested, std::string_view 
   if (requested.empty()) raise<IoError>("write_file_atomic: the path is empty, expected a file name");
   if (!requested.has_filename())
     raise<IoError>(requested.string(), ": names a directory (it ends with '/'), expected a file name");
-  // A symbolic link is written through: the file it names is replaced, the link stays (as an
-  // editor saves). A dangling link names the file to create.
-  struct stat existing {};
   // A terminal, /dev/null or a pipe (/dev/stdout) is written to, not replaced. stat follows the
   // links as open would, /proc/self/fd's included.
+  struct stat existing {};
   if (::stat(requested.c_str(), &existing) == 0 && (S_ISCHR(existing.st_mode) || S_ISFIFO(existing.st_mode)))
     return write_stream(requested, bytes);
+  // A symbolic link is written through: the file it names is replaced, the link stays (as an
+  // editor saves). A dangling link names the file to create.
   fs::path path = requested;
   std::error_code ec;
   for (int hops = 0; fs::is_symlink(fs::symlink_status(path, ec)); ++hops) {

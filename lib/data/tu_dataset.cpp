@@ -68,9 +68,9 @@ struct AttributesThenLabels {
   int64_t label_columns = 0;            // columns of the labels file
   std::vector<int64_t> label_min;       // per column
   std::vector<int64_t> one_hot_offset;  // per column: its first feature after the attributes
-  int64_t label_cols = 0;               // one-hot features, all columns together
+  int64_t one_hot_cols = 0;             // one-hot features, all columns together
 
-  int64_t cols() const { return attr_cols + label_cols; }
+  int64_t cols() const { return attr_cols + one_hot_cols; }
   /// [count, cols()] row-major.
   std::vector<float> rows(int64_t count) const {
     std::vector<float> out(static_cast<size_t>(count * cols()), 0.f);
@@ -129,8 +129,8 @@ AttributesThenLabels read_attributes_then_labels(const Files& files, const std::
                           out.label_columns > 1 ? std::to_string(c + 1) + ")" : std::string(), " span ", lo,
                           " to ", hi, "; too many classes to one-hot encode");
       out.label_min.push_back(lo);
-      out.one_hot_offset.push_back(out.label_cols);
-      out.label_cols += hi - lo + 1;
+      out.one_hot_offset.push_back(out.one_hot_cols);
+      out.one_hot_cols += hi - lo + 1;
     }
   }
   return out;
@@ -203,8 +203,8 @@ Dataset assemble(const Files& files, const std::string& prefix, const TuOptions&
   const int64_t stored = static_cast<int64_t>(src.size());
   // Self-loops removed and repeated edges merged, as PyG's read_tu_data (remove_self_loops, then
   // coalesce); a layer that wants self-loops adds its own.
-  const auto loops = static_cast<int64_t>(
-      std::count_if(src.begin(), src.end(), [&, k = size_t{0}](int64_t i) mutable { return i == dst[k++]; }));
+  int64_t loops = 0;
+  for (size_t k = 0; k < src.size(); ++k) loops += src[k] == dst[k];
   ds.graph = build_graph(n, n, src, dst, {.self_loops = SelfLoops::remove, .duplicates = Duplicates::merge});
   ds.notes.push_back(
       ds.name + ": " + std::to_string(num_graphs) + " graphs, " + std::to_string(n) + " nodes, " +

@@ -577,8 +577,9 @@ nn::PreparedGraph prepared_graph(const nn::Model& model, const Graph& graph, con
 /// Logits [N, C] of `model` on (graph, features[, edge attributes]) in evaluation or training mode.
 /// Positional encodings come from `graph` itself (before self-loops), as the CLI computes them.
 Tensor model_logits(PyModel& m, const Graph& graph, const data::Features& features, const Tensor& edge_attr,
-                    bool training, uint64_t seed, std::vector<Tensor>* attention) {
-  const nn::PreparedGraph pg = prepared_graph(m.model, graph, edge_attr, "Model.logits");
+                    bool training, uint64_t seed, std::vector<Tensor>* attention,
+                    const char* who = "Model.logits") {
+  const nn::PreparedGraph pg = prepared_graph(m.model, graph, edge_attr, who);
   const Graph& g = pg.graph;
   const data::Features x = m.model.prepare_features(graph, features);
   // Evaluation without attention weights runs layer by layer (the same logits, less memory).
@@ -836,11 +837,10 @@ nb::dict py_evaluate(PyModel& m, const data::Dataset& ds, const std::string& spl
   train::Evaluation ev[3];
   {
     GilRelease release;
-    const nn::PreparedGraph pg = prepared_graph(m.model, ds.graph, ds.edge_attr, "evaluate");
-    const data::Features x = m.model.prepare_features(ds.graph, ds.features);
     autograd::Tape tape;
     tape.training = false;
-    const autograd::Var logits = tape.constant(m.model.inference(pg.graph, x, pg.edge_attr));
+    const autograd::Var logits =
+        tape.constant(model_logits(m, ds.graph, ds.features, ds.edge_attr, false, 0, nullptr, "evaluate"));
     ev[0] = train::evaluate(tape, logits, ds.labels, sp.train);
     ev[1] = train::evaluate(tape, logits, ds.labels, sp.val);
     ev[2] = train::evaluate(tape, logits, ds.labels, sp.test);

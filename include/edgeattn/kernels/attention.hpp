@@ -63,16 +63,18 @@ enum class HeadCombine { concat, mean };
 ///
 /// Arithmetic: the `reference` path computes scores, softmax and sums in double; the others in
 /// float32 (the exponentials with a polynomial accurate to a few ulp), so they agree with the
-/// reference to float32 rounding; a long row's sums over its edges are float sums of at most 32
-/// edges added in double, so a hub of a million in-edges keeps that agreement too. (The
-/// backward's sums stay float: the query / score_dst gradient of a destination with many
-/// in-edges, and the key / value / score_src gradient of a source with many out-edges, carry a
-/// float sum over those edges. Measured on a hub row with N(0, 9) additive scores: its
-/// score_dst gradient, a sum whose terms largely cancel, is off by 5e-4 (100k in-edges) and
-/// 2.5e-3 (1M) of its magnitude; the value and score_src gradients by 1e-6.) A score whose magnitude exceeds float32's range (|s| > 3.4e38,
-/// e.g. q and k rows of norm ~1e19) overflows to +-inf on the float32 paths and makes its row NaN,
-/// as PyTorch's attention does; where and whether it overflows depends on the path's order of
-/// operations. The reference path, in double, still returns finite weights there.
+/// reference to float32 rounding. The forward sums a row's edges in float blocks of at most 32,
+/// added in double, so a hub of a million in-edges keeps that agreement too. The backward's sums
+/// stay float: the query / score_dst gradient of a destination with many in-edges, and the key /
+/// value / score_src gradient of a source with many out-edges, carry a float sum over those
+/// edges. Measured on a hub row with N(0, 9) additive scores: its score_dst gradient, a sum whose
+/// terms largely cancel, is off by 5e-4 (100k in-edges) and 2.5e-3 (1M) of its magnitude; the
+/// value and score_src gradients by 1e-6.
+///
+/// A score whose magnitude exceeds float32's range (|s| > 3.4e38, e.g. q and k rows of norm
+/// ~1e19) overflows to +-inf on the float32 paths and makes its row NaN, as PyTorch's attention
+/// does; where and whether it overflows depends on the path's order of operations. The reference
+/// path, in double, still returns finite weights there.
 enum class AttentionPath {
   automatic,
   sparse,     ///< fused, parallel, any pattern and score
