@@ -75,6 +75,16 @@ struct Reader {
         fail(key, "entry " + std::to_string(k) + " is " + std::to_string(v[k]) + ", expected in [" +
                       std::to_string(lo) + ", " + std::to_string(hi) + ")");
   }
+  // counts [parts]: non-negative, 0 for this rank, adding up to `total` (the `what` they count).
+  void counts(const std::string& key, std::span<const int64_t> counts, int rank, int64_t total,
+              const std::string& what) const {
+    for (size_t q = 0; q < counts.size(); ++q)
+      if (counts[q] < 0 || (static_cast<int>(q) == rank && counts[q] != 0))
+        fail(key, "entry " + std::to_string(q) + " is " + std::to_string(counts[q]) + ", expected " +
+                      (static_cast<int>(q) == rank ? "0 (this rank's own)" : "a count >= 0"));
+    if (std::accumulate(counts.begin(), counts.end(), int64_t{0}) != total)
+      fail(key, "the counts do not add up to the " + std::to_string(total) + " " + what);
+  }
   int rank_of(const std::string& key) const { return static_cast<int>(get(key).shape.size()); }
   Tensor matrix(const std::string& key, int64_t rows) const {
     const data::NpzMemberInfo& m = get(key);
@@ -255,12 +265,21 @@ DatasetPart read_partition(const std::filesystem::path& dir, int parts, int rank
   p.send_rows = in.ints("send_rows", parts);
   const std::vector<int64_t> send_index = in.ints("send_index");
   in.in_range("send_index", send_index, 0, p.num_owned());
-  if (std::accumulate(p.recv_rows.begin(), p.recv_rows.end(), int64_t{0}) != p.num_halo())
-    in.fail("recv_rows", "the counts do not add up to the " + std::to_string(p.num_halo()) + " halo nodes");
-  if (std::accumulate(p.send_rows.begin(), p.send_rows.end(), int64_t{0}) !=
-      static_cast<int64_t>(send_index.size()))
-    in.fail("send_rows",
-            "the counts do not add up to the " + std::to_string(send_index.size()) + " rows of send_index");
+  in.counts("recv_rows", p.recv_rows, rank, p.num_halo(), "halo nodes");
+  in.counts("send_rows", p.send_rows, rank, static_cast<int64_t>(send_index.size()), "rows of send_index");
+  // The halo is grouped by owner, ascending within each owner's block (dist/local_partition.hpp),
+  // and holds no node of this rank: the exchange places rows by these positions.
+  for (int q = 0, k = 0; q < parts; ++q)
+    for (int64_t i = 0; i < p.recv_rows[static_cast<size_t>(q)]; ++i, ++k) {
+      const int64_t v = p.halo[static_cast<size_t>(k)];
+      if (std::binary_search(p.owned.begin(), p.owned.end(), v))
+        in.fail("halo", "entry " + std::to_string(k) + " is node " + std::to_string(v) +
+                            ", which this rank owns (a halo node belongs to another rank)");
+      if (i > 0 && v <= p.halo[static_cast<size_t>(k - 1)])
+        in.fail("halo", "entry " + std::to_string(k) + " is " + std::to_string(v) + " after " +
+                            std::to_string(p.halo[static_cast<size_t>(k - 1)]) +
+                            ", expected ascending ids within rank " + std::to_string(q) + "'s block");
+    }
   p.send_index.assign(send_index.begin(), send_index.end());
   std::vector<int64_t> indptr = in.ints("indptr", p.num_owned() + 1);
   const std::vector<int64_t> indices = in.ints("indices");
@@ -269,6 +288,7 @@ DatasetPart read_partition(const std::filesystem::path& dir, int parts, int rank
       !std::is_sorted(indptr.begin(), indptr.end()))
     in.fail("indptr", "expected non-decreasing offsets from 0 to " + std::to_string(indices.size()));
   p.edge_ids = in.ints("edge_ids", static_cast<int64_t>(indices.size()));
+  in.in_range("edge_ids", p.edge_ids, 0, manifest_value<int64_t>(manifest, dir, "num_edges"));
   std::vector<int32_t> cols(indices.begin(), indices.end());
   try {
     p.graph = Graph::from_csr(p.num_owned(), p.num_src(), std::move(indptr), std::move(cols),

@@ -15,6 +15,37 @@
 namespace edgeattn::dist {
 namespace {
 
+// The rows each rank sends must be the nodes the receiver lists in its halo, in its order (the
+// counts agree already). Each owner sends the global ids of its send rows through the exchange
+// the layers use (an id as the bit pattern of two floats: the exchange copies bytes), and every
+// rank compares them with its halo; then all raise together, naming the first rank that differs.
+void check_halo_ids(const LocalPartition& part, Communicator& comm, const char* who) {
+  static_assert(sizeof(int64_t) == 2 * sizeof(float));
+  std::vector<int64_t> send(part.send_index.size());
+  for (size_t k = 0; k < send.size(); ++k) send[k] = part.owned[static_cast<size_t>(part.send_index[k])];
+  std::vector<int64_t> recv(part.halo.size());
+  std::vector<float> send_bits(2 * send.size()), recv_bits(2 * recv.size());
+  std::memcpy(send_bits.data(), send.data(), send.size() * sizeof(int64_t));
+  comm.alltoallv_rows(send_bits.data(), part.send_rows, recv_bits.data(), part.recv_rows, 2);
+  std::memcpy(recv.data(), recv_bits.data(), recv.size() * sizeof(int64_t));
+  const auto bad = std::mismatch(recv.begin(), recv.end(), part.halo.begin()).first - recv.begin();
+  const std::vector<int64_t> first_bad =
+      allgather_value(comm, bad == static_cast<ptrdiff_t>(recv.size()) ? -1 : static_cast<int64_t>(bad));
+  for (size_t r = 0; r < first_bad.size(); ++r)
+    if (first_bad[r] >= 0) {
+      if (static_cast<int>(r) != comm.rank())
+        raise<InvalidArgument>(who, ": the parts disagree: rank ", r, "'s halo entry ", first_bad[r],
+                               " is not the node its owner sends (part files of different partitions, or a "
+                               "changed one)");
+      const auto k = static_cast<size_t>(bad);
+      size_t owner = 0;  // the rank whose block holds entry k
+      for (int64_t end = part.recv_rows[0]; end <= static_cast<int64_t>(k);) end += part.recv_rows[++owner];
+      raise<InvalidArgument>(who, ": the parts disagree: rank ", r, "'s halo entry ", k, " is node ",
+                             part.halo[k], ", but rank ", owner, " sends node ", recv[k],
+                             " there (part files of different partitions, or a changed one)");
+    }
+}
+
 void check_inputs(const DistributedInputs& in, Communicator& comm, const char* who) {
   if (in.part.parts != comm.size() || in.part.rank != comm.rank())
     raise<InvalidArgument>(who, ": the inputs are rank ", in.part.rank, " of ", in.part.parts,
@@ -43,6 +74,7 @@ void check_inputs(const DistributedInputs& in, Communicator& comm, const char* w
           raise<InvalidArgument>(who, ": the parts disagree: rank ", k, " sends ", count(k, r),
                                  " rows to rank ", r, ", which expects ", count(r, parts + k),
                                  " from it (part files of different partitions, or a changed one)");
+    check_halo_ids(in.part, comm, who);
   }
   if (in.x_src.rows() != in.part.num_src() && in.x_src.rows() != in.part.num_owned())
     raise<ShapeError>(who, ": x_src has ", in.x_src.rows(), " rows, expected num_src = ", in.part.num_src(),

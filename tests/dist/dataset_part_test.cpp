@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/data/npy.hpp"
@@ -112,6 +113,66 @@ TEST(DatasetPart, MissingForeignAndCorruptFilesAreNamed) {
   std::filesystem::remove(partition_file(dir.path(), 2, 1));
   expect_throw_naming<IoError>([&] { read_partition(dir.path(), 2, 1); },
                                {"part-1-of-2.npz for rank 1 does not exist"});
+}
+
+// Rewrites one int64 member of `file` through `change`, keeping the others as they are.
+void change_member(const std::filesystem::path& file, const std::string& member,
+                   const std::function<void(std::vector<int64_t>&)>& change) {
+  std::vector<data::NpzMember> members;
+  for (auto& [key, a] : data::read_npz(file)) {
+    if (key != member) {
+      members.push_back({key, a});
+      continue;
+    }
+    std::vector<int64_t> v = a.to_int64s();
+    change(v);
+    members.push_back({key, data::make_npy(std::span<const int64_t>(v), {static_cast<int64_t>(v.size())})});
+  }
+  data::write_npz_arrays(file, members);
+}
+
+// Members that are well-formed each on its own but break the layout the exchange relies on
+// (dist/local_partition.hpp): each is named with the entry and what was expected.
+TEST(DatasetPart, HaloCountsAndEdgeIdsOutOfLayoutAreNamed) {
+  const data::Dataset ds = cora();
+  const auto owner = partition_nodes(ds.graph, {.parts = 2, .method = PartitionMethod::contiguous});
+  const DatasetPart rank1 = make_dataset_part(ds, ds.split(), owner, 2, 1);
+  ASSERT_GT(rank1.part.num_halo(), 2);
+  const int64_t owned0 = rank1.part.owned[0];
+  const std::string h0 = std::to_string(rank1.part.halo[0]), h1 = std::to_string(rank1.part.halo[1]);
+  struct Case {
+    std::string member;
+    std::function<void(std::vector<int64_t>&)> change;
+    std::vector<std::string> named;
+  };
+  const std::vector<Case> cases{
+      {"halo",
+       [&](auto& v) { v[1] = owned0; },
+       {"member 'halo'", "entry 1 is node " + std::to_string(owned0), "which this rank owns"}},
+      {"halo",
+       [](auto& v) { std::swap(v[0], v[1]); },
+       {"member 'halo'", "entry 1 is " + h0 + " after " + h1, "ascending ids within rank 0's block"}},
+      {"recv_rows",
+       [](auto& v) { v[0] -= 1, v[1] += 1; },
+       {"member 'recv_rows'", "entry 1 is 1", "expected 0 (this rank's own)"}},
+      {"send_rows",
+       [](auto& v) { v[0] += 1, v[1] -= 1; },
+       {"member 'send_rows'", "entry 1 is -1", "expected 0 (this rank's own)"}},
+      {"edge_ids",
+       [&](auto& v) { v.back() = ds.graph.num_edges(); },
+       {"member 'edge_ids'", "is " + std::to_string(ds.graph.num_edges()),
+        "expected in [0, " + std::to_string(ds.graph.num_edges()) + ")"}},
+  };
+  for (const Case& c : cases) {
+    const testing::TempDir dir;
+    write_partitions(dir.path(), ds, "", owner, 2, PartitionMethod::contiguous);
+    ASSERT_NO_THROW(read_partition(dir.path(), 2, 1));
+    change_member(partition_file(dir.path(), 2, 1), c.member, c.change);
+    std::vector<std::string> named{"part-1-of-2.npz"};
+    named.insert(named.end(), c.named.begin(), c.named.end());
+    SCOPED_TRACE(c.member);
+    expect_throw_naming<ParseError>([&] { read_partition(dir.path(), 2, 1); }, named);
+  }
 }
 
 }  // namespace

@@ -89,7 +89,10 @@ DistributedInputs distribute(const nn::Model& model, const data::Dataset& ds, co
 
 /// Trains `model` on every rank (see above). The result and the per-epoch statistics are the
 /// whole graph's, the same on every rank; print from config.on_epoch on one rank only.
-/// InvalidArgument when the inputs are not this communicator's rank. `step_traffic`, when given,
+/// InvalidArgument when the inputs are not this communicator's rank, or (on every rank at once,
+/// before the first step) when the ranks' parts disagree: the rows a rank sends another are not,
+/// in count or in node ids, the halo that rank lists (part files of different partitions, or a
+/// changed one); predict_distributed checks the same. `step_traffic`, when given,
 /// receives what this rank sent during its first training step (forward, backward and the
 /// gradient sum; every step sends the same), measured by the communicator.
 train::TrainResult fit_distributed(nn::Model& model, Communicator& comm, const DistributedInputs& inputs,

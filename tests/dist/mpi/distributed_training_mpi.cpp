@@ -185,6 +185,47 @@ TEST(FitDistributed, PartsWhoseRowCountsDisagreeAreRefusedOnEveryRank) {
   }
 }
 
+// Counts that agree but rows that do not: rank 1 sends rank 0 another node in the last place of
+// its halo. Every rank refuses before training; rank 0 names the entry, the node it expected and
+// the node it was sent.
+TEST(FitDistributed, PartsWhoseHaloNodesDisagreeAreRefusedOnEveryRank) {
+  MpiCommunicator& comm = world();
+  const data::Dataset ds = cora();
+  nn::Model model({.kind = nn::ModelKind::gat,
+                   .in_channels = ds.num_features(),
+                   .num_classes = ds.num_classes(),
+                   .dropout = 0.f,
+                   .attention_dropout = 0.f});
+  DistributedInputs in = distribute(model, ds, ds.split(), comm, {.method = PartitionMethod::contiguous});
+  std::string expected = "rank 0's halo entry ";
+  if (comm.rank() == 0) {
+    const int64_t last = in.part.recv_rows[0] + in.part.recv_rows[1] - 1;  // rank 1's block ends there
+    ASSERT_GT(in.part.recv_rows[1], 1);
+    expected += std::to_string(last) + " is node " + std::to_string(in.part.halo[static_cast<size_t>(last)]) +
+                ", but rank 1 sends node " + std::to_string(in.part.halo[static_cast<size_t>(last) - 1]);
+  }
+  if (comm.rank() == 1) {  // the row before the last to rank 0, twice
+    const int64_t end = in.part.send_rows[0];
+    in.part.send_index[static_cast<size_t>(end) - 1] = in.part.send_index[static_cast<size_t>(end) - 2];
+  }
+  for (const bool predicting : {false, true}) {
+    try {
+      if (predicting) {
+        (void)predict_distributed(model, comm, in);
+      } else {
+        train::TrainConfig tc;
+        tc.epochs = 1;
+        (void)fit_distributed(model, comm, in, tc);
+      }
+      ADD_FAILURE() << "expected InvalidArgument";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("different partitions, or a changed one"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(FitDistributed, GatLayersThatExchangeProjectedOrInputRowsMatchOneProcess) {
   // 3 layers of 1 head x 4: the second layer's projection (4) is no wider than its input (4) and
   // is exchanged (GATConv::forward_expanded); the third's (7 classes) is wider, so its input is.
