@@ -197,9 +197,31 @@ autograd::Var forward_on(autograd::Tape& tape, nn::Model& model, const Graph& gr
   return model.forward(tape, graph, x, edges, seed, attention);
 }
 
+// --features FILE[:MEMBER]: FILE mapped in place (an .npz path may name its member after a ':').
+data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
+  std::string file = spec, member;
+  const size_t colon = spec.rfind(':');
+  if (colon != std::string::npos && spec.substr(0, colon).ends_with(".npz")) {
+    file = spec.substr(0, colon);
+    member = spec.substr(colon + 1);
+    if (member.ends_with(".npy")) member.resize(member.size() - 4);
+  }
+  if (!std::filesystem::exists(file)) throw UsageError("--features: '" + file + "' does not exist");
+  data::Features f = data::map_features(file, member);
+  if (f.rows() != num_nodes)
+    throw UsageError("--features: " + f.mapped_from() + " has " + std::to_string(f.rows()) +
+                     " rows, but the dataset has " + std::to_string(num_nodes) + " nodes (one row per node)");
+  if (f.cols() == 0 && num_nodes > 0)
+    throw UsageError("--features: " + f.mapped_from() +
+                     " has 0 columns, expected at least one feature a node");
+  return f;
+}
+
 // Loads, preprocesses and prepares the inputs of `model` (once; every epoch reuses them).
+// features_spec: a --features FILE[:MEMBER] to read in place of the dataset's own (empty: none).
 Prepared prepare(const Args& args, const nn::Model& model, bool normalize, const std::string& model_file,
-                 const std::string& trained_dataset = "", const std::string& trained_format = "") {
+                 const std::string& trained_dataset = "", const std::string& trained_format = "",
+                 const std::string& features_spec = "") {
   // A named dataset loads in the format the model was trained on unless --format says otherwise:
   // another format numbers the nodes (and may order the features) differently.
   const std::string& name = args.str("dataset");
@@ -210,6 +232,7 @@ Prepared prepare(const Args& args, const nn::Model& model, bool normalize, const
                            "', whose nodes another format numbers differently (omit --format)");
   Prepared p{
       load_dataset_arg(name, args, true, false, same_dataset ? trained_format : std::string()), {}, {}, {}};
+  if (!features_spec.empty()) p.ds.features = mapped_features_arg(features_spec, p.ds.num_nodes());
   if (p.ds.features.cols() != model.config().in_channels)
     raise<ShapeError>("dataset '", p.ds.name, "' has ", p.ds.features.cols(), " features, but the model in ",
                       model_file, " was trained on ", model.config().in_channels,
@@ -721,26 +744,6 @@ std::string features_record(const Args& args) {
   return spec;
 }
 
-// --features FILE[:MEMBER]: FILE mapped in place (an .npz path may name its member after a ':').
-data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
-  std::string file = spec, member;
-  const size_t colon = spec.rfind(':');
-  if (colon != std::string::npos && spec.substr(0, colon).ends_with(".npz")) {
-    file = spec.substr(0, colon);
-    member = spec.substr(colon + 1);
-    if (member.ends_with(".npy")) member.resize(member.size() - 4);
-  }
-  if (!std::filesystem::exists(file)) throw UsageError("--features: '" + file + "' does not exist");
-  data::Features f = data::map_features(file, member);
-  if (f.rows() != num_nodes)
-    throw UsageError("--features: " + f.mapped_from() + " has " + std::to_string(f.rows()) +
-                     " rows, but the dataset has " + std::to_string(num_nodes) + " nodes (one row per node)");
-  if (f.cols() == 0 && num_nodes > 0)
-    throw UsageError("--features: " + f.mapped_from() +
-                     " has 0 columns, expected at least one feature a node");
-  return f;
-}
-
 }  // namespace
 
 int run_train(std::span<const std::string> argv) {
@@ -1163,13 +1166,24 @@ Loaded load_model_and_data(const Args& args) {
   if (file.empty()) throw UsageError("--model-file is required");
   const train::Checkpoint checkpoint = train::load_checkpoint(file);
   l.meta = ModelFileMeta::parse(checkpoint.metadata, file);
-  if (!l.meta.features.empty())  // the dataset's own features are not what it was trained on
-    raise<InvalidArgument>(file, " was trained on the features of ", l.meta.features,
-                           " (--features), which eval and predict do not read: evaluate it in Python "
-                           "(Model.load, then Model.logits(graph, features))");
+  // --features, or else the file the model was trained on (train --features records it).
+  const std::string features = args.given("features") ? args.str("features") : l.meta.features;
+  if (!args.given("features") && !features.empty()) {
+    const size_t colon = features.rfind(':');
+    const std::string path = colon != std::string::npos && features.substr(0, colon).ends_with(".npz")
+                                 ? features.substr(0, colon)
+                                 : features;
+    if (!std::filesystem::exists(path))
+      throw UsageError(file + " was trained on the features of '" + features +
+                       "' (train --features), which does not exist here: give them with --features FILE");
+  }
+  if (!features.empty() && l.meta.normalize_features)
+    throw UsageError("--features: the model in " + file +
+                     " was trained on row-normalised features, and --features reads a file's as stored "
+                     "(normalise the file beforehand, or evaluate on the dataset's own features)");
   l.model.emplace(l.meta.model);
   train::load_parameters(checkpoint, l.model->parameters());
-  l.data = prepare(args, *l.model, l.meta.normalize_features, file, l.meta.dataset, l.meta.format);
+  l.data = prepare(args, *l.model, l.meta.normalize_features, file, l.meta.dataset, l.meta.format, features);
   return l;
 }
 
@@ -1185,6 +1199,9 @@ int run_eval(std::span<const std::string> argv) {
             "Evaluate a saved model on a dataset's split: loss and accuracy of train, val and test.");
   args.option("model-file", "FILE", "", "model written by `edgeattn train --save`");
   add_dataset_options(args);
+  args.option("features", "FILE[:MEMBER]", "",
+              "node features read in place, a float32 .npy or an .npz member (default: the file the model "
+              "was trained on with train --features, else the dataset's own)");
   args.flag("json", "print one JSON object");
   if (!args.parse(argv)) {
     std::cout << args.help();
@@ -1225,13 +1242,16 @@ int run_predict(std::span<const std::string> argv) {
             "positive, comma-separated, '-' for none).");
   args.option("model-file", "FILE", "", "model written by `edgeattn train --save`");
   add_dataset_options(args);
+  args.option("features", "FILE[:MEMBER]", "",
+              "node features read in place, a float32 .npy or an .npz member (default: the file the model "
+              "was trained on with train --features, else the dataset's own)");
   args.option("out", "FILE", "", "write the predictions to FILE (default: stdout)");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
   }
   check_output_options(args, {"out"});
-  check_distinct_paths(args, {"out"}, {"model-file", "dataset"});
+  check_distinct_paths(args, {"out"}, {"model-file", "dataset", "features"});
   std::optional<ThreadLimit> limit;
   limit_threads(args, limit);
   Loaded l = load_model_and_data(args);
