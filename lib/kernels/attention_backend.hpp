@@ -53,6 +53,10 @@ struct KernelArgs {
   Normalization norm = Normalization::softmax;
   float dropout = 0.f;
   uint64_t seed = 0;
+  // A dot score's q, k or v (or, in the backward, the output gradient) holds an inf or NaN and
+  // the pattern masks some pairs: only the per-edge kernels keep it out of the rows and sources
+  // that no edge links it to (tiled_applies is false).
+  bool masked_non_finite = false;
 };
 
 struct ForwardBuffers {

@@ -436,6 +436,83 @@ TEST(ParallelAttention, TiledKernelOnLongContiguousRowsMatchesReference) {
         }
 }
 
+// Every element finite in `want` is finite in `got` and agrees with it; with `both_ways`, every
+// element that is not finite in `want` is not in `got` either.
+void expect_same_finite_elements(const char* what, const Tensor& got, const Tensor& want, bool both_ways,
+                                 float tol = 2e-4f) {
+  ASSERT_EQ(got.numel(), want.numel()) << what;
+  float scale = 0.f;
+  for (float w : want.span())
+    if (std::isfinite(w)) scale = std::max(scale, std::fabs(w));
+  int64_t lost = 0, gained = 0;
+  for (int64_t k = 0; k < want.numel(); ++k) {
+    const float g = got.data()[k], w = want.data()[k];
+    if (!std::isfinite(w))
+      gained += std::isfinite(g) ? 1 : 0;
+    else if (!std::isfinite(g))
+      ++lost;
+    else
+      EXPECT_LE(std::fabs(g - w), tol * (1.f + scale)) << what << " element " << k;
+  }
+  EXPECT_EQ(lost, 0) << what << ": elements finite in the reference but not here";
+  if (both_ways) EXPECT_EQ(gained, 0) << what << ": elements not finite in the reference but finite here";
+}
+
+// An inf or NaN in a key or value row reaches only the rows that attend that source (and the
+// gradients that depend on those rows), on the automatic and sparse paths as on the reference: the dense and
+// tiled kernels, which compute whole tiles (0 x inf = NaN at a masked pair), are not used for such operands
+// on a masked pattern.
+TEST(ParallelAttention, NonFiniteKeysOrValuesReachOnlyTheRowsThatAttendThem) {
+  struct PatternCase {
+    std::string name;
+    Pattern pattern;
+    int64_t nan_key, inf_value;  // sources whose key / value row is poisoned
+  };
+  const std::vector<PatternCase> patterns = {
+      {"causal", CausalPattern(260), 200, 150},  // rows >= 200 (>= 150) attend them
+      {"window", WindowPattern::sliding(300, 40), 100, 250},
+      // block 1 has no valid position; row 280 is past block 2's 70
+      {"padded_batch", BlockDiagonalPattern::padded_batch(100, {100, 0, 70, 1}), 150, 280},
+      {"graph_30%", testing::uniform_graph(150, 300, 15000, 8), 17, 255},
+      {"complete", CompletePattern(150, 300), 5, 290},  // every row attends: all non-finite
+  };
+  for (const auto& [name, p, nan_key, inf_value] : patterns)
+    for (Score s : {Score::dot_product, Score::bilinear})
+      for (Normalization n : {Normalization::softmax, Normalization::relu})
+        for (AttentionPath path : {AttentionPath::automatic, AttentionPath::sparse})
+          for (bool query_side : {false, true}) {
+            SCOPED_TRACE(name + " " + to_string(s) + " " + to_string(n) + " " + to_string(path) +
+                         (query_side ? " NaN query and inf output gradient" : " NaN key and inf value"));
+            AttentionConfig c{.score = s, .normalization = n, .path = AttentionPath::reference};
+            Operands o = make_operands(p, c, 2, 16, 16, false, 9);
+            if (query_side) {  // destination rows, here
+              const int64_t i = nan_key % num_dst(p), i2 = inf_value % num_dst(p);
+              for (float& x : o.query.span().subspan(static_cast<size_t>(i * 32), 32)) x = NAN;
+              for (float& x : o.grad_out.span().subspan(static_cast<size_t>(i2 * 32), 32)) x = INFINITY;
+            } else {
+              for (float& x : o.key.span().subspan(static_cast<size_t>(nan_key * 32), 32)) x = NAN;
+              for (float& x : o.value.span().subspan(static_cast<size_t>(inf_value * 32), 32)) x = INFINITY;
+            }
+            const AttentionResult want = attention_forward(p, o.inputs(), c);
+            const AttentionGrads want_grads = attention_backward(p, o.inputs(), c, want, o.grad_out);
+            int64_t finite_rows = 0;
+            for (int64_t i = 0; i < num_dst(p); ++i) finite_rows += std::isfinite(want.out(i, 0, 0)) ? 1 : 0;
+            if (name == "complete" && !query_side)
+              EXPECT_EQ(finite_rows, 0);
+            else
+              EXPECT_GT(finite_rows, num_dst(p) / 4);  // the poison must not be everywhere
+            c.path = path;
+            const AttentionResult got = attention_forward(p, o.inputs(), c);
+            expect_same_finite_elements("out", got.out, want.out, /*both_ways=*/true);
+            // Gradients through a row that is already NaN are NaN or not by the order of operations
+            // (the reference's double sums, a relu of NaN): only those finite there are compared.
+            const AttentionGrads grads = attention_backward(p, o.inputs(), c, got, o.grad_out);
+            expect_same_finite_elements("dq", grads.query, want_grads.query, false);
+            expect_same_finite_elements("dk", grads.key, want_grads.key, false);
+            expect_same_finite_elements("dv", grads.value, want_grads.value, false);
+          }
+}
+
 // attention_backward(..., value_grad): the value gradient lands in the caller's buffer, or over
 // the value itself, with the bits of the returned form on every path (the per-edge kernel writes
 // it directly; the tiled, dense and reference paths, and a buffer that overlaps another operand,

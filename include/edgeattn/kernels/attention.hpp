@@ -75,6 +75,17 @@ enum class HeadCombine { concat, mean };
 /// ~1e19) overflows to +-inf on the float32 paths and makes its row NaN, as PyTorch's attention
 /// does; where and whether it overflows depends on the path's order of operations. The reference
 /// path, in double, still returns finite weights there.
+///
+/// An inf or NaN in an operand reaches only what depends on it through the pattern's edges, on
+/// every path but an explicit `dense`: a key or value row, the rows that attend its source; a
+/// query row or a row of the output gradient, that row and the gradients of the sources it
+/// attends (relu weights of a NaN score are NaN, as std::max(NaN, 0) gives, on every path). The
+/// dense and tiled kernels compute whole tiles, where a masked pair's weight 0 times inf is NaN,
+/// so a dot-product or bilinear call on a pattern with masked pairs is scanned first (q, k, v,
+/// and in the backward the output gradient; each read once) when one of them could run, and
+/// `automatic` and `sparse` take the per-edge kernels if the scan finds such a value. `path =
+/// dense` is run as asked, and, like PyTorch's attention with a mask, may then return NaN in
+/// other rows too.
 enum class AttentionPath {
   automatic,
   sparse,     ///< fused, parallel, any pattern and score

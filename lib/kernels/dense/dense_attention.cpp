@@ -239,7 +239,7 @@ void forward_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, co
         for (int64_t j = 0; j < n; ++j) x[j] *= inv;
         lse = m + std::log(total);
       } else {
-        for (int64_t j = 0; j < n; ++j) x[j] = x[j] > 0.f ? x[j] : 0.f;
+        for (int64_t j = 0; j < n; ++j) x[j] = x[j] < 0.f ? 0.f : x[j];  // NaN stays NaN, as in the reference
       }
       if (out.alpha)
         for (int64_t j = 0; j < n; ++j) out.alpha[(e0 + j) * d.heads + h] = x[j];
@@ -398,7 +398,7 @@ void phase2_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, con
     if (softmax)  // P; relu keeps the sign test exact: max(s, 0) > 0 iff s > 0
       for (int64_t j = 0; j < n; ++j) x[j] = fast_exp(x[j] - lse);
     else
-      for (int64_t j = 0; j < n; ++j) x[j] = x[j] > 0.f ? x[j] : 0.f;
+      for (int64_t j = 0; j < n; ++j) x[j] = x[j] < 0.f ? 0.f : x[j];  // NaN stays NaN, as in the reference
     float* f = nullptr;  // dropout factors, computed once for P~ and dP
     if (a.dropout > 0.f) {
       f = tmp;

@@ -383,10 +383,12 @@ float exp_shifted_row(float* row, int64_t n, float shift) {
   return P::reduce_add(acc);
 }
 
-/// row[x] = max(row[x], 0) (masked entries hold -inf and become 0).
+/// row[x] = max(row[x], 0) (masked entries hold -inf and become 0). A NaN stays NaN, as in the
+/// reference and per-edge kernels (std::max(s, 0)): max(0, x) returns x when x is NaN, on every
+/// policy (vmaxps returns its second operand then).
 template <class P>
 void relu_row(float* row, int64_t n) {
-  for (int64_t x = 0; x < n; x += P::kLanes) P::store(row + x, P::max(P::load(row + x), P::zero()));
+  for (int64_t x = 0; x < n; x += P::kLanes) P::store(row + x, P::max(P::zero(), P::load(row + x)));
 }
 
 /// row[x] *= c, n a multiple of the lane count.

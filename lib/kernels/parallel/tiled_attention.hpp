@@ -83,8 +83,9 @@ bool has_contiguous_rows(const P& p) {
 double masked_tiled_min_fill(int64_t heads);
 
 /// True when the tiled schedule handles this call: dot score, no per-edge weights requested
-/// (`want_alpha`), rows of mean length >= kTiledMinMeanRow, and either contiguous rows or an
-/// explicit graph without duplicate edges whose hulls are at least masked_tiled_min_fill full.
+/// (`want_alpha`), no inf or NaN operand on a masked pattern (KernelArgs::masked_non_finite),
+/// rows of mean length >= kTiledMinMeanRow, and either contiguous rows or an explicit graph
+/// without duplicate edges whose hulls are at least masked_tiled_min_fill full.
 bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha);
 
 /// `path` must be available (simd_path_available); grads as in BackwardBuffers, except that

@@ -160,7 +160,8 @@ double masked_tiled_min_fill(int64_t heads) {
 }
 
 bool tiled_applies(const Pattern& p, const KernelArgs& a, bool want_alpha) {
-  if (a.score.kind != EdgeScore::dot || a.score.ea || want_alpha || num_dst(p) == 0) return false;
+  if (a.score.kind != EdgeScore::dot || a.score.ea || want_alpha || a.masked_non_finite || num_dst(p) == 0)
+    return false;
   return visit_pattern(p, [&](const auto& pattern) {
     using P = std::decay_t<decltype(pattern)>;
     const bool long_rows =
