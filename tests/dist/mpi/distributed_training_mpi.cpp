@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "edgeattn/autograd/ops/reduction.hpp"
 #include "edgeattn/data/planetoid.hpp"
@@ -159,9 +160,12 @@ TEST(FitDistributed, APartWithoutHaloBesideOthersWithOneTrainsAsOneProcess) {
                        PartitionMethod::contiguous, 4, HaloInput::features, &ds);
 }
 
-// Parts whose exchange plans disagree (a changed part file, or parts of two partitions): every
-// rank refuses before the first exchange, naming both ranks, instead of corrupting the heap.
-TEST(FitDistributed, PartsWhoseRowCountsDisagreeAreRefusedOnEveryRank) {
+// Cora's inputs on this rank (contiguous parts) after `change`: training and predicting on them
+// both raise InvalidArgument on every rank, before the first exchange, with every string that
+// `expected` gives for the unchanged inputs.
+void expect_refused_on_every_rank(
+    const std::function<void(DistributedInputs&)>& change,
+    const std::function<std::vector<std::string>(const DistributedInputs&)>& expected) {
   MpiCommunicator& comm = world();
   const data::Dataset ds = cora();
   nn::Model model({.kind = nn::ModelKind::gat,
@@ -170,45 +174,10 @@ TEST(FitDistributed, PartsWhoseRowCountsDisagreeAreRefusedOnEveryRank) {
                    .dropout = 0.f,
                    .attention_dropout = 0.f});
   DistributedInputs in = distribute(model, ds, ds.split(), comm, {.method = PartitionMethod::contiguous});
-  if (comm.rank() == 1) {  // one row fewer for rank 0, consistently within the part
-    in.part.send_rows[0] -= 1;
-    in.part.send_index.pop_back();
-  }
-  train::TrainConfig tc;
-  tc.epochs = 1;
-  try {
-    (void)fit_distributed(model, comm, in, tc);
-    ADD_FAILURE() << "expected InvalidArgument";
-  } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("rank 1 sends"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("to rank 0, which expects"), std::string::npos) << e.what();
-  }
-}
-
-// Counts that agree but rows that do not: rank 1 sends rank 0 another node in the last place of
-// its halo. Every rank refuses before training; rank 0 names the entry, the node it expected and
-// the node it was sent.
-TEST(FitDistributed, PartsWhoseHaloNodesDisagreeAreRefusedOnEveryRank) {
-  MpiCommunicator& comm = world();
-  const data::Dataset ds = cora();
-  nn::Model model({.kind = nn::ModelKind::gat,
-                   .in_channels = ds.num_features(),
-                   .num_classes = ds.num_classes(),
-                   .dropout = 0.f,
-                   .attention_dropout = 0.f});
-  DistributedInputs in = distribute(model, ds, ds.split(), comm, {.method = PartitionMethod::contiguous});
-  std::string expected = "rank 0's halo entry ";
-  if (comm.rank() == 0) {
-    const int64_t last = in.part.recv_rows[0] + in.part.recv_rows[1] - 1;  // rank 1's block ends there
-    ASSERT_GT(in.part.recv_rows[1], 1);
-    expected += std::to_string(last) + " is node " + std::to_string(in.part.halo[static_cast<size_t>(last)]) +
-                ", but rank 1 sends node " + std::to_string(in.part.halo[static_cast<size_t>(last) - 1]);
-  }
-  if (comm.rank() == 1) {  // the row before the last to rank 0, twice
-    const int64_t end = in.part.send_rows[0];
-    in.part.send_index[static_cast<size_t>(end) - 1] = in.part.send_index[static_cast<size_t>(end) - 2];
-  }
+  const std::vector<std::string> needles = expected(in);
+  change(in);
   for (const bool predicting : {false, true}) {
+    SCOPED_TRACE(predicting ? "predict_distributed" : "fit_distributed");
     try {
       if (predicting) {
         (void)predict_distributed(model, comm, in);
@@ -219,11 +188,49 @@ TEST(FitDistributed, PartsWhoseHaloNodesDisagreeAreRefusedOnEveryRank) {
       }
       ADD_FAILURE() << "expected InvalidArgument";
     } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("different partitions, or a changed one"), std::string::npos)
-          << e.what();
+      for (const std::string& n : needles)
+        EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
     }
   }
+}
+
+// Parts whose exchange plans disagree (a changed part file, or parts of two partitions): every
+// rank refuses before the first exchange, naming both ranks, instead of corrupting the heap.
+TEST(FitDistributed, PartsWhoseRowCountsDisagreeAreRefusedOnEveryRank) {
+  expect_refused_on_every_rank(
+      [](DistributedInputs& in) {
+        if (in.part.rank == 1) {  // one row fewer for rank 0, consistently within the part
+          in.part.send_rows[0] -= 1;
+          in.part.send_index.pop_back();
+        }
+      },
+      [](const DistributedInputs&) {
+        return std::vector<std::string>{"rank 1 sends", "to rank 0, which expects"};
+      });
+}
+
+// Counts that agree but rows that do not: rank 1 sends rank 0 another node in the last place of
+// its halo. Every rank refuses before training; rank 0 names the entry, the node it expected and
+// the node it was sent.
+TEST(FitDistributed, PartsWhoseHaloNodesDisagreeAreRefusedOnEveryRank) {
+  expect_refused_on_every_rank(
+      [](DistributedInputs& in) {
+        if (in.part.rank == 1) {  // the row before the last to rank 0, twice
+          const auto end = static_cast<size_t>(in.part.send_rows[0]);
+          ASSERT_GT(end, 1u);
+          in.part.send_index[end - 1] = in.part.send_index[end - 2];
+        }
+      },
+      [](const DistributedInputs& in) {
+        std::string expected = "rank 0's halo entry ";
+        if (in.part.rank == 0) {
+          const auto last =
+              static_cast<size_t>(in.part.recv_rows[0] + in.part.recv_rows[1] - 1);  // rank 1's block
+          expected += std::to_string(last) + " is node " + std::to_string(in.part.halo[last]) +
+                      ", but rank 1 sends node " + std::to_string(in.part.halo[last - 1]);
+        }
+        return std::vector<std::string>{expected, "different partitions, or a changed one"};
+      });
 }
 
 TEST(FitDistributed, GatLayersThatExchangeProjectedOrInputRowsMatchOneProcess) {
