@@ -38,8 +38,8 @@ void run(benchmark::State& state, Pooling kind, bool backward, bool reference) {
   LoopClock clock;
   for (auto _ : state) {
     if (backward) {
-      Tensor dx = reference ? kernels::reference::segment_pool_backward(ptr, kind, dy, fwd.argmax, n)
-                            : kernels::segment_pool_backward(ptr, kind, dy, fwd.argmax, n);
+      Tensor dx = reference ? kernels::reference::segment_pool_backward(ptr, kind, dy, fwd.argmax, n, x)
+                            : kernels::segment_pool_backward(ptr, kind, dy, fwd.argmax, n, x);
       benchmark::DoNotOptimize(dx.data());
     } else {
       kernels::PoolResult r =

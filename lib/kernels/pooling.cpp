@@ -3,6 +3,8 @@
 #include "edgeattn/kernels/pooling.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
@@ -85,11 +87,15 @@ PoolResult segment_pool(ConstView x, std::span<const int64_t> graph_ptr, Pooling
           const float* row = xd + v * f_count;
           const auto offset = static_cast<int32_t>(v - first);
           // Unconditional stores of bit-blended values: a select that GCC turns into a masked
-          // store (vmaskmov) is microcoded and slow on AMD cores.
+          // store (vmaskmov) is microcoded and slow on AMD cores. A node takes over when it is
+          // larger, or NaN where the maximum so far is not (the first NaN stays, as torch's amax).
 #pragma omp simd
           for (int64_t f = 0; f < f_count; ++f) {
-            const int32_t mask = -static_cast<int32_t>(row[f] > out[f]);
-            out[f] = std::max(out[f], row[f]);  // keeps out[f] on ties, as the index does
+            const bool take = row[f] > out[f] || (row[f] != row[f] && out[f] == out[f]);
+            const int32_t mask = -static_cast<int32_t>(take);
+            const auto m = static_cast<uint32_t>(mask);
+            out[f] = std::bit_cast<float>((std::bit_cast<uint32_t>(row[f]) & m) |
+                                          (std::bit_cast<uint32_t>(out[f]) & ~m));
             a32[f] = (offset & mask) | (a32[f] & ~mask);
           }
         }
@@ -112,25 +118,58 @@ PoolResult segment_pool(ConstView x, std::span<const int64_t> graph_ptr, Pooling
 }
 
 Tensor segment_pool_backward(std::span<const int64_t> graph_ptr, Pooling kind, ConstView grad_out,
-                             std::span<const int64_t> argmax, int64_t num_nodes) {
+                             std::span<const int64_t> argmax, int64_t num_nodes, ConstView x) {
   check_graph_ptr(graph_ptr, num_nodes, "segment_pool_backward");
   const int64_t g_count = static_cast<int64_t>(graph_ptr.size()) - 1;
   check_shape("segment_pool_backward: grad_out", grad_out, {g_count, kAny});
   const int64_t f_count = grad_out.dim(1);
-  if (kind == Pooling::max && static_cast<int64_t>(argmax.size()) != g_count * f_count)
-    raise<ShapeError>("segment_pool_backward: the forward result holds ", argmax.size(),
-                      " argmax entries, expected ", g_count * f_count, " (max pooling's forward)");
-  Tensor dx({num_nodes, f_count});  // zeros: max pooling writes only the chosen rows
+  if (kind == Pooling::max) {
+    if (static_cast<int64_t>(argmax.size()) != g_count * f_count)
+      raise<ShapeError>("segment_pool_backward: the forward result holds ", argmax.size(),
+                        " argmax entries, expected ", g_count * f_count, " (max pooling's forward)");
+    check_shape("segment_pool_backward: x (max pooling's input, for its ties)", x, {num_nodes, f_count});
+  }
+  // Every node is in one graph, and each graph's task writes all of its rows.
+  Tensor dx = Tensor::uninitialized({num_nodes, f_count});
   const float* gd = grad_out.data();
+  const float* xd = x.data();
   float* dd = dx.data();
   parallel_for(0, g_count, graph_grain(g_count, num_nodes), [&](int64_t gb, int64_t ge) {
+    const auto width = static_cast<size_t>(kind == Pooling::max ? f_count : 0);
+    std::vector<float> top(width), count(width), share(width);
     for (int64_t g = gb; g < ge; ++g) {
       const int64_t first = graph_ptr[static_cast<size_t>(g)], last = graph_ptr[static_cast<size_t>(g) + 1];
       const float* go = gd + g * f_count;
       if (kind == Pooling::max) {
+        if (first == last) continue;
+        // Split evenly among the nodes equal to the maximum, as PyG's global_max_pool (torch's
+        // amax): one pass over x writes each node's tie indicator (1 or 0: a select, not a
+        // masked store, which is microcoded on AMD cores) and counts them; a second over the
+        // graph's rows of dx, still in cache, scales them by go / count. A NaN maximum equals
+        // nothing; its gradient goes to the NaN's node (argmax).
         const int64_t* arg = argmax.data() + g * f_count;
+        for (int64_t f = 0; f < f_count; ++f) top[static_cast<size_t>(f)] = xd[arg[f] * f_count + f];
+        std::fill(count.begin(), count.end(), 0.f);
+        float* c = count.data();
+        const float* t = top.data();
+        for (int64_t v = first; v < last; ++v) {
+          const float* row = xd + v * f_count;
+          float* d = dd + v * f_count;
+#pragma omp simd
+          for (int64_t f = 0; f < f_count; ++f) {
+            d[f] = row[f] == t[f] ? 1.f : 0.f;
+            c[f] += d[f];
+          }
+        }
+        float* sh = share.data();
+        for (int64_t f = 0; f < f_count; ++f) sh[f] = c[f] > 0.f ? go[f] / c[f] : 0.f;
+        for (int64_t v = first; v < last; ++v) {
+          float* d = dd + v * f_count;
+#pragma omp simd
+          for (int64_t f = 0; f < f_count; ++f) d[f] *= sh[f];
+        }
         for (int64_t f = 0; f < f_count; ++f)
-          if (arg[f] >= 0) dd[arg[f] * f_count + f] += go[f];
+          if (c[f] == 0.f) dd[arg[f] * f_count + f] = go[f];
         continue;
       }
       for (int64_t v = first; v < last; ++v) {

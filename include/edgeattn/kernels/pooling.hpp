@@ -2,13 +2,12 @@
 //
 //   sum   out_g = sum_{v in g} x_v
 //   mean  out_g = sum_{v in g} x_v / |g|                      (0 for an empty graph)
-//   max   out_g,f = max_{v in g} x_v,f, the first such v on ties (0 for an empty graph)
+//   max   out_g,f = max_{v in g} x_v,f (0 for an empty graph); argmax the first such v
 //
-// Max pooling's gradient goes to that first maximal node alone (torch.max's choice of index);
-// PyG's global_max_pool (scatter 'amax') splits it evenly among tied nodes instead. Both are
-// subgradients of the max, but they differ where one-hot features tie. A NaN in a graph's
-// rows is not propagated unless it is the graph's first row (comparisons with NaN are false);
-// training refuses NaN losses, where such values end up.
+// Max pooling's gradient is split evenly among the nodes equal to the maximum, as PyG's
+// global_max_pool (torch's scatter 'amax') does; where one-hot features tie, each of the k tied
+// nodes gets 1/k of it. A NaN in a graph's column is its maximum (the first NaN, as torch's amax
+// propagates it), and its gradient goes to that node.
 //
 // A batch of graphs is one block-diagonal graph whose graph g owns the node rows
 // [graph_ptr[g], graph_ptr[g + 1]) (data::Dataset::graph_ptr; PyG's `batch` vector in ptr form).
@@ -20,7 +19,7 @@
 //   std::vector<int64_t> ptr = {0, 3, 5};                       // graphs of 3 and 2 nodes
 //   auto r = edgeattn::kernels::segment_pool(x /*[5, F]*/, ptr, edgeattn::Pooling::mean);
 //   // r.out: [2, F]
-//   Tensor dx = edgeattn::kernels::segment_pool_backward(ptr, edgeattn::Pooling::mean, dy, r.argmax, 5);
+//   Tensor dx = edgeattn::kernels::segment_pool_backward(ptr, edgeattn::Pooling::mean, dy, r.argmax, 5, x);
 #pragma once
 
 #include <cstdint>
@@ -51,10 +50,11 @@ struct PoolResult {
 /// naming the operand otherwise) -> [G, F].
 PoolResult segment_pool(ConstView x, std::span<const int64_t> graph_ptr, Pooling kind);
 
-/// grad_out: [G, F]; argmax: max pooling's PoolResult::argmax (ignored, may be empty, for sum and
-/// mean) -> d x: [num_nodes, F].
+/// grad_out: [G, F]; argmax: max pooling's PoolResult::argmax, and x [num_nodes, F] its input
+/// (both ignored, and may be empty, for sum and mean; ShapeError naming them otherwise) -> d x:
+/// [num_nodes, F].
 Tensor segment_pool_backward(std::span<const int64_t> graph_ptr, Pooling kind, ConstView grad_out,
-                             std::span<const int64_t> argmax, int64_t num_nodes);
+                             std::span<const int64_t> argmax, int64_t num_nodes, ConstView x = {});
 
 /// Checks graph_ptr against num_nodes; `who` names the caller in the message.
 void check_graph_ptr(std::span<const int64_t> graph_ptr, int64_t num_nodes, const std::string& who);

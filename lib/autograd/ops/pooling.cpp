@@ -22,7 +22,9 @@ Var global_pool(Tape& tape, Var x, std::span<const int64_t> graph_ptr, Pooling k
       std::move(out), {x},
       [x, kind, n, ptr = std::move(ptr), argmax = std::move(fwd.argmax)](BackwardContext& ctx) {
         if (!ctx.needs_grad(x)) return;
-        const Tensor dx = kernels::segment_pool_backward(ptr, kind, ctx.grad_out(), argmax, n);
+        const Tensor dx =
+            kernels::segment_pool_backward(ptr, kind, ctx.grad_out(), argmax, n,
+                                           kind == Pooling::max ? ConstView(ctx.value(x)) : ConstView{});
         Tensor& g = ctx.grad(x);
         for (int64_t i = 0; i < g.numel(); ++i) g.data()[i] += dx.data()[i];
       });
