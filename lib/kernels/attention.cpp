@@ -56,7 +56,8 @@ struct Prepared {
   Tensor projected_q;  // perceptron: W q  [Nd, H, C]
   Tensor projected_k;  // bilinear: W k [Ns, H, Dk]; perceptron: U k [Ns, H, C]
   AttentionPath path = AttentionPath::sparse;
-  bool from_value = false;  // additive with att_dst/att_src: args.score.sd/ss set by the caller
+  bool from_value = false;   // additive with att_dst/att_src: args.score.sd/ss set by the caller
+  bool masks_pairs = false;  // some (destination, source) pair is not an edge
 };
 
 std::string where(const AttentionConfig& c, const char* operand) {
@@ -93,7 +94,7 @@ AttentionPath resolve_path(const Pattern& p, const AttentionConfig& c, int64_t n
 // backward's over k, q and the output gradient. Scanning the operands for such values reads
 // each once, against the >= 64 edges a row that the kernels need to pay.
 bool masked_tiles_may_run(const Prepared& r) {
-  if (r.args.score.kind != EdgeScore::dot || r.num_edges >= r.num_dst * r.num_src) return false;
+  if (r.args.score.kind != EdgeScore::dot || !r.masks_pairs) return false;
   return r.path == AttentionPath::dense ||
          (r.path == AttentionPath::sparse &&
           static_cast<double>(r.num_edges) >= kernels::kTiledMinMeanRow * static_cast<double>(r.num_dst));
@@ -187,6 +188,11 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
   }
   r.path = resolve_path(p, c, r.num_edges);
   const bool reference = r.path == AttentionPath::reference;
+  // A graph with repeated edges may have nd * ns edges and still mask pairs; its distinct pairs
+  // are counted once per graph (degree_stats is cached on it).
+  r.masks_pairs = r.num_edges < r.num_dst * r.num_src;
+  if (const Graph* g = std::get_if<Graph>(&p); g != nullptr && !r.masks_pairs)
+    r.masks_pairs = r.num_edges - g->degree_stats().duplicate_edges < r.num_dst * r.num_src;
   const float default_scale = r.dk > 0 ? 1.f / std::sqrt(static_cast<float>(r.dk)) : 1.f;
 
   switch (c.score) {

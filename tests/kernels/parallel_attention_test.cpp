@@ -468,8 +468,22 @@ TEST(ParallelAttention, NonFiniteKeysOrValuesReachOnlyTheRowsThatAttendThem) {
     Pattern pattern;
     int64_t nan_key, inf_value;  // sources whose key / value row is poisoned
   };
+  // 100 x 100 with 10000 edges that still masks pairs: row 0 attends every source and sources
+  // 0-98 twice (kept by CsrCheck::sort), row i > 0 every source but (i + 1) % 100.
+  std::vector<int64_t> row_ptr{0};
+  std::vector<int32_t> cols;
+  for (int32_t i = 0; i < 100; ++i) {
+    for (int32_t j = 0; j < 100; ++j)
+      if (i == 0 || j != (i + 1) % 100) cols.push_back(j);
+    if (i == 0)
+      for (int32_t j = 0; j < 99; ++j) cols.push_back(j);
+    row_ptr.push_back(static_cast<int64_t>(cols.size()));
+  }
+  const Graph repeated = Graph::from_csr(100, 100, row_ptr, cols, CsrCheck::sort);
+  ASSERT_EQ(repeated.num_edges(), 100 * 100);
   const std::vector<PatternCase> patterns = {
       {"causal", CausalPattern(260), 200, 150},  // rows >= 200 (>= 150) attend them
+      {"repeated_edges", repeated, 5, 5},        // only row 4 does not attend it
       {"window", WindowPattern::sliding(300, 40), 100, 250},
       // block 1 has no valid position; row 280 is past block 2's 70
       {"padded_batch", BlockDiagonalPattern::padded_batch(100, {100, 0, 70, 1}), 150, 280},
@@ -499,6 +513,8 @@ TEST(ParallelAttention, NonFiniteKeysOrValuesReachOnlyTheRowsThatAttendThem) {
             for (int64_t i = 0; i < num_dst(p); ++i) finite_rows += std::isfinite(want.out(i, 0, 0)) ? 1 : 0;
             if (name == "complete" && !query_side)
               EXPECT_EQ(finite_rows, 0);
+            else if (name == "repeated_edges" && !query_side)
+              EXPECT_EQ(finite_rows, 1);
             else
               EXPECT_GT(finite_rows, num_dst(p) / 4);  // the poison must not be everywhere
             c.path = path;

@@ -265,7 +265,7 @@ void forward_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, co
     const float inv = 1.f / total;
     p.for_each_in_row(i, [&](int64_t j, int64_t e) {
       const float v = score(j, e);
-      const float pe = softmax ? fast_exp(v - m) * inv : (v > 0.f ? v : 0.f);
+      const float pe = softmax ? fast_exp(v - m) * inv : (v < 0.f ? 0.f : v);  // relu: NaN stays NaN
       if (out.alpha) out.alpha[e * d.heads + h] = pe;
       s[j - tile.first] += a.dropout > 0.f ? pe * drop_factor(a, d, i, j, h) : pe;
     });
@@ -427,7 +427,7 @@ void phase2_row(const P& p, bool ranges, const KernelArgs& a, const Dims& d, con
       if (j < tile.first || j >= tile.last) return;
       const int64_t c = j - tile.first;
       const float v = ts[c] + (a.bias ? a.bias[e * d.heads + h] : 0.f);
-      const float pe = softmax ? fast_exp(v - lse) : (v > 0.f ? v : 0.f);
+      const float pe = softmax ? fast_exp(v - lse) : (v < 0.f ? 0.f : v);  // relu: NaN stays NaN
       const float f = a.dropout > 0.f ? drop_factor(a, d, i, j, h) : 1.f;
       s[c] += pe * f;
       if (g) g[c] += softmax ? pe * (tg[c] * f - dsum) : (v > 0.f ? tg[c] * f : 0.f);
