@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
@@ -128,6 +129,17 @@ Tensor segment_pool_backward(std::span<const int64_t> graph_ptr, Pooling kind, C
       raise<ShapeError>("segment_pool_backward: the forward result holds ", argmax.size(),
                         " argmax entries, expected ", g_count * f_count, " (max pooling's forward)");
     check_shape("segment_pool_backward: x (max pooling's input, for its ties)", x, {num_nodes, f_count});
+    for (int64_t g = 0; g < g_count; ++g) {  // each entry a node of its own graph (-1: an empty one)
+      const int64_t first = graph_ptr[static_cast<size_t>(g)], last = graph_ptr[static_cast<size_t>(g) + 1];
+      for (int64_t f = 0; f < f_count; ++f) {
+        const int64_t v = argmax[static_cast<size_t>(g * f_count + f)];
+        if (first == last ? v != -1 : v < first || v >= last)
+          raise<InvalidArgument>("segment_pool_backward: argmax[", g * f_count + f, "] (graph ", g,
+                                 ", feature ", f, ") is ", v, ", expected ",
+                                 first == last ? std::string("-1 (the graph is empty)")
+                                               : detail::message("a node in [", first, ", ", last, ")"));
+      }
+    }
   }
   // Every node is in one graph, and each graph's task writes all of its rows.
   Tensor dx = Tensor::uninitialized({num_nodes, f_count});
@@ -136,40 +148,49 @@ Tensor segment_pool_backward(std::span<const int64_t> graph_ptr, Pooling kind, C
   float* dd = dx.data();
   parallel_for(0, g_count, graph_grain(g_count, num_nodes), [&](int64_t gb, int64_t ge) {
     const auto width = static_cast<size_t>(kind == Pooling::max ? f_count : 0);
-    std::vector<float> top(width), count(width), share(width);
+    std::vector<float> top(width), share(width), block_count(width);
+    std::vector<int64_t> count(width);
     for (int64_t g = gb; g < ge; ++g) {
       const int64_t first = graph_ptr[static_cast<size_t>(g)], last = graph_ptr[static_cast<size_t>(g) + 1];
       const float* go = gd + g * f_count;
       if (kind == Pooling::max) {
         if (first == last) continue;
         // Split evenly among the nodes equal to the maximum, as PyG's global_max_pool (torch's
-        // amax): one pass over x writes each node's tie indicator (1 or 0: a select, not a
-        // masked store, which is microcoded on AMD cores) and counts them; a second over the
-        // graph's rows of dx, still in cache, scales them by go / count. A NaN maximum equals
-        // nothing; its gradient goes to the NaN's node (argmax).
+        // amax): one pass over x writes each node's tie indicator (1 or 0) and counts the ties; a
+        // second over the graph's rows of dx, still in cache, selects go / count or 0 (selects,
+        // not masked stores, which are microcoded on AMD cores; 0, not 0 * go, where go is inf).
+        // A NaN maximum equals nothing; its gradient goes to the NaN's node (argmax).
         const int64_t* arg = argmax.data() + g * f_count;
         for (int64_t f = 0; f < f_count; ++f) top[static_cast<size_t>(f)] = xd[arg[f] * f_count + f];
-        std::fill(count.begin(), count.end(), 0.f);
-        float* c = count.data();
+        std::fill(count.begin(), count.end(), int64_t{0});
+        int64_t* c = count.data();
         const float* t = top.data();
-        for (int64_t v = first; v < last; ++v) {
-          const float* row = xd + v * f_count;
-          float* d = dd + v * f_count;
+        // Counted in float, which vectorises beside the float compares, over blocks of rows in
+        // which a float count is exact (< 2^24), then added into int64.
+        constexpr int64_t kExactRows = int64_t{1} << 23;
+        for (int64_t b = first; b < last; b += kExactRows) {
+          std::fill(block_count.begin(), block_count.end(), 0.f);
+          float* bc = block_count.data();
+          for (int64_t v = b; v < std::min(last, b + kExactRows); ++v) {
+            const float* row = xd + v * f_count;
+            float* d = dd + v * f_count;
 #pragma omp simd
-          for (int64_t f = 0; f < f_count; ++f) {
-            d[f] = row[f] == t[f] ? 1.f : 0.f;
-            c[f] += d[f];
+            for (int64_t f = 0; f < f_count; ++f) {
+              d[f] = row[f] == t[f] ? 1.f : 0.f;
+              bc[f] += d[f];
+            }
           }
+          for (int64_t f = 0; f < f_count; ++f) c[f] += static_cast<int64_t>(bc[f]);
         }
         float* sh = share.data();
-        for (int64_t f = 0; f < f_count; ++f) sh[f] = c[f] > 0.f ? go[f] / c[f] : 0.f;
+        for (int64_t f = 0; f < f_count; ++f) sh[f] = c[f] > 0 ? go[f] / static_cast<float>(c[f]) : 0.f;
         for (int64_t v = first; v < last; ++v) {
           float* d = dd + v * f_count;
 #pragma omp simd
-          for (int64_t f = 0; f < f_count; ++f) d[f] *= sh[f];
+          for (int64_t f = 0; f < f_count; ++f) d[f] = d[f] > 0.f ? sh[f] : 0.f;
         }
         for (int64_t f = 0; f < f_count; ++f)
-          if (c[f] == 0.f) dd[arg[f] * f_count + f] = go[f];
+          if (c[f] == 0) dd[arg[f] * f_count + f] = go[f];
         continue;
       }
       for (int64_t v = first; v < last; ++v) {

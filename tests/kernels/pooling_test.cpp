@@ -55,6 +55,15 @@ TEST(Pooling, TiedMaximaShareTheGradientEvenly) {
     EXPECT_EQ(std::vector<float>(dx.span().begin(), dx.span().end()),
               (std::vector<float>{2, 1, 2, 1, 0, 1, 2, 0}))
         << (reference_path ? "reference" : "parallel");
+    // An infinite gradient reaches the tied nodes only: the others get 0, not 0 x inf.
+    const float inf = std::numeric_limits<float>::infinity();
+    const Tensor dy_inf({1, 2}, std::vector<float>{inf, -3});
+    const Tensor dx_inf = reference_path
+                              ? reference::segment_pool_backward(ptr, Pooling::max, dy_inf, r.argmax, 4, x)
+                              : segment_pool_backward(ptr, Pooling::max, dy_inf, r.argmax, 4, x);
+    EXPECT_EQ(std::vector<float>(dx_inf.span().begin(), dx_inf.span().end()),
+              (std::vector<float>{inf, -1, inf, -1, 0, -1, inf, 0}))
+        << (reference_path ? "reference" : "parallel");
   }
 }
 
@@ -128,6 +137,19 @@ TEST(Pooling, BadOffsetsAndShapesAreNamed) {
         segment_pool_backward(kPtr, Pooling::max, Tensor({3, 2}), argmax, 5);
       },
       {"x (max pooling's input", "[5, 2]"});
+  std::vector<int64_t> bad_argmax = segment_pool(kX, kPtr, Pooling::max).argmax;
+  bad_argmax[4] = 2;  // graph 2 is nodes 3 and 4
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        segment_pool_backward(kPtr, Pooling::max, Tensor({3, 2}), bad_argmax, 5, kX);
+      },
+      {"argmax[4] (graph 2, feature 0) is 2", "a node in [3, 5)"});
+  bad_argmax[4] = 3, bad_argmax[2] = 0;  // graph 1 is empty
+  expect_throw_naming<InvalidArgument>(
+      [&] {
+        segment_pool_backward(kPtr, Pooling::max, Tensor({3, 2}), bad_argmax, 5, kX);
+      },
+      {"argmax[2] (graph 1, feature 0) is 0", "-1 (the graph is empty)"});
   expect_throw_naming<InvalidArgument>([] { parse_pooling("median"); }, {"'median'", "sum, mean, max"});
   EXPECT_EQ(parse_pooling("add"), Pooling::sum);
 }
