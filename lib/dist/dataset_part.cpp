@@ -75,13 +75,15 @@ struct Reader {
         fail(key, "entry " + std::to_string(k) + " is " + std::to_string(v[k]) + ", expected in [" +
                       std::to_string(lo) + ", " + std::to_string(hi) + ")");
   }
-  // counts [parts]: non-negative, 0 for this rank, adding up to `total` (the `what` they count).
+  // counts [parts]: in [0, total], 0 for this rank, adding up to `total` (the `what` they count;
+  // each at most `total`, so that the sum cannot wrap).
   void counts(const std::string& key, std::span<const int64_t> counts, int rank, int64_t total,
               const std::string& what) const {
     for (size_t q = 0; q < counts.size(); ++q)
-      if (counts[q] < 0 || (static_cast<int>(q) == rank && counts[q] != 0))
+      if (counts[q] < 0 || counts[q] > total || (static_cast<int>(q) == rank && counts[q] != 0))
         fail(key, "entry " + std::to_string(q) + " is " + std::to_string(counts[q]) + ", expected " +
-                      (static_cast<int>(q) == rank ? "0 (this rank's own)" : "a count >= 0"));
+                      (static_cast<int>(q) == rank ? "0 (this rank's own)"
+                                                   : "a count in [0, " + std::to_string(total) + "]"));
     if (std::accumulate(counts.begin(), counts.end(), int64_t{0}) != total)
       fail(key, "the counts do not add up to the " + std::to_string(total) + " " + what);
   }

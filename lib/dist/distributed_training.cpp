@@ -47,21 +47,50 @@ void check_halo_ids(const LocalPartition& part, Communicator& comm, const char* 
 }
 
 void check_inputs(const DistributedInputs& in, Communicator& comm, const char* who) {
-  if (in.part.parts != comm.size() || in.part.rank != comm.rank())
-    raise<InvalidArgument>(who, ": the inputs are rank ", in.part.rank, " of ", in.part.parts,
+  const auto parts = static_cast<size_t>(comm.size());
+  const LocalPartition& p = in.part;
+  // This rank's own inputs. Every rank learns whether any rank's failed (one collective) and all
+  // raise together: a rank that raised alone would leave the others waiting in a collective.
+  std::string mine;
+  bool shape = false;
+  const auto sum = [](std::span<const int64_t> v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); };
+  if (p.parts != comm.size() || p.rank != comm.rank()) {
+    mine = detail::message(who, ": the inputs are rank ", p.rank, " of ", p.parts,
                            " parts, the communicator is ", comm.describe());
+  } else if (p.send_rows.size() != parts || p.recv_rows.size() != parts) {
+    mine = detail::message(who, ": the part holds ", p.send_rows.size(), " send and ", p.recv_rows.size(),
+                           " receive counts, expected one per rank (", parts, ")");
+  } else if (sum(p.recv_rows) != p.num_halo() ||
+             sum(p.send_rows) != static_cast<int64_t>(p.send_index.size()) ||
+             std::ranges::any_of(p.recv_rows, [](int64_t c) { return c < 0; }) ||
+             std::ranges::any_of(p.send_rows, [](int64_t c) { return c < 0; })) {
+    mine = detail::message(who, ": the part's exchange plan receives ", sum(p.recv_rows), " rows for ",
+                           p.num_halo(), " halo nodes and sends ", sum(p.send_rows), " for ",
+                           p.send_index.size(), " send_index entries; expected equal counts, none negative");
+  } else if (std::any_of(p.send_index.begin(), p.send_index.end(),
+                         [&](int32_t k) { return k < 0 || k >= p.num_owned(); })) {
+    mine = detail::message(who, ": the part's send_index has an entry outside its ", p.num_owned(),
+                           " owned rows");
+  } else if (in.x_src.rows() != p.num_src() && in.x_src.rows() != p.num_owned()) {
+    mine = detail::message(who, ": x_src has ", in.x_src.rows(), " rows, expected num_src = ", p.num_src(),
+                           " (or num_owned = ", p.num_owned(), " with HaloInput::projection)");
+    shape = true;
+  }
+  const std::vector<int64_t> failed = allgather_value(comm, mine.empty() ? 0 : 1);
+  if (!mine.empty()) {
+    if (shape) raise<ShapeError>(mine);
+    raise<InvalidArgument>(mine);
+  }
+  for (size_t r = 0; r < failed.size(); ++r)
+    if (failed[r] != 0)
+      raise<InvalidArgument>(who, ": rank ", r, "'s inputs were refused (that rank's error says why)");
   // The ranks' exchange plans must agree (a collective: every rank checks the same gathered
   // counts, so all raise together): rank k sends rank r as many rows as r expects from k. Part
   // files of which one was changed or comes from another partition would otherwise make the
   // row exchange read or write past its buffers.
-  const auto parts = static_cast<size_t>(comm.size());
-  if (in.part.send_rows.size() != parts || in.part.recv_rows.size() != parts)
-    comm.abort(std::string(who) + ": the part holds " + std::to_string(in.part.send_rows.size()) +
-               " send and " + std::to_string(in.part.recv_rows.size()) +
-               " receive counts, expected one per rank (" + std::to_string(parts) + ")");
   if (parts > 1) {
-    std::vector<int64_t> counts(in.part.send_rows);
-    counts.insert(counts.end(), in.part.recv_rows.begin(), in.part.recv_rows.end());
+    std::vector<int64_t> counts(p.send_rows);
+    counts.insert(counts.end(), p.recv_rows.begin(), p.recv_rows.end());
     const auto all = comm.allgather(std::as_bytes(std::span<const int64_t>(counts)));
     const auto count = [&](size_t rank, size_t index) {
       int64_t v = 0;
@@ -74,11 +103,8 @@ void check_inputs(const DistributedInputs& in, Communicator& comm, const char* w
           raise<InvalidArgument>(who, ": the parts disagree: rank ", k, " sends ", count(k, r),
                                  " rows to rank ", r, ", which expects ", count(r, parts + k),
                                  " from it (part files of different partitions, or a changed one)");
-    check_halo_ids(in.part, comm, who);
+    check_halo_ids(p, comm, who);
   }
-  if (in.x_src.rows() != in.part.num_src() && in.x_src.rows() != in.part.num_owned())
-    raise<ShapeError>(who, ": x_src has ", in.x_src.rows(), " rows, expected num_src = ", in.part.num_src(),
-                      " (or num_owned = ", in.part.num_owned(), " with HaloInput::projection)");
 }
 
 // The forward on this rank's part: logits [num_owned, C].

@@ -161,8 +161,9 @@ TEST(FitDistributed, APartWithoutHaloBesideOthersWithOneTrainsAsOneProcess) {
 }
 
 // Cora's inputs on this rank (contiguous parts) after `change`: training and predicting on them
-// both raise InvalidArgument on every rank, before the first exchange, with every string that
-// `expected` gives for the unchanged inputs.
+// both raise an edgeattn::Error on every rank (InvalidArgument, or ShapeError on a rank whose own
+// x_src is wrong), before the first exchange, with every string that `expected` gives for the
+// unchanged inputs.
 void expect_refused_on_every_rank(
     const std::function<void(DistributedInputs&)>& change,
     const std::function<std::vector<std::string>(const DistributedInputs&)>& expected) {
@@ -186,8 +187,11 @@ void expect_refused_on_every_rank(
         tc.epochs = 1;
         (void)fit_distributed(model, comm, in, tc);
       }
-      ADD_FAILURE() << "expected InvalidArgument";
-    } catch (const InvalidArgument& e) {
+      ADD_FAILURE() << "expected InvalidArgument or ShapeError";
+    } catch (const Error& e) {
+      EXPECT_TRUE(dynamic_cast<const ShapeError*>(&e) != nullptr ||
+                  dynamic_cast<const InvalidArgument*>(&e) != nullptr)
+          << e.what();
       for (const std::string& n : needles)
         EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
     }
@@ -230,6 +234,20 @@ TEST(FitDistributed, PartsWhoseHaloNodesDisagreeAreRefusedOnEveryRank) {
                       ", but rank 1 sends node " + std::to_string(in.part.halo[last - 1]);
         }
         return std::vector<std::string>{expected, "different partitions, or a changed one"};
+      });
+}
+
+// One rank's own inputs wrong (here its x_src rows): that rank names them, and every other rank
+// refuses too instead of waiting for it in the first exchange.
+TEST(FitDistributed, OneRanksWrongFeaturesAreRefusedOnEveryRank) {
+  expect_refused_on_every_rank(
+      [](DistributedInputs& in) {
+        if (in.part.rank == 1) in.x_src = data::Features(Tensor({3, in.x_src.cols()}));
+      },
+      [](const DistributedInputs& in) {
+        return std::vector<std::string>{in.part.rank == 1 ? "x_src has 3 rows, expected num_src = " +
+                                                                std::to_string(in.part.num_src())
+                                                          : "rank 1's inputs were refused"};
       });
 }
 
