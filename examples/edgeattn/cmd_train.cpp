@@ -234,9 +234,10 @@ Prepared prepare(const Args& args, const nn::Model& model, bool normalize, const
       load_dataset_arg(name, args, true, false, same_dataset ? trained_format : std::string()), {}, {}, {}};
   if (!features_spec.empty()) p.ds.features = mapped_features_arg(features_spec, p.ds.num_nodes());
   if (p.ds.features.cols() != model.config().in_channels)
-    raise<ShapeError>("dataset '", p.ds.name, "' has ", p.ds.features.cols(), " features, but the model in ",
-                      model_file, " was trained on ", model.config().in_channels,
-                      " (a model evaluates the kind of dataset it was trained on)");
+    raise<ShapeError>(
+        features_spec.empty() ? "dataset '" + p.ds.name + "'" : "the features of '" + features_spec + "'",
+        " has ", p.ds.features.cols(), " features, but the model in ", model_file, " was trained on ",
+        model.config().in_channels, " (a model evaluates the kind of dataset it was trained on)");
   if (p.ds.num_classes() > model.config().num_classes)
     raise<ShapeError>("dataset '", p.ds.name, "' has ", p.ds.num_classes(), " classes, but the model in ",
                       model_file, " predicts ", model.config().num_classes);
@@ -729,19 +730,22 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
 }
 
 // What a model file records of --features: empty when not given, or when it names the dataset
-// file's own attr_matrix (what eval reads too, as --mmap-features); else the spec.
+// file's own attr_matrix (what eval reads too, as --mmap-features); else the spec with its file
+// made absolute, so that eval and predict find it from any directory.
 std::string features_record(const Args& args) {
   if (!args.given("features")) return "";
   const std::string spec = args.str("features");
   const size_t colon = spec.rfind(':');
-  if (colon != std::string::npos) {
+  const bool has_member = colon != std::string::npos && spec.substr(0, colon).ends_with(".npz");
+  const std::string file = has_member ? spec.substr(0, colon) : spec;
+  if (has_member) {
     const std::string member = spec.substr(colon + 1);
     std::error_code ec;
     if ((member == "attr_matrix" || member == "attr_matrix.npy") &&
-        std::filesystem::equivalent(spec.substr(0, colon), args.str("dataset"), ec) && !ec)
+        std::filesystem::equivalent(file, args.str("dataset"), ec) && !ec)
       return "";
   }
-  return spec;
+  return std::filesystem::absolute(file).lexically_normal().string() + (has_member ? spec.substr(colon) : "");
 }
 
 }  // namespace
