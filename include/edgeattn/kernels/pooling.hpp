@@ -51,7 +51,8 @@ struct PoolResult {
 PoolResult segment_pool(ConstView x, std::span<const int64_t> graph_ptr, Pooling kind);
 
 /// grad_out: [G, F]; argmax: max pooling's PoolResult::argmax, and x [num_nodes, F] its input
-/// (both ignored, and may be empty, for sum and mean; ShapeError naming them otherwise) -> d x:
+/// (both ignored, and may be empty, for sum and mean; for max, ShapeError naming them when their
+/// sizes differ, InvalidArgument for an entry that is not a node of its graph) -> d x:
 /// [num_nodes, F].
 Tensor segment_pool_backward(std::span<const int64_t> graph_ptr, Pooling kind, ConstView grad_out,
                              std::span<const int64_t> argmax, int64_t num_nodes, ConstView x = {});
