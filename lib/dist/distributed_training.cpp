@@ -46,6 +46,23 @@ void check_halo_ids(const LocalPartition& part, Communicator& comm, const char* 
     }
 }
 
+// Per-rank counts of one side of an exchange plan: each in [0, total] (so the sum cannot
+// overflow), 0 for this rank (it sends itself nothing), adding up to `total`.
+bool plan_counts_fit(std::span<const int64_t> counts, int rank, int64_t total) {
+  int64_t sum = 0;
+  for (size_t q = 0; q < counts.size(); ++q) {
+    if (counts[q] < 0 || counts[q] > total || (static_cast<int>(q) == rank && counts[q] != 0)) return false;
+    sum += counts[q];
+  }
+  return sum == total;
+}
+
+std::string join(std::span<const int64_t> v) {
+  std::string out;
+  for (const int64_t x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  return out;
+}
+
 void check_inputs(const DistributedInputs& in, Communicator& comm, const char* who) {
   const auto parts = static_cast<size_t>(comm.size());
   const LocalPartition& p = in.part;
@@ -53,20 +70,19 @@ void check_inputs(const DistributedInputs& in, Communicator& comm, const char* w
   // raise together: a rank that raised alone would leave the others waiting in a collective.
   std::string mine;
   bool shape = false;
-  const auto sum = [](std::span<const int64_t> v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); };
   if (p.parts != comm.size() || p.rank != comm.rank()) {
     mine = detail::message(who, ": the inputs are rank ", p.rank, " of ", p.parts,
                            " parts, the communicator is ", comm.describe());
   } else if (p.send_rows.size() != parts || p.recv_rows.size() != parts) {
     mine = detail::message(who, ": the part holds ", p.send_rows.size(), " send and ", p.recv_rows.size(),
                            " receive counts, expected one per rank (", parts, ")");
-  } else if (sum(p.recv_rows) != p.num_halo() ||
-             sum(p.send_rows) != static_cast<int64_t>(p.send_index.size()) ||
-             std::ranges::any_of(p.recv_rows, [](int64_t c) { return c < 0; }) ||
-             std::ranges::any_of(p.send_rows, [](int64_t c) { return c < 0; })) {
-    mine = detail::message(who, ": the part's exchange plan receives ", sum(p.recv_rows), " rows for ",
-                           p.num_halo(), " halo nodes and sends ", sum(p.send_rows), " for ",
-                           p.send_index.size(), " send_index entries; expected equal counts, none negative");
+  } else if (!plan_counts_fit(p.recv_rows, p.rank, p.num_halo()) ||
+             !plan_counts_fit(p.send_rows, p.rank, static_cast<int64_t>(p.send_index.size()))) {
+    mine = detail::message(who, ": the part's exchange plan does not fit it: recv_rows (", join(p.recv_rows),
+                           ") must count its ", p.num_halo(), " halo nodes and send_rows (",
+                           join(p.send_rows), ") its ", p.send_index.size(),
+                           " send_index entries, each count in [0, total] and 0 for "
+                           "this rank");
   } else if (std::any_of(p.send_index.begin(), p.send_index.end(),
                          [&](int32_t k) { return k < 0 || k >= p.num_owned(); })) {
     mine = detail::message(who, ": the part's send_index has an entry outside its ", p.num_owned(),

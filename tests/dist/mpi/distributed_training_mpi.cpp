@@ -237,6 +237,22 @@ TEST(FitDistributed, PartsWhoseHaloNodesDisagreeAreRefusedOnEveryRank) {
       });
 }
 
+// A rank whose plan sends a row to itself (consistent counts otherwise): refused before the
+// exchange would fail on that rank alone.
+TEST(FitDistributed, APlanThatSendsARankItsOwnRowsIsRefusedOnEveryRank) {
+  expect_refused_on_every_rank(
+      [](DistributedInputs& in) {
+        if (in.part.rank == 1) {
+          in.part.send_rows[1] = 1;
+          in.part.send_index.push_back(0);
+        }
+      },
+      [](const DistributedInputs& in) {
+        return std::vector<std::string>{in.part.rank == 1 ? "the part's exchange plan does not fit it"
+                                                          : "rank 1's inputs were refused"};
+      });
+}
+
 // One rank's own inputs wrong (here its x_src rows): that rank names them, and every other rank
 // refuses too instead of waiting for it in the first exchange.
 TEST(FitDistributed, OneRanksWrongFeaturesAreRefusedOnEveryRank) {
