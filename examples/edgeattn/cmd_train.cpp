@@ -745,7 +745,11 @@ std::string features_record(const Args& args) {
         std::filesystem::equivalent(file, args.str("dataset"), ec) && !ec)
       return "";
   }
-  return std::filesystem::absolute(file).lexically_normal().string() + (has_member ? spec.substr(colon) : "");
+  // weakly_canonical resolves symbolic links, as the reading did (a textual "link/.." would not).
+  std::error_code ec;
+  std::filesystem::path where = std::filesystem::weakly_canonical(file, ec);
+  if (ec) where = std::filesystem::absolute(file);
+  return where.string() + (has_member ? spec.substr(colon) : "");
 }
 
 }  // namespace
