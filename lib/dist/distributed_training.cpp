@@ -25,9 +25,10 @@ void check_halo_ids(const LocalPartition& part, Communicator& comm, const char* 
   for (size_t k = 0; k < send.size(); ++k) send[k] = part.owned[static_cast<size_t>(part.send_index[k])];
   std::vector<int64_t> recv(part.halo.size());
   std::vector<float> send_bits(2 * send.size()), recv_bits(2 * recv.size());
-  std::memcpy(send_bits.data(), send.data(), send.size() * sizeof(int64_t));
+  // (memcpy only when there are bytes: an empty vector's data() may be null.)
+  if (!send.empty()) std::memcpy(send_bits.data(), send.data(), send.size() * sizeof(int64_t));
   comm.alltoallv_rows(send_bits.data(), part.send_rows, recv_bits.data(), part.recv_rows, 2);
-  std::memcpy(recv.data(), recv_bits.data(), recv.size() * sizeof(int64_t));
+  if (!recv.empty()) std::memcpy(recv.data(), recv_bits.data(), recv.size() * sizeof(int64_t));
   const auto bad = std::mismatch(recv.begin(), recv.end(), part.halo.begin()).first - recv.begin();
   const std::vector<int64_t> first_bad =
       allgather_value(comm, bad == static_cast<ptrdiff_t>(recv.size()) ? -1 : static_cast<int64_t>(bad));
