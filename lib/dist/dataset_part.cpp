@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 #include <sstream>
 #include <type_traits>
 
@@ -75,17 +74,11 @@ struct Reader {
         fail(key, "entry " + std::to_string(k) + " is " + std::to_string(v[k]) + ", expected in [" +
                       std::to_string(lo) + ", " + std::to_string(hi) + ")");
   }
-  // counts [parts]: in [0, total], 0 for this rank, adding up to `total` (the `what` they count;
-  // each at most `total`, so that the sum cannot wrap).
+  // counts [parts] of one side of the exchange plan, against `total` (the `what` they count).
   void counts(const std::string& key, std::span<const int64_t> counts, int rank, int64_t total,
               const std::string& what) const {
-    for (size_t q = 0; q < counts.size(); ++q)
-      if (counts[q] < 0 || counts[q] > total || (static_cast<int>(q) == rank && counts[q] != 0))
-        fail(key, "entry " + std::to_string(q) + " is " + std::to_string(counts[q]) + ", expected " +
-                      (static_cast<int>(q) == rank ? "0 (this rank's own)"
-                                                   : "a count in [0, " + std::to_string(total) + "]"));
-    if (std::accumulate(counts.begin(), counts.end(), int64_t{0}) != total)
-      fail(key, "the counts do not add up to the " + std::to_string(total) + " " + what);
+    if (const std::string e = exchange_counts_error(counts, rank, total); !e.empty())
+      fail(key, e + " (the " + what + ")");
   }
   int rank_of(const std::string& key) const { return static_cast<int>(get(key).shape.size()); }
   Tensor matrix(const std::string& key, int64_t rows) const {

@@ -47,17 +47,6 @@ void check_halo_ids(const LocalPartition& part, Communicator& comm, const char* 
     }
 }
 
-// Per-rank counts of one side of an exchange plan: each in [0, total] (so the sum cannot
-// overflow), 0 for this rank (it sends itself nothing), adding up to `total`.
-bool plan_counts_fit(std::span<const int64_t> counts, int rank, int64_t total) {
-  int64_t sum = 0;
-  for (size_t q = 0; q < counts.size(); ++q) {
-    if (counts[q] < 0 || counts[q] > total || (static_cast<int>(q) == rank && counts[q] != 0)) return false;
-    sum += counts[q];
-  }
-  return sum == total;
-}
-
 std::string join(std::span<const int64_t> v) {
   std::string out;
   for (const int64_t x : v) out += (out.empty() ? "" : ", ") + std::to_string(x);
@@ -77,8 +66,8 @@ void check_inputs(const DistributedInputs& in, Communicator& comm, const char* w
   } else if (p.send_rows.size() != parts || p.recv_rows.size() != parts) {
     mine = detail::message(who, ": the part holds ", p.send_rows.size(), " send and ", p.recv_rows.size(),
                            " receive counts, expected one per rank (", parts, ")");
-  } else if (!plan_counts_fit(p.recv_rows, p.rank, p.num_halo()) ||
-             !plan_counts_fit(p.send_rows, p.rank, static_cast<int64_t>(p.send_index.size()))) {
+  } else if (!exchange_counts_error(p.recv_rows, p.rank, p.num_halo()).empty() ||
+             !exchange_counts_error(p.send_rows, p.rank, static_cast<int64_t>(p.send_index.size())).empty()) {
     mine = detail::message(who, ": the part's exchange plan does not fit it: recv_rows (", join(p.recv_rows),
                            ") must count its ", p.num_halo(), " halo nodes and send_rows (",
                            join(p.send_rows), ") its ", p.send_index.size(),

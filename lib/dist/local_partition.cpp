@@ -1,6 +1,7 @@
 #include "edgeattn/dist/local_partition.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "edgeattn/core/error.hpp"
@@ -112,6 +113,19 @@ LocalPartition make_local_partition(const Graph& graph, std::span<const int32_t>
                         send[static_cast<size_t>(q)].end());
   }
   return p;
+}
+
+std::string exchange_counts_error(std::span<const int64_t> counts, int rank, int64_t total) {
+  int64_t sum = 0;
+  for (size_t q = 0; q < counts.size(); ++q) {
+    const bool own = static_cast<int>(q) == rank;
+    if (counts[q] < 0 || counts[q] > total || (own && counts[q] != 0))
+      return "entry " + std::to_string(q) + " is " + std::to_string(counts[q]) + ", expected " +
+             (own ? "0 (this rank's own)" : "a count in [0, " + std::to_string(total) + "]");
+    sum += counts[q];
+  }
+  return sum == total ? std::string()
+                      : "the counts add up to " + std::to_string(sum) + ", expected " + std::to_string(total);
 }
 
 }  // namespace edgeattn::dist

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "edgeattn/graph/graph.hpp"
@@ -55,5 +56,11 @@ struct LocalPartition {
 /// InvalidArgument when part has the wrong length or an entry out of range, or rank is not in
 /// [0, parts), or the rank owns no node.
 LocalPartition make_local_partition(const Graph& graph, std::span<const int32_t> part, int parts, int rank);
+
+/// What is wrong with one side of rank `rank`'s exchange plan (recv_rows against num_halo,
+/// send_rows against send_index's size): each count must be in [0, total] (so that the sum cannot
+/// wrap), 0 for the rank itself, and the counts must add up to `total`. Empty when they fit; else
+/// "entry q is c, expected ..." or "the counts add up to s, expected t".
+std::string exchange_counts_error(std::span<const int64_t> counts, int rank, int64_t total);
 
 }  // namespace edgeattn::dist
