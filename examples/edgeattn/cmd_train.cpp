@@ -197,15 +197,25 @@ autograd::Var forward_on(autograd::Tape& tape, nn::Model& model, const Graph& gr
   return model.forward(tape, graph, x, edges, seed, attention);
 }
 
-// --features FILE[:MEMBER]: FILE mapped in place (an .npz path may name its member after a ':').
-data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
-  std::string file = spec, member;
-  const size_t colon = spec.rfind(':');
-  if (colon != std::string::npos && spec.substr(0, colon).ends_with(".npz")) {
-    file = spec.substr(0, colon);
-    member = spec.substr(colon + 1);
-    if (member.ends_with(".npy")) member.resize(member.size() - 4);
+// A --features FILE[:MEMBER] spec: an .npz path may name its member after a ':' (member empty
+// otherwise, and for a file that is not .npz the whole spec is the file).
+struct FeaturesSpec {
+  std::string file, member;
+  explicit FeaturesSpec(const std::string& spec) : file(spec) {
+    const size_t colon = spec.rfind(':');
+    if (colon != std::string::npos && spec.substr(0, colon).ends_with(".npz")) {
+      file = spec.substr(0, colon);
+      member = spec.substr(colon + 1);
+    }
   }
+};
+
+// --features FILE[:MEMBER]: FILE mapped in place.
+data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
+  const FeaturesSpec parsed(spec);
+  const std::string& file = parsed.file;
+  std::string member = parsed.member;
+  if (member.ends_with(".npy")) member.resize(member.size() - 4);
   if (!std::filesystem::exists(file)) throw UsageError("--features: '" + file + "' does not exist");
   data::Features f = data::map_features(file, member);
   if (f.rows() != num_nodes)
@@ -734,22 +744,15 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
 // made absolute, so that eval and predict find it from any directory.
 std::string features_record(const Args& args) {
   if (!args.given("features")) return "";
-  const std::string spec = args.str("features");
-  const size_t colon = spec.rfind(':');
-  const bool has_member = colon != std::string::npos && spec.substr(0, colon).ends_with(".npz");
-  const std::string file = has_member ? spec.substr(0, colon) : spec;
-  if (has_member) {
-    const std::string member = spec.substr(colon + 1);
-    std::error_code ec;
-    if ((member == "attr_matrix" || member == "attr_matrix.npy") &&
-        std::filesystem::equivalent(file, args.str("dataset"), ec) && !ec)
-      return "";
-  }
-  // weakly_canonical resolves symbolic links, as the reading did (a textual "link/.." would not).
+  const FeaturesSpec spec(args.str("features"));
   std::error_code ec;
-  std::filesystem::path where = std::filesystem::weakly_canonical(file, ec);
-  if (ec) where = std::filesystem::absolute(file);
-  return where.string() + (has_member ? spec.substr(colon) : "");
+  if ((spec.member == "attr_matrix" || spec.member == "attr_matrix.npy") &&
+      std::filesystem::equivalent(spec.file, args.str("dataset"), ec) && !ec)
+    return "";
+  // weakly_canonical resolves symbolic links, as the reading did (a textual "link/.." would not).
+  std::filesystem::path where = std::filesystem::weakly_canonical(spec.file, ec);
+  if (ec) where = std::filesystem::absolute(spec.file);
+  return where.string() + (spec.member.empty() ? "" : ":" + spec.member);
 }
 
 }  // namespace
@@ -1177,11 +1180,7 @@ Loaded load_model_and_data(const Args& args) {
   // --features, or else the file the model was trained on (train --features records it).
   const std::string features = args.given("features") ? args.str("features") : l.meta.features;
   if (!args.given("features") && !features.empty()) {
-    const size_t colon = features.rfind(':');
-    const std::string path = colon != std::string::npos && features.substr(0, colon).ends_with(".npz")
-                                 ? features.substr(0, colon)
-                                 : features;
-    if (!std::filesystem::exists(path))
+    if (!std::filesystem::exists(FeaturesSpec(features).file))
       throw UsageError(file + " was trained on the features of '" + features +
                        "' (train --features), which does not exist here: give them with --features FILE");
   }
