@@ -17,6 +17,7 @@
 #include "edgeattn/kernels/attention.hpp"
 #include "graph/transpose_edges.hpp"
 #include "kernels/attention_backend.hpp"
+#include "kernels/parallel/block_sums.hpp"
 #include "support/test_graphs.hpp"
 
 namespace edgeattn {
@@ -684,14 +685,27 @@ TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
   const RestoreEdgeRecords restore;
   const Graph square = testing::power_law_graph(2000, 30000, 8);
   const Graph bipartite = testing::uniform_graph(700, 2500, 6000, 4);
+  const Graph long_columns = testing::uniform_graph(3000, 50, 20000, 6);  // ~400 in-edges a source
   // The same graphs with 64-bit transpose edge ids (what a graph of 2^31 edges or more gets).
   detail::set_narrow_edge_limit(0);
   const Graph square_wide = testing::power_law_graph(2000, 30000, 8);
   const Graph bipartite_wide = testing::uniform_graph(700, 2500, 6000, 4);
-  ASSERT_TRUE(square_wide.transpose_edges().is_wide() && bipartite_wide.transpose_edges().is_wide());
+  const Graph long_columns_wide = testing::uniform_graph(3000, 50, 20000, 6);
+  ASSERT_TRUE(square_wide.transpose_edges().is_wide() && bipartite_wide.transpose_edges().is_wide() &&
+              long_columns_wide.transpose_edges().is_wide());
   detail::set_narrow_edge_limit(std::numeric_limits<int32_t>::max());
   ASSERT_FALSE(square.transpose_edges().is_wide());
-  for (const auto& [g, wide] : {std::pair{&square, &square_wide}, std::pair{&bipartite, &bipartite_wide}})
+  // Columns of several blocks of summed terms (block_sums.hpp: kSumBlock), of lengths that are not
+  // a multiple of one: the two source passes must cut their sums into the same blocks.
+  const auto& col_ptr = long_columns.transpose().col_ptr;
+  int64_t odd_long_columns = 0;
+  for (size_t j = 0; j + 1 < col_ptr.size(); ++j) {
+    const int64_t length = col_ptr[j + 1] - col_ptr[j];
+    odd_long_columns += length > 2 * kernels::kSumBlock && length % kernels::kSumBlock != 0;
+  }
+  ASSERT_GT(odd_long_columns, 10);
+  for (const auto& [g, wide] : {std::pair{&square, &square_wide}, std::pair{&bipartite, &bipartite_wide},
+                                std::pair{&long_columns, &long_columns_wide}})
     for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {1, 7}, {3, 5}})
       for (const float dropout : {0.f, 0.3f})
         for (const HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
@@ -871,7 +885,9 @@ TEST(ParallelAttention, AHubRowOfTwoHundredThousandEdgesSumsWithoutDrift) {
       double sum = 0.0;
       for (int64_t e = 0; e < n; ++e) sum += got.attention(e, 0);
       total = static_cast<float>(sum);
-      if (norm == Normalization::softmax) EXPECT_NEAR(total, 1.f, 2e-5f);
+      if (norm == Normalization::softmax) {
+        EXPECT_NEAR(total, 1.f, 2e-5f);
+      }
       const Tensor dout = random_tensor({1, heads, dv}, 7);
       expect_same_grads(attention_backward(hub, in, c, got, dout),
                         attention_backward(
@@ -885,6 +901,65 @@ TEST(ParallelAttention, AHubRowOfTwoHundredThousandEdgesSumsWithoutDrift) {
                         1e-5f);
     }
   }
+}
+
+// The backward's sums over a hub: a destination reading 2^18 sources (its row: D_i, d score_dst
+// or dq, and GATv2's d att) and two sources each read by 2^18 destinations (their columns: dv,
+// d score_src or dk). Summed edge by edge into one float, such sums were off by up to 2.7e-5 of
+// their scale here (9e-5 at 1M edges); in blocks of 32 into double, by at most 8e-7, the rounding
+// of their float terms (and, for dq, of the forward's output in D_i = <dO_i, O_i>).
+// Every score kind's kernel (one head, GAT's 8 x 8, the generic one), with edge records and
+// recomputing, softmax and ReLU, against the reference.
+TEST(ParallelAttention, HubRowsAndColumnsOfAQuarterMillionEdgesSumTheirGradientsWithoutDrift) {
+  const RestoreEdgeRecords restore;
+  const int64_t n = 1 << 18;
+  const Graph row_hub = [&] {
+    std::vector<int64_t> row_ptr = {0, n};
+    std::vector<int32_t> cols(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) cols[static_cast<size_t>(j)] = static_cast<int32_t>(j);
+    return Graph::from_csr(1, n, std::move(row_ptr), std::move(cols));
+  }();
+  const Graph column_hubs = [&] {  // n destinations, each reading sources 0 and 1
+    std::vector<int64_t> row_ptr(static_cast<size_t>(n) + 1);
+    std::vector<int32_t> cols(static_cast<size_t>(2 * n));
+    for (int64_t i = 0; i < n; ++i) {
+      row_ptr[static_cast<size_t>(i) + 1] = 2 * (i + 1);
+      cols[static_cast<size_t>(2 * i)] = 0;
+      cols[static_cast<size_t>(2 * i) + 1] = 1;
+    }
+    return Graph::from_csr(n, 2, std::move(row_ptr), std::move(cols));
+  }();
+  struct Case {
+    Score score;
+    int64_t heads, dv;
+  };
+  for (const Graph* g : {&row_hub, &column_hubs})
+    for (const Case& k :
+         {Case{Score::additive, 1, 4}, Case{Score::additive, 8, 8}, Case{Score::additive, 3, 5},
+          Case{Score::gatv2, 2, 4}, Case{Score::dot_product, 2, 4}})
+      for (const Normalization norm : {Normalization::softmax, Normalization::relu})
+        for (const auto records : {kernels::EdgeRecords::always, kernels::EdgeRecords::never}) {
+          if (records == kernels::EdgeRecords::always && k.score != Score::additive) continue;
+          SCOPED_TRACE(g->describe() + " " + to_string(k.score) + " heads " + std::to_string(k.heads) +
+                       " dv " + std::to_string(k.dv) +
+                       (norm == Normalization::softmax ? " softmax" : " relu") +
+                       (records == kernels::EdgeRecords::always ? " records" : ""));
+          kernels::set_edge_records(records);
+          AttentionConfig c{.score = k.score, .normalization = norm, .path = AttentionPath::reference};
+          const Operands o = make_operands(*g, c, k.heads, 4, k.dv, false, 17);
+          const auto want = attention_forward(*g, o.inputs(), c);
+          const auto want_grads = attention_backward(*g, o.inputs(), c, want, o.grad_out);
+          c.path = AttentionPath::sparse;
+          const auto got = attention_forward(*g, o.inputs(), c);
+          const auto grads = attention_backward(*g, o.inputs(), c, got, o.grad_out);
+          for (const auto& [what, a, b] : {std::tuple{"d value", &grads.value, &want_grads.value},
+                                           std::tuple{"d score_dst", &grads.score_dst, &want_grads.score_dst},
+                                           std::tuple{"d score_src", &grads.score_src, &want_grads.score_src},
+                                           std::tuple{"d query", &grads.query, &want_grads.query},
+                                           std::tuple{"d key", &grads.key, &want_grads.key},
+                                           std::tuple{"d att", &grads.att, &want_grads.att}})
+            if (!b->absent()) EXPECT_LE(scaled_error(*a, *b), 2e-6f) << what;
+        }
 }
 
 // The forward reads a row's edges in blocks of 32 and moves its softmax shift only when a block's

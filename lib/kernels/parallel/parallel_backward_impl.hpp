@@ -40,6 +40,12 @@
 // while adding dss_j v_j [and dsd_j v_j] to its chunk's partials of d a_src [and d a_dst],
 // summed in chunk order afterwards. The head-score ops' backward (two more sweeps over v and dv)
 // is not needed.
+// Sums over a hub: every sum over a row's or a column's edges (D_i, dq or dsd, dk or dss, dv) and
+// every chunk's partial of d att, d we and the fold's d a_src, d a_dst is taken in float
+// accumulators that are added into double every kSumBlock terms (block_sums.hpp); chunk partials
+// are summed in double, and each gradient is rounded to float once (dv_j with the fold: its sum
+// over in-edges is, then the fold's two terms are added in float). Summed edge by edge in float,
+// a 1M-edge hub's gradients were off by up to 1e-4 of their scale; now within 1e-6 (tested).
 // Every output element is written by exactly one task, and chunking depends only on the pattern,
 // so gradients are bit-identical for any thread count. Pass 2 reads v only as v_j, in the task
 // that then writes dv_j, and pass 1 has finished every read of v before: dv may overwrite v
@@ -64,6 +70,7 @@
 #include "edgeattn/core/rng.hpp"
 #include "edgeattn/core/tensor.hpp"
 #include "kernels/attention_backend.hpp"
+#include "kernels/parallel/block_sums.hpp"
 #include "kernels/parallel/edge_scores.hpp"
 #include "kernels/parallel/tiled_attention.hpp"
 
@@ -225,9 +232,11 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   };
   const auto chunks = pattern.partition();
   const size_t num_chunks = chunks.empty() ? 0 : chunks.size() - 1;
-  std::vector<float> datt_partial(g.datt ? num_chunks * static_cast<size_t>(width) : 0);
+  // The parameter gradients d att [width] and d we [we_size], summed per chunk (in blocks of edges,
+  // block_sums.hpp) into double partials [num_chunks, width + we_size], then in chunk order.
   const int64_t we_size = g.dwe ? width * a.score.fe : 0;
-  std::vector<float> dwe_partial(num_chunks * static_cast<size_t>(we_size));
+  const int64_t param_size = (g.datt ? width : 0) + we_size;
+  std::vector<double> param_partial(num_chunks * static_cast<size_t>(param_size));
   const bool edge_attr_grads = kHasEdgeAttributes<S> && (g.dea || g.dwe);
   const bool need_pass1 = dst_grad || g.dbias || g.dse || g.datt || edge_attr_grads || kSoftmax;
   // The forward's destination terms (ForwardBuffers::dst_terms): D_i = <dO_i, O_i> and
@@ -262,8 +271,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       float* wk = drow + heads;  // [H] alpha * keep (edge attributes)
       float* acc = wk + heads;   // [width]
       float* ve = acc + width;   // [H * dv] (the dot score's edge values)
-      float* datt = g.datt ? datt_partial.data() + chunk * static_cast<size_t>(width) : nullptr;
-      float* dwe = g.dwe ? dwe_partial.data() + chunk * static_cast<size_t>(we_size) : nullptr;
+      // Every sum over a row's edges (D_i, d score_dst or dq) and over the chunk's (d att, d we)
+      // in blocks (block_sums.hpp): a hub row's million terms do not each round into one float.
+      BlockSums acc_sums(width), d_sums(heads), param_sums(param_size);
+      std::vector<float> param_acc(static_cast<size_t>(param_size));
+      param_sums.start(param_acc.data());
+      float* datt = g.datt ? param_acc.data() : nullptr;
+      float* dwe = g.dwe ? param_acc.data() + (g.datt ? width : 0) : nullptr;
+      const bool param_grads = param_size > 0;
       std::vector<float> edge_buf;    // per edge of the row: alpha [H], dalpha [H]
       const int32_t* cols = nullptr;  // explicit graphs: prefetch the gathered source rows
       int64_t edge_end = 0;
@@ -342,8 +357,12 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t k = 0; k < n; ++k)
             das[k] = kfs[k] * dot(dout_i, a.v + row_edges.src[size_t(k)] * dv, dv);
           if (!one_sweep) {  // the two-sweep D_i: sum_j alpha_ij dalpha_ij, in edge order
-            drow[0] = 0.f;
-            for (int64_t k = 0; k < n; ++k) drow[0] += alpha[k] * das[k];
+            d_sums.start(drow);
+            for (int64_t k = 0; k < n; ++k) {
+              drow[0] += alpha[k] * das[k];
+              d_sums.count();
+            }
+            d_sums.finish();
             set_row_sum(i, drow);
             if (!grads) continue;
           }
@@ -351,15 +370,18 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
 #pragma omp simd
           for (int64_t k = 0; k < n; ++k)
             dss[k] = kSoftmax ? alpha[k] * (das[k] - d_i) : (alpha[k] > 0.f ? das[k] : 0.f);
-          std::fill_n(acc, width, 0.f);
+          acc_sums.start(acc);
           for (int64_t k = 0; k < n; ++k) {
             const int64_t j = row_edges.src[size_t(k)], e = row_edges.edge[size_t(k)];
             if (g.dbias) g.dbias[e] = dss[k];
             if (edge_attr_grads) wk[0] = alpha[k] * kfs[k];
             edge_term_grad(i, j, e, dss + k, wk, dwe);
             score.grad_dst(i, j, e, dss + k, acc, datt);
+            acc_sums.count();
+            if (param_grads) param_sums.count();
             if (records) write_record(i, j, e, alpha + k, kfs + k, dss + k);
           }
+          acc_sums.finish();
           if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
           continue;
         }
@@ -374,7 +396,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             set_row_sum(i, drow);
           }
           if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
-          std::fill_n(acc, width, 0.f);
+          acc_sums.start(acc);
           edge_buf.resize(static_cast<size_t>(2 * heads));
           float* alpha = edge_buf.data();
           float* da = alpha + heads;
@@ -392,15 +414,18 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
             edge_term_grad(i, j, e, ds, wk, dwe);
             score.grad_dst(i, j, e, ds, acc, datt);
+            acc_sums.count();
+            if (param_grads) param_sums.count();
             if (records) write_record(i, j, e, alpha, kf, ds);
           });
+          acc_sums.finish();
           if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
           continue;
         }
         // Two sweeps: the first computes D_i = sum_j alpha_ij dalpha_ij, keeping alpha and dalpha
         // per edge of the row (O(degree * H)); the second forms ds.
         edge_buf.resize(static_cast<size_t>(2 * heads * (pattern.row_offset(i + 1) - first)));
-        std::fill_n(drow, heads, 0.f);
+        d_sums.start(drow);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
           prefetch(e);
           float* alpha = edge_buf.data() + 2 * heads * (e - first);
@@ -411,10 +436,12 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           dalpha(i, j, e, kf, da, ve);
 #pragma omp simd
           for (int64_t h = 0; h < heads; ++h) drow[h] += alpha[h] * da[h];
+          d_sums.count();
         });
+        d_sums.finish();
         if constexpr (kSoftmax) set_row_sum(i, drow);
         if (!dst_grad && !g.dbias && !g.datt && !g.dse && !edge_attr_grads && !records) continue;
-        std::fill_n(acc, width, 0.f);
+        acc_sums.start(acc);
         pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
           const float* alpha = edge_buf.data() + 2 * heads * (e - first);
           const float* da = alpha + heads;
@@ -427,20 +454,29 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             for (int64_t h = 0; h < heads; ++h) wk[h] = alpha[h] * kf[h];
           edge_term_grad(i, j, e, ds, wk, dwe);
           score.grad_dst(i, j, e, ds, acc, datt);
+          acc_sums.count();
+          if (param_grads) param_sums.count();
           if (records) write_record(i, j, e, alpha, kf, ds);
         });
+        acc_sums.finish();
         if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
       }
+      if (param_grads) param_sums.finish(param_partial.data() + chunk * static_cast<size_t>(param_size));
     });
   }
-  if (g.datt)
-    for (size_t c = 0; c < num_chunks; ++c)
-      for (int64_t k = 0; k < width; ++k)
-        g.datt[k] += datt_partial[c * static_cast<size_t>(width) + static_cast<size_t>(k)];
-  if (g.dwe)
-    for (size_t c = 0; c < num_chunks; ++c)
-      for (int64_t k = 0; k < we_size; ++k)
-        g.dwe[k] += dwe_partial[c * static_cast<size_t>(we_size) + static_cast<size_t>(k)];
+  if (param_size > 0) {  // d att then d we, each summed over the chunks in order and rounded once
+    // Chunk by chunk (the partials in the order they lie in memory); each total is the same sum.
+    std::vector<double> total(static_cast<size_t>(param_size), 0.0);
+    for (size_t c = 0; c < num_chunks; ++c) {
+      const double* partial = param_partial.data() + c * static_cast<size_t>(param_size);
+      for (size_t k = 0; k < total.size(); ++k) total[k] += partial[k];
+    }
+    float* param_out[2] = {g.datt, g.dwe};
+    const int64_t part_size[2] = {g.datt ? width : 0, we_size};
+    for (int64_t part = 0, offset = 0; part < 2; offset += part_size[part], ++part)
+      for (int64_t k = 0; k < part_size[part]; ++k)
+        param_out[part][k] += static_cast<float>(total[static_cast<size_t>(offset + k)]);
+  }
 
   // ---- Pass 2: source columns over the transpose ----------------------------------------------
   if (!src_grad && !g.dv) return;
@@ -454,15 +490,25 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // The head-score fold: per column chunk, partials of d a_src and d a_dst [2, H * dv].
   const bool fold = g.fold_att_src != nullptr;
   const int64_t value_width = heads * dv;
-  std::vector<float> fold_partial(fold ? (col_chunks.size() - 1) * 2 * static_cast<size_t>(value_width) : 0);
+  std::vector<double> fold_partial(fold ? (col_chunks.size() - 1) * 2 * static_cast<size_t>(value_width) : 0);
   // dv is written once per source, after its last read of v_j (dv may be v itself): large ones
   // with streaming stores, as the forward's output.
   const bool stream_dv = g.dv && streaming_stores_apply(g.dv, pattern.num_src(), heads * dv);
   parallel_for_chunks(col_chunks, [&](size_t chunk, int64_t col_begin, int64_t col_end) {
     std::vector<float> scratch(
         static_cast<size_t>(6 * heads + width + heads * dv + (edge_values ? heads * dv : 0)));
-    float* dasrc = fold ? fold_partial.data() + chunk * 2 * static_cast<size_t>(value_width) : nullptr;
+    // A column's sums (d score_src or dk, and dv) in blocks of in-edges, and the chunk's fold
+    // partials in blocks of columns (block_sums.hpp); the fold's into double partials.
+    BlockSums src_sums(width), dv_sums(heads * dv), fold_sums(fold ? 2 * value_width : 0);
+    std::vector<float> fold_acc(fold ? 2 * static_cast<size_t>(value_width) : 0);
+    fold_sums.start(fold_acc.data());
+    float* dasrc = fold ? fold_acc.data() : nullptr;
     float* dadst = dasrc ? dasrc + value_width : nullptr;
+    // The chunk's end: its fold partials, and the fence after streaming stores of dv.
+    auto end_chunk = [&] {
+      if (fold) fold_sums.finish(fold_partial.data() + chunk * 2 * static_cast<size_t>(value_width));
+      if (stream_dv) stream_fence();
+    };
     float* s = scratch.data();
     float* alpha = s + heads;
     float* kf = alpha + heads;
@@ -519,11 +565,18 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           accumulate(heads, dv, dadst, dsd_j, vj);
           accumulate(heads, dv, dv_acc, dsd_j, g.fold_att_dst);
         }
+        fold_sums.count();
       } else {
         (void)j;
       }
     };
+    auto start_column = [&] {
+      src_sums.start(acc);
+      dv_sums.start(dv_acc);
+    };
     auto finish_column = [&](int64_t j) {
+      src_sums.finish();
+      dv_sums.finish();
       if (src_grad) std::copy_n(acc, width, src_grad + j * width);
       if (fold) fold_column(j);
       if (g.dv) store_row(g.dv + j * heads * dv, dv_acc, heads * dv, stream_dv);
@@ -538,27 +591,34 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             return record_data + static_cast<int64_t>(edges[size_t(p)]) * 2 * heads;
           };
           for (int64_t j = col_begin; j < col_end; ++j) {
-            std::fill_n(acc, width, 0.f);
-            std::fill_n(dv_acc, heads * dv, 0.f);
+            start_column();
             const int64_t begin = t->col_ptr[static_cast<size_t>(j)],
                           end = t->col_ptr[static_cast<size_t>(j) + 1];
             if constexpr (Dm::heads == 8 && Dm::dv == 8) {
               // dv_j's sums with the accumulator in registers (accumulate_8x8_rows), then
               // d score_src_j's: the same sums in the same order as the loop below.
-              accumulate_8x8_rows(
-                  dv_acc, end - begin, [&](int64_t k) EDGEATTN_EDGE_BODY { return record(begin + k); },
-                  [&](int64_t k) EDGEATTN_EDGE_BODY {
-                    const int64_t p = begin + k;
-                    if (p + row_distance < pos_end) {
-                      prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * 64, 64);
-                      prefetch_row(record(p + row_distance), 16);
-                    }
-                    return in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * 64;
-                  });
-              for (int64_t p = begin; p < end; ++p) {
-                const float* rec = record(p);
+              // In blocks of kSumBlock in-edges, as the recomputing pass's per-edge counts.
+              for (int64_t b = begin; b < end; b += kSumBlock) {
+                const int64_t m = std::min(kSumBlock, end - b);
+                accumulate_8x8_rows(
+                    dv_acc, m, [&](int64_t k) EDGEATTN_EDGE_BODY { return record(b + k); },
+                    [&](int64_t k) EDGEATTN_EDGE_BODY {
+                      const int64_t p = b + k;
+                      if (p + row_distance < pos_end) {
+                        prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * 64, 64);
+                        prefetch_row(record(p + row_distance), 16);
+                      }
+                      return in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * 64;
+                    });
+                for (int64_t p = b; p < b + m; ++p) {
+                  const float* rec = record(p);
 #pragma omp simd
-                for (int64_t h = 0; h < 8; ++h) acc[h] += rec[8 + h];
+                  for (int64_t h = 0; h < 8; ++h) acc[h] += rec[8 + h];
+                }
+                if (b + m < end) {
+                  src_sums.spill();
+                  dv_sums.spill();
+                }
               }
               finish_column(j);
               continue;
@@ -567,19 +627,27 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               // One head of at most 8 features (GAT's output layer): dv_j's sums with the
               // accumulator in one register (accumulate_short_rows, as the recomputing pass
               // below sums them: the same bits), then d score_src_j's in edge order.
-              accumulate_short_rows(
-                  dv_acc, dv, end - begin, [&](int64_t k) EDGEATTN_EDGE_BODY { return record(begin + k)[0]; },
-                  [&](int64_t k) EDGEATTN_EDGE_BODY {
-                    const int64_t p = begin + k;
-                    if (p + row_distance < pos_end) {
-                      prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * dv, dv);
-                      prefetch_row(record(p + row_distance), 2);
-                    }
-                    return in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * dv;
-                  });
-              float acc0 = acc[0];
-              for (int64_t p = begin; p < end; ++p) acc0 += record(p)[1];
-              acc[0] = acc0;
+              for (int64_t b = begin; b < end; b += kSumBlock) {
+                const int64_t m = std::min(kSumBlock, end - b);
+                accumulate_short_rows(
+                    dv_acc, dv, m, [&](int64_t k) EDGEATTN_EDGE_BODY { return record(b + k)[0]; },
+                    [&](int64_t k) EDGEATTN_EDGE_BODY {
+                      const int64_t p = b + k;
+                      if (p + row_distance < pos_end) {
+                        prefetch_row(in.dout + t->row_idx[static_cast<size_t>(p + row_distance)] * dv, dv);
+                        prefetch_row(record(p + row_distance), 2);
+                      }
+                      return in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * dv;
+                    });
+                if (b + m < end) dv_sums.spill();
+              }
+              for (int64_t b = begin; b < end; b += kSumBlock) {
+                const int64_t m = std::min(kSumBlock, end - b);
+                float acc0 = acc[0];
+                for (int64_t p = b; p < b + m; ++p) acc0 += record(p)[1];
+                acc[0] = acc0;
+                if (b + m < end) src_sums.spill();
+              }
               finish_column(j);
               continue;
             }
@@ -593,14 +661,16 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               const float* dout_i =
                   in.dout + static_cast<int64_t>(t->row_idx[static_cast<size_t>(p)]) * heads * dv;
               add_weighted_dout(dout_i, [&](int64_t h) { return rec[h]; });
+              dv_sums.count();
 #pragma omp simd
               for (int64_t h = 0; h < heads; ++h) acc[h] += rec[heads + h];
+              src_sums.count();
             }
             finish_column(j);
           }
         });
-        if (stream_dv) stream_fence();
       }
+      end_chunk();
       return;
     }
     if constexpr (kSingleHead) {
@@ -610,8 +680,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       static_assert(!kSoftmax || kNodeRecords);
       SingleHeadRow col_edges;
       for (int64_t j = col_begin; j < col_end; ++j) {
-        std::fill_n(acc, width, 0.f);
-        std::fill_n(dv_acc, dv, 0.f);
+        start_column();
         int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
         int64_t n = 0;
         for_each_in_col(j, [&](int32_t i, int64_t e) EDGEATTN_EDGE_BODY {
@@ -668,9 +737,14 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         if (dv <= 8) {
           // dv_j's sums as the record-driven pass makes them (accumulate_short_rows: its FMAs
           // whatever the compiler contracts), then dalpha.
-          accumulate_short_rows(
-              dv_acc, dv, n, [&](int64_t k) EDGEATTN_EDGE_BODY { return alpha[k] * kfs[k]; },
-              [&](int64_t k) EDGEATTN_EDGE_BODY { return in.dout + static_cast<int64_t>(dsts[k]) * dv; });
+          for (int64_t b = 0; b < n; b += kSumBlock) {
+            const int64_t m = std::min(kSumBlock, n - b);
+            accumulate_short_rows(
+                dv_acc, dv, m, [&](int64_t k) EDGEATTN_EDGE_BODY { return alpha[b + k] * kfs[b + k]; },
+                [&](int64_t k)
+                    EDGEATTN_EDGE_BODY { return in.dout + static_cast<int64_t>(dsts[b + k]) * dv; });
+            if (b + m < n) dv_sums.spill();
+          }
           if (src_grad)
             for (int64_t k = 0; k < n; ++k)
               das[k] = kfs[k] * dot(in.dout + static_cast<int64_t>(dsts[k]) * dv, vj, dv);
@@ -680,6 +754,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             const float* dout_i = in.dout + static_cast<int64_t>(dsts[k]) * dv;
 #pragma omp simd
             for (int64_t d = 0; d < dv; ++d) dv_acc[d] += wt * dout_i[d];
+            dv_sums.count();
             if (src_grad) das[k] = kfs[k] * dot(dout_i, vj, dv);
           }
         }
@@ -690,22 +765,26 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] * (das[k] - row_sums[k]);
             // grad_src's sum, acc += ds * leaky'(z), with the z kept from the scores
             const float* zs = col_edges.z.data();
-            for (int64_t k = 0; k < n; ++k) acc[0] += dss[k] * leaky_relu_grad(zs[k], score.slope);
+            for (int64_t k = 0; k < n; ++k) {
+              acc[0] += dss[k] * leaky_relu_grad(zs[k], score.slope);
+              src_sums.count();
+            }
           } else {
 #pragma omp simd
             for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] > 0.f ? das[k] : 0.f;
-            for (int64_t k = 0; k < n; ++k)
+            for (int64_t k = 0; k < n; ++k) {
               score.grad_src(dsts[k], j, col_edges.edge[size_t(k)], dss + k, acc);
+              src_sums.count();
+            }
           }
         }
         finish_column(j);
       }
-      if (stream_dv) stream_fence();
+      end_chunk();
       return;
     }
     for (int64_t j = col_begin; j < col_end; ++j) {
-      std::fill_n(acc, width, 0.f);
-      std::fill_n(dv_acc, heads * dv, 0.f);
+      start_column();
       int64_t pos = t ? t->col_ptr[static_cast<size_t>(j)] : 0;
       for_each_in_col(j, [&](int32_t i, int64_t e) EDGEATTN_EDGE_BODY {
         if (t && pos + distance < pos_end) {
@@ -749,6 +828,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         keep_factors(i, j, kf);
         add_weighted_dout(in.dout + static_cast<int64_t>(i) * heads * dv,
                           [&](int64_t h) { return alpha[h] * kf[h]; });
+        dv_sums.count();
         if (!src_grad) return;
         dalpha(i, j, e, kf, da, ve);
         if constexpr (kNodeRecords) {
@@ -764,19 +844,23 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
                 kSoftmax ? alpha[h] * (da[h] - row_sum_data[i * heads + h]) : (alpha[h] > 0.f ? da[h] : 0.f);
           score.grad_src(i, j, e, ds, acc);
         }
+        src_sums.count();
       });
       finish_column(j);
     }
-    if (stream_dv) stream_fence();
+    end_chunk();
   });
-  if (fold)
+  if (fold) {  // d a_src and d a_dst, summed over the chunks in order and rounded once
+    std::vector<double> fold_total(2 * static_cast<size_t>(value_width), 0.0);
     for (size_t c = 0; c + 1 < col_chunks.size(); ++c) {
-      const float* part = fold_partial.data() + c * 2 * static_cast<size_t>(value_width);
-      for (int64_t k = 0; k < value_width; ++k) {
-        g.datt_src[k] += part[k];
-        g.datt_dst[k] += part[value_width + k];
-      }
+      const double* part = fold_partial.data() + c * 2 * static_cast<size_t>(value_width);
+      for (size_t k = 0; k < fold_total.size(); ++k) fold_total[k] += part[k];
     }
+    for (int64_t k = 0; k < value_width; ++k) {
+      g.datt_src[k] += static_cast<float>(fold_total[static_cast<size_t>(k)]);
+      g.datt_dst[k] += static_cast<float>(fold_total[static_cast<size_t>(value_width + k)]);
+    }
+  }
 }
 
 /// The backward over one pattern type, every score kind and shape (explicitly instantiated in
