@@ -1013,6 +1013,7 @@ int run_train(std::span<const std::string> argv) {
   }
 
   std::vector<double> test_acc, val_acc, sec_per_epoch, epochs;
+  std::vector<int64_t> epochs_run, best_epochs;  // per run, for --json with --runs N
   train::TrainResult last;
   std::optional<nn::Model> last_model;
   Graph last_graph;
@@ -1061,6 +1062,8 @@ int run_train(std::span<const std::string> argv) {
     val_acc.push_back(last.val_accuracy);
     sec_per_epoch.push_back(last.seconds_per_epoch);
     epochs.push_back(static_cast<double>(last.epochs_run));
+    epochs_run.push_back(last.epochs_run);
+    best_epochs.push_back(last.best_epoch);
     if (!args.flag_set("json"))
       std::printf(
           "run %lld (seed %llu): %lld epochs, best epoch %lld, val acc %.4f, test acc %.4f, %.2f ms/epoch\n",
@@ -1133,6 +1136,8 @@ int run_train(std::span<const std::string> argv) {
     j.field("metric", ds.labels.metric());  // what the *_accuracy fields hold
     j.field("test_accuracy", mean(test_acc)).field("test_accuracy_std", stdev(test_acc));
     j.field("val_accuracy", mean(val_acc));
+    // epochs: the mean over runs; best_epoch: the last run's (the model --save and --plot keep).
+    // Each run's own are in the arrays below.
     j.field("epochs", static_cast<int64_t>(std::llround(mean(epochs))));
     j.field("best_epoch", last.best_epoch);
     j.field("seconds_per_epoch", mean(sec_per_epoch));
@@ -1152,6 +1157,9 @@ int run_train(std::span<const std::string> argv) {
     }
     if (runs > 1) {
       j.raw_field("test_accuracies", json_accuracy_array(test_acc));
+      j.raw_field("val_accuracies", json_accuracy_array(val_acc));
+      j.raw_field("epochs_per_run", json_int_array(epochs_run));
+      j.raw_field("best_epochs", json_int_array(best_epochs));
     }
     j.field("peak_rss_mb", peak_rss_mb());
     std::cout << j.str() << "\n";
