@@ -43,10 +43,22 @@ class BlockSums {
   }
   /// One more term has been added to each accumulator (or to those it touches).
   void count() {
-    if (++terms_ == kSumBlock) spill();
+    if (++terms_ == kSumBlock) [[unlikely]]
+      spill();
+  }
+  /// Runs body(begin, end) over the blocks of [0, n), kSumBlock terms each, and spills after each
+  /// but the last: the sums that a count() per term gives, from loops that keep a block's sum in
+  /// a register (a count() per term makes each term's sum go through memory).
+  template <class Body>
+  void blocks(int64_t n, Body&& body) {
+    for (int64_t begin = 0; begin < n; begin += kSumBlock) {
+      const int64_t end = std::min(n, begin + kSumBlock);
+      body(begin, end);
+      if (end < n) spill();
+    }
   }
   /// Adds the accumulators into the totals and zeroes them (a block of terms is complete).
-  void spill() {
+  [[gnu::noinline]] void spill() {
     const size_t n = total_.size();
     if (!spilled_) {
       for (size_t k = 0; k < n; ++k) total_[k] = acc_[k];

@@ -358,10 +358,11 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             das[k] = kfs[k] * dot(dout_i, a.v + row_edges.src[size_t(k)] * dv, dv);
           if (!one_sweep) {  // the two-sweep D_i: sum_j alpha_ij dalpha_ij, in edge order
             d_sums.start(drow);
-            for (int64_t k = 0; k < n; ++k) {
-              drow[0] += alpha[k] * das[k];
-              d_sums.count();
-            }
+            d_sums.blocks(n, [&](int64_t b, int64_t e) {
+              float d = drow[0];
+              for (int64_t k = b; k < e; ++k) d += alpha[k] * das[k];
+              drow[0] = d;
+            });
             d_sums.finish();
             set_row_sum(i, drow);
             if (!grads) continue;
@@ -371,16 +372,17 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t k = 0; k < n; ++k)
             dss[k] = kSoftmax ? alpha[k] * (das[k] - d_i) : (alpha[k] > 0.f ? das[k] : 0.f);
           acc_sums.start(acc);
-          for (int64_t k = 0; k < n; ++k) {
-            const int64_t j = row_edges.src[size_t(k)], e = row_edges.edge[size_t(k)];
-            if (g.dbias) g.dbias[e] = dss[k];
-            if (edge_attr_grads) wk[0] = alpha[k] * kfs[k];
-            edge_term_grad(i, j, e, dss + k, wk, dwe);
-            score.grad_dst(i, j, e, dss + k, acc, datt);
-            acc_sums.count();
-            if (param_grads) param_sums.count();
-            if (records) write_record(i, j, e, alpha + k, kfs + k, dss + k);
-          }
+          acc_sums.blocks(n, [&](int64_t b, int64_t end) {
+            for (int64_t k = b; k < end; ++k) {
+              const int64_t j = row_edges.src[size_t(k)], e = row_edges.edge[size_t(k)];
+              if (g.dbias) g.dbias[e] = dss[k];
+              if (edge_attr_grads) wk[0] = alpha[k] * kfs[k];
+              edge_term_grad(i, j, e, dss + k, wk, dwe);
+              score.grad_dst(i, j, e, dss + k, acc, datt);
+              if (param_grads) param_sums.count();
+              if (records) write_record(i, j, e, alpha + k, kfs + k, dss + k);
+            }
+          });
           acc_sums.finish();
           if (dst_grad) std::copy_n(acc, width, dst_grad + i * width);
           continue;
@@ -737,14 +739,12 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
         if (dv <= 8) {
           // dv_j's sums as the record-driven pass makes them (accumulate_short_rows: its FMAs
           // whatever the compiler contracts), then dalpha.
-          for (int64_t b = 0; b < n; b += kSumBlock) {
-            const int64_t m = std::min(kSumBlock, n - b);
+          dv_sums.blocks(n, [&](int64_t b, int64_t end) {
             accumulate_short_rows(
-                dv_acc, dv, m, [&](int64_t k) EDGEATTN_EDGE_BODY { return alpha[b + k] * kfs[b + k]; },
+                dv_acc, dv, end - b, [&](int64_t k) EDGEATTN_EDGE_BODY { return alpha[b + k] * kfs[b + k]; },
                 [&](int64_t k)
                     EDGEATTN_EDGE_BODY { return in.dout + static_cast<int64_t>(dsts[b + k]) * dv; });
-            if (b + m < n) dv_sums.spill();
-          }
+          });
           if (src_grad)
             for (int64_t k = 0; k < n; ++k)
               das[k] = kfs[k] * dot(in.dout + static_cast<int64_t>(dsts[k]) * dv, vj, dv);
@@ -765,17 +765,18 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] * (das[k] - row_sums[k]);
             // grad_src's sum, acc += ds * leaky'(z), with the z kept from the scores
             const float* zs = col_edges.z.data();
-            for (int64_t k = 0; k < n; ++k) {
-              acc[0] += dss[k] * leaky_relu_grad(zs[k], score.slope);
-              src_sums.count();
-            }
+            src_sums.blocks(n, [&](int64_t b, int64_t e) {
+              float sum = acc[0];
+              for (int64_t k = b; k < e; ++k) sum += dss[k] * leaky_relu_grad(zs[k], score.slope);
+              acc[0] = sum;
+            });
           } else {
 #pragma omp simd
             for (int64_t k = 0; k < n; ++k) dss[k] = alpha[k] > 0.f ? das[k] : 0.f;
-            for (int64_t k = 0; k < n; ++k) {
-              score.grad_src(dsts[k], j, col_edges.edge[size_t(k)], dss + k, acc);
-              src_sums.count();
-            }
+            src_sums.blocks(n, [&](int64_t b, int64_t e) {
+              for (int64_t k = b; k < e; ++k)
+                score.grad_src(dsts[k], j, col_edges.edge[size_t(k)], dss + k, acc);
+            });
           }
         }
         finish_column(j);
