@@ -68,7 +68,10 @@ enum class HeadCombine { concat, mean };
 /// backward, whose sums over a destination's in-edges (dq, d score_dst, and GATv2's d att) and a
 /// source's out-edges (dk, dv, d score_src) are taken the same way: on hubs of 2^18 edges, every
 /// gradient within 8e-7 of its scale of the reference (2.7e-5 summed edge by edge). A sum whose
-/// terms largely cancel keeps the float rounding of its terms, relative to its own magnitude.
+/// terms largely cancel keeps the float rounding of its terms, relative to its own magnitude: on a
+/// hub row with N(0, 9) additive scores, the score_dst gradient is off by 2.9e-4 (100k in-edges)
+/// and 2.2e-4 (1M) of its magnitude (5e-4 and 2.5e-3 summed edge by edge); value and score_src
+/// gradients by 1e-7 and 1.5e-6.
 /// The tiled kernel's sums (structured patterns, dense graphs) go through float GEMM tiles.
 ///
 /// A score whose magnitude exceeds float32's range (|s| > 3.4e38, e.g. q and k rows of norm
