@@ -911,7 +911,9 @@ TEST(ParallelAttention, AHubRowOfTwoHundredThousandEdgesSumsWithoutDrift) {
 // their scale here (9e-5 at 1M edges); in blocks of 32 into double, by at most 8e-7, the rounding
 // of their float terms (and, for dq, of the forward's output in D_i = <dO_i, O_i>).
 // Every score kind's kernel (one head, GAT's 8 x 8, the generic one), with edge records and
-// recomputing, softmax and ReLU, against the reference.
+// recomputing, softmax and ReLU, and with dropout and edge terms (GAT's score_edge and an edge
+// bias; GATv2's and the dot product's edge attributes, whose projection's gradient d we sums over
+// every edge), against the reference.
 TEST(ParallelAttention, HubRowsAndColumnsOfAQuarterMillionEdgesSumTheirGradientsWithoutDrift) {
   const RestoreEdgeRecords restore;
 #if defined(__SANITIZE_ADDRESS__)
@@ -941,34 +943,39 @@ TEST(ParallelAttention, HubRowsAndColumnsOfAQuarterMillionEdgesSumTheirGradients
     Score score;
     int64_t heads, dv;
   };
+  struct Variant {
+    Normalization norm;
+    float dropout;
+    bool edge_terms;
+  };
   for (const Graph* g : {&row_hub, &column_hubs})
     for (const Case& k :
          {Case{Score::additive, 1, 4}, Case{Score::additive, 8, 8}, Case{Score::additive, 3, 5},
           Case{Score::gatv2, 2, 4}, Case{Score::dot_product, 2, 4}})
-      for (const Normalization norm : {Normalization::softmax, Normalization::relu})
+      for (const Variant& v :
+           {Variant{Normalization::softmax, 0.f, false}, Variant{Normalization::relu, 0.f, false},
+            Variant{Normalization::softmax, 0.3f, true}})
         for (const auto records : {kernels::EdgeRecords::always, kernels::EdgeRecords::never}) {
           if (records == kernels::EdgeRecords::always && k.score != Score::additive) continue;
           SCOPED_TRACE(g->describe() + " " + to_string(k.score) + " heads " + std::to_string(k.heads) +
                        " dv " + std::to_string(k.dv) +
-                       (norm == Normalization::softmax ? " softmax" : " relu") +
+                       (v.norm == Normalization::softmax ? " softmax" : " relu") +
+                       (v.dropout > 0 ? " dropout" : "") + (v.edge_terms ? " edge terms" : "") +
                        (records == kernels::EdgeRecords::always ? " records" : ""));
           kernels::set_edge_records(records);
-          AttentionConfig c{.score = k.score, .normalization = norm, .path = AttentionPath::reference};
-          const Operands o = make_operands(*g, c, k.heads, 4, k.dv, false, 17);
+          AttentionConfig c{.score = k.score,
+                            .normalization = v.norm,
+                            .dropout = v.dropout,
+                            .seed = 29,
+                            .path = AttentionPath::reference};
+          const Operands o = make_operands(*g, c, k.heads, 4, k.dv, v.edge_terms, 17, v.edge_terms);
+          ASSERT_EQ(o.edge_proj.absent(), !v.edge_terms || k.score == Score::additive);
           const auto want = attention_forward(*g, o.inputs(), c);
           const auto want_grads = attention_backward(*g, o.inputs(), c, want, o.grad_out);
           c.path = AttentionPath::sparse;
           const auto got = attention_forward(*g, o.inputs(), c);
           const auto grads = attention_backward(*g, o.inputs(), c, got, o.grad_out);
-          for (const auto& [what, a, b] : {std::tuple{"d value", &grads.value, &want_grads.value},
-                                           std::tuple{"d score_dst", &grads.score_dst, &want_grads.score_dst},
-                                           std::tuple{"d score_src", &grads.score_src, &want_grads.score_src},
-                                           std::tuple{"d query", &grads.query, &want_grads.query},
-                                           std::tuple{"d key", &grads.key, &want_grads.key},
-                                           std::tuple{"d att", &grads.att, &want_grads.att}})
-            if (!b->absent()) {
-              EXPECT_LE(scaled_error(*a, *b), 2e-6f) << what;
-            }
+          expect_same_grads(grads, want_grads, 2e-6f);
         }
 }
 

@@ -167,6 +167,84 @@ TEST(ValueHeadScores, EqualTheCompositionOnStructuredPatterns) {
   }
 }
 
+// The fold's sums over a hub: a destination reading 2^18 sources (its row's D_i and d score_dst,
+// and d a_src over all its sources) and two sources each read by 2^18 destinations (their dv with
+// the fold's dss_j a_src + dsd_j a_dst, and d a_dst over all destinations): the block sums of
+// block_sums.hpp and the fold's double chunk partials. GAT's 8 x 8 kernel, one head and the
+// generic one; softmax, ReLU and dropout; edge records and recomputing.
+// d a_* is checked twice. Against the kernel's own per-node score gradients (the explicit-score
+// path, same config) folded in double, to 1e-6 of its scale: that isolates the fold's sum. Against
+// the composition, to 5e-6: each node's d score is rounded to float on both sides, differently
+// (the kernel's D_i = <dO_i, O_i> reads the rounded output), and 2^18 such differences add up
+// like a random walk: 2.2e-6 of the scale with dropout, measured, against 3e-7 for the fold itself.
+TEST(ValueHeadScores, HubRowsAndColumnsOfAQuarterMillionEdgesFoldTheirGradientsWithoutDrift) {
+  RecordsMode restore;
+#if defined(__SANITIZE_ADDRESS__)
+  const int64_t n = 1 << 14;  // the sanitizer build checks memory, the release build the sums
+#else
+  const int64_t n = 1 << 18;
+#endif
+  const Graph row_hub = [&] {
+    std::vector<int64_t> row_ptr = {0, n};
+    std::vector<int32_t> cols(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) cols[static_cast<size_t>(j)] = static_cast<int32_t>(j);
+    return Graph::from_csr(1, n, std::move(row_ptr), std::move(cols));
+  }();
+  const Graph column_hubs = [&] {  // square (destination i is source i), each row reading 0 and 1
+    std::vector<int64_t> row_ptr(static_cast<size_t>(n) + 1);
+    std::vector<int32_t> cols(static_cast<size_t>(2 * n));
+    for (int64_t i = 0; i < n; ++i) {
+      row_ptr[static_cast<size_t>(i) + 1] = 2 * (i + 1);
+      cols[static_cast<size_t>(2 * i)] = 0;
+      cols[static_cast<size_t>(2 * i) + 1] = 1;
+    }
+    return Graph::from_csr(n, n, std::move(row_ptr), std::move(cols));
+  }();
+  for (const Graph* g : {&row_hub, &column_hubs})
+    for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {1, 7}, {3, 5}})
+      for (const auto& [norm, dropout] : std::vector<std::pair<Normalization, float>>{
+               {Normalization::softmax, 0.f}, {Normalization::relu, 0.f}, {Normalization::softmax, 0.3f}}) {
+        SCOPED_TRACE(g->describe() + " heads " + std::to_string(heads) + " dv " + std::to_string(dv) + " " +
+                     to_string(norm) + " dropout " + std::to_string(dropout));
+        const AttentionConfig c{.score = Score::additive,
+                                .normalization = norm,
+                                .dropout = dropout,
+                                .seed = 12,
+                                .path = AttentionPath::sparse};
+        const Operands o = make_operands(*g, c, heads, dv, 21);
+        const Expected want = composition(*g, c, o);
+        // The kernel's own per-node score gradients (bit-identical with and without records).
+        const int64_t nd = num_dst(*g), ns = num_src(*g);
+        const Tensor sd = node_terms(o.value, o.att_dst, nd), ss = node_terms(o.value, o.att_src, ns);
+        const AttentionInputs explicit_scores{.value = o.value, .score_dst = sd, .score_src = ss};
+        const AttentionGrads own =
+            attention_backward(*g, explicit_scores, c, attention_forward(*g, explicit_scores, c), o.grad_out);
+        Tensor own_dst({heads, dv}), own_src({heads, dv});
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t d = 0; d < dv; ++d) {
+            double src = 0, dst = 0;
+            for (int64_t j = 0; j < ns; ++j) {
+              src += double(own.score_src(j, h)) * double(o.value(j, h, d));
+              if (j < nd) dst += double(own.score_dst(j, h)) * double(o.value(j, h, d));
+            }
+            own_src(h, d) = static_cast<float>(src);
+            own_dst(h, d) = static_cast<float>(dst);
+          }
+        for (const auto mode : {kernels::EdgeRecords::always, kernels::EdgeRecords::never}) {
+          SCOPED_TRACE(mode == kernels::EdgeRecords::always ? "records" : "recomputed");
+          kernels::set_edge_records(mode);
+          const AttentionResult r = attention_forward(*g, from_value(o), c);
+          const AttentionGrads got = attention_backward(*g, from_value(o), c, r, o.grad_out);
+          EXPECT_LE(scaled_error(r.out, want.out), 2e-6f) << "out";
+          EXPECT_LE(scaled_error(got.value, want.value), 2e-6f) << "d value";
+          EXPECT_LE(scaled_error(got.att_dst, want.att_dst), 5e-6f) << "d att_dst";
+          EXPECT_LE(scaled_error(got.att_src, want.att_src), 5e-6f) << "d att_src";
+          EXPECT_LE(scaled_error(got.att_dst, own_dst), 1e-6f) << "d att_dst, the kernel's own terms";
+          EXPECT_LE(scaled_error(got.att_src, own_src), 1e-6f) << "d att_src, the kernel's own terms";
+        }
+      }
+}
+
 // Large enough for several column chunks, so the per-chunk partials of d a_* are summed.
 TEST(ValueHeadScores, AreBitIdenticalForOneAndTwoThreadsAndWithOrWithoutRecords) {
   RecordsMode restore;
