@@ -32,6 +32,8 @@
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
+#include "edgeattn/core/tensor.hpp"
+#include "edgeattn/kernels/matmul.hpp"
 
 namespace edgeattn::bench {
 namespace {
@@ -285,6 +287,30 @@ double measure_random_gather_gbps(int threads, int64_t rows, int64_t gathers) {
   return static_cast<double>(out_rows * kPerRow) * kWidth * sizeof(float) / best / 1e9;
 }
 
+double measure_blas_gemm_gflops(int threads, int64_t n, int repetitions) {
+  if (threads < 1)
+    raise<InvalidArgument>("measure_blas_gemm_gflops: threads is ", threads, ", expected >= 1");
+  if (n < 1) raise<InvalidArgument>("measure_blas_gemm_gflops: n is ", n, ", expected >= 1");
+  if (repetitions < 1)
+    raise<InvalidArgument>("measure_blas_gemm_gflops: repetitions is ", repetitions, ", expected >= 1");
+  // Values in [0.5, 1.5): nothing denormal, nothing that grows.
+  Tensor a({n, n}), b({n, n}), c({n, n});
+  for (int64_t k = 0; k < a.numel(); ++k) {
+    a.data()[k] = 0.5f + static_cast<float>((k * 7919) % 1000) * 1e-3f;
+    b.data()[k] = 0.5f + static_cast<float>((k * 104729) % 1000) * 1e-3f;
+  }
+  tbb::task_arena arena(threads);
+  double best = 1e300;
+  for (int pass = 0; pass <= repetitions; ++pass) {  // pass 0 warms the arena, pages and packing
+    const auto start = Clock::now();
+    arena.execute([&] { kernels::matmul(a, false, b, false, c); });
+    if (pass > 0) best = std::min(best, seconds_since(start));
+  }
+  volatile float sink = c.data()[0];
+  (void)sink;
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n) / best * 1e-9;
+}
+
 MachineLimits measure_machine_limits(int threads) {
   if (threads < 1) raise<InvalidArgument>("measure_machine_limits: threads is ", threads, ", expected >= 1");
   MachineLimits m;
@@ -296,6 +322,8 @@ MachineLimits measure_machine_limits(int threads) {
   m.fma_peak_gflops = measure_fma_peak_gflops(threads);
   // 1M rows of 256 B (256 MiB, 8x the L3), 10M gathers: the GAT benchmark graph's shape.
   m.random_gather_gbps = measure_random_gather_gbps(threads, int64_t{1} << 20, 10'000'000);
+  m.blas_core = kernels::blas_info().core;
+  m.blas_gemm_gflops = measure_blas_gemm_gflops(threads);
   return m;
 }
 

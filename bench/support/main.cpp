@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("edgeattn_stream_triad_gbps", fixed(limits.stream_triad_gbps, 2));
     benchmark::AddCustomContext("edgeattn_fma_peak_gflops", fixed(limits.fma_peak_gflops, 1));
     benchmark::AddCustomContext("edgeattn_random_gather_gbps", fixed(limits.random_gather_gbps, 2));
+    benchmark::AddCustomContext("edgeattn_blas_core", limits.blas_core);
+    benchmark::AddCustomContext("edgeattn_blas_gemm_gflops", fixed(limits.blas_gemm_gflops, 1));
     benchmark::AddCustomContext("edgeattn_large_cases", eb::large_cases_enabled() ? "1" : "0");
     benchmark::RunSpecifiedBenchmarks();
   } catch (const std::exception& e) {

@@ -183,7 +183,7 @@ int run_bench_attention(std::span<const std::string> argv) {
       .option("path", "P", "sparse", "auto | sparse | dense: the path of the main measurement")
       .option("input", "FILE", "", "an .npz of `bench write-inputs` instead of --pattern/--nodes/--edges")
       .flag("no-dense", "do not time the dense path for comparison")
-      .flag("limits", "also measure STREAM triad and FMA peak (about half a second)");
+      .flag("limits", "also measure STREAM triad, FMA peak and the BLAS GEMM rate (about a second)");
   if (!args.parse(argv)) {
     std::cout << args.help();
     return 0;
@@ -276,7 +276,9 @@ int run_bench_attention(std::span<const std::string> argv) {
         .field("random_gather_gbps", limits.random_gather_gbps)
         .field("random_gather_fraction", gbps / limits.random_gather_gbps)
         .field("fma_peak_gflops", limits.fma_peak_gflops)
-        .field("fma_fraction", gflops / limits.fma_peak_gflops);
+        .field("fma_fraction", gflops / limits.fma_peak_gflops)
+        .field("blas_core", limits.blas_core)
+        .field("blas_gemm_gflops", limits.blas_gemm_gflops);
   }
 
   const bool run_dense = dense_capable(score) && nd <= kMaxDenseNodes && !args.flag_set("no-dense") &&

@@ -179,11 +179,20 @@ int run_bench_write_inputs(std::span<const std::string> argv) {
   return 0;
 }
 
+// Below this fraction of the FMA peak the BLAS GEMM rate means mis-chosen kernels: OpenBLAS's own
+// kernels reach 0.6-0.85 of the peak on the hosts of bench/RESULTS.md, an AVX2 kernel set on an
+// AVX-512 machine about 0.4, an SSE one well under 0.2.
+constexpr double kBlasWarnFraction = 0.3;
+
 int run_bench_limits(std::span<const std::string> argv) {
   Args args("edgeattn bench limits",
             "Measures the machine's limits on --threads threads and prints one JSON object:\n"
             "stream_triad_gbps (best STREAM triad), fma_peak_gflops (float32 FMA, all threads),\n"
-            "random_gather_gbps (random 256-byte rows from a 256 MiB table), threads, cpu_model.");
+            "random_gather_gbps (random 256-byte rows from a 256 MiB table), blas_core (the kernel\n"
+            "set OpenBLAS chose for this CPU), blas_gemm_gflops (a 1024^3 float product on OpenBLAS\n"
+            "tiles, all threads) and blas_fraction (of the FMA peak), threads, cpu_model.\n"
+            "Where blas_fraction is below 0.3, a warning on stderr says OpenBLAS has likely taken an\n"
+            "older core's kernels and how to choose others (OPENBLAS_CORETYPE).");
   args.option("threads", "T", "all cores", "worker threads");
   if (!args.parse(argv)) {
     std::cout << args.help();
@@ -198,10 +207,21 @@ int run_bench_limits(std::span<const std::string> argv) {
       .field("stream_triad_gbps", m.stream_triad_gbps)
       .field("fma_peak_gflops", m.fma_peak_gflops)
       .field("random_gather_gbps", m.random_gather_gbps)
+      .field("blas_core", m.blas_core)
+      .field("blas_gemm_gflops", m.blas_gemm_gflops)
+      .field("blas_fraction", m.blas_gemm_gflops / m.fma_peak_gflops)
       .field("threads", m.threads)
       .field("cpu_model", m.cpu_model)
       .field("peak_rss_mb", peak_rss_mb());
   std::cout << json.str() << std::endl;
+  if (m.blas_gemm_gflops < kBlasWarnFraction * m.fma_peak_gflops)
+    std::cerr << "warning: OpenBLAS runs sgemm at " << m.blas_gemm_gflops << " GFLOP/s, "
+              << 100.0 * m.blas_gemm_gflops / m.fma_peak_gflops << "% of this machine's FMA peak ("
+              << m.fma_peak_gflops << " GFLOP/s), with the kernels of core '" << m.blas_core
+              << "': it has likely taken an older core's kernels for this CPU. The dense attention path "
+                 "and wide products run at that rate. Set OPENBLAS_CORETYPE to this CPU's core (names "
+                 "this OpenBLAS accepts include Haswell, SkylakeX and Zen; OPENBLAS_VERBOSE=2 prints "
+                 "what it chose) and compare blas_gemm_gflops.\n";
   return 0;
 }
 

@@ -2,14 +2,21 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <strings.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
+#include <string>
+
+#include "edgeattn/kernels/matmul.hpp"  // BlasInfo
 
 extern "C" {
 // OpenBLAS extensions (declared here to not depend on which cblas.h is found first).
 int openblas_get_parallel(void);  // 0: sequential build, 1: pthreads, 2: OpenMP
 void openblas_set_num_threads(int);
+char* openblas_get_corename(void);
+char* openblas_get_config(void);
 }
 
 namespace edgeattn::kernels {
@@ -28,6 +35,41 @@ void* openblas_symbol(const char* name) {
   return symbol;
 }
 
+// The kernel set of an x86 CPU with AVX2 and FMA that OpenBLAS (dynamic-architecture build) did
+// not recognise. OpenBLAS picks its kernels from the CPU's family and model as it loads; Debian's
+// 0.3.21 does not know newer models (an Intel Xeon of family 6 model 207, AVX-512) and falls back to
+// Prescott's SSE3 kernels, which ran sgemm at 63 GFLOP/s there against 248-290 with SkylakeX's
+// (2 threads, FMA peak 350: `edgeattn bench limits`). So when the user has not chosen
+// (OPENBLAS_CORETYPE unset) and the chosen core predates AVX2, choose again as OPENBLAS_CORETYPE
+// would: SkylakeX's kernels where the CPU has AVX-512 F/BW/VL/DQ, else Zen's (AMD) or Haswell's.
+// gotoblas_dynamic_quit/init are what OpenBLAS's own constructor runs; they are exported, not
+// documented, so they are looked up, and a build without them (one target) keeps its choice.
+// Runs as the library loads, before any call into BLAS from edgeattn.
+void choose_blas_kernels() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;  // the user's choice stands
+  const char* current = openblas_get_corename();
+  if (current == nullptr) return;
+  for (const char* modern : {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"})
+    if (strcasecmp(current, modern) == 0) return;
+  __builtin_cpu_init();
+  const char* target = nullptr;
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+    target = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    target = __builtin_cpu_is("amd") ? "Zen" : "Haswell";
+  if (target == nullptr) return;  // an older CPU: OpenBLAS's choice is as good as any
+  auto* quit = reinterpret_cast<void (*)()>(openblas_symbol("gotoblas_dynamic_quit"));
+  auto* init = reinterpret_cast<void (*)()>(openblas_symbol("gotoblas_dynamic_init"));
+  if (quit == nullptr || init == nullptr) return;
+  setenv("OPENBLAS_CORETYPE", target, 1);
+  quit();
+  init();  // reads OPENBLAS_CORETYPE; falls back itself where the CPU lacks the target's ISA
+  unsetenv("OPENBLAS_CORETYPE");
+#endif
+}
+
 // One thread, and OpenBLAS's pthread build's idle worker threads stopped. That build starts them
 // as it loads, and each spins (sched_yield) for about 2^28 cycles, ~0.1 s, before it sleeps;
 // setting one thread does not stop them. Until they sleep they take the cores from oneTBB's
@@ -39,6 +81,7 @@ void* openblas_symbol(const char* name) {
 void pin_blas_to_one_thread() {
   static std::once_flag once;
   std::call_once(once, [] {
+    choose_blas_kernels();
     const int parallel = openblas_get_parallel();
     if (parallel != 0) openblas_set_num_threads(1);
     if (parallel == 1)
@@ -66,6 +109,11 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
               static_cast<blasint>(std::max<int64_t>(lda, 1)), b,
               static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, c,
               static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+}
+
+BlasInfo blas_info() {
+  auto text = [](const char* p) { return p ? std::string(p) : std::string("unknown"); };
+  return {.core = text(openblas_get_corename()), .config = text(openblas_get_config())};
 }
 
 }  // namespace edgeattn::kernels

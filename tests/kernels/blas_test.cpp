@@ -1,14 +1,18 @@
 // kernels::gemm, the one BLAS call (kernels/blas.hpp): OpenBLAS's idle worker threads are gone
-// once the library is loaded (they would spin on the cores oneTBB uses for ~0.1 s), and gemm still
-// computes C = alpha op(A) op(B) + beta C for every transpose afterwards, on shapes large enough
-// that a threaded BLAS would split them.
+// once the library is loaded (they would spin on the cores oneTBB uses for ~0.1 s), its kernels are
+// at least AVX2's where the CPU has AVX2 (it falls back to SSE3's on CPUs newer than its build),
+// and gemm still computes C = alpha op(A) op(B) + beta C for every transpose afterwards, on shapes
+// large enough that a threaded BLAS would split them.
 #include "kernels/blas.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <vector>
 
+#include "edgeattn/kernels/matmul.hpp"
 #include "support/test_graphs.hpp"
 
 namespace edgeattn::kernels {
@@ -28,6 +32,26 @@ TEST(Blas, NoIdleBlasThreadsOnceTheLibraryIsLoaded) {
   // OpenBLAS's pthread build starts one worker per further core as it loads (none on one core).
   EXPECT_EQ(process_threads(), 1) << "threads besides the test's own are running before any parallel work: "
                                      "OpenBLAS's workers were not stopped (kernels/blas.cpp)";
+}
+
+// On a CPU with AVX2 and FMA, OpenBLAS runs an AVX2 or AVX-512 kernel set: its own choice when it
+// recognised the CPU, else the library's (kernels/blas.cpp: choose_blas_kernels). Meaningful on a
+// CPU that OpenBLAS does not recognise (Intel family 6 model 207 with Debian's 0.3.21: Prescott
+// before, SkylakeX after); elsewhere it checks that a recognised CPU's choice is kept.
+TEST(Blas, KernelsUseAvx2OrAvx512WhereTheCpuHasThem) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr)
+    GTEST_SKIP() << "OPENBLAS_CORETYPE is set: the user's choice";
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2 and FMA";
+  const std::string core = blas_info().core;
+  EXPECT_TRUE(core == "Haswell" || core == "Zen" || core == "SkylakeX" || core == "Cooperlake" ||
+              core == "SapphireRapids")
+      << "OpenBLAS runs the kernels of core '" << core << "' on a CPU with AVX2 and FMA";
+  EXPECT_EQ(std::getenv("OPENBLAS_CORETYPE"), nullptr) << "the choice left OPENBLAS_CORETYPE set";
+#else
+  GTEST_SKIP() << "not an x86 CPU";
+#endif
 }
 
 TEST(Blas, GemmMatchesTheLoopForEveryTransposeAfterThePin) {

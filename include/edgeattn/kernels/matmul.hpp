@@ -20,6 +20,8 @@
 //   edgeattn::kernels::matmul(dy, true, x, false, dw, /*accumulate=*/true);  // dw += dy^T x
 #pragma once
 
+#include <string>
+
 #include "edgeattn/core/tensor.hpp"
 
 namespace edgeattn::kernels {
@@ -27,5 +29,19 @@ namespace edgeattn::kernels {
 /// c = op(a) . op(b), or c += op(a) . op(b) when `accumulate`. All rank 2; ShapeError naming
 /// the operand when the extents do not match.
 void matmul(ConstView a, bool trans_a, ConstView b, bool trans_b, View c, bool accumulate = false);
+
+/// The BLAS under matmul's tiles and the dense attention path: the kernel set OpenBLAS chose for
+/// this CPU when it loaded, and its build. OpenBLAS picks the kernels from the CPU's id; a CPU
+/// newer than the OpenBLAS build may get an older core's kernels (AVX2 on an AVX-512 machine runs
+/// sgemm at about half the rate). The environment variable OPENBLAS_CORETYPE, read as OpenBLAS
+/// loads, forces a choice among the names that build accepts (Debian's 0.3.21: e.g. "Haswell",
+/// "SkylakeX", "Zen"; an unknown name is ignored). `edgeattn bench limits` reports the core and
+/// the GEMM rate beside the FMA peak.
+///   edgeattn::kernels::blas_info().core    // e.g. "Cooperlake"
+struct BlasInfo {
+  std::string core;    ///< openblas_get_corename(), e.g. "Cooperlake", "Haswell", "Zen"
+  std::string config;  ///< openblas_get_config(), e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY ..."
+};
+BlasInfo blas_info();
 
 }  // namespace edgeattn::kernels
