@@ -61,6 +61,7 @@
 #include "edgeattn/graph/transforms.hpp"
 #include "edgeattn/kernels/attention.hpp"
 #include "edgeattn/kernels/cuda.hpp"
+#include "edgeattn/kernels/matmul.hpp"
 #include "edgeattn/nn/gat_conv.hpp"
 #include "edgeattn/nn/gatv2_conv.hpp"
 #include "edgeattn/nn/model.hpp"
@@ -1799,6 +1800,18 @@ NB_MODULE(_edgeattn, m) {
       "The GPU that path='cuda' runs on, as a dict (name, compute_capability, memory_bytes, "
       "multiprocessors), or None: built without CUDA, no driver or no device (cuda_unavailable_reason() "
       "says which).");
+  m.def(
+      "blas_info",
+      []() {
+        const kernels::BlasInfo info = kernels::blas_info();
+        nb::dict r;
+        r["core"] = info.core;
+        r["config"] = info.config;
+        return r;
+      },
+      "The BLAS under the dense attention path and wide products, as a dict: core (the kernel set "
+      "OpenBLAS runs, e.g. 'SkylakeX'; edgeattn chooses again at import where OpenBLAS took a "
+      "pre-AVX2 core on an AVX2 CPU and OPENBLAS_CORETYPE is unset) and config (OpenBLAS's build).");
   m.def("cuda_built", &cuda_built, "True when this edgeattn was compiled with its CUDA backend.");
   m.def("cuda_unavailable_reason", &cuda_unavailable_reason, "Why cuda_device() is None, in words.");
   m.def("dataset_names", &data::dataset_names);

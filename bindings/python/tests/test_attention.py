@@ -1,3 +1,6 @@
+import os
+import platform
+
 import numpy as np
 import pytest
 
@@ -307,3 +310,14 @@ def test_cuda_device_and_build_flags_are_consistent():
     elif not ea.cuda_built():
         assert "without CUDA" in ea.cuda_unavailable_reason()
     assert issubclass(ea.DeviceError, ea.Error)
+
+
+def test_blas_info_names_the_kernels_openblas_runs():
+    info = ea.blas_info()
+    assert set(info) == {"core", "config"}
+    assert info["core"] and info["core"] != "unknown"
+    assert "OpenBLAS" in info["config"]
+    if platform.machine() == "x86_64" and "OPENBLAS_CORETYPE" not in os.environ:
+        flags = open("/proc/cpuinfo").read()
+        if " avx2 " in flags and " fma " in flags:  # at least AVX2's kernels (kernels/blas.cpp)
+            assert info["core"] in {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"}, info

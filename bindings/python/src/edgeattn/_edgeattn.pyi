@@ -595,6 +595,11 @@ def cuda_device() -> object:
     The GPU that path='cuda' runs on, as a dict (name, compute_capability, memory_bytes, multiprocessors), or None: built without CUDA, no driver or no device (cuda_unavailable_reason() says which).
     """
 
+def blas_info() -> dict:
+    """
+    The BLAS under the dense attention path and wide products, as a dict: core (the kernel set OpenBLAS runs, e.g. 'SkylakeX'; edgeattn chooses again at import where OpenBLAS took a pre-AVX2 core on an AVX2 CPU and OPENBLAS_CORETYPE is unset) and config (OpenBLAS's build).
+    """
+
 def cuda_built() -> bool:
     """True when this edgeattn was compiled with its CUDA backend."""
 
