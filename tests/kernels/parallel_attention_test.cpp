@@ -923,22 +923,8 @@ TEST(ParallelAttention, HubRowsAndColumnsOfAQuarterMillionEdgesSumTheirGradients
 #else
   const int64_t n = 1 << 18;
 #endif
-  const Graph row_hub = [&] {
-    std::vector<int64_t> row_ptr = {0, n};
-    std::vector<int32_t> cols(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) cols[static_cast<size_t>(j)] = static_cast<int32_t>(j);
-    return Graph::from_csr(1, n, std::move(row_ptr), std::move(cols));
-  }();
-  const Graph column_hubs = [&] {  // n destinations, each reading sources 0 and 1
-    std::vector<int64_t> row_ptr(static_cast<size_t>(n) + 1);
-    std::vector<int32_t> cols(static_cast<size_t>(2 * n));
-    for (int64_t i = 0; i < n; ++i) {
-      row_ptr[static_cast<size_t>(i) + 1] = 2 * (i + 1);
-      cols[static_cast<size_t>(2 * i)] = 0;
-      cols[static_cast<size_t>(2 * i) + 1] = 1;
-    }
-    return Graph::from_csr(n, 2, std::move(row_ptr), std::move(cols));
-  }();
+  const Graph row_hub = testing::hub_row_graph(n);
+  const Graph column_hubs = testing::hub_columns_graph(n, /*square=*/false);
   struct Case {
     Score score;
     int64_t heads, dv;

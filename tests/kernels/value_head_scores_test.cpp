@@ -76,6 +76,23 @@ struct Expected {
   Tensor out, value, att_dst, att_src;
 };
 
+// d a_dst = sum_{i < nd} dsd_i v_i and d a_src = sum_j dss_j v_j per head, in double, from the
+// score gradients g.score_dst [nd, H] and g.score_src [ns, H]; into att_dst, att_src [H, Dv].
+void fold_in_double(const AttentionGrads& g, const Tensor& value, int64_t nd, Tensor& att_dst,
+                    Tensor& att_src) {
+  const int64_t ns = value.dim(0), heads = value.dim(1), dv = value.dim(2);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t d = 0; d < dv; ++d) {
+      double src = 0, dst = 0;
+      for (int64_t j = 0; j < ns; ++j) {
+        src += double(g.score_src(j, h)) * double(value(j, h, d));
+        if (j < nd) dst += double(g.score_dst(j, h)) * double(value(j, h, d));
+      }
+      att_src(h, d) = static_cast<float>(src);
+      att_dst(h, d) = static_cast<float>(dst);
+    }
+}
+
 // The composition: explicit score vectors, the reference path, and the chain rule by hand.
 Expected composition(const Pattern& p, AttentionConfig c, const Operands& o) {
   const int64_t nd = num_dst(p), ns = num_src(p), heads = o.value.dim(1), dv = o.value.dim(2);
@@ -92,16 +109,7 @@ Expected composition(const Pattern& p, AttentionConfig c, const Operands& o) {
         e.value(j, h, d) = static_cast<float>(double(g.value(j, h, d)) + gs * double(o.att_src(h, d)) +
                                               gd * double(o.att_dst(h, d)));
       }
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t d = 0; d < dv; ++d) {
-      double src = 0, dst = 0;
-      for (int64_t j = 0; j < ns; ++j) {
-        src += double(g.score_src(j, h)) * double(o.value(j, h, d));
-        if (j < nd) dst += double(g.score_dst(j, h)) * double(o.value(j, h, d));
-      }
-      e.att_src(h, d) = static_cast<float>(src);
-      e.att_dst(h, d) = static_cast<float>(dst);
-    }
+  fold_in_double(g, o.value, nd, e.att_dst, e.att_src);
   return e;
 }
 
@@ -184,22 +192,8 @@ TEST(ValueHeadScores, HubRowsAndColumnsOfAQuarterMillionEdgesFoldTheirGradientsW
 #else
   const int64_t n = 1 << 18;
 #endif
-  const Graph row_hub = [&] {
-    std::vector<int64_t> row_ptr = {0, n};
-    std::vector<int32_t> cols(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) cols[static_cast<size_t>(j)] = static_cast<int32_t>(j);
-    return Graph::from_csr(1, n, std::move(row_ptr), std::move(cols));
-  }();
-  const Graph column_hubs = [&] {  // square (destination i is source i), each row reading 0 and 1
-    std::vector<int64_t> row_ptr(static_cast<size_t>(n) + 1);
-    std::vector<int32_t> cols(static_cast<size_t>(2 * n));
-    for (int64_t i = 0; i < n; ++i) {
-      row_ptr[static_cast<size_t>(i) + 1] = 2 * (i + 1);
-      cols[static_cast<size_t>(2 * i)] = 0;
-      cols[static_cast<size_t>(2 * i) + 1] = 1;
-    }
-    return Graph::from_csr(n, n, std::move(row_ptr), std::move(cols));
-  }();
+  const Graph row_hub = testing::hub_row_graph(n);
+  const Graph column_hubs = testing::hub_columns_graph(n, /*square=*/true);
   for (const Graph* g : {&row_hub, &column_hubs})
     for (const auto& [heads, dv] : std::vector<std::pair<int64_t, int64_t>>{{8, 8}, {1, 7}, {3, 5}})
       for (const auto& [norm, dropout] : std::vector<std::pair<Normalization, float>>{
@@ -220,16 +214,7 @@ TEST(ValueHeadScores, HubRowsAndColumnsOfAQuarterMillionEdgesFoldTheirGradientsW
         const AttentionGrads own =
             attention_backward(*g, explicit_scores, c, attention_forward(*g, explicit_scores, c), o.grad_out);
         Tensor own_dst({heads, dv}), own_src({heads, dv});
-        for (int64_t h = 0; h < heads; ++h)
-          for (int64_t d = 0; d < dv; ++d) {
-            double src = 0, dst = 0;
-            for (int64_t j = 0; j < ns; ++j) {
-              src += double(own.score_src(j, h)) * double(o.value(j, h, d));
-              if (j < nd) dst += double(own.score_dst(j, h)) * double(o.value(j, h, d));
-            }
-            own_src(h, d) = static_cast<float>(src);
-            own_dst(h, d) = static_cast<float>(dst);
-          }
+        fold_in_double(own, o.value, nd, own_dst, own_src);
         for (const auto mode : {kernels::EdgeRecords::always, kernels::EdgeRecords::never}) {
           SCOPED_TRACE(mode == kernels::EdgeRecords::always ? "records" : "recomputed");
           kernels::set_edge_records(mode);

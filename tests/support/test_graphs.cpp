@@ -52,4 +52,22 @@ Tensor random_tensor(Shape shape, uint64_t seed, float lo, float hi) {
   return t;
 }
 
+Graph hub_row_graph(int64_t n) {
+  std::vector<int64_t> row_ptr = {0, n};
+  std::vector<int32_t> cols(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) cols[static_cast<size_t>(j)] = static_cast<int32_t>(j);
+  return Graph::from_csr(1, n, std::move(row_ptr), std::move(cols));
+}
+
+Graph hub_columns_graph(int64_t n, bool square) {
+  std::vector<int64_t> row_ptr(static_cast<size_t>(n) + 1);
+  std::vector<int32_t> cols(static_cast<size_t>(2 * n));
+  for (int64_t i = 0; i < n; ++i) {
+    row_ptr[static_cast<size_t>(i) + 1] = 2 * (i + 1);
+    cols[static_cast<size_t>(2 * i)] = 0;
+    cols[static_cast<size_t>(2 * i) + 1] = 1;
+  }
+  return Graph::from_csr(n, square ? n : 2, std::move(row_ptr), std::move(cols));
+}
+
 }  // namespace edgeattn::testing

@@ -22,6 +22,13 @@ Graph power_law_graph(int64_t n, int64_t num_edges, uint64_t seed);
 ///   row 0 <- {0, 1}, row 1 <- {0, 2}, row 2 <- {} (isolated), row 3 <- {1, 2, 3}
 Graph four_node_graph();
 
+/// One destination reading sources 0..n-1: a hub row of n in-edges ([1, n]).
+Graph hub_row_graph(int64_t n);
+
+/// n destinations each reading sources 0 and 1: two hub columns of n edges each. `square`: n
+/// sources (destination i is source i, as the value fold needs), else 2.
+Graph hub_columns_graph(int64_t n, bool square);
+
 /// Tensor of `shape` with values uniform in [lo, hi), deterministic for a seed.
 Tensor random_tensor(Shape shape, uint64_t seed, float lo = -1.f, float hi = 1.f);
 
