@@ -112,6 +112,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alp
 }
 
 BlasInfo blas_info() {
+  pin_blas_to_one_thread();  // the kernels chosen (choose_blas_kernels), even from a static initialiser
   auto text = [](const char* p) { return p ? std::string(p) : std::string("unknown"); };
   return {.core = text(openblas_get_corename()), .config = text(openblas_get_config())};
 }
