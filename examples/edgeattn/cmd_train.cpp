@@ -111,13 +111,17 @@ struct ModelFileMeta {
   std::string run;
   /// The --features file the model was trained on (empty: the dataset's own features).
   std::string features;
+  /// The --reorder ordering training numbered the nodes by (empty: none, the file's numbering).
+  /// Eval computes a Laplacian encoding in that numbering (features_for).
+  std::string reorder;
 
   // Line 1: the model configuration (JSON); line 2: "normalize_features=1 dataset=cora ...".
   std::string serialize() const {
     return model.to_json() + "\nnormalize_features=" + (normalize_features ? "1" : "0") +
            " dataset=" + dataset + " format=" + format + " split=" + split +
            (run.empty() ? "" : " run=" + run) +
-           (features.empty() ? "" : " features=" + percent_encode(features)) + "\n";
+           (features.empty() ? "" : " features=" + percent_encode(features)) +
+           (reorder.empty() ? "" : " reorder=" + reorder) + "\n";
   }
   static ModelFileMeta parse(const std::string& text, const std::string& file) {
     ModelFileMeta m;
@@ -143,6 +147,8 @@ struct ModelFileMeta {
         m.run = value;
       else if (key == "features")
         m.features = percent_decode(value);
+      else if (key == "reorder")
+        m.reorder = value;
       else
         raise<ParseError>(file, ": unknown model metadata key '", key, "'");
     }
@@ -227,11 +233,48 @@ data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
   return f;
 }
 
+// Throws UsageError unless `order` is an ordering --reorder knows (and this build can run).
+void check_reorder(const std::string& order) {
+  if (order != "degree" && order != "rcm" && order != "amd" && order != "metis")
+    throw UsageError("--reorder is '" + order + "': expected none, degree, rcm, amd or metis");
+  if (order == "metis" && !metis_available())
+    throw UsageError(
+        "--reorder metis needs METIS: this edgeattn was built without it (install libmetis-dev "
+        "and reconfigure with -DEDGEATTN_METIS=ON)");
+}
+
+// new_of_old of --reorder `order` (not "none") on `graph`: a function of the graph's structure
+// alone, so eval repeats training's numbering from the file's graph.
+std::vector<int64_t> locality_ordering(const std::string& order, const Graph& graph) {
+  check_reorder(order);
+  return order == "degree" ? degree_ordering(graph)
+         : order == "rcm"  ? rcm_ordering(graph)
+         : order == "amd"  ? amd_ordering(graph)
+                           : partition_ordering(graph);
+}
+
+// model.prepare_features of ds, in ds's numbering, with a Laplacian encoding computed in the
+// numbering training used (`reorder`: its --reorder ordering, empty for none). The eigenvectors of
+// a repeated eigenvalue, and the sign of every eigenvector, depend on the numbering: computed on
+// the file's, the encoding is another basis than the one the model learnt (a karate model
+// trained with --reorder rcm evaluated at 0.1 test accuracy against 1.0 in training). The same
+// ordering of the same graph gives training's encoding bit for bit; its rows are then read back
+// into the file's order. Other encodings do not depend on the numbering.
+data::Features features_for(const nn::Model& model, const data::Dataset& ds, const std::string& reorder) {
+  if (reorder.empty() || model.config().pe != nn::PositionalEncodingKind::laplacian)
+    return model.prepare_features(ds.graph, ds.features);
+  const std::vector<int64_t> new_of_old = locality_ordering(reorder, ds.graph);
+  const data::Dataset trained = data::reorder(ds, new_of_old);  // the graph and features training saw
+  data::Dataset back = trained;
+  back.features = model.prepare_features(trained.graph, trained.features);
+  return data::reorder(back, invert_permutation(new_of_old)).features;
+}
+
 // Loads, preprocesses and prepares the inputs of `model` (once; every epoch reuses them).
 // features_spec: a --features FILE[:MEMBER] to read in place of the dataset's own (empty: none).
 Prepared prepare(const Args& args, const nn::Model& model, bool normalize, const std::string& model_file,
                  const std::string& trained_dataset = "", const std::string& trained_format = "",
-                 const std::string& features_spec = "") {
+                 const std::string& features_spec = "", const std::string& trained_reorder = "") {
   // A named dataset loads in the format the model was trained on unless --format says otherwise:
   // another format numbers the nodes (and may order the features) differently.
   const std::string& name = args.str("dataset");
@@ -255,7 +298,7 @@ Prepared prepare(const Args& args, const nn::Model& model, bool normalize, const
   nn::PreparedGraph g = prepare_graph_of(model, p.ds);
   p.graph = std::move(g.graph);
   p.edge_attr = std::move(g.edge_attr);
-  p.features = model.prepare_features(p.ds.graph, p.ds.features);
+  p.features = features_for(model, p.ds, trained_reorder);
   return p;
 }
 
@@ -450,19 +493,11 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
 // destination rows hit cache more often on large graphs.
 std::vector<int64_t> reorder_for_locality(const std::string& order, data::Dataset& ds) {
   if (order == "none") return {};
-  if (order != "degree" && order != "rcm" && order != "amd" && order != "metis")
-    throw UsageError("--reorder is '" + order + "': expected none, degree, rcm, amd or metis");
-  if (order == "metis" && !metis_available())
-    throw UsageError(
-        "--reorder metis needs METIS: this edgeattn was built without it (install libmetis-dev "
-        "and reconfigure with -DEDGEATTN_METIS=ON)");
+  check_reorder(order);
   if (ds.features.is_mapped())
     throw UsageError("--reorder would copy the memory-mapped features (" + ds.features.mapped_from() +
                      ") into memory to renumber their rows: drop --reorder, or --mmap-features/--features");
-  const std::vector<int64_t> new_of_old = order == "degree" ? degree_ordering(ds.graph)
-                                          : order == "rcm"  ? rcm_ordering(ds.graph)
-                                          : order == "amd"  ? amd_ordering(ds.graph)
-                                                            : partition_ordering(ds.graph);
+  const std::vector<int64_t> new_of_old = locality_ordering(order, ds.graph);
   ds = data::reorder(ds, new_of_old);
   return invert_permutation(new_of_old);
 }
@@ -665,8 +700,13 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     nn::Model model(cfg);
     const std::string name = data.name, format = data.format;
     std::optional<train::LoadedTrainingState> resumed;  // every rank reads the checkpoint; rank 0 writes it
-    checkpointing(args, model, ModelFileMeta{cfg, normalize, name, format, split_name, {}}, lead, resumed, tc,
-                  comm.size());
+    checkpointing(args, model,
+                  ModelFileMeta{.model = cfg,
+                                .normalize_features = normalize,
+                                .dataset = name,
+                                .format = format,
+                                .split = split_name},
+                  lead, resumed, tc, comm.size());
     const dist::DistributedInputs in = dist::prepare_part(model, std::move(data), cfg.edge_dim > 0,
                                                           dist::parse_halo_input(args.str("halo-input")));
     const dist::LocalPartition& part = in.part;
@@ -694,7 +734,11 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
     const std::vector<int64_t> all_gathered_bytes = dist::allgather_value(comm, step.gathered_bytes);
     const std::vector<int64_t> rss = dist::allgather_value(comm, static_cast<int64_t>(peak_rss_mb()));
     if (args.given("save") && lead) {
-      ModelFileMeta meta{cfg, normalize, name, format, split_name, {}};
+      ModelFileMeta meta{.model = cfg,
+                         .normalize_features = normalize,
+                         .dataset = name,
+                         .format = format,
+                         .split = split_name};
       train::save_parameters(args.str("save"), model.parameters(), meta.serialize());
     }
     if (!lead) return 0;
@@ -737,6 +781,11 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
   (void)args, (void)cfg, (void)tc, (void)show_progress, (void)normalize;
   throw UsageError("--distributed needs MPI: this edgeattn was built without it");
 #endif
+}
+
+// What a model file records of --reorder: the ordering, empty for none.
+std::string reorder_record(const Args& args) {
+  return args.str("reorder") == "none" ? "" : args.str("reorder");
 }
 
 // What a model file records of --features: empty when not given, or when it names the dataset
@@ -1023,10 +1072,15 @@ int run_train(std::span<const std::string> argv) {
     cfg.seed = static_cast<uint64_t>(args.integer("seed", 0)) + static_cast<uint64_t>(run);
     nn::Model model(cfg);
     std::optional<train::LoadedTrainingState> resumed;
-    checkpointing(
-        args, model,
-        ModelFileMeta{cfg, normalize, ds.name, ds.format, args.str("split"), {}, features_record(args)}, true,
-        resumed, tc);
+    checkpointing(args, model,
+                  ModelFileMeta{.model = cfg,
+                                .normalize_features = normalize,
+                                .dataset = ds.name,
+                                .format = ds.format,
+                                .split = args.str("split"),
+                                .features = features_record(args),
+                                .reorder = reorder_record(args)},
+                  true, resumed, tc);
     nn::PreparedGraph prepared = prepare_graph_of(model, ds);
     const Graph& g = prepared.graph;
     data::Features x = model.prepare_features(ds.graph, ds.features);  // shares dense features
@@ -1078,7 +1132,13 @@ int run_train(std::span<const std::string> argv) {
     }
   }
   if (args.given("save")) {
-    ModelFileMeta meta{cfg, normalize, ds.name, ds.format, args.str("split"), {}, features_record(args)};
+    const ModelFileMeta meta{.model = cfg,
+                             .normalize_features = normalize,
+                             .dataset = ds.name,
+                             .format = ds.format,
+                             .split = args.str("split"),
+                             .features = features_record(args),
+                             .reorder = reorder_record(args)};
     train::save_parameters(args.str("save"), last_model->parameters(), meta.serialize());
   }
   if (args.given("attention-out")) {
@@ -1198,7 +1258,8 @@ Loaded load_model_and_data(const Args& args) {
                      "(normalise the file beforehand, or evaluate on the dataset's own features)");
   l.model.emplace(l.meta.model);
   train::load_parameters(checkpoint, l.model->parameters());
-  l.data = prepare(args, *l.model, l.meta.normalize_features, file, l.meta.dataset, l.meta.format, features);
+  l.data = prepare(args, *l.model, l.meta.normalize_features, file, l.meta.dataset, l.meta.format, features,
+                   l.meta.reorder);
   return l;
 }
 

@@ -27,6 +27,9 @@
 //                               arbitrary (v and -v are both eigenvectors), and for repeated
 //                               eigenvalues any basis of the eigenspace is valid. The usual remedy
 //                               is to flip signs at random during training: random_sign_flip.
+//                               Which signs and basis come out depends on the node numbering:
+//                               a model's inference should compute it in its training's numbering
+//                               (edgeattn eval repeats a recorded --reorder for this).
 //   laplacian_encoding_per_graph(g, graph_ptr, k)   the same for each graph of a many-graph
 //                               dataset (graph classification), as PyG transforms each graph.
 //
