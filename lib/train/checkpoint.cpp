@@ -207,7 +207,7 @@ void save_training_state(const std::filesystem::path& path,
        << " best_accuracy=" << exact(state.early_stopping.best_accuracy)
        << " best_epoch=" << state.early_stopping.best_epoch
        << " bad_epochs=" << state.early_stopping.bad_epochs << " train_seconds=" << exact(state.train_seconds)
-       << " history=";
+       << " final_evaluation_pending=" << (state.final_evaluation_pending ? 1 : 0) << " history=";
   for (size_t k = 0; k < state.history.size(); ++k) {
     const EpochStats& e = state.history[k];
     line << (k ? ";" : "") << e.epoch;
@@ -272,6 +272,13 @@ LoadedTrainingState load_training_state(const Checkpoint& c, const std::string& 
   st.early_stopping.best_epoch = integer("best_epoch");
   st.early_stopping.bad_epochs = integer("bad_epochs");
   st.train_seconds = parse_double(get("train_seconds"), what + ": train_seconds");
+  // Files written before the key: the state after every evaluation (TrainingState).
+  if (kv.contains("final_evaluation_pending")) {
+    const int64_t pending = integer("final_evaluation_pending");
+    if (pending != 0 && pending != 1)
+      raise<ParseError>(what, ": training state: final_evaluation_pending is ", pending, ", expected 0 or 1");
+    st.final_evaluation_pending = pending == 1;
+  }
   std::istringstream hist(get("history"));
   std::string entry;
   while (std::getline(hist, entry, ';')) {

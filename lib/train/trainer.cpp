@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 #include "edgeattn/autograd/ops/loss.hpp"
@@ -77,14 +78,32 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
       raise<InvalidArgument>(
           who, ": epochs is ", config.epochs, ", but the resumed state has run ", r->next_epoch,
           " epochs already (epochs counts from the start of the run: give at least ", r->next_epoch, ")");
+    if (r->final_evaluation_pending && (r->history.empty() || !r->history.back().evaluated || r->stopped))
+      raise<InvalidArgument>(who, ": the resumed state has an evaluation of its last epoch pending, but ",
+                             r->history.empty() ? "no epoch was run"
+                             : r->stopped       ? "it stopped early"
+                                                : "that epoch was not evaluated");
     optimizer.restore(r->optimizer);
     stopper.restore(r->early_stopping);
     result.history = r->history;
     result.epochs_run = r->next_epoch;
     train_seconds = r->train_seconds;
     first_epoch = r->stopped ? config.epochs : r->next_epoch;
-    for (const EpochStats& e : r->history)
-      if (e.evaluated) last_evaluated = e.epoch;
+    for (size_t k = 0; k + (r->final_evaluation_pending ? 1 : 0) < r->history.size(); ++k)
+      if (r->history[k].evaluated) last_evaluated = r->history[k].epoch;
+    if (r->final_evaluation_pending) {  // TrainingState::final_evaluation_pending
+      EpochStats& last = result.history.back();
+      if (config.epochs > r->next_epoch) {  // the longer run skips it, as eval_every says
+        last.train_accuracy = last.val_loss = last.val_accuracy = last.test_loss = last.test_accuracy =
+            std::numeric_limits<double>::quiet_NaN();
+        last.eval_seconds = 0;
+        last.evaluated = false;
+      } else {  // the run ends here, with the evaluation the parameters' weights had then
+        if (config.patience > 0)
+          stopper.update(last.epoch, last.val_loss, last.val_accuracy, last.epoch - last_evaluated);
+        last_evaluated = last.epoch;
+      }
+    }
   }
   autograd::Tape tape;
   // Activations go as soon as the backward is past them, so the gradients reuse their blocks.
@@ -107,7 +126,8 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
     s.train_seconds = seconds_since(t0);
     train_seconds += s.train_seconds;
 
-    s.evaluated = (epoch + 1) % config.eval_every == 0 || epoch + 1 == config.epochs;
+    const bool scheduled = (epoch + 1) % config.eval_every == 0;
+    s.evaluated = scheduled || epoch + 1 == config.epochs;
     if (s.evaluated) {
       t0 = Clock::now();
       const autograd::Var logits = eval_logits();
@@ -140,21 +160,29 @@ TrainResult fit_with(const char* who, const EpochFn& train_epoch, const ForwardF
     result.history.push_back(s);
     result.epochs_run = epoch + 1;
     bool stop = false;
+    // The last epoch's evaluation off eval_every's schedule: a checkpoint keeps early stopping's
+    // state from before it (TrainingState::final_evaluation_pending).
+    const bool off_schedule = s.evaluated && !scheduled;
+    std::optional<EarlyStopping::State> before_final;
     if (s.evaluated) {
-      if (config.patience > 0)
+      if (config.patience > 0) {
+        if (off_schedule && config.on_checkpoint) before_final = stopper.state();
         stop = stopper.update(epoch, s.val_loss, s.val_accuracy, epoch - last_evaluated);
+      }
       last_evaluated = epoch;
     }
     const bool go_on = !config.on_epoch || config.on_epoch(s);
     const bool last = stop || !go_on || epoch + 1 == config.epochs;
     if (config.on_checkpoint && config.checkpoint_every > 0 &&
         ((epoch + 1) % config.checkpoint_every == 0 || last))
-      config.on_checkpoint(TrainingState{.next_epoch = epoch + 1,
-                                         .stopped = stop,
-                                         .optimizer = optimizer.state(),
-                                         .early_stopping = stopper.state(),
-                                         .history = result.history,
-                                         .train_seconds = train_seconds});
+      config.on_checkpoint(
+          TrainingState{.next_epoch = epoch + 1,
+                        .stopped = stop && !off_schedule,
+                        .optimizer = optimizer.state(),
+                        .early_stopping = before_final ? std::move(*before_final) : stopper.state(),
+                        .history = result.history,
+                        .train_seconds = train_seconds,
+                        .final_evaluation_pending = off_schedule});
     if (last) break;
   }
   if (config.patience > 0 && stopper.best_epoch() >= 0) {

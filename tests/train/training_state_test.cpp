@@ -104,6 +104,64 @@ TEST(TrainingState, AResumedRunIsTheUninterruptedRunBitForBit) {
   }
 }
 
+// A run evaluates its last epoch also off eval_every's schedule. Its checkpoint keeps early
+// stopping's state from before that evaluation (TrainingState::final_evaluation_pending): resumed
+// to more epochs, the run goes on as the uninterrupted longer run, which never evaluated that
+// epoch; resumed to the same epochs, it ends as the run itself did.
+TEST(TrainingState, AResumeAfterAnOffScheduleLastEvaluationIsTheUninterruptedRun) {
+  const CoraRun s;
+  TrainConfig tc;
+  tc.patience = 4;
+  tc.seed = 7;
+  tc.eval_every = 3;
+  const testing::TempDir dir;
+  const auto file = dir / "run.ckpt";
+  // 10 epochs: the schedule evaluates epochs 2, 5 and 8; epoch 9 is evaluated as the last.
+  TrainConfig ten = tc;
+  ten.epochs = 10;
+  ten.checkpoint_every = 10;
+  nn::Model first(s.cfg);
+  ten.on_checkpoint = [&](const TrainingState& st) {
+    EXPECT_TRUE(st.final_evaluation_pending);
+    EXPECT_FALSE(st.stopped);
+    save_training_state(file, first.parameters(), st, s.cfg.to_json());
+  };
+  const TrainResult ten_result = s.run(first, ten);
+  ASSERT_EQ(ten_result.history.size(), 10u);
+  ASSERT_TRUE(ten_result.history[9].evaluated);
+  for (const int64_t epochs : {24, 10}) {
+    SCOPED_TRACE("resumed to " + std::to_string(epochs) + " epochs");
+    TrainConfig whole = tc;
+    whole.epochs = epochs;
+    nn::Model straight(s.cfg);
+    const TrainResult want = s.run(straight, whole);
+    nn::Model second(s.cfg);
+    const LoadedTrainingState loaded = load_training_state(file, second.parameters());
+    EXPECT_TRUE(loaded.state.final_evaluation_pending);
+    TrainConfig resume = whole;
+    resume.resume = &loaded.state;
+    const TrainResult got = s.run(second, resume);
+    expect_same_weights(straight, second);
+    ASSERT_EQ(got.history.size(), want.history.size());
+    for (size_t e = 0; e < want.history.size(); ++e) {
+      EXPECT_EQ(got.history[e].evaluated, want.history[e].evaluated) << e;
+      EXPECT_TRUE(same(got.history[e].val_loss, want.history[e].val_loss)) << e;
+      EXPECT_TRUE(same(got.history[e].test_accuracy, want.history[e].test_accuracy)) << e;
+    }
+    EXPECT_EQ(got.best_epoch, want.best_epoch);
+    EXPECT_EQ(got.test_accuracy, want.test_accuracy);
+  }
+  // A pending evaluation needs an evaluated last epoch to apply.
+  nn::Model third(s.cfg);
+  LoadedTrainingState bad = load_training_state(file, third.parameters());
+  bad.state.history.back().evaluated = false;
+  TrainConfig resume = ten;
+  resume.on_checkpoint = nullptr;
+  resume.resume = &bad.state;
+  testing::expect_throw_naming<InvalidArgument>([&] { s.run(third, resume); },
+                                                {"evaluation of its last epoch pending", "not evaluated"});
+}
+
 TEST(TrainingState, EvaluatingEveryThirdEpochTrainsTheSameWeightsAndScoresThoseEpochs) {
   const CoraRun s;
   TrainConfig tc;

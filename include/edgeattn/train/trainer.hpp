@@ -93,6 +93,12 @@ struct TrainingState {
   EarlyStopping::State early_stopping;
   std::vector<EpochStats> history;  ///< the epochs run so far
   double train_seconds = 0;         ///< their training steps' total time
+  /// The last epoch of history was evaluated only because it was the run's last (off
+  /// TrainConfig::eval_every's schedule). early_stopping and stopped are then the state before
+  /// that evaluation: a run resumed to more epochs does not evaluate that epoch, as the
+  /// uninterrupted longer run does not, and one resumed to the same epochs applies it again from
+  /// the recorded metrics, as the run itself did.
+  bool final_evaluation_pending = false;
 };
 
 struct TrainResult {
