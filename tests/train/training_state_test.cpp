@@ -50,6 +50,19 @@ void expect_same_weights(nn::Model& a, nn::Model& b) {
 // Equal, or both NaN (the metrics of epochs that eval_every skipped).
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
+// A resumed run's history, kept epoch and scores are the uninterrupted run's.
+void expect_same_run(const TrainResult& got, const TrainResult& want) {
+  ASSERT_EQ(got.history.size(), want.history.size());
+  for (size_t e = 0; e < want.history.size(); ++e) {
+    EXPECT_EQ(got.history[e].train_loss, want.history[e].train_loss) << e;
+    EXPECT_TRUE(same(got.history[e].val_loss, want.history[e].val_loss)) << e;
+    EXPECT_TRUE(same(got.history[e].test_accuracy, want.history[e].test_accuracy)) << e;
+    EXPECT_EQ(got.history[e].evaluated, want.history[e].evaluated) << e;
+  }
+  EXPECT_EQ(got.best_epoch, want.best_epoch);
+  EXPECT_EQ(got.test_accuracy, want.test_accuracy);
+}
+
 TEST(TrainingState, AResumedRunIsTheUninterruptedRunBitForBit) {
   for (const int64_t every : {1, 3}) {
     SCOPED_TRACE("eval_every " + std::to_string(every));
@@ -87,16 +100,8 @@ TEST(TrainingState, AResumedRunIsTheUninterruptedRunBitForBit) {
     const TrainResult got = s.run(second, resume);
 
     expect_same_weights(straight, second);
-    ASSERT_EQ(got.history.size(), want.history.size());
-    for (size_t e = 0; e < want.history.size(); ++e) {
-      EXPECT_EQ(got.history[e].train_loss, want.history[e].train_loss) << e;
-      EXPECT_TRUE(same(got.history[e].val_loss, want.history[e].val_loss)) << e;
-      EXPECT_TRUE(same(got.history[e].test_accuracy, want.history[e].test_accuracy)) << e;
-      EXPECT_EQ(got.history[e].evaluated, want.history[e].evaluated) << e;
-    }
-    EXPECT_EQ(got.best_epoch, want.best_epoch);
+    expect_same_run(got, want);
     EXPECT_TRUE(want.history[static_cast<size_t>(want.best_epoch)].evaluated);
-    EXPECT_EQ(got.test_accuracy, want.test_accuracy);
     // The checkpoint is also a model file: its weights load as a model's (the optimiser's and
     // early stopping's tensors are skipped).
     nn::Model as_model(s.cfg);
@@ -142,14 +147,7 @@ TEST(TrainingState, AResumeAfterAnOffScheduleLastEvaluationIsTheUninterruptedRun
     resume.resume = &loaded.state;
     const TrainResult got = s.run(second, resume);
     expect_same_weights(straight, second);
-    ASSERT_EQ(got.history.size(), want.history.size());
-    for (size_t e = 0; e < want.history.size(); ++e) {
-      EXPECT_EQ(got.history[e].evaluated, want.history[e].evaluated) << e;
-      EXPECT_TRUE(same(got.history[e].val_loss, want.history[e].val_loss)) << e;
-      EXPECT_TRUE(same(got.history[e].test_accuracy, want.history[e].test_accuracy)) << e;
-    }
-    EXPECT_EQ(got.best_epoch, want.best_epoch);
-    EXPECT_EQ(got.test_accuracy, want.test_accuracy);
+    expect_same_run(got, want);
   }
   // A pending evaluation needs an evaluated last epoch to apply.
   nn::Model third(s.cfg);
