@@ -264,10 +264,9 @@ data::Features features_for(const nn::Model& model, const data::Dataset& ds, con
   if (reorder.empty() || model.config().pe != nn::PositionalEncodingKind::laplacian)
     return model.prepare_features(ds.graph, ds.features);
   const std::vector<int64_t> new_of_old = locality_ordering(reorder, ds.graph);
-  const data::Dataset trained = data::reorder(ds, new_of_old);  // the graph and features training saw
-  data::Dataset back = trained;
-  back.features = model.prepare_features(trained.graph, trained.features);
-  return data::reorder(back, invert_permutation(new_of_old)).features;
+  data::Dataset trained = data::reorder(ds, new_of_old);  // the graph and features training saw
+  trained.features = model.prepare_features(trained.graph, trained.features);
+  return data::reorder(trained, invert_permutation(new_of_old)).features;
 }
 
 // Loads, preprocesses and prepares the inputs of `model` (once; every epoch reuses them).
