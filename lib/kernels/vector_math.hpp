@@ -278,6 +278,32 @@ template <class Weight, class Row>
   for (int h = 0; h < 8; ++h) store_lanes8(acc + 8 * h, r[h]);
 }
 
+#if defined(__AVX__)
+/// The lanes d < dv of a register (dv <= 8): the mask of a short row's masked loads and stores.
+[[gnu::always_inline]] inline __m256i short_row_mask(int64_t dv) {
+  return _mm256_castps_si256(_mm256_cmp_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm256_set1_ps(static_cast<float>(dv)), _CMP_LT_OQ));
+}
+
+/// r + sum over k < n, in order, of weight(k) * row(k)[:dv] in the lanes d < dv (the others:
+/// r's, plus weight(k) * 0), r zero unless given: accumulate_short_rows' sums, for callers that
+/// keep the result in a register.
+template <class Weight, class Row>
+[[gnu::always_inline]] inline __m256 short_row_sum(int64_t dv, int64_t n, Weight&& weight, Row&& row,
+                                                   __m256 r = _mm256_setzero_ps()) {
+  const __m256i mask = short_row_mask(dv);
+  for (int64_t k = 0; k < n; ++k) {
+    const __m256 w = _mm256_set1_ps(weight(k)), x = _mm256_maskload_ps(row(k), mask);
+#if defined(__FMA__)
+    r = _mm256_fmadd_ps(w, x, r);
+#else
+    r = _mm256_add_ps(r, _mm256_mul_ps(w, x));
+#endif
+  }
+  return r;
+}
+#endif
+
 /// acc [dv] += sum over k < n, in order, of weight(k) * row(k)[:dv], for one head of at most 8
 /// features: the single-head shape's weighted row sums over a run of edges, with the accumulator
 /// in one register across the run (GAT's output layer: dv = number of classes, 7 on Cora). A row
@@ -291,17 +317,8 @@ template <class Weight, class Row>
 [[gnu::always_inline]] inline void accumulate_short_rows(float* acc, int64_t dv, int64_t n, Weight&& weight,
                                                          Row&& row) {
 #if defined(__AVX__)
-  const __m256i mask = _mm256_castps_si256(_mm256_cmp_ps(_mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7),
-                                                         _mm256_set1_ps(static_cast<float>(dv)), _CMP_LT_OQ));
-  __m256 r = _mm256_maskload_ps(acc, mask);
-  for (int64_t k = 0; k < n; ++k) {
-    const __m256 w = _mm256_set1_ps(weight(k)), x = _mm256_maskload_ps(row(k), mask);
-#if defined(__FMA__)
-    r = _mm256_fmadd_ps(w, x, r);
-#else
-    r = _mm256_add_ps(r, _mm256_mul_ps(w, x));
-#endif
-  }
+  const __m256i mask = short_row_mask(dv);
+  const __m256 r = short_row_sum(dv, n, weight, row, _mm256_maskload_ps(acc, mask));
   _mm256_maskstore_ps(acc, mask, r);
 #else
   for (int64_t k = 0; k < n; ++k) {

@@ -334,7 +334,13 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
             row_edges.src[size_t(n)] = j;
             row_edges.edge[size_t(n)] = e;
             float* sk = row_edges.alpha.data() + n;
-            score.scores(i, j, e, sk);
+            if constexpr (kIsAdditive<S>) {  // score.scores, keeping z for the gradients below
+              float* zk = row_edges.z.data() + n;
+              score.pre_activation(i, j, e, zk);
+              sk[0] = leaky_relu(zk[0], score.slope);
+            } else {
+              score.scores(i, j, e, sk);
+            }
             if (a.bias) sk[0] += a.bias[e];
             ++n;
           });
@@ -372,6 +378,34 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
           for (int64_t k = 0; k < n; ++k)
             dss[k] = kSoftmax ? alpha[k] * (das[k] - d_i) : (alpha[k] > 0.f ? das[k] : 0.f);
           acc_sums.start(acc);
+          if constexpr (kIsAdditive<S>) {
+            // grad_dst's sum acc += ds * leaky'(z), edge_term_grad's dse = ds * leaky'(z) and
+            // write_record's dz from the z kept with the scores: the score's source term (a dot
+            // over the value row, with ss_att) was computed three times an edge. dse and the
+            // records hold grad_dst's values; the sum (d score_dst) may round differently from
+            // grad_dst's, whose product the compiler was free to fuse into the sum.
+            const float* zs = row_edges.z.data();
+            acc_sums.blocks(n, [&](int64_t b, int64_t end) {
+              float sum = acc[0];
+              for (int64_t k = b; k < end; ++k) {
+                const int64_t e = row_edges.edge[size_t(k)];
+                const float g_k = leaky_relu_grad(zs[k], score.slope);
+                if (g.dbias) g.dbias[e] = dss[k];
+                if (g.dse) g.dse[e] = dss[k] * g_k;
+                sum += dss[k] * g_k;
+                if (param_grads) param_sums.count();
+                if (records) {
+                  float* rec = record_data + e * 2;
+                  rec[0] = alpha[k] * kfs[k];
+                  rec[1] = dss[k] * g_k;
+                }
+              }
+              acc[0] = sum;
+            });
+            acc_sums.finish();
+            if (dst_grad) dst_grad[i] = acc[0];
+            continue;
+          }
           acc_sums.blocks(n, [&](int64_t b, int64_t end) {
             for (int64_t k = b; k < end; ++k) {
               const int64_t j = row_edges.src[size_t(k)], e = row_edges.edge[size_t(k)];

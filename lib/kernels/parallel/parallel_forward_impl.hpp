@@ -120,6 +120,11 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     float* block_max = block_s + kBlock * lanes;  // [lanes]
     // One head without edge values: the block's weights and keep factors as arrays [2, kBlock].
     constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
+#if defined(__AVX__)
+    constexpr bool kShortRowsInRegisters = kSingleHead && kSoftmax && std::is_same_v<P, CsrPattern>;  // short_row
+#else
+    constexpr bool kShortRowsInRegisters = false;
+#endif
     std::array<float, kSingleHead ? 2 * kBlock : 1> block_w{};
     // GAT's 8 x 8 without edge values: the block's kept weights [kBlock, 8], then the value sums
     // with the accumulator in registers (vector_math.hpp: accumulate_8x8_rows).
@@ -196,7 +201,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
 #pragma omp simd
         for (int64_t h = 0; h < lanes; ++h) block_max[h] = std::max(block_max[h], sk[h]);
       }
-      if (first_block) {  // l and acc are 0: the shift is set, with nothing to rescale
+      if (first_block) {  // the row's first sums: the shift is set, with nothing to rescale
+        std::fill_n(l, lanes, 0.f);
+        std::fill_n(acc, width, 0.f);
 #pragma omp simd
         for (int64_t h = 0; h < lanes; ++h) m[h] = std::max(block_max[h], -FLT_MAX);  // -inf stays finite
         first_block = false;
@@ -297,17 +304,119 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       }
       block_n = 0;
     };
+    // The weights of row i's edges from its lse: a second pass over the row, only when they are
+    // requested.
+    auto row_weights = [&](int64_t i) {
+      const float* lse = kSoftmax ? out.lse + i * heads : nullptr;
+      pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
+        score.scores(i, j, e, s);
+        float* alpha_e = out.alpha + e * heads;
+        for (int64_t h = 0; h < heads; ++h) {
+          const float sh = a.bias ? s[h] + a.bias[e * heads + h] : s[h];
+          alpha_e[h] = kSoftmax ? fast_exp(sh - lse[h]) : std::max(sh, 0.f);
+        }
+      });
+    };
+    // A one-head row of an explicit graph with at most kBlock edges and 8 features (GAT's output
+    // layer: Cora's rows have 4.9 edges and 7 classes), in a loop of its own: the edges' scores,
+    // then the sums, the normalisation and the store with the value sum in one register. Every
+    // value, sum and product is flush_block's and the normalisation's below, in their order (the
+    // same bits). Through the general row loop each such row paid its zero fills, the per-edge
+    // closure state spilled around the score, a masked store of acc that the normalisation's
+    // loads waited on (a masked store does not forward) and a copy call for its 7 floats.
+    // The one-head rows' lse = m + log(l), computed for kLseRows rows at a time in vectors (the
+    // scalar log of each row had cost a fifth of Cora's output-layer forward): out.lse holds a
+    // row's l and lse_m its m until then. Not when the rows' weights are asked for: that pass
+    // reads the row's lse right away.
+    constexpr int kLseRows = 64;
+    const bool defer_lse = kShortRowsInRegisters && out.alpha == nullptr;
+    std::array<float, kShortRowsInRegisters ? kLseRows : 1> lse_m{};
+    int64_t lse_begin = row_begin;
+    auto finish_lse = [&](int64_t end) {
+      float* lse = out.lse + lse_begin;
+      const float* m_row = lse_m.data();
+#pragma omp simd
+      for (int64_t r = 0; r < end - lse_begin; ++r) {
+        const float l_row = lse[r];
+        lse[r] = l_row > 0.f ? m_row[r] + fast_log(l_row) : -INFINITY;
+      }
+      lse_begin = end;
+    };
+    [[maybe_unused]] auto set_lse = [&](int64_t i, float m0, float l0) {
+      if (!defer_lse) {
+        out.lse[i] = l0 > 0.f ? m0 + fast_log(l0) : -INFINITY;
+        return;
+      }
+      out.lse[i] = l0;
+      lse_m[static_cast<size_t>(i - lse_begin)] = l0 > 0.f ? m0 : 0.f;  // (an empty row's m is not set)
+      if (i + 1 - lse_begin == kLseRows) finish_lse(i + 1);
+    };
+    [[maybe_unused]] auto short_row = [&](int64_t i, int64_t e0, int n) EDGEATTN_EDGE_BODY {
+#if defined(__AVX__)
+      float* bs = block_s;
+      int32_t* bj = block_j.data();
+      for (int k = 0; k < n; ++k) {
+        const int64_t e = e0 + k;
+        if (e + ahead < edge_end) score.prefetch_src(cols[e + ahead]);
+        const int32_t j = cols[e];
+        score.scores(i, j, e, bs + k);
+        if (a.bias) bs[k] += a.bias[e];
+        bj[k] = j;
+      }
+      float mx = bs[0];
+      for (int k = 1; k < n; ++k) mx = std::max(mx, bs[k]);
+      const float m0 = std::max(mx, -FLT_MAX);
+      float* bw = block_w.data();
+#pragma omp simd
+      for (int k = 0; k < n; ++k) bw[k] = fast_exp(bs[k] - m0);
+      float l0 = 0.f;
+      for (int k = 0; k < n; ++k) l0 += bw[k];
+      if (a.dropout > 0.f) {
+        float* bkf = block_w.data() + kBlock;
+        dropout_keep_row(row_key, bj, n, keep_threshold, keep_scale, bkf);
+#pragma omp simd
+        for (int k = 0; k < n; ++k) bw[k] *= bkf[k];
+      }
+      const __m256 r = short_row_sum(
+          dv, n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; },
+          [&](int64_t k) EDGEATTN_EDGE_BODY {
+            const int64_t e = e0 + k;
+            if (e + ahead < value_edge_end) prefetch_row(a.v + cols[e + ahead] * dv, dv);
+            return a.v + bj[k] * dv;
+          });
+      const float inv = l0 > 0.f ? 1.f / l0 : 0.f;
+      const __m256 o = _mm256_mul_ps(r, _mm256_set1_ps(inv));
+      set_lse(i, m0, l0);
+      if (stream) {
+        _mm256_maskstore_ps(acc, short_row_mask(dv), o);
+        store_row(out.out + i * dv, acc, dv, true);
+      } else {
+        _mm256_maskstore_ps(out.out + i * dv, short_row_mask(dv), o);
+      }
+#else
+      (void)i, (void)e0, (void)n;
+#endif
+    };
     for (int64_t i = row_begin; i < row_end; ++i) {
-      std::fill_n(m, lanes, -FLT_MAX);
-      std::fill_n(l, lanes, 0.f);
-      std::fill_n(acc, width, 0.f);
+      if constexpr (!kSoftmax) {  // (softmax rows start their sums at their first block)
+        std::fill_n(l, lanes, 0.f);
+        std::fill_n(acc, width, 0.f);
+      }
+      if (a.dropout > 0.f) row_key = edge_row_key(a.seed, i);
+      if constexpr (kShortRowsInRegisters) {
+        const int64_t e0 = pattern.row_offset(i), n = pattern.row_offset(i + 1) - e0;
+        if (n > 0 && n <= kBlock && dv <= 8) {
+          short_row(i, e0, static_cast<int>(n));
+          if (out.alpha) row_weights(i);
+          continue;
+        }
+      }
       first_block = true;
       spilled = false;
       relu_n = 0;
       if constexpr (kDstTerms)
         if (dst_terms)  // (fill() became a memset call per row)
           for (int q = 0; q < 9; ++q) store_lanes8(u_state.data() + 8 * q, Lanes8{});
-      if (a.dropout > 0.f) row_key = edge_row_key(a.seed, i);
       pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
         if constexpr (std::is_same_v<P, CsrPattern>) {
           if (e + ahead < edge_end) {
@@ -336,8 +445,13 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           }
         }
       });
-      if constexpr (kSoftmax)
+      if constexpr (kSoftmax) {
         if (block_n > 0) flush_block();
+        if (first_block) {  // an empty row: no sums, so out = 0 and lse = -inf below
+          std::fill_n(l, lanes, 0.f);
+          std::fill_n(acc, width, 0.f);
+        }
+      }
       if (spilled) {  // the row's sums, each rounded to float once
         const double* tl = spill.data();
         const double* ta = tl + lanes;
@@ -364,23 +478,17 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
 #pragma omp simd
           for (int64_t d = 0; d < dv; ++d) acc[h * dv + d] *= inv;
         }
+        if constexpr (kShortRowsInRegisters)
+          set_lse(i, m[0], l[0]);
+        else
 #pragma omp simd
-        for (int64_t h = 0; h < heads; ++h)
-          out.lse[i * heads + h] = l[h] > 0.f ? m[h] + fast_log(l[h]) : -INFINITY;
+          for (int64_t h = 0; h < heads; ++h)
+            out.lse[i * heads + h] = l[h] > 0.f ? m[h] + fast_log(l[h]) : -INFINITY;
       }
       store_row(out.out + i * width, acc, width, stream);
-      if (out.alpha) {  // second pass over the row, only when weights are requested
-        const float* lse = kSoftmax ? out.lse + i * heads : nullptr;
-        pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
-          score.scores(i, j, e, s);
-          float* alpha_e = out.alpha + e * heads;
-          for (int64_t h = 0; h < heads; ++h) {
-            const float sh = a.bias ? s[h] + a.bias[e * heads + h] : s[h];
-            alpha_e[h] = kSoftmax ? fast_exp(sh - lse[h]) : std::max(sh, 0.f);
-          }
-        });
-      }
+      if (out.alpha) row_weights(i);
     }
+    if (defer_lse && lse_begin < row_end) finish_lse(row_end);
     if (stream || stream_terms) stream_fence();
   });
 }
