@@ -858,8 +858,7 @@ int run_train(std::span<const std::string> argv) {
           "resume", "FILE", "",
           "continue the run a --checkpoint FILE holds (same options, which the checkpoint records and "
           "checks; --epochs counts from the start and may grow): the result is the uninterrupted run's, bit "
-          "for bit (but with --eval-every N > 1 an ended run extended by --epochs keeps its last epoch's "
-          "evaluation)")
+          "for bit")
       .option("attention-out", "FILE", "", "write every layer's per-edge attention weights (TSV) to FILE")
       .option("plot", "FILE", "", "draw the training curves (SVG) to FILE")
       .option("task", "T", "node",
