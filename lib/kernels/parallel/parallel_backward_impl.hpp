@@ -54,7 +54,9 @@
 // gathers one record an in-edge) plus O(max_degree * H) per task.
 // One head (GAT's output layer): both passes take a row's (a column's) edges as arrays and
 // compute their weights, dropout keep factors and ds in loops over the edges, which vectorise;
-// every value and sum is the edge-by-edge loop's, in its order.
+// every value and sum is the edge-by-edge loop's, in its order (with the additive score the
+// destination pass keeps each edge's pre-activation z from its score, and d score_dst's products
+// are rounded before the sum).
 // Both passes prefetch their gathered rows a distance set in cache lines (vector_math.hpp:
 // prefetch_distance), and a dv of 32 MiB or more is written with streaming stores. Every element
 // of dq, dk, dsd, dss, dv, dbias and dse is written once (not accumulated), so attention_backward

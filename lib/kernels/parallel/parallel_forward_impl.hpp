@@ -21,6 +21,10 @@
 // rounding differs from a max-shifted one by a few ulps. With one head (GAT's output layer) a
 // block's exps, dropout keep factors and kept weights are loops over its edges, which vectorise;
 // edge by edge, one head's scalar exp and dropout hash cost more than its few value products.
+// An explicit graph's one-head rows of at most one block and 8 features run in a loop of their
+// own, the value sum, normalisation and store in one register, and one-head rows' lse are
+// computed 64 rows at a time in vectors (short_row, set_lse below): Cora's output layer, rows of
+// 4.9 edges, had paid more per row than for its edges.
 //
 // With ForwardBuffers::dst_terms (GAT's 8 x 8 additive softmax, for the backward: see
 // parallel_backward_impl.hpp) each block also sums U += w g v_j and G += exp(s - m) g, g the
