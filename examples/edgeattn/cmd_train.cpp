@@ -105,15 +105,15 @@ std::string percent_decode(const std::string& v) {
 struct ModelFileMeta {
   nn::ModelConfig model;
   bool normalize_features = true;
-  std::string dataset, format, split;
+  std::string dataset{}, format{}, split{};
   /// Checkpoints only: the training options a resumed run must repeat (run_record); empty in model
   /// files (--save) and in checkpoints written before it was recorded.
-  std::string run;
+  std::string run{};
   /// The --features file the model was trained on (empty: the dataset's own features).
-  std::string features;
+  std::string features{};
   /// The --reorder ordering training numbered the nodes by (empty: none, the file's numbering).
   /// Eval computes a Laplacian encoding in that numbering (features_for).
-  std::string reorder;
+  std::string reorder{};
 
   // Line 1: the model configuration (JSON); line 2: "normalize_features=1 dataset=cora ...".
   std::string serialize() const {
