@@ -214,7 +214,8 @@ TEST(ParallelAttention, OneHeadRowsMatchTheReferenceWithAndWithoutWeights) {
   ASSERT_GT(empty_rows, 0);
   const auto chunks = g.partition();
   int64_t longest_chunk = 0;
-  for (size_t k = 0; k + 1 < chunks.size(); ++k) longest_chunk = std::max(longest_chunk, chunks[k + 1] - chunks[k]);
+  for (size_t k = 0; k + 1 < chunks.size(); ++k)
+    longest_chunk = std::max(longest_chunk, chunks[k + 1] - chunks[k]);
   ASSERT_GT(longest_chunk, 2 * 64);
   for (const int threads : {1, 2}) {
     const ThreadLimit limit(threads);

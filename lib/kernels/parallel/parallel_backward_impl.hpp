@@ -391,6 +391,7 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
               float sum = acc[0];
               for (int64_t k = b; k < end; ++k) {
                 const int64_t e = row_edges.edge[size_t(k)];
+                // (dss[k] * g_k written out per use: named once, it rounds the sum differently)
                 const float g_k = leaky_relu_grad(zs[k], score.slope);
                 if (g.dbias) g.dbias[e] = dss[k];
                 if (g.dse) g.dse[e] = dss[k] * g_k;

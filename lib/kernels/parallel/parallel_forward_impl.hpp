@@ -125,7 +125,8 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     // One head without edge values: the block's weights and keep factors as arrays [2, kBlock].
     constexpr bool kSingleHead = Dm::heads == 1 && !edge_values;
 #if defined(__AVX__)
-    constexpr bool kShortRowsInRegisters = kSingleHead && kSoftmax && std::is_same_v<P, CsrPattern>;  // short_row
+    constexpr bool kShortRowsInRegisters =
+        kSingleHead && kSoftmax && std::is_same_v<P, CsrPattern>;  // short_row
 #else
     constexpr bool kShortRowsInRegisters = false;
 #endif
@@ -197,6 +198,22 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       }
       return a.v + block_j[static_cast<size_t>(k)] * width;
     };
+    // One head: the block's n weights exp(s - shift) into block_w as a loop over its edges
+    // (vectorised), then their keep factors; returns l_sum plus the weights, summed in edge order.
+    // Every product is the edge-by-edge one: the same bits as the loop in flush_block below.
+    [[maybe_unused]] auto one_head_weights = [&](int n, float shift, float l_sum) {
+      float* bw = block_w.data();
+#pragma omp simd
+      for (int k = 0; k < n; ++k) bw[k] = fast_exp(block_s[k] - shift);
+      for (int k = 0; k < n; ++k) l_sum += bw[k];
+      if (a.dropout > 0.f) {
+        float* bkf = block_w.data() + kBlock;
+        dropout_keep_row(row_key, block_j.data(), n, keep_threshold, keep_scale, bkf);
+#pragma omp simd
+        for (int k = 0; k < n; ++k) bw[k] *= bkf[k];
+      }
+      return l_sum;
+    };
     // The weights and value sums of the buffered edges of row i.
     auto flush_block = [&] {
       std::copy_n(block_s, lanes, block_max);
@@ -266,21 +283,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         return;
       }
       if constexpr (kSingleHead) {
-        // One head: the block's weights and keep factors as loops over its edges (vectorised);
-        // l is still summed in edge order and every product is the edge-by-edge one: the same
-        // bits as the loop below.
-        float* bw = block_w.data();
-#pragma omp simd
-        for (int k = 0; k < block_n; ++k) bw[k] = fast_exp(block_s[k] - m[0]);
-        float l0 = l[0];  // in a register: l and bw may alias as far as the compiler knows
-        for (int k = 0; k < block_n; ++k) l0 += bw[k];
-        l[0] = l0;
-        if (a.dropout > 0.f) {
-          float* bkf = block_w.data() + kBlock;
-          dropout_keep_row(row_key, block_j.data(), block_n, keep_threshold, keep_scale, bkf);
-#pragma omp simd
-          for (int k = 0; k < block_n; ++k) bw[k] *= bkf[k];
-        }
+        // One head: the block's weights and keep factors as loops over its edges.
+        l[0] = one_head_weights(block_n, m[0], l[0]);
+        const float* bw = block_w.data();
         if (dv <= 8) {
           accumulate_short_rows(
               acc, dv, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; }, value_row);
@@ -321,13 +326,6 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
         }
       });
     };
-    // A one-head row of an explicit graph with at most kBlock edges and 8 features (GAT's output
-    // layer: Cora's rows have 4.9 edges and 7 classes), in a loop of its own: the edges' scores,
-    // then the sums, the normalisation and the store with the value sum in one register. Every
-    // value, sum and product is flush_block's and the normalisation's below, in their order (the
-    // same bits). Through the general row loop each such row paid its zero fills, the per-edge
-    // closure state spilled around the score, a masked store of acc that the normalisation's
-    // loads waited on (a masked store does not forward) and a copy call for its 7 floats.
     // The one-head rows' lse = m + log(l), computed for kLseRows rows at a time in vectors (the
     // scalar log of each row had cost a fifth of Cora's output-layer forward): out.lse holds a
     // row's l and lse_m its m until then. Not when the rows' weights are asked for: that pass
@@ -355,6 +353,13 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       lse_m[static_cast<size_t>(i - lse_begin)] = l0 > 0.f ? m0 : 0.f;  // (an empty row's m is not set)
       if (i + 1 - lse_begin == kLseRows) finish_lse(i + 1);
     };
+    // A one-head row of an explicit graph with at most kBlock edges and 8 features (GAT's output
+    // layer: Cora's rows have 4.9 edges and 7 classes), in a loop of its own: the edges' scores,
+    // then the sums, the normalisation and the store with the value sum in one register. Every
+    // value, sum and product is flush_block's and the normalisation's below, in their order (the
+    // same bits). Through the general row loop each such row paid its zero fills, the per-edge
+    // closure state spilled around the score, a masked store of acc that the normalisation's
+    // loads waited on (a masked store does not forward) and a copy call for its 7 floats.
     [[maybe_unused]] auto short_row = [&](int64_t i, int64_t e0, int n) EDGEATTN_EDGE_BODY {
 #if defined(__AVX__)
       float* bs = block_s;
@@ -370,17 +375,8 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       float mx = bs[0];
       for (int k = 1; k < n; ++k) mx = std::max(mx, bs[k]);
       const float m0 = std::max(mx, -FLT_MAX);
-      float* bw = block_w.data();
-#pragma omp simd
-      for (int k = 0; k < n; ++k) bw[k] = fast_exp(bs[k] - m0);
-      float l0 = 0.f;
-      for (int k = 0; k < n; ++k) l0 += bw[k];
-      if (a.dropout > 0.f) {
-        float* bkf = block_w.data() + kBlock;
-        dropout_keep_row(row_key, bj, n, keep_threshold, keep_scale, bkf);
-#pragma omp simd
-        for (int k = 0; k < n; ++k) bw[k] *= bkf[k];
-      }
+      const float l0 = one_head_weights(n, m0, 0.f);
+      const float* bw = block_w.data();
       const __m256 r = short_row_sum(
           dv, n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; },
           [&](int64_t k) EDGEATTN_EDGE_BODY {
