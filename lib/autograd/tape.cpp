@@ -18,10 +18,8 @@ const Tensor& value_of(const Tape* /*unused*/, const Tensor& owned, const Tensor
 }  // namespace
 
 void Parameter::zero_grad() {
-  if (grad.absent() || !(grad.shape() == value.shape()))
-    grad = Tensor(value.shape());
-  else
-    grad.fill(0.f);
+  if (grad.absent() || !(grad.shape() == value.shape())) grad = Tensor::uninitialized(value.shape());
+  detail::zero_into(grad.data(), grad.numel());
 }
 
 // ---- BackwardContext ----------------------------------------------------------------------------
@@ -169,7 +167,8 @@ Tensor& Tape::grad_storage(int32_t index) {
   Node& n = nodes_[static_cast<size_t>(index)];
   if (n.param) return n.param->grad;
   if (n.grad.absent()) {
-    n.grad = Tensor(value_of(this, n.value, n.borrowed, n.param).shape());
+    n.grad = Tensor::uninitialized(value_of(this, n.value, n.borrowed, n.param).shape());
+    detail::zero_into(n.grad.data(), n.grad.numel());
   } else if (n.grad.shares_storage()) {
     // A gradient handed on without a copy (e.g. reshape's): copy it before it is written, so the
     // other holder still reads its own value.

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -175,31 +174,33 @@ double density(const Pattern& p) {
 }
 
 std::string describe(const Pattern& p) {
-  std::ostringstream os;
-  std::visit(
-      [&os](const auto& q) {
+  // Built with to_string, not a stream: attention_forward and attention_backward describe their
+  // pattern on every call (the forward's signature), and a stream's locale setup cost more than
+  // the rest of the string.
+  const auto n = [](int64_t v) { return std::to_string(v); };
+  return std::visit(
+      [&n](const auto& q) -> std::string {
         using T = std::decay_t<decltype(q)>;
         if constexpr (std::is_same_v<T, Graph>) {
-          os << "graph(num_dst=" << q.num_dst() << ", num_src=" << q.num_src()
-             << ", num_edges=" << q.num_edges() << ")";
+          return "graph(num_dst=" + n(q.num_dst()) + ", num_src=" + n(q.num_src()) +
+                 ", num_edges=" + n(q.num_edges()) + ")";
         } else if constexpr (std::is_same_v<T, CompletePattern>) {
-          os << "complete(" << q.num_dst() << "x" << q.num_src() << ")";
+          return "complete(" + n(q.num_dst()) + "x" + n(q.num_src()) + ")";
         } else if constexpr (std::is_same_v<T, CausalPattern>) {
-          os << "causal(" << q.num_dst() << "x" << q.num_src() << ")";
+          return "causal(" + n(q.num_dst()) + "x" + n(q.num_src()) + ")";
         } else if constexpr (std::is_same_v<T, WindowPattern>) {
-          os << "window(n=" << q.num_dst() << ", left=" << q.left() << ", right=" << q.right()
-             << ", dilation=" << q.dilation() << ")";
+          return "window(n=" + n(q.num_dst()) + ", left=" + n(q.left()) + ", right=" + n(q.right()) +
+                 ", dilation=" + n(q.dilation()) + ")";
         } else if constexpr (std::is_same_v<T, BlockDiagonalPattern>) {
-          os << "block_diagonal(n=" << q.num_dst() << ", blocks=" << q.num_blocks()
-             << ", num_edges=" << q.num_edges() << ")";
+          return "block_diagonal(n=" + n(q.num_dst()) + ", blocks=" + n(q.num_blocks()) +
+                 ", num_edges=" + n(q.num_edges()) + ")";
         } else {
           static_assert(std::is_same_v<T, WindowGlobalPattern>, "describe: unhandled Pattern alternative");
-          os << "window_global(n=" << q.num_dst() << ", radius=" << q.radius()
-             << ", globals=" << q.global_tokens().size() << ")";
+          return "window_global(n=" + n(q.num_dst()) + ", radius=" + n(q.radius()) +
+                 ", globals=" + n(static_cast<int64_t>(q.global_tokens().size())) + ")";
         }
       },
       p);
-  return os.str();
 }
 
 namespace {

@@ -18,6 +18,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -62,6 +63,19 @@ struct Prepared {
 
 std::string where(const AttentionConfig& c, const char* operand) {
   return detail::message("attention(score=", to_string(c.score), "): ", operand);
+}
+
+// check_shape with where()'s message built only for a mismatch: prepare runs on every call, and
+// formatting a dozen messages that are then dropped cost more than the checks.
+void check_operand(const AttentionConfig& c, const char* operand, ConstView v,
+                   std::initializer_list<int64_t> expected) {
+  bool ok = v.rank() == static_cast<int>(expected.size());
+  int d = 0;
+  for (const int64_t e : expected) {
+    if (!ok) break;
+    ok = e == kAny || v.dim(d++) == e;
+  }
+  if (!ok) check_shape(where(c, operand), v, expected);
 }
 
 void require_absent(const AttentionConfig& c, ConstView v, const char* operand) {
@@ -127,7 +141,7 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
   r.heads = in.value.dim(1);
   r.dv = in.value.dim(2);
   if (r.heads < 1) raise<InvalidArgument>(where(c, "value"), " has 0 heads, expected at least 1");
-  check_shape(where(c, "value"), in.value, {r.num_src, r.heads, kAny});
+  check_operand(c, "value", in.value, {r.num_src, r.heads, kAny});
 
   auto& a = r.args;
   a.heads = r.heads;
@@ -146,8 +160,8 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
       raise<ShapeError>(where(c, "query"), " has shape ", in.query.shape().str(),
                         ", expected rank 3 [num_dst, heads, dim]");
     r.dk = in.query.dim(2);
-    check_shape(where(c, "query"), in.query, {r.num_dst, r.heads, r.dk});
-    check_shape(where(c, "key"), in.key, {r.num_src, r.heads, r.dk});
+    check_operand(c, "query", in.query, {r.num_dst, r.heads, r.dk});
+    check_operand(c, "key", in.key, {r.num_src, r.heads, r.dk});
     require_absent(c, in.score_dst, "score_dst");
     require_absent(c, in.score_src, "score_src");
     require_absent(c, in.att_dst, "att_dst");
@@ -161,8 +175,8 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
     if (in.att_dst.empty() || in.att_src.empty())
       raise<InvalidArgument>(where(c, in.att_dst.empty() ? "att_dst" : "att_src"),
                              " is missing: att_dst and att_src [heads, value_dim] go together");
-    check_shape(where(c, "att_dst"), in.att_dst, {r.heads, r.dv});
-    check_shape(where(c, "att_src"), in.att_src, {r.heads, r.dv});
+    check_operand(c, "att_dst", in.att_dst, {r.heads, r.dv});
+    check_operand(c, "att_src", in.att_src, {r.heads, r.dv});
     if (r.num_dst > r.num_src)
       raise<ShapeError>(where(c, "att_dst"), ": takes destination i's score from value row i, so the ",
                         "pattern needs num_dst <= num_src; it has ", r.num_dst, " destinations and ",
@@ -171,20 +185,20 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
     require_absent(c, in.key, "key");
     r.from_value = true;
   } else {
-    check_shape(where(c, "score_dst"), in.score_dst, {r.num_dst, r.heads});
-    check_shape(where(c, "score_src"), in.score_src, {r.num_src, r.heads});
+    check_operand(c, "score_dst", in.score_dst, {r.num_dst, r.heads});
+    check_operand(c, "score_src", in.score_src, {r.num_src, r.heads});
     require_absent(c, in.query, "query");
     require_absent(c, in.key, "key");
   }
   if (!in.edge_bias.empty()) {
-    check_shape(where(c, "edge_bias"), in.edge_bias, {r.num_edges, r.heads});
+    check_operand(c, "edge_bias", in.edge_bias, {r.num_edges, r.heads});
     a.bias = in.edge_bias.data();
   }
   if (!in.score_edge.empty()) {
     if (c.score != Score::additive)
       raise<InvalidArgument>(where(c, "score_edge"), " was given but score '", to_string(c.score),
                              "' does not use it (a per-edge term inside the additive score's LeakyReLU)");
-    check_shape(where(c, "score_edge"), in.score_edge, {r.num_edges, r.heads});
+    check_operand(c, "score_edge", in.score_edge, {r.num_edges, r.heads});
   }
   r.path = resolve_path(p, c, r.num_edges);
   const bool reference = r.path == AttentionPath::reference;
@@ -210,7 +224,7 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
     case Score::bilinear: {
       require_absent(c, in.key_weight, "key_weight");
       require_absent(c, in.att, "att");
-      check_shape(where(c, "weight"), in.weight, {r.heads, r.dk, r.dk});
+      check_operand(c, "weight", in.weight, {r.heads, r.dk, r.dk});
       r.projected_k = Tensor({r.num_src, r.heads, r.dk});
       kernels::head_map_forward({r.num_src, r.heads, r.dk, r.dk}, in.key.data(), in.weight.data(),
                                 r.projected_k.data(), reference);
@@ -235,7 +249,7 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
     case Score::gatv2:
       require_absent(c, in.weight, "weight");
       require_absent(c, in.key_weight, "key_weight");
-      check_shape(where(c, "att"), in.att, {r.heads, r.dk});
+      check_operand(c, "att", in.att, {r.heads, r.dk});
       a.score = {.kind = EdgeScore::vector_leaky,
                  .slope = c.negative_slope,
                  .dk = r.dk,
@@ -249,9 +263,9 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
                           in.weight.empty() ? "(missing)" : in.weight.shape().str(),
                           ", expected [heads=", r.heads, ", hidden, dim=", r.dk, "]");
       r.hidden = in.weight.dim(1);
-      check_shape(where(c, "weight"), in.weight, {r.heads, r.hidden, r.dk});
-      check_shape(where(c, "key_weight"), in.key_weight, {r.heads, r.hidden, r.dk});
-      check_shape(where(c, "att"), in.att, {r.heads, r.hidden});
+      check_operand(c, "weight", in.weight, {r.heads, r.hidden, r.dk});
+      check_operand(c, "key_weight", in.key_weight, {r.heads, r.hidden, r.dk});
+      check_operand(c, "att", in.att, {r.heads, r.hidden});
       r.projected_q = Tensor({r.num_dst, r.heads, r.hidden});
       r.projected_k = Tensor({r.num_src, r.heads, r.hidden});
       kernels::head_map_forward({r.num_dst, r.heads, r.dk, r.hidden}, in.query.data(), in.weight.data(),
@@ -281,7 +295,7 @@ Prepared prepare(const Pattern& p, const AttentionInputs& in, const AttentionCon
       raise<ShapeError>(where(c, "edge_attr"), " has shape ", in.edge_attr.shape().str(),
                         ", expected [num_edges=", r.num_edges, ", F_e]");
     const int64_t fe = in.edge_attr.dim(1);
-    check_shape(where(c, "edge_proj"), in.edge_proj, {r.heads, a.score.dk, fe});
+    check_operand(c, "edge_proj", in.edge_proj, {r.heads, a.score.dk, fe});
     if (c.score == Score::dot_product && r.dv != r.dk)
       raise<ShapeError>(where(c, "edge_proj"),
                         ": dot_product adds the projected edge attributes to keys and values, ",
@@ -339,9 +353,52 @@ void value_head_scores(const Prepared& r, const AttentionInputs& in, Tensor& nod
   };
   if (serial)
     rows(0, r.num_src);
-  else  // pieces of ~64 KiB of v
-    parallel_for(0, r.num_src, std::max<int64_t>(16, (int64_t{16} << 10) / std::max<int64_t>(width, 1)),
+  else  // pieces of ~64 KiB of v, and at least 8 of them (one head's 7-float rows: 2 of 2340 and 368)
+    parallel_for(0, r.num_src,
+                 std::max<int64_t>(
+                     16, std::min((int64_t{16} << 10) / std::max<int64_t>(width, 1), (r.num_src + 7) / 8)),
                  rows);
+}
+
+// HeadCombine::mean: out[i, d] = sum over h of per_head[i, h, d] / H, summed in head order from a
+// zero start, rows in parallel pieces (each element's sum is one thread's: the bits do not depend
+// on the thread count). With one head this is 0 + p * 1, p itself except -0, which becomes +0.
+Tensor mean_of_heads(const Tensor& per_head, int64_t nd, int64_t heads, int64_t dv) {
+  Tensor out = Tensor::uninitialized({nd, dv});
+  const float inv = 1.f / static_cast<float>(heads);
+  const float* p = per_head.data();
+  float* o = out.data();
+  const int64_t width = heads * dv;
+  parallel_for(0, nd, std::max<int64_t>(64, (int64_t{16} << 10) / std::max<int64_t>(width, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t i = begin; i < end; ++i) {
+                   float* __restrict oi = o + i * dv;
+                   const float* __restrict pi = p + i * width;
+                   for (int64_t d = 0; d < dv; ++d) oi[d] = 0.f;
+                   for (int64_t h = 0; h < heads; ++h)
+                     for (int64_t d = 0; d < dv; ++d) oi[d] += pi[h * dv + d] * inv;
+                 }
+               });
+  return out;
+}
+
+// The backward of mean_of_heads: d per_head[i, h, d] = grad_out[i, d] / H for every head h.
+Tensor heads_of_mean_grad(ConstView grad_out, int64_t nd, int64_t heads, int64_t dv) {
+  Tensor g = Tensor::uninitialized({nd, heads, dv});  // every element is written below
+  const float inv = 1.f / static_cast<float>(heads);
+  const float* go = grad_out.data();
+  float* gd = g.data();
+  const int64_t width = heads * dv;
+  parallel_for(0, nd, std::max<int64_t>(64, (int64_t{16} << 10) / std::max<int64_t>(width, 1)),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t i = begin; i < end; ++i) {
+                   const float* __restrict gi = go + i * dv;
+                   float* __restrict row = gd + i * width;
+                   for (int64_t h = 0; h < heads; ++h)
+                     for (int64_t d = 0; d < dv; ++d) row[h * dv + d] = gi[d] * inv;
+                 }
+               });
+  return g;
 }
 
 // The kernels' node terms from value_head_scores' [Nd + Ns, H]. With one head the per-edge
@@ -487,15 +544,9 @@ AttentionResult forward_as_given(const Pattern& pattern, const AttentionInputs& 
     default:
       kernels::parallel_forward(pattern, prep.args, buffers);
   }
-  if (config.combine == HeadCombine::concat) {
-    result.out = std::move(per_head);
-  } else {
-    result.out = Tensor({prep.num_dst, prep.dv});
-    const float inv = 1.f / static_cast<float>(prep.heads);
-    for (int64_t i = 0; i < prep.num_dst; ++i)
-      for (int64_t h = 0; h < prep.heads; ++h)
-        for (int64_t d = 0; d < prep.dv; ++d) result.out(i, d) += per_head(i, h, d) * inv;
-  }
+  result.out = config.combine == HeadCombine::concat
+                   ? std::move(per_head)
+                   : mean_of_heads(per_head, prep.num_dst, prep.heads, prep.dv);
   return result;
 }
 
@@ -542,12 +593,11 @@ AttentionGrads backward(const Pattern& pattern, const AttentionInputs& inputs, c
     check_shape("attention_backward: grad_out", grad_out, {nd, h, prep.dv});
   } else {
     check_shape("attention_backward: grad_out", grad_out, {nd, prep.dv});
-    dout_storage = Tensor::uninitialized({nd, h, prep.dv});  // every element is written below
-    const float inv = 1.f / static_cast<float>(h);
-    for (int64_t i = 0; i < nd; ++i)
-      for (int64_t k = 0; k < h; ++k)
-        for (int64_t d = 0; d < prep.dv; ++d) dout_storage(i, k, d) = grad_out.data()[i * prep.dv + d] * inv;
-    dout = dout_storage.data();
+    // One head: d out / d per_head = 1, and g * 1 is g, so the gradient is read as given.
+    if (h > 1) {
+      dout_storage = heads_of_mean_grad(grad_out, nd, h, prep.dv);
+      dout = dout_storage.data();
+    }
   }
   // An inf or NaN in the output gradient: as one in q, k or v (prepare), for the key and value
   // gradients of the sources its row does not attend.

@@ -77,7 +77,7 @@ void Adam::step() {
 
 void Adam::zero_grad() {
   for (autograd::Parameter* p : params_)
-    if (!p->grad.absent()) p->grad.fill(0.f);
+    if (!p->grad.absent()) autograd::detail::zero_into(p->grad.data(), p->grad.numel());
 }
 
 Adam make_adamw(std::vector<autograd::Parameter*> parameters, float lr, float weight_decay) {

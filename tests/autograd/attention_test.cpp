@@ -289,6 +289,48 @@ TEST(GraphAttentionEpilogue, EqualsAddBiasThenEluDropout) {
   EXPECT_EQ(values(fused.y), values(unfused.y));
 }
 
+// Rows narrower than a vector without dropout (GAT's output layer: one head of 7 classes, bias
+// only) run 16 rows at a time as one flat span; 37 rows leave 5 to the row loop.
+EpilogueRun run_narrow_epilogue(bool fused, bool elu) {
+  constexpr int64_t nodes = 37, dim = 7;
+  const Pattern graph = edgeattn::testing::uniform_graph(nodes, nodes, 150, 9);
+  Parameter value{"value", random_tensor({nodes, 1, dim}, 1), {}};
+  Parameter sd{"score_dst", random_tensor({nodes, 1}, 4, -2.f, 2.f), {}};
+  Parameter ss{"score_src", random_tensor({nodes, 1}, 5, -2.f, 2.f), {}};
+  Parameter bias{"bias", random_tensor({dim}, 6), {}};
+  Tape t;
+  t.training = false;  // no dropout: the narrow path
+  const AttentionConfig config{.score = Score::additive, .combine = HeadCombine::mean};
+  const AttentionVars v{
+      .value = t.parameter(value), .score_dst = t.parameter(sd), .score_src = t.parameter(ss)};
+  Var y;
+  if (fused) {
+    y = graph_attention(
+        t, graph, v, config, nullptr,
+        {.bias = t.parameter(bias), .elu = elu, .elu_alpha = 1.3f, .dropout = 0.4f, .seed = 21});
+  } else {
+    y = add_bias(t, graph_attention(t, graph, v, config), t.parameter(bias));
+    if (elu) y = elu_dropout(t, y, 1.3f, 0.4f, 21);
+  }
+  EpilogueRun r{t.value(y), {}};
+  t.backward(weighted_sum(t, y, 8));
+  for (Parameter* p : {&value, &sd, &ss, &bias}) r.grads.push_back(p->grad);
+  return r;
+}
+
+TEST(GraphAttentionEpilogue, NarrowRowsEqualAddBiasThenElu) {
+  for (const bool elu : {false, true}) {
+    SCOPED_TRACE(elu ? "bias and ELU" : "bias only");
+    const EpilogueRun fused = run_narrow_epilogue(true, elu);
+    const EpilogueRun unfused = run_narrow_epilogue(false, elu);
+    EXPECT_EQ(values(fused.y), values(unfused.y));
+    for (size_t k = 0; k < fused.grads.size(); ++k) {
+      SCOPED_TRACE("gradient " + std::to_string(k));
+      expect_near_all(fused.grads[k], unfused.grads[k], 1e-6f);
+    }
+  }
+}
+
 TEST(GraphAttentionEpilogue, GradientMatchesFiniteDifferences) {
   const Pattern graph = test_graph();
   Parameter value{"value", random_tensor({kNodes, kHeads, kDim}, 1), {}};

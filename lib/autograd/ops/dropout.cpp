@@ -602,9 +602,32 @@ void apply_output_epilogue(Tensor& y, const float* bias, int64_t width, const Ou
   const DenseMask mask = active ? dense_mask(e.seed, e.dropout) : DenseMask{0, 0, 1.f};
   const float alpha = e.elu_alpha;
   float* yd = y.data();
+  // Rows narrower than a vector without dropout (GAT's output layer: 7 classes, bias only) go
+  // kNarrowRows rows at a time as one flat span, the bias tiled to the span's length: a loop per
+  // row of 7 elements ran masked and scalar. Every element's operations are the row loop's.
+  constexpr int64_t kNarrowRows = 16;
+  const bool narrow = width < 16 && !active;
+  std::vector<float> tiled(narrow && bias ? static_cast<size_t>(kNarrowRows * width) : 0);
+  for (size_t k = 0; k < tiled.size(); ++k) tiled[k] = bias[k % static_cast<size_t>(width)];
   with_flags(
       [&]<bool kBias, bool kElu, bool kDrop>() {
         for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
+          if constexpr (!kDrop) {
+            if (narrow) {
+              const int64_t span = kNarrowRows * width;
+              for (; r0 + kNarrowRows <= r1; r0 += kNarrowRows) {
+                float* __restrict out = yd + r0 * width;
+                const float* __restrict b = tiled.data();
+#pragma omp simd
+                for (int64_t i = 0; i < span; ++i) {
+                  float v = out[i];
+                  if constexpr (kBias) v = v + b[i];
+                  if constexpr (kElu) v = kernels::elu(v, alpha);
+                  out[i] = v;
+                }
+              }
+            }
+          }
           for (int64_t r = r0; r < r1; ++r) {
             float* row = yd + r * width;
             // Columns [c0, c0 + m) of the row; draws: theirs (kDrop).
@@ -638,35 +661,37 @@ void output_epilogue_backward(Tensor& g, const Tensor& y, int64_t width, const O
   const float scale = mask.scale, alpha_scale = e.elu_alpha * scale;
   float* gd = g.data();
   const float* yd = y.data();
-  with_flags(
-      [&]<bool kElu, bool kDrop>() {
-        for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
-          for (int64_t r = r0; r < r1; ++r) {
-            // Columns [c0, c0 + m) of the row; draws: theirs (kDrop).
-            auto columns = [&](int64_t c0, int64_t m, const uint16_t* draws) {
-              float* __restrict grow = gd + r * width + c0;
-              const float* __restrict yrow = yd + r * width + c0;
-              // Local copies: a select between two variables captured by reference was compiled
-              // (GCC 12, AVX-512) into masked gathers from their addresses, four per 16 elements,
-              // which made this loop ~10x slower than its loads and stores.
-              const float s = scale, as = alpha_scale;
-              const uint32_t threshold = mask.threshold;
+  // Without ELU and dropout the element-wise factor is 1 (g * 1 is g): only the bias sums remain.
+  if (e.elu || active)
+    with_flags(
+        [&]<bool kElu, bool kDrop>() {
+          for_each_row_block(rows, width, [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r) {
+              // Columns [c0, c0 + m) of the row; draws: theirs (kDrop).
+              auto columns = [&](int64_t c0, int64_t m, const uint16_t* draws) {
+                float* __restrict grow = gd + r * width + c0;
+                const float* __restrict yrow = yd + r * width + c0;
+                // Local copies: a select between two variables captured by reference was compiled
+                // (GCC 12, AVX-512) into masked gathers from their addresses, four per 16 elements,
+                // which made this loop ~10x slower than its loads and stores.
+                const float s = scale, as = alpha_scale;
+                const uint32_t threshold = mask.threshold;
 #pragma omp simd
-              for (int64_t i = 0; i < m; ++i) {
-                const float slope = kElu ? (yrow[i] > 0.f ? s : yrow[i] + as) : s;
-                float v = grow[i] * slope;
-                if constexpr (kDrop) v = keep_or_zero(draws[i] >= threshold, v);
-                grow[i] = v;
-              }
-            };
-            if constexpr (kDrop)
-              mask.for_each_block(static_cast<uint64_t>(r * width), width, columns);
-            else
-              columns(0, width, nullptr);
-          }
-        });
-      },
-      e.elu, active);
+                for (int64_t i = 0; i < m; ++i) {
+                  const float slope = kElu ? (yrow[i] > 0.f ? s : yrow[i] + as) : s;
+                  float v = grow[i] * slope;
+                  if constexpr (kDrop) v = keep_or_zero(draws[i] >= threshold, v);
+                  grow[i] = v;
+                }
+              };
+              if constexpr (kDrop)
+                mask.for_each_block(static_cast<uint64_t>(r * width), width, columns);
+              else
+                columns(0, width, nullptr);
+            }
+          });
+        },
+        e.elu, active);
   if (!dbias) return;
   column_sums(
       rows, width,
