@@ -40,12 +40,14 @@ struct Structure {
   std::vector<int64_t> row_ptr{0};  // [num_dst + 1]
   std::vector<int32_t> col_idx;     // [num_edges]
 
-  mutable std::once_flag transpose_once, transpose_edges_once, stats_once, partition_once;
+  mutable std::once_flag transpose_once, transpose_edges_once, stats_once, partition_once,
+      source_partition_once;
   mutable Transpose transpose;
   mutable std::vector<int32_t> transpose_edges_narrow;  // num_edges <= g_narrow_edge_limit
   mutable std::vector<int64_t> transpose_edges_wide;    // otherwise
   mutable DegreeStats stats;
   mutable std::vector<int64_t> partition;
+  mutable std::vector<int64_t> source_partition;
 
   int64_t num_edges() const { return static_cast<int64_t>(col_idx.size()); }
 };
@@ -395,6 +397,17 @@ std::span<const int64_t> Graph::partition() const {
         balanced_row_chunks(s.row_ptr, std::max(kPartitionMinUnits, units / kPartitionTargetChunks));
   });
   return s.partition;
+}
+
+std::span<const int64_t> Graph::source_partition() const {
+  const Transpose& t = transpose();
+  const Structure& s = *data_->structure;
+  std::call_once(s.source_partition_once, [&] {
+    const int64_t units = s.num_edges() + s.num_src;
+    s.source_partition =
+        balanced_row_chunks(t.col_ptr, std::max(kPartitionMinUnits, units / kPartitionTargetChunks));
+  });
+  return s.source_partition;
 }
 
 std::string Graph::describe() const {

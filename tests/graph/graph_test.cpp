@@ -505,6 +505,18 @@ TEST(GraphRandom, PartitionCoversRowsAndBalancesEdges) {
   expect_partition_is_greedy(g.row_ptr(), part, std::max<int64_t>(2048, (g.num_edges() + g.num_dst()) / 256));
 }
 
+TEST(GraphRandom, SourcePartitionCoversColumnsAndBalancesInEdges) {
+  // Rows and columns of different sizes, and skewed in-degrees.
+  const Graph g = testing::power_law_graph(30000, 500000, 4);
+  const auto part = g.source_partition();
+  EXPECT_GT(part.size(), 10u) << "a graph this size splits into many chunks";
+  expect_partition_is_greedy(g.transpose().col_ptr, part,
+                             std::max<int64_t>(2048, (g.num_edges() + g.num_src()) / 256));
+  EXPECT_EQ(part.data(), g.source_partition().data()) << "cached: computed once";
+  const Graph bipartite = testing::uniform_graph(100, 7000, 9000, 5);
+  EXPECT_EQ(bipartite.source_partition().back(), 7000);
+}
+
 TEST(GraphRandom, PartitionIsIdenticalUnderDifferentThreadLimits) {
   const Graph g = testing::power_law_graph(60000, 600000, 9);
   auto fresh = [&] {  // same CSR, empty caches

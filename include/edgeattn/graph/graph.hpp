@@ -12,6 +12,7 @@
 //                    not pay for it; 4 bytes an edge up to 2^31 - 1 edges, 8 beyond)
 //   degree_stats()   in-degree summary
 //   partition()      row ranges balanced by edge count, for load balance
+//   source_partition() column ranges balanced by in-edge count (the backward's source passes)
 //
 // Example:
 //   // 3 nodes; edges 0->1, 2->1, 1->2 (src -> dst); node 0 attends to nothing
@@ -124,6 +125,10 @@ class Graph {
   /// Row boundaries [0 = b_0 < b_1 < ... < b_k = num_dst] of chunks holding about the same
   /// number of edges (+ rows). Depends only on the graph, never on the thread count.
   std::span<const int64_t> partition() const;
+  /// The same for the sources: column boundaries [0 = b_0 < ... < b_k = num_src] of chunks holding
+  /// about the same number of in-edges (+ columns), from the transpose (built if need be). The
+  /// backward's source passes run over them.
+  std::span<const int64_t> source_partition() const;
 
   /// "Graph(num_dst=..., num_src=..., num_edges=...)"
   std::string describe() const;

@@ -78,21 +78,20 @@
 
 namespace edgeattn::kernels::detail {
 
-// Source-side chunks: balanced by in-degree of the transpose for explicit graphs; structured
-// patterns have near-uniform column counts, so equal column ranges suffice.
+// Source-side chunks: balanced by in-degree of the transpose for explicit graphs (the graph's
+// cached source_partition); structured patterns have near-uniform column counts, so equal column
+// ranges suffice (built into `storage`).
 template <class P>
-std::vector<int64_t> column_chunks(const P& pattern) {
-  const int64_t ns = pattern.num_src();
+std::span<const int64_t> column_chunks(const P& pattern, std::vector<int64_t>& storage) {
   if constexpr (std::is_same_v<P, CsrPattern>) {
-    const auto& t = pattern.graph().transpose();
-    const int64_t target = std::max<int64_t>(2048, (pattern.num_edges() + ns) / 256);
-    return balanced_row_chunks(t.col_ptr, target);
+    return pattern.graph().source_partition();
   } else {
+    const int64_t ns = pattern.num_src();
     const int64_t grain = std::max<int64_t>(1, ns / 256);
-    std::vector<int64_t> b;
-    for (int64_t j = 0; j < ns; j += grain) b.push_back(j);
-    b.push_back(ns);
-    return b;
+    storage.clear();
+    for (int64_t j = 0; j < ns; j += grain) storage.push_back(j);
+    storage.push_back(ns);
+    return storage;
   }
 }
 
@@ -525,7 +524,8 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
     // A graph without its transpose yet builds it with the ids in one sort.
     if (records || edge_data) (void)pattern.graph().transpose_edges();
   }
-  const std::vector<int64_t> col_chunks = column_chunks(pattern);
+  std::vector<int64_t> col_chunk_storage;
+  const std::span<const int64_t> col_chunks = column_chunks(pattern, col_chunk_storage);
   // The head-score fold: per column chunk, partials of d a_src and d a_dst [2, H * dv].
   const bool fold = g.fold_att_src != nullptr;
   const int64_t value_width = heads * dv;
