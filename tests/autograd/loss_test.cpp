@@ -2,10 +2,12 @@
 // extreme logits, gradient checks, sum/mean reductions, and errors for bad labels and ids.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "edgeattn/autograd/ops.hpp"
+#include "edgeattn/core/parallel.hpp"
 #include "support/expect_error.hpp"
 #include "support/gradcheck.hpp"
 #include "support/test_graphs.hpp"
@@ -71,6 +73,50 @@ TEST(Loss, GradientsMatchFiniteDifferences) {
       check_gradients({&x}, [&](Tape& tp) { return weighted_sum(tp, log_softmax(tp, tp.parameter(x)), 4); }));
   EXPECT_TRUE(check_gradients(
       {&x, &t}, [&](Tape& tp) { return bce_with_logits(tp, tp.parameter(x), tp.parameter(t), kIds); }));
+}
+
+// An evaluation's many rows take the parallel path (terms computed in parallel, summed in id
+// order; distinct sorted ids' gradient rows written in parallel): the loss and gradient must be
+// the serial double loop's bits at every thread count. Repeated, unsorted ids stay serial and add
+// into a shared row in id order.
+TEST(Loss, CrossEntropyOverManyRowsIsTheSerialLoopAtAnyThreadCount) {
+  const int64_t n = 3000, c = 7;
+  const Tensor x = random_tensor({n, c}, 5, -4.f, 4.f);
+  std::vector<int32_t> labels(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = static_cast<int32_t>((i * 5 + 3) % c);
+  std::vector<int64_t> sorted;
+  for (int64_t i = 1; i < n; i += 2) sorted.push_back(i);  // 1,500 distinct rows: parallel
+  std::vector<int64_t> repeated;
+  for (int64_t k = 0; k < 2000; ++k) repeated.push_back((k * 7919) % 600);  // unsorted, with repeats
+  for (const std::vector<int64_t>* ids : {&sorted, &repeated}) {
+    // The reference: the serial loop, in double, in id order.
+    const float* xd = x.data();
+    double total = 0.0;
+    std::vector<float> grad_ref(static_cast<size_t>(n * c), 0.f);
+    const double g = 1.0 / static_cast<double>(ids->size());
+    for (const int64_t i : *ids) {
+      const float* row = xd + i * c;
+      const float m = *std::max_element(row, row + c);
+      double s = 0.0;
+      for (int64_t k = 0; k < c; ++k) s += std::exp(static_cast<double>(row[k]) - m);
+      const double lse = m + std::log(s);
+      total += lse - row[labels[static_cast<size_t>(i)]];
+      for (int64_t k = 0; k < c; ++k)
+        grad_ref[static_cast<size_t>(i * c + k)] += static_cast<float>(g * std::exp(row[k] - lse));
+      grad_ref[static_cast<size_t>(i * c + labels[static_cast<size_t>(i)])] -= static_cast<float>(g);
+    }
+    const auto loss_ref = static_cast<float>(total / static_cast<double>(ids->size()));
+    for (int threads : {1, 2, 4}) {
+      ThreadLimit limit(threads);
+      Parameter p{"logits", x, {}};
+      Tape tape;
+      const Var loss = cross_entropy(tape, tape.parameter(p), labels, *ids);
+      EXPECT_EQ(tape.value(loss).data()[0], loss_ref) << threads << " threads, " << ids->size() << " ids";
+      tape.backward(loss);
+      EXPECT_EQ(std::vector<float>(p.grad.data(), p.grad.data() + n * c), grad_ref)
+          << threads << " threads, " << ids->size() << " ids";
+    }
+  }
 }
 
 TEST(Reduction, SumAndMeanMatchHandValuesAndGradients) {

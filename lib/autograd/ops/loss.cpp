@@ -1,5 +1,8 @@
-// Losses: row-wise log-sum-exp with the max subtracted; the loss is summed over ids serially in
-// double (ids are few: the training nodes), so it does not depend on the thread count.
+// Losses: row-wise log-sum-exp with the max subtracted; the loss is summed over ids in id order in
+// double, so it does not depend on the thread count. Cross-entropy's per-id terms (each a row's
+// log-sum-exp, in double) are computed in parallel and then summed in that order: the bits of the
+// serial loop, without its cost when an evaluation covers many nodes (Cora's 1,640 evaluated rows
+// had cost ~150 us per epoch on one core; a test split of 2.2M nodes and 47 classes, seconds).
 #include "edgeattn/autograd/ops/loss.hpp"
 
 #include <algorithm>
@@ -9,6 +12,7 @@
 #include <vector>
 
 #include "autograd/elementwise.hpp"
+#include "edgeattn/core/parallel.hpp"
 
 namespace edgeattn::autograd {
 namespace {
@@ -44,6 +48,34 @@ std::vector<int32_t> labels_at(const char* op, std::span<const int32_t> labels, 
     y[k] = label;
   }
   return y;
+}
+
+// Work (element exps) below which a loss runs serially: a task costs more than it saves.
+constexpr int64_t kParallelExps = 1 << 11;
+
+// sum_k term(k) over k in [0, n), added in k order in double. The terms are independent: with
+// enough work (n * cost element operations) they are computed in parallel into a buffer first,
+// so the result is the serial loop's, bit for bit, for any thread count.
+template <class Term>
+double ordered_sum(int64_t n, int64_t cost, Term&& term) {
+  double total = 0.0;
+  if (n * std::max<int64_t>(cost, 1) < kParallelExps) {
+    for (int64_t k = 0; k < n; ++k) total += term(k);
+    return total;
+  }
+  std::vector<double> terms(static_cast<size_t>(n));
+  const int64_t grain = std::max<int64_t>(64, kParallelExps / std::max<int64_t>(cost, 1));
+  parallel_for(0, n, grain, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) terms[static_cast<size_t>(k)] = term(k);
+  });
+  for (const double t : terms) total += t;
+  return total;
+}
+
+// Whether ids are strictly increasing (a split's sorted node list): then no two ids share a row
+// and the backward may write rows in parallel.
+bool strictly_increasing(std::span<const int64_t> ids) {
+  return std::adjacent_find(ids.begin(), ids.end(), [](int64_t a, int64_t b) { return a >= b; }) == ids.end();
 }
 
 Tensor scalar(double v) {
@@ -107,28 +139,39 @@ Var cross_entropy(Tape& tape, Var logits, std::span<const int32_t> labels, std::
   const int64_t n = xv.dim(0), c = xv.dim(1);
   auto y = std::make_shared<const std::vector<int32_t>>(labels_at("cross_entropy", labels, ids, n, c));
   auto id = std::make_shared<const std::vector<int64_t>>(ids.begin(), ids.end());
-  double total = 0.0;
-  for (size_t k = 0; k < id->size(); ++k) {
-    const float* row = xv.data() + (*id)[k] * c;
-    total += row_logsumexp(row, c) - row[(*y)[k]];
-  }
+  const float* xd = xv.data();
+  const double total = ordered_sum(static_cast<int64_t>(id->size()), c, [&](int64_t k) {
+    const float* row = xd + (*id)[static_cast<size_t>(k)] * c;
+    return row_logsumexp(row, c) - row[(*y)[static_cast<size_t>(k)]];
+  });
   const double count = static_cast<double>(id->size());
+  const bool distinct_rows = strictly_increasing(*id);
   return tape.record("cross_entropy", scalar(total / count), {logits},
-                     [logits, y, id, c, count](BackwardContext& ctx) {
+                     [logits, y, id, c, count, distinct_rows](BackwardContext& ctx) {
                        if (!ctx.needs_grad(logits)) return;
                        const double g = ctx.grad_out().data()[0] / count;
-                       const float* xd = ctx.value(logits).data();
+                       const float* x = ctx.value(logits).data();
                        float* d = ctx.grad(logits).data();
-                       // d/dx_i = g (softmax(x_i) - onehot(y_i)); ids may repeat, so rows are visited
-                       // serially.
-                       for (size_t k = 0; k < id->size(); ++k) {
-                         const float* row = xd + (*id)[k] * c;
-                         float* drow = d + (*id)[k] * c;
-                         const double lse = row_logsumexp(row, c);
-                         for (int64_t j = 0; j < c; ++j)
-                           drow[j] += static_cast<float>(g * std::exp(row[j] - lse));
-                         drow[(*y)[k]] -= static_cast<float>(g);
-                       }
+                       // d/dx_i = g (softmax(x_i) - onehot(y_i)).
+                       auto rows = [&](int64_t k0, int64_t k1) {
+                         for (int64_t k = k0; k < k1; ++k) {
+                           const int64_t i = (*id)[static_cast<size_t>(k)];
+                           const float* row = x + i * c;
+                           float* drow = d + i * c;
+                           const double lse = row_logsumexp(row, c);
+                           for (int64_t j = 0; j < c; ++j)
+                             drow[j] += static_cast<float>(g * std::exp(row[j] - lse));
+                           drow[(*y)[static_cast<size_t>(k)]] -= static_cast<float>(g);
+                         }
+                       };
+                       // Distinct ids own their rows: any split gives the same bits. Repeated ids
+                       // add into one row, in id order.
+                       const auto n_ids = static_cast<int64_t>(id->size());
+                       if (distinct_rows && n_ids * c >= kParallelExps)
+                         parallel_for(0, n_ids,
+                                      std::max<int64_t>(64, kParallelExps / std::max<int64_t>(c, 1)), rows);
+                       else
+                         rows(0, n_ids);
                      });
 }
 
