@@ -362,7 +362,7 @@ void value_head_scores(const Prepared& r, const AttentionInputs& in, Tensor& nod
 
 // HeadCombine::mean: out[i, d] = sum over h of per_head[i, h, d] / H, summed in head order from a
 // zero start, rows in parallel pieces (each element's sum is one thread's: the bits do not depend
-// on the thread count). With one head this is 0 + p * 1, p itself except -0, which becomes +0.
+// on the thread count). forward_as_given skips it for one head, whose mean is the head itself.
 Tensor mean_of_heads(const Tensor& per_head, int64_t nd, int64_t heads, int64_t dv) {
   Tensor out = Tensor::uninitialized({nd, dv});
   const float inv = 1.f / static_cast<float>(heads);
@@ -544,9 +544,13 @@ AttentionResult forward_as_given(const Pattern& pattern, const AttentionInputs& 
     default:
       kernels::parallel_forward(pattern, prep.args, buffers);
   }
-  result.out = config.combine == HeadCombine::concat
-                   ? std::move(per_head)
-                   : mean_of_heads(per_head, prep.num_dst, prep.heads, prep.dv);
+  // The mean of one head is that head: its buffer, reshaped to [Nd, dv] without a copy.
+  if (config.combine == HeadCombine::concat)
+    result.out = std::move(per_head);
+  else if (prep.heads == 1)
+    result.out = std::move(per_head).reshaped({prep.num_dst, prep.dv});
+  else
+    result.out = mean_of_heads(per_head, prep.num_dst, prep.heads, prep.dv);
   return result;
 }
 
