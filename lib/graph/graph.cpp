@@ -31,6 +31,14 @@ constexpr int64_t kMaxNodes = std::numeric_limits<int32_t>::max();
 // per-chunk scheduling overhead stays negligible. Both depend only on the graph.
 constexpr int64_t kPartitionMinUnits = 2048;
 constexpr int64_t kPartitionTargetChunks = 256;
+
+// Chunks of the rows of `offsets` ([rows + 1]) holding about the same edges + rows: Graph's
+// partition (destination rows) and source_partition (the transpose's columns).
+std::vector<int64_t> edge_balanced_chunks(std::span<const int64_t> offsets, int64_t num_edges) {
+  const int64_t units = num_edges + static_cast<int64_t>(offsets.size()) - 1;
+  return balanced_row_chunks(offsets, std::max(kPartitionMinUnits, units / kPartitionTargetChunks));
+}
+
 // Items per parallel piece of the validity checks.
 constexpr int64_t kCheckGrain = int64_t{1} << 16;
 
@@ -391,22 +399,15 @@ const DegreeStats& Graph::degree_stats() const {
 
 std::span<const int64_t> Graph::partition() const {
   const Structure& s = *data_->structure;
-  std::call_once(s.partition_once, [&] {
-    const int64_t units = s.num_edges() + s.num_dst;
-    s.partition =
-        balanced_row_chunks(s.row_ptr, std::max(kPartitionMinUnits, units / kPartitionTargetChunks));
-  });
+  std::call_once(s.partition_once, [&] { s.partition = edge_balanced_chunks(s.row_ptr, s.num_edges()); });
   return s.partition;
 }
 
 std::span<const int64_t> Graph::source_partition() const {
   const Transpose& t = transpose();
   const Structure& s = *data_->structure;
-  std::call_once(s.source_partition_once, [&] {
-    const int64_t units = s.num_edges() + s.num_src;
-    s.source_partition =
-        balanced_row_chunks(t.col_ptr, std::max(kPartitionMinUnits, units / kPartitionTargetChunks));
-  });
+  std::call_once(s.source_partition_once,
+                 [&] { s.source_partition = edge_balanced_chunks(t.col_ptr, s.num_edges()); });
   return s.source_partition;
 }
 

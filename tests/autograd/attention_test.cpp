@@ -236,35 +236,55 @@ struct EpilogueRun {
   std::vector<Tensor> grads;  // value, score_dst, score_src, bias
 };
 
-// graph_attention on additive scores, then bias, ELU and dropout: fused in the op or as the
-// separate add_bias and elu_dropout ops; loss = weighted sum of the output.
-EpilogueRun run_epilogue(HeadCombine combine, bool fused, bool release, bool training = true) {
-  const Pattern graph = test_graph();
-  const int64_t width = combine == HeadCombine::concat ? kHeads * kDim : kDim;
-  Parameter value{"value", random_tensor({kNodes, kHeads, kDim}, 1), {}};
-  Parameter sd{"score_dst", random_tensor({kNodes, kHeads}, 4, -2.f, 2.f), {}};
-  Parameter ss{"score_src", random_tensor({kNodes, kHeads}, 5, -2.f, 2.f), {}};
+// One epilogue run: graph_attention on additive scores over `graph` (value [nodes, heads, dim]),
+// then bias and (with elu) ELU and dropout: fused in the op or as the separate add_bias and
+// elu_dropout ops; loss = weighted sum of the output.
+struct EpilogueCase {
+  Pattern graph;
+  int64_t nodes, heads, dim;
+  HeadCombine combine;
+  bool release = false;  // Tape::release_in_backward
+  bool training = true;  // false: no dropout
+  bool elu = true;       // false: bias only
+};
+
+EpilogueRun run_epilogue(const EpilogueCase& c, bool fused) {
+  const int64_t width = c.combine == HeadCombine::concat ? c.heads * c.dim : c.dim;
+  Parameter value{"value", random_tensor({c.nodes, c.heads, c.dim}, 1), {}};
+  Parameter sd{"score_dst", random_tensor({c.nodes, c.heads}, 4, -2.f, 2.f), {}};
+  Parameter ss{"score_src", random_tensor({c.nodes, c.heads}, 5, -2.f, 2.f), {}};
   Parameter bias{"bias", random_tensor({width}, 6), {}};
   Tape t;
-  t.release_in_backward = release;
-  t.training = training;
-  const AttentionConfig config{.score = Score::additive, .combine = combine, .dropout = 0.3f, .seed = 5};
+  t.release_in_backward = c.release;
+  t.training = c.training;
+  const AttentionConfig config{.score = Score::additive, .combine = c.combine, .dropout = 0.3f, .seed = 5};
   const AttentionVars v{
       .value = t.parameter(value), .score_dst = t.parameter(sd), .score_src = t.parameter(ss)};
   Var y;
   if (fused) {
     y = graph_attention(
-        t, graph, v, config, nullptr,
-        {.bias = t.parameter(bias), .elu = true, .elu_alpha = 1.3f, .dropout = 0.4f, .seed = 21});
-    y = reshape(t, y, {kNodes, width});
+        t, c.graph, v, config, nullptr,
+        {.bias = t.parameter(bias), .elu = c.elu, .elu_alpha = 1.3f, .dropout = 0.4f, .seed = 21});
+    y = reshape(t, y, {c.nodes, width});
   } else {
-    y = reshape(t, graph_attention(t, graph, v, config), {kNodes, width});
-    y = elu_dropout(t, add_bias(t, y, t.parameter(bias)), 1.3f, 0.4f, 21);
+    y = add_bias(t, reshape(t, graph_attention(t, c.graph, v, config), {c.nodes, width}), t.parameter(bias));
+    if (c.elu) y = elu_dropout(t, y, 1.3f, 0.4f, 21);
   }
   EpilogueRun r{t.value(y), {}};
   t.backward(weighted_sum(t, y, 8));
   for (Parameter* p : {&value, &sd, &ss, &bias}) r.grads.push_back(p->grad);
   return r;
+}
+
+EpilogueRun run_epilogue(HeadCombine combine, bool fused, bool release, bool training = true) {
+  return run_epilogue({.graph = test_graph(),
+                       .nodes = kNodes,
+                       .heads = kHeads,
+                       .dim = kDim,
+                       .combine = combine,
+                       .release = release,
+                       .training = training},
+                      fused);
 }
 
 TEST(GraphAttentionEpilogue, EqualsAddBiasThenEluDropout) {
@@ -292,30 +312,15 @@ TEST(GraphAttentionEpilogue, EqualsAddBiasThenEluDropout) {
 // Rows narrower than a vector without dropout (GAT's output layer: one head of 7 classes, bias
 // only) run 16 rows at a time as one flat span; 37 rows leave 5 to the row loop.
 EpilogueRun run_narrow_epilogue(bool fused, bool elu) {
-  constexpr int64_t nodes = 37, dim = 7;
-  const Pattern graph = edgeattn::testing::uniform_graph(nodes, nodes, 150, 9);
-  Parameter value{"value", random_tensor({nodes, 1, dim}, 1), {}};
-  Parameter sd{"score_dst", random_tensor({nodes, 1}, 4, -2.f, 2.f), {}};
-  Parameter ss{"score_src", random_tensor({nodes, 1}, 5, -2.f, 2.f), {}};
-  Parameter bias{"bias", random_tensor({dim}, 6), {}};
-  Tape t;
-  t.training = false;  // no dropout: the narrow path
-  const AttentionConfig config{.score = Score::additive, .combine = HeadCombine::mean};
-  const AttentionVars v{
-      .value = t.parameter(value), .score_dst = t.parameter(sd), .score_src = t.parameter(ss)};
-  Var y;
-  if (fused) {
-    y = graph_attention(
-        t, graph, v, config, nullptr,
-        {.bias = t.parameter(bias), .elu = elu, .elu_alpha = 1.3f, .dropout = 0.4f, .seed = 21});
-  } else {
-    y = add_bias(t, graph_attention(t, graph, v, config), t.parameter(bias));
-    if (elu) y = elu_dropout(t, y, 1.3f, 0.4f, 21);
-  }
-  EpilogueRun r{t.value(y), {}};
-  t.backward(weighted_sum(t, y, 8));
-  for (Parameter* p : {&value, &sd, &ss, &bias}) r.grads.push_back(p->grad);
-  return r;
+  constexpr int64_t nodes = 37;
+  return run_epilogue({.graph = edgeattn::testing::uniform_graph(nodes, nodes, 150, 9),
+                       .nodes = nodes,
+                       .heads = 1,
+                       .dim = 7,
+                       .combine = HeadCombine::mean,
+                       .training = false,  // no dropout: the narrow path
+                       .elu = elu},
+                      fused);
 }
 
 TEST(GraphAttentionEpilogue, NarrowRowsEqualAddBiasThenElu) {
