@@ -119,6 +119,54 @@ TEST(Loss, CrossEntropyOverManyRowsIsTheSerialLoopAtAnyThreadCount) {
   }
 }
 
+// Multi-label BCE over many rows (PPI-sized evaluations): each row summed in class order, the
+// rows in id order, as the serial loop below; the gradients of logits and targets the serial
+// loop's bits at every thread count, for distinct sorted ids (parallel) and repeated ones.
+TEST(Loss, BceOverManyRowsIsTheSerialLoopAtAnyThreadCount) {
+  const int64_t n = 3000, c = 20;
+  const Tensor x = random_tensor({n, c}, 7, -6.f, 6.f);
+  Tensor targets({n, c});
+  for (int64_t e = 0; e < n * c; ++e) targets.data()[e] = static_cast<float>((e * 2654435761u >> 7) & 1u);
+  std::vector<int64_t> sorted;
+  for (int64_t i = 0; i < n; i += 3) sorted.push_back(i);  // 1,000 distinct rows: parallel
+  std::vector<int64_t> repeated;
+  for (int64_t k = 0; k < 1500; ++k) repeated.push_back((k * 7919) % 500);
+  for (const std::vector<int64_t>* ids : {&sorted, &repeated}) {
+    const float* xd = x.data();
+    const float* td = targets.data();
+    const double count = static_cast<double>(ids->size() * static_cast<size_t>(c));
+    double total = 0.0;
+    for (const int64_t i : *ids) {
+      double row = 0.0;
+      for (int64_t j = 0; j < c; ++j) {
+        const double xe = xd[i * c + j], t = td[i * c + j];
+        row += std::max(xe, 0.0) - xe * t + std::log1p(std::exp(-std::fabs(xe)));
+      }
+      total += row;
+    }
+    const auto loss_ref = static_cast<float>(total / count);
+    std::vector<float> dx_ref(static_cast<size_t>(n * c), 0.f), dt_ref(static_cast<size_t>(n * c), 0.f);
+    const double g = 1.0 / count;
+    for (const int64_t i : *ids)
+      for (int64_t j = 0; j < c; ++j) {
+        const double xe = xd[i * c + j];
+        const double sig = xe >= 0 ? 1.0 / (1.0 + std::exp(-xe)) : std::exp(xe) / (1.0 + std::exp(xe));
+        dx_ref[static_cast<size_t>(i * c + j)] += static_cast<float>(g * (sig - td[i * c + j]));
+        dt_ref[static_cast<size_t>(i * c + j)] -= static_cast<float>(g * xe);
+      }
+    for (int threads : {1, 2, 4}) {
+      ThreadLimit limit(threads);
+      Parameter px{"logits", x, {}}, pt{"targets", targets, {}};
+      Tape tape;
+      const Var loss = bce_with_logits(tape, tape.parameter(px), tape.parameter(pt), *ids);
+      EXPECT_EQ(tape.value(loss).data()[0], loss_ref) << threads << " threads, " << ids->size() << " ids";
+      tape.backward(loss);
+      EXPECT_EQ(std::vector<float>(px.grad.data(), px.grad.data() + n * c), dx_ref) << threads << " threads";
+      EXPECT_EQ(std::vector<float>(pt.grad.data(), pt.grad.data() + n * c), dt_ref) << threads << " threads";
+    }
+  }
+}
+
 TEST(Reduction, SumAndMeanMatchHandValuesAndGradients) {
   Tape tape;
   const Var x = tape.constant(Tensor({2, 2}, std::vector<float>{1, 2, 3, 4}));

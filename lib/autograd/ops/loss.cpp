@@ -1,8 +1,9 @@
 // Losses: row-wise log-sum-exp with the max subtracted; the loss is summed over ids in id order in
-// double, so it does not depend on the thread count. Cross-entropy's per-id terms (each a row's
-// log-sum-exp, in double) are computed in parallel and then summed in that order: the bits of the
-// serial loop, without its cost when an evaluation covers many nodes (Cora's 1,640 evaluated rows
-// had cost ~150 us per epoch on one core; a test split of 2.2M nodes and 47 classes, seconds).
+// double, so it does not depend on the thread count. The per-id terms (cross-entropy's row
+// log-sum-exp minus the label's logit; BCE's row sum over classes) are computed in parallel when
+// there are many, then summed in id order: an evaluation over many nodes (a test split of 2.2M
+// nodes and 47 classes, PPI's 121 labels) does not pay one core's double exps. Backward passes
+// write distinct sorted ids' rows in parallel; repeated ids add into their row serially.
 #include "edgeattn/autograd/ops/loss.hpp"
 
 #include <algorithm>
@@ -76,6 +77,17 @@ double ordered_sum(int64_t n, int64_t cost, Term&& term) {
 // and the backward may write rows in parallel.
 bool strictly_increasing(std::span<const int64_t> ids) {
   return std::adjacent_find(ids.begin(), ids.end(), [](int64_t a, int64_t b) { return a >= b; }) == ids.end();
+}
+
+// rows(k0, k1) over the ids [0, n) of a loss's backward, each id's row of `cost` elements:
+// distinct ids own their rows, so with enough work the pieces run in parallel (any split gives
+// the same bits); repeated ids add into a shared row, serially in id order.
+template <class Rows>
+void for_each_id_row(int64_t n, int64_t cost, bool distinct_rows, Rows&& rows) {
+  if (distinct_rows && n * std::max<int64_t>(cost, 1) >= kParallelExps)
+    parallel_for(0, n, std::max<int64_t>(64, kParallelExps / std::max<int64_t>(cost, 1)), rows);
+  else
+    rows(0, n);
 }
 
 Tensor scalar(double v) {
@@ -164,14 +176,7 @@ Var cross_entropy(Tape& tape, Var logits, std::span<const int32_t> labels, std::
                            drow[(*y)[static_cast<size_t>(k)]] -= static_cast<float>(g);
                          }
                        };
-                       // Distinct ids own their rows: any split gives the same bits. Repeated ids
-                       // add into one row, in id order.
-                       const auto n_ids = static_cast<int64_t>(id->size());
-                       if (distinct_rows && n_ids * c >= kParallelExps)
-                         parallel_for(0, n_ids,
-                                      std::max<int64_t>(64, kParallelExps / std::max<int64_t>(c, 1)), rows);
-                       else
-                         rows(0, n_ids);
+                       for_each_id_row(static_cast<int64_t>(id->size()), c, distinct_rows, rows);
                      });
 }
 
@@ -183,28 +188,40 @@ Var bce_with_logits(Tape& tape, Var logits, Var targets, std::span<const int64_t
   detail::expect_shape("bce_with_logits", "targets", tv, {n, c});
   check_ids("bce_with_logits", ids, n);
   auto id = std::make_shared<const std::vector<int64_t>>(ids.begin(), ids.end());
-  double total = 0.0;
-  for (const int64_t i : *id)
+  const float* xd = xv.data();
+  const float* td = tv.data();
+  // Each id's row summed in class order, the rows in id order (in parallel when many).
+  const double total = ordered_sum(static_cast<int64_t>(id->size()), c, [&](int64_t k) {
+    const int64_t i = (*id)[static_cast<size_t>(k)];
+    double row = 0.0;
     for (int64_t j = 0; j < c; ++j) {
-      const double x = xv.data()[i * c + j], t = tv.data()[i * c + j];
-      total += std::max(x, 0.0) - x * t + std::log1p(std::exp(-std::fabs(x)));
+      const double x = xd[i * c + j], t = td[i * c + j];
+      row += std::max(x, 0.0) - x * t + std::log1p(std::exp(-std::fabs(x)));
     }
+    return row;
+  });
   const double count = static_cast<double>(id->size()) * static_cast<double>(std::max<int64_t>(c, 1));
+  const bool distinct_rows = strictly_increasing(*id);
   return tape.record("bce_with_logits", scalar(total / count), {logits, targets},
-                     [logits, targets, id, c, count](BackwardContext& ctx) {
+                     [logits, targets, id, c, count, distinct_rows](BackwardContext& ctx) {
                        const double g = ctx.grad_out().data()[0] / count;
-                       const float* xd = ctx.value(logits).data();
-                       const float* td = ctx.value(targets).data();
+                       const float* x = ctx.value(logits).data();
+                       const float* t = ctx.value(targets).data();
                        float* dx = ctx.needs_grad(logits) ? ctx.grad(logits).data() : nullptr;
                        float* dt = ctx.needs_grad(targets) ? ctx.grad(targets).data() : nullptr;
-                       for (const int64_t i : *id)
-                         for (int64_t j = 0; j < c; ++j) {
-                           const double x = xd[i * c + j];
-                           const double sig =
-                               x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x));
-                           if (dx) dx[i * c + j] += static_cast<float>(g * (sig - td[i * c + j]));
-                           if (dt) dt[i * c + j] -= static_cast<float>(g * x);
+                       auto rows = [&](int64_t k0, int64_t k1) {
+                         for (int64_t k = k0; k < k1; ++k) {
+                           const int64_t i = (*id)[static_cast<size_t>(k)];
+                           for (int64_t j = 0; j < c; ++j) {
+                             const double xe = x[i * c + j];
+                             const double sig =
+                                 xe >= 0 ? 1.0 / (1.0 + std::exp(-xe)) : std::exp(xe) / (1.0 + std::exp(xe));
+                             if (dx) dx[i * c + j] += static_cast<float>(g * (sig - t[i * c + j]));
+                             if (dt) dt[i * c + j] -= static_cast<float>(g * xe);
+                           }
                          }
+                       };
+                       for_each_id_row(static_cast<int64_t>(id->size()), c, distinct_rows, rows);
                      });
 }
 
