@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "edgeattn/core/parallel.hpp"
 #include "edgeattn/train/early_stopping.hpp"
 #include "support/expect_error.hpp"
 
@@ -83,6 +84,71 @@ TEST(Metrics, RocAucEqualsThePairwiseDefinitionOnRandomScoresWithTies) {
     expected += wins / pairs;
   }
   EXPECT_NEAR(roc_auc(scores, targets, nodes), expected / c, 1e-12);
+}
+
+// Many nodes take the parallel passes (node pieces for the counts, classes for ROC-AUC): the
+// serial loops' results at every thread count, and an error names the first bad node.
+TEST(Metrics, ManyNodesGiveTheSerialResultsAtAnyThreadCount) {
+  std::mt19937 rng(5);
+  const int64_t n = 20000, c = 13;
+  Tensor logits({n, c}), targets({n, c});
+  std::vector<int32_t> labels(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n * c; ++i) {
+    logits.data()[i] = static_cast<float>(static_cast<int>(rng() % 41) - 20) / 4.f;  // ties
+    targets.data()[i] = static_cast<float>(rng() % 4 == 0);
+  }
+  for (auto& y : labels) y = static_cast<int32_t>(rng() % c);
+  std::vector<int64_t> nodes;
+  for (int64_t i = 0; i < n; i += 3) nodes.push_back((i * 7) % n);  // unsorted
+  // The serial definitions: the first arg-max, and TP / FP / FN over every (node, class).
+  std::vector<int32_t> predicted(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t best = 0;
+    for (int64_t k = 1; k < c; ++k)
+      if (logits(i, k) > logits(i, best)) best = k;
+    predicted[static_cast<size_t>(i)] = static_cast<int32_t>(best);
+  }
+  int64_t correct = 0, tp = 0, fp = 0, fn = 0;
+  for (const int64_t i : nodes) {
+    correct += predicted[static_cast<size_t>(i)] == labels[static_cast<size_t>(i)];
+    for (int64_t k = 0; k < c; ++k) {
+      const bool pred = logits(i, k) > 0.f, truth = targets(i, k) > 0.5f;
+      tp += pred && truth;
+      fp += pred && !truth;
+      fn += !pred && truth;
+    }
+  }
+  const double acc = static_cast<double>(correct) / static_cast<double>(nodes.size());
+  const double f1 = 2.0 * static_cast<double>(tp) / static_cast<double>(2 * tp + fp + fn);
+  // ROC-AUC: the mean of each class's AUC, each computed alone (one class: one task), in class
+  // order.
+  double auc_sum = 0;
+  for (int64_t k = 0; k < c; ++k) {
+    Tensor sk({n, 1}), tk({n, 1});
+    for (int64_t i = 0; i < n; ++i) {
+      sk.data()[i] = logits(i, k);
+      tk.data()[i] = targets(i, k);
+    }
+    auc_sum += roc_auc(sk, tk, nodes);
+  }
+  const double auc_expected = auc_sum / static_cast<double>(c);
+  for (int threads : {1, 2, 4}) {
+    ThreadLimit limit(threads);
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    EXPECT_EQ(predict_classes(logits), predicted);
+    EXPECT_EQ(accuracy(logits, labels, nodes), acc);
+    EXPECT_EQ(micro_f1(logits, targets, nodes), f1);
+    EXPECT_EQ(roc_auc(logits, targets, nodes), auc_expected);
+    std::vector<int64_t> bad = nodes;
+    bad[5000] = n + 3;
+    bad[6000] = -1;
+    edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { accuracy(logits, labels, bad); },
+                                                            {"accuracy", "node " + std::to_string(n + 3)});
+    edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { micro_f1(logits, targets, bad); },
+                                                            {"micro_f1", "node " + std::to_string(n + 3)});
+    edgeattn::testing::expect_throw_naming<InvalidArgument>([&] { roc_auc(logits, targets, bad); },
+                                                            {"roc_auc", "node " + std::to_string(n + 3)});
+  }
 }
 
 TEST(Metrics, RocAucIsUndefinedWithoutBothOutcomesAndScoreNamesTheMetric) {
