@@ -61,49 +61,61 @@ void run(benchmark::State& state, int64_t elements, Body body) {
       benchmark::Counter(static_cast<double>(elements) * state.iterations(), benchmark::Counter::kIsRate);
 }
 
+// Each shape's inputs, built once for all of its cases and thread counts.
+struct SingleLabel {
+  Tensor logits = random_tensor({kSingleNodes, kSingleClasses}, 31, -4.f, 4.f);
+  std::vector<int32_t> labels = class_labels(kSingleNodes, kSingleClasses);
+  std::vector<int64_t> test = split_nodes(kSingleNodes, kSingleTest);
+};
+const SingleLabel& single_label() {
+  static const SingleLabel inputs;
+  return inputs;
+}
+
+struct MultiLabel {
+  Tensor logits = random_tensor({kMultiNodes, kTasks}, 32, -4.f, 4.f);
+  Tensor targets = multi_hot(kMultiNodes, kTasks);
+  std::vector<int64_t> all = split_nodes(kMultiNodes, kMultiNodes);
+  std::vector<int64_t> test = split_nodes(kMultiNodes, kMultiTest);
+};
+const MultiLabel& multi_label() {
+  static const MultiLabel inputs;
+  return inputs;
+}
+
 void BM_CrossEntropy(benchmark::State& state) {
-  const Tensor logits = random_tensor({kSingleNodes, kSingleClasses}, 31, -4.f, 4.f);
-  const std::vector<int32_t> labels = class_labels(kSingleNodes, kSingleClasses);
-  const std::vector<int64_t> test = split_nodes(kSingleNodes, kSingleTest);
+  const SingleLabel& in = single_label();
   run(state, kSingleTest * kSingleClasses, [&] {
     autograd::Tape tape;
     tape.training = false;
-    const autograd::Var x = tape.constant_ref(logits);
-    return tape.value(autograd::cross_entropy(tape, x, labels, test)).data()[0];
+    const autograd::Var x = tape.constant_ref(in.logits);
+    return tape.value(autograd::cross_entropy(tape, x, in.labels, in.test)).data()[0];
   });
 }
 
 void BM_Accuracy(benchmark::State& state) {
-  const Tensor logits = random_tensor({kSingleNodes, kSingleClasses}, 31, -4.f, 4.f);
-  const std::vector<int32_t> labels = class_labels(kSingleNodes, kSingleClasses);
-  const std::vector<int64_t> test = split_nodes(kSingleNodes, kSingleTest);
-  run(state, kSingleTest * kSingleClasses, [&] { return train::accuracy(logits, labels, test); });
+  const SingleLabel& in = single_label();
+  run(state, kSingleTest * kSingleClasses, [&] { return train::accuracy(in.logits, in.labels, in.test); });
 }
 
 void BM_Bce(benchmark::State& state) {
-  const Tensor logits = random_tensor({kMultiNodes, kTasks}, 32, -4.f, 4.f);
-  const Tensor targets = multi_hot(kMultiNodes, kTasks);
-  const std::vector<int64_t> all = split_nodes(kMultiNodes, kMultiNodes);
+  const MultiLabel& in = multi_label();
   run(state, kMultiNodes * kTasks, [&] {
     autograd::Tape tape;
     tape.training = false;
-    const autograd::Var x = tape.constant_ref(logits), t = tape.constant_ref(targets);
-    return tape.value(autograd::bce_with_logits(tape, x, t, all)).data()[0];
+    const autograd::Var x = tape.constant_ref(in.logits), t = tape.constant_ref(in.targets);
+    return tape.value(autograd::bce_with_logits(tape, x, t, in.all)).data()[0];
   });
 }
 
 void BM_MicroF1(benchmark::State& state) {
-  const Tensor logits = random_tensor({kMultiNodes, kTasks}, 32, -4.f, 4.f);
-  const Tensor targets = multi_hot(kMultiNodes, kTasks);
-  const std::vector<int64_t> all = split_nodes(kMultiNodes, kMultiNodes);
-  run(state, kMultiNodes * kTasks, [&] { return train::micro_f1(logits, targets, all); });
+  const MultiLabel& in = multi_label();
+  run(state, kMultiNodes * kTasks, [&] { return train::micro_f1(in.logits, in.targets, in.all); });
 }
 
 void BM_RocAuc(benchmark::State& state) {
-  const Tensor logits = random_tensor({kMultiNodes, kTasks}, 32, -4.f, 4.f);
-  const Tensor targets = multi_hot(kMultiNodes, kTasks);
-  const std::vector<int64_t> test = split_nodes(kMultiNodes, kMultiTest);
-  run(state, kMultiTest * kTasks, [&] { return train::roc_auc(logits, targets, test); });
+  const MultiLabel& in = multi_label();
+  run(state, kMultiTest * kTasks, [&] { return train::roc_auc(in.logits, in.targets, in.test); });
 }
 
 void thread_args(benchmark::internal::Benchmark* b) {

@@ -54,19 +54,24 @@ std::vector<int32_t> labels_at(const char* op, std::span<const int32_t> labels, 
 // Work (element exps) below which a loss runs serially: a task costs more than it saves.
 constexpr int64_t kParallelExps = 1 << 11;
 
+// Whether n ids of `cost` elements each are worth parallel pieces, and the ids per piece.
+bool worth_parallel(int64_t n, int64_t cost) { return n * std::max<int64_t>(cost, 1) >= kParallelExps; }
+int64_t ids_per_piece(int64_t cost) {
+  return std::max<int64_t>(64, kParallelExps / std::max<int64_t>(cost, 1));
+}
+
 // sum_k term(k) over k in [0, n), added in k order in double. The terms are independent: with
 // enough work (n * cost element operations) they are computed in parallel into a buffer first,
 // so the result is the serial loop's, bit for bit, for any thread count.
 template <class Term>
 double ordered_sum(int64_t n, int64_t cost, Term&& term) {
   double total = 0.0;
-  if (n * std::max<int64_t>(cost, 1) < kParallelExps) {
+  if (!worth_parallel(n, cost)) {
     for (int64_t k = 0; k < n; ++k) total += term(k);
     return total;
   }
   std::vector<double> terms(static_cast<size_t>(n));
-  const int64_t grain = std::max<int64_t>(64, kParallelExps / std::max<int64_t>(cost, 1));
-  parallel_for(0, n, grain, [&](int64_t k0, int64_t k1) {
+  parallel_for(0, n, ids_per_piece(cost), [&](int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k) terms[static_cast<size_t>(k)] = term(k);
   });
   for (const double t : terms) total += t;
@@ -84,8 +89,8 @@ bool strictly_increasing(std::span<const int64_t> ids) {
 // the same bits); repeated ids add into a shared row, serially in id order.
 template <class Rows>
 void for_each_id_row(int64_t n, int64_t cost, bool distinct_rows, Rows&& rows) {
-  if (distinct_rows && n * std::max<int64_t>(cost, 1) >= kParallelExps)
-    parallel_for(0, n, std::max<int64_t>(64, kParallelExps / std::max<int64_t>(cost, 1)), rows);
+  if (distinct_rows && worth_parallel(n, cost))
+    parallel_for(0, n, ids_per_piece(cost), rows);
   else
     rows(0, n);
 }
