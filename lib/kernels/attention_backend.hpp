@@ -63,7 +63,7 @@ struct ForwardBuffers {
   float* out = nullptr;    // [Nd, H, dv], written fully
   float* lse = nullptr;    // [Nd, H], softmax only: written fully (-inf for empty rows)
   float* alpha = nullptr;  // [E, H] or null: normalised weights before dropout
-  // [Nd, 2, H, dv] or null (parallel_dst_terms_apply): per row, the per-head output O_i again
+  // [Nd, 2, H, dv] (H = 8 or 1) or null (parallel_dst_terms_apply): per row, the per-head output O_i again
   // and V_i = U_i - G_i O_i, with g = LeakyReLU'(z), U_i = sum_j alpha_ij g_ij keep_ij v_j and
   // G_i = sum_j alpha_ij g_ij (per head). Then the destination-side score gradient is
   // dsd_i = <dO_i, V_i> per head, and the backward needs no pass over each row's edges.
@@ -118,11 +118,12 @@ void parallel_backward(const Pattern& p, const KernelArgs& a, const BackwardInpu
 enum class EdgeRecords { automatic, never, always };
 void set_edge_records(EdgeRecords mode);
 /// Whether parallel_forward can fill ForwardBuffers::dst_terms for parallel_backward: additive
-/// softmax scores with 8 heads of 8 (GAT's hidden layers), no edge bias or per-edge term, a
-/// non-negative slope, over an explicit graph whose edge records would fit their budget (the terms
-/// replace them; parallel_backward_impl.hpp) and whose gathered source rows exceed the last-level
-/// cache (below it the records' source pass is the cheaper one). set_edge_records(never) turns
-/// them off, always turns them on wherever the shape allows (tests).
+/// softmax scores with no edge bias or per-edge term and a non-negative slope, over an explicit
+/// graph whose gathered source rows exceed the last-level cache (below it the records' source pass
+/// is the cheaper one), with 8 heads of 8 (GAT's hidden layers; only where the edge records would
+/// fit their budget: the terms replace them, parallel_backward_impl.hpp) or one head of any width
+/// (GAT's output layer: 2 dv floats a row, no more than the output and its gradient).
+/// set_edge_records(never) turns them off, always turns them on wherever the shape allows (tests).
 bool parallel_dst_terms_apply(const Pattern& p, const KernelArgs& a);
 /// True when parallel_backward writes every element of grads.dv exactly once (no zero-fill
 /// needed), in the task that reads v_j for the last time, after every other read of v: then dv

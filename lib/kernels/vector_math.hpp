@@ -302,6 +302,27 @@ template <class Weight, class Row>
   }
   return r;
 }
+
+/// Two such sums over the same rows, each row loaded once: r and u (both from zero) get
+/// short_row_sum's bits with weight and with weight2.
+template <class Weight, class Weight2, class Row>
+[[gnu::always_inline]] inline void short_row_sums(int64_t dv, int64_t n, Weight&& weight, Weight2&& weight2,
+                                                  Row&& row, __m256& r, __m256& u) {
+  const __m256i mask = short_row_mask(dv);
+  r = _mm256_setzero_ps();
+  u = _mm256_setzero_ps();
+  for (int64_t k = 0; k < n; ++k) {
+    const __m256 x = _mm256_maskload_ps(row(k), mask);
+    const __m256 w = _mm256_set1_ps(weight(k)), w2 = _mm256_set1_ps(weight2(k));
+#if defined(__FMA__)
+    r = _mm256_fmadd_ps(w, x, r);
+    u = _mm256_fmadd_ps(w2, x, u);
+#else
+    r = _mm256_add_ps(r, _mm256_mul_ps(w, x));
+    u = _mm256_add_ps(u, _mm256_mul_ps(w2, x));
+#endif
+  }
+}
 #endif
 
 /// acc [dv] += sum over k < n, in order, of weight(k) * row(k)[:dv], for one head of at most 8

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -848,6 +849,84 @@ TEST(ParallelAttention, DestinationTermsGiveTheSameGradientsToRounding) {
   const Graph block = testing::uniform_graph(1000, 60000, 5000, 9);
   EXPECT_FALSE(
       attention_forward(block, make_operands(block, c, 8, 8, 8, false, 2).inputs(), c).dst_terms.absent());
+}
+
+// The same terms for one head (GAT's output layer): O_i and V_i [dv] a row, kept for graphs whose
+// gathered source rows exceed the cache. Rows of up to 32 edges and 8 features take the short-row
+// loop, longer or wider ones the blocked one (the power-law graph's hubs, dv = 12); source terms
+// rising with the source's id (a ramp to 40) make a long row's later blocks raise its shift,
+// rescaling U and G with l and acc, and leave a peaked softmax. The output
+// is unchanged bit for bit, and so are the source-side gradients with concatenated heads; d
+// score_dst agrees to rounding; one thread gives the two-thread bits.
+TEST(ParallelAttention, OneHeadDestinationTermsGiveTheSameGradientsToRounding) {
+  const RestoreEdgeRecords restore;
+  const Graph square = testing::power_law_graph(2000, 30000, 8);
+  const Graph bipartite = testing::uniform_graph(700, 2500, 3000, 4);
+  for (const Graph* g : {&square, &bipartite})
+    for (const int64_t dv : {7, 8, 12})
+      for (const bool ramp : {false, true})
+        for (const float dropout : {0.f, 0.3f})
+          for (const HeadCombine combine : {HeadCombine::concat, HeadCombine::mean}) {
+            SCOPED_TRACE(g->describe() + " dv " + std::to_string(dv) + (ramp ? " ramp" : "") + " dropout " +
+                         std::to_string(dropout) + (combine == HeadCombine::mean ? " mean" : ""));
+            AttentionConfig c{.score = Score::additive,
+                              .combine = combine,
+                              .dropout = dropout,
+                              .seed = 7,
+                              .path = AttentionPath::sparse};
+            Operands o = make_operands(*g, c, 1, 8, dv, false, 13);
+            if (ramp)
+              for (int64_t j = 0; j < num_src(*g); ++j) o.score_src.data()[j] = 0.02f * static_cast<float>(j);
+            auto run = [&](bool save, int threads) {
+              ThreadLimit limit(threads);
+              c.save_for_backward = save;
+              AttentionResult r = attention_forward(*g, o.inputs(), c);
+              EXPECT_EQ(r.dst_terms.absent(), !save);
+              AttentionGrads d = attention_backward(*g, o.inputs(), c, r, o.grad_out);
+              return std::make_pair(std::move(r), std::move(d));
+            };
+            kernels::set_edge_records(kernels::EdgeRecords::never);  // the recomputing passes
+            const auto [r0, without] = run(false, 2);
+            kernels::set_edge_records(kernels::EdgeRecords::always);  // the terms on a graph this small
+            const auto [r1, with] = run(true, 2);
+            EXPECT_EQ(max_abs_diff(r0.out, r1.out), 0.f);
+            ASSERT_EQ(r0.row_stats.numel(), r1.row_stats.numel());  // (an empty row's lse is -inf)
+            EXPECT_EQ(
+                std::memcmp(r0.row_stats.data(), r1.row_stats.data(), r0.row_stats.numel() * sizeof(float)),
+                0);
+            // To rounding: relative to the operands' unit scale (dO and v in [-1, 1]) where a
+            // peaked softmax (the ramp) leaves gradients far smaller than the terms that cancel
+            // in them (ds_ij = alpha (dalpha_ij - D_i), D_i up to dv).
+            if (combine == HeadCombine::concat) {  // D_i = <dO_i, O_i> both ways
+              EXPECT_EQ(max_abs_diff(with.value, without.value), 0.f);
+              EXPECT_EQ(max_abs_diff(with.score_src, without.score_src), 0.f);
+            } else {  // without the terms, D_i is summed over the row's edges
+              EXPECT_LE(scaled_error(with.value, without.value), 1e-6f);
+              EXPECT_LE(scaled_error(with.score_src, without.score_src), 1e-5f);
+            }
+            EXPECT_GT(max_abs_diff(without.score_dst, Tensor(without.score_dst.shape())), 0.f);
+            EXPECT_LE(scaled_error(with.score_dst, without.score_dst), 1e-5f);
+            // O_i in the terms is the output's own bits.
+            const float* terms = r1.dst_terms.data();
+            const float* out = r1.out.data();
+            for (int64_t i = 0; i < num_dst(*g); ++i)
+              for (int64_t d = 0; d < dv; ++d)
+                ASSERT_EQ(terms[i * 2 * dv + d], out[i * dv + d]) << i << " " << d;
+            const auto [r2, with_one_thread] = run(true, 1);
+            EXPECT_EQ(max_abs_diff(r1.dst_terms, r2.dst_terms), 0.f);
+            EXPECT_EQ(max_abs_diff(with.score_dst, with_one_thread.score_dst), 0.f);
+            EXPECT_EQ(max_abs_diff(with.value, with_one_thread.value), 0.f);
+          }
+  // Automatic: kept once the gathered source rows (1 + dv floats each) pass 16 MiB, not below.
+  kernels::set_edge_records(kernels::EdgeRecords::automatic);
+  const AttentionConfig c{.score = Score::additive, .save_for_backward = true, .path = AttentionPath::sparse};
+  EXPECT_TRUE(
+      attention_forward(square, make_operands(square, c, 1, 8, 7, false, 2).inputs(), c).dst_terms.absent());
+  const Graph wide = testing::uniform_graph(300, 600000, 3000, 9);  // 600k sources, 19 MB of rows
+  EXPECT_FALSE(
+      attention_forward(wide, make_operands(wide, c, 1, 8, 7, false, 2).inputs(), c).dst_terms.absent());
+  EXPECT_TRUE(attention_forward(wide, make_operands(wide, c, 1, 8, 7, true, 2).inputs(), c)
+                  .dst_terms.absent());  // an edge bias
 }
 
 TEST(ParallelAttention, ConcurrentGemmPathsGiveIdenticalResultsOnEveryCall) {

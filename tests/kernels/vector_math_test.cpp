@@ -179,6 +179,37 @@ TEST(VectorMath, ShortRowSumsGiveTheBitsOfOneFmaPerTerm) {
     }
 }
 
+#if defined(__AVX__)
+// The paired sums (the one-head forward's output and destination-term sums over the same rows)
+// give each sum's bits alone, short_row_sum's, in every lane, for every width up to 8.
+TEST(VectorMath, PairedShortRowSumsGiveTheBitsOfEachSumAlone) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (int64_t dv = 1; dv <= 8; ++dv)
+    for (int64_t n : {0, 1, 5, 33}) {
+      std::vector<float> rows(static_cast<size_t>(n * dv + 8)), w(static_cast<size_t>(n)), w2(w.size());
+      for (float& x : rows) x = u(rng) * 1e3f;
+      for (size_t k = 0; k < w.size(); ++k) w[k] = u(rng), w2[k] = u(rng);
+      auto row = [&](int64_t k) { return rows.data() + ((k * 7 + 3) % std::max<int64_t>(n, 1)) * dv; };
+      auto weight = [&](int64_t k) { return w[size_t(k)]; };
+      auto weight2 = [&](int64_t k) { return w2[size_t(k)]; };
+      __m256 r, s;
+      short_row_sums(dv, n, weight, weight2, row, r, s);
+      alignas(32) float got_r[8], got_s[8], want_r[8], want_s[8];
+      _mm256_store_ps(got_r, r);
+      _mm256_store_ps(got_s, s);
+      _mm256_store_ps(want_r, short_row_sum(dv, n, weight, row));
+      _mm256_store_ps(want_s, short_row_sum(dv, n, weight2, row));
+      for (int d = 0; d < 8; ++d) {
+        ASSERT_EQ(std::bit_cast<uint32_t>(got_r[d]), std::bit_cast<uint32_t>(want_r[d]))
+            << "dv " << dv << " n " << n;
+        ASSERT_EQ(std::bit_cast<uint32_t>(got_s[d]), std::bit_cast<uint32_t>(want_s[d]))
+            << "dv " << dv << " n " << n;
+      }
+    }
+}
+#endif
+
 // s[i, k] = sum_c h[i, k, c] a[k, c] in index order. The 8 x 8 register path (GAT's hidden layer,
 // AVX with FMA) gives the bits of one FMA a term; the scalar loop of the other shapes leaves
 // contraction to the compiler (none at the sanitizer build's -O1), so it is held to a tolerance.

@@ -38,13 +38,21 @@ void set_edge_records(EdgeRecords mode) { detail::g_edge_records = mode; }
 // an epoch (the edge records' source pass is cheaper there than recomputing the weights).
 constexpr int64_t kDstTermsMinBytes = int64_t{16} << 20;
 
+// One head (GAT's output layer): the terms, 2 dv floats a destination, are never larger than the
+// output and value rows the backward holds, so they need no budget of their own; they pay where
+// the recomputing destination pass would gather the rows from beyond the cache. There its score,
+// exp, dropout hash and dot per edge cost more than the forward's second sum over the rows it has
+// just read. Measured on 2 threads, 2-core Xeon (family 6 model 207): the 1M-node / 10M-edge R-MAT
+// epoch's output layer (8 classes), see bench/RESULTS.md.
 bool parallel_dst_terms_apply(const Pattern& p, const KernelArgs& a) {
   const Graph* g = std::get_if<Graph>(&p);
   if (g == nullptr || a.score.kind != EdgeScore::additive || a.norm != Normalization::softmax) return false;
-  if (a.heads != 8 || a.dv != 8 || a.bias || a.score.se || !(a.score.slope >= 0.f)) return false;
+  const bool eight = a.heads == 8 && a.dv == 8;
+  if ((!eight && a.heads != 1) || a.bias || a.score.se || !(a.score.slope >= 0.f)) return false;
   // set_edge_records: never turns the terms off with the records, always forces both (tests).
   if (detail::g_edge_records != EdgeRecords::automatic) return detail::g_edge_records == EdgeRecords::always;
-  return gathered_bytes(g->num_src(), a.heads + a.heads * a.dv) >= kDstTermsMinBytes &&
+  if (gathered_bytes(g->num_src(), a.heads + a.heads * a.dv) < kDstTermsMinBytes) return false;
+  return !eight ||
          detail::edge_records_apply<CsrPattern, AdditiveScore<8>>(CsrPattern(*g), a, a.dv, /*softmax=*/true);
 }
 

@@ -24,7 +24,8 @@
 // order, so the gradients are bit for bit those of the recomputing pass (tested); it made the
 // source pass of a sampled GAT step's blocks about half as costly.
 // Destination terms (BackwardInputs::dst_terms, written by the forward: GAT's 8 x 8 additive
-// softmax over an explicit graph whose source rows exceed the cache, parallel_dst_terms_apply):
+// softmax, or one head, over an explicit graph whose source rows exceed the cache,
+// parallel_dst_terms_apply):
 // with g = leaky'(z), dsd_i = sum_j ds_ij g_ij = <dO_i, U_i> - D_i G_i = <dO_i, V_i> per head, where
 // U_i = sum_j alpha g keep v_j and G_i = sum_j alpha g are summed by the forward beside O_i, which
 // stores O_i and V_i = U_i - G_i O_i. Pass 1 then reads dO_i, O_i and V_i and none of the row's
@@ -32,7 +33,9 @@
 // epilogue), and the source pass recomputes each in-edge's weight from the node records instead
 // of reading edge records. The source-side gradients are the recomputing pass's bits; dsd (and
 // d a_dst, dv through the fold) agree to rounding. Measured on a sampled block (237k sources,
-// 735k edges, 2 threads): backward 95 -> 60 ms, forward +5 ms.
+// 735k edges, 2 threads): backward 95 -> 60 ms, forward +5 ms. One head (GAT's output layer over
+// a large graph, where the edge records exceed their budget) keeps O_i and V_i of dv floats each:
+// its destination pass had recomputed every edge's score, exp, dropout hash and two dots.
 // Additive scores taken from v (BackwardBuffers::fold_att_*: sd_i = <a_dst, v_i>, ss_j =
 // <a_src, v_j>): pass 2 ends each source j with dss_j (its in-edges' dz) and, for j < Nd, dsd_j
 // (written by pass 1), reads v_j once more, in the task that is about to write dv_j, and writes
@@ -243,7 +246,10 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
   // The forward's destination terms (ForwardBuffers::dst_terms): D_i = <dO_i, O_i> and
   // dsd_i = <dO_i, V_i> per head, so pass 1 reads three rows per destination and none of its
   // edges; the source pass recomputes each in-edge's weight from the node records.
-  constexpr bool kDstTerms = Dm::heads == 8 && Dm::dv == 8 && kSoftmax && kIsAdditive<S> && !edge_values;
+  // GAT's 8 x 8, or one head of any width over an explicit graph (the output layer).
+  constexpr bool kDstTerms8 = Dm::heads == 8 && Dm::dv == 8 && kSoftmax && kIsAdditive<S> && !edge_values;
+  constexpr bool kDstTerms1 = kSingleHead && kSoftmax && kIsAdditive<S> && std::is_same_v<P, CsrPattern>;
+  constexpr bool kDstTerms = kDstTerms8 || kDstTerms1;
   const bool dst_terms = kDstTerms && in.dst_terms != nullptr;
   const bool records =
       !dst_terms && need_pass1 && (src_grad || g.dv) && edge_records_apply<P, S>(pattern, a, dv, kSoftmax);
@@ -307,12 +313,22 @@ void backward_impl(const P& pattern, const S& score, const KernelArgs& a, const 
       // the one the edge-by-edge loops below compute, summed in the same order: the same bits.
       SingleHeadRow row_edges;
       for (int64_t i = row_begin; i < row_end; ++i) {
-        if constexpr (kDstTerms) {
+        if constexpr (kDstTerms8) {
           if (dst_terms) {
             const float* t = in.dst_terms + i * 128;  // O_i, V_i
             dot_8x8(in.dout + i * 64, t, drow);
             set_row_sum(i, drow);
             if (dst_grad) dot_8x8(in.dout + i * 64, t + 64, dst_grad + i * 8);
+            continue;
+          }
+        }
+        if constexpr (kDstTerms1) {
+          if (dst_terms) {  // one head: O_i [dv], V_i [dv]; D_i is the one-sweep dot's bits
+            const float* t = in.dst_terms + i * 2 * dv;
+            const float* dout_i = in.dout + i * dv;
+            drow[0] = dot(dout_i, t, dv);
+            set_row_sum(i, drow);
+            if (dst_grad) dst_grad[i] = dot(dout_i, t + dv, dv);
             continue;
           }
         }

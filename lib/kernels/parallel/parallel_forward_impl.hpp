@@ -26,10 +26,11 @@
 // computed 64 rows at a time in vectors (short_row, set_lse below): Cora's output layer, rows of
 // 4.9 edges, had paid more per row than for its edges.
 //
-// With ForwardBuffers::dst_terms (GAT's 8 x 8 additive softmax, for the backward: see
+// With ForwardBuffers::dst_terms (GAT's 8 x 8 additive softmax or one head, for the backward: see
 // parallel_backward_impl.hpp) each block also sums U += w g v_j and G += exp(s - m) g, g the
 // LeakyReLU's slope at the edge's score (rescaled with acc and l), and the row stores O_i and
-// V_i = (U - (G / l) acc) / l: the backward's destination pass then reads no edges.
+// V_i = (U - (G / l) acc) / l: the backward's destination pass then reads no edges. U's sums read
+// the block's value rows a second time, from L1 (one head's short rows: a second register sum).
 //
 // Rows are processed in parallel over the pattern's edge-balanced row chunks (pull style: each
 // row is written by one task, no atomics), so results are identical for any thread count. For
@@ -140,6 +141,12 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     // weights times g = LeakyReLU'(z).
     constexpr bool kDstTerms = kBlock8x8 && kSoftmax && kIsAdditive<S>;
     const bool dst_terms = kDstTerms && out.dst_terms != nullptr;
+    // The same terms for one head (GAT's output layer over a large graph): U [dv] and G beside
+    // acc and l in u_one (rescaled with them), the block's kept weights times g in block_wg1.
+    constexpr bool kDstTerms1 = kSingleHead && kSoftmax && kIsAdditive<S> && std::is_same_v<P, CsrPattern>;
+    const bool dst_terms1 = kDstTerms1 && out.dst_terms != nullptr;
+    std::vector<float> u_one(dst_terms1 ? static_cast<size_t>(dv + 1) : 0);  // U [dv], then G
+    std::array<float, kDstTerms1 ? kBlock : 1> block_wg1{};
     // Written once and read only by the backward: large ones with streaming stores, as out.
     const bool stream_terms =
         dst_terms && streaming_stores_apply(out.dst_terms, pattern.num_dst(), 2 * width);
@@ -201,17 +208,32 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
     // One head: the block's n weights exp(s - shift) into block_w as a loop over its edges
     // (vectorised), then their keep factors; returns l_sum plus the weights, summed in edge order.
     // Every product is the edge-by-edge one: the same bits as the loop in flush_block below.
-    [[maybe_unused]] auto one_head_weights = [&](int n, float shift, float l_sum) {
+    // With the destination terms (g_sum given) it also adds the weights times g = LeakyReLU'(z)
+    // to *g_sum, in edge order, and leaves the kept weights times g in block_wg1.
+    [[maybe_unused]] auto one_head_weights = [&](int n, float shift, float l_sum, float* g_sum = nullptr) {
       float* bw = block_w.data();
 #pragma omp simd
       for (int k = 0; k < n; ++k) bw[k] = fast_exp(block_s[k] - shift);
       for (int k = 0; k < n; ++k) l_sum += bw[k];
+      [[maybe_unused]] float* bg = block_wg1.data();
+      if constexpr (kDstTerms1)
+        if (g_sum) {  // g from the score: s > 0 exactly when z > 0 (the slope is not negative)
+#pragma omp simd
+          for (int k = 0; k < n; ++k) bg[k] = block_s[k] > 0.f ? 1.f : score.slope;
+          float gs = *g_sum;
+          for (int k = 0; k < n; ++k) gs += bw[k] * bg[k];
+          *g_sum = gs;
+        }
       if (a.dropout > 0.f) {
         float* bkf = block_w.data() + kBlock;
         dropout_keep_row(row_key, block_j.data(), n, keep_threshold, keep_scale, bkf);
 #pragma omp simd
         for (int k = 0; k < n; ++k) bw[k] *= bkf[k];
       }
+      if constexpr (kDstTerms1)
+        if (g_sum)
+#pragma omp simd
+          for (int k = 0; k < n; ++k) bg[k] *= bw[k];
       return l_sum;
     };
     // The weights and value sums of the buffered edges of row i.
@@ -237,6 +259,9 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
           for (int64_t h = 0; h < lanes; ++h) tl[h] *= st.c[h];
           for (int64_t h = 0; h < heads; ++h)
             for (int64_t d = 0; d < dv; ++d) ta[h * dv + d] *= st.c[h];
+          if constexpr (kDstTerms1)
+            if (dst_terms1)
+              for (float& x : u_one) x *= st.c[0];
           if constexpr (kDstTerms)
             if (dst_terms) {
               float* u = u_state.data();
@@ -284,17 +309,33 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       }
       if constexpr (kSingleHead) {
         // One head: the block's weights and keep factors as loops over its edges.
-        l[0] = one_head_weights(block_n, m[0], l[0]);
+        l[0] = one_head_weights(block_n, m[0], l[0], dst_terms1 ? u_one.data() + dv : nullptr);
         const float* bw = block_w.data();
+        // U's sums over the block's value rows, read again from L1 (as the 8 x 8 terms').
+        [[maybe_unused]] auto add_u = [&] {
+          if constexpr (kDstTerms1)
+            if (dst_terms1) {
+              const float* bg = block_wg1.data();
+              auto row = [&](int64_t k)
+                             EDGEATTN_EDGE_BODY { return a.v + block_j[static_cast<size_t>(k)] * dv; };
+              if (dv <= 8)
+                accumulate_short_rows(
+                    u_one.data(), dv, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bg[k]; }, row);
+              else
+                for (int k = 0; k < block_n; ++k) accumulate(1, dv, u_one.data(), bg + k, row(k));
+            }
+        };
         if (dv <= 8) {
           accumulate_short_rows(
               acc, dv, block_n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; }, value_row);
+          add_u();
           block_n = 0;
           return;
         }
         for (int k = 0; k < block_n; ++k) {
           accumulate(1, dv, acc, bw + k, value_row(k));
         }
+        add_u();
         block_n = 0;
         return;
       }
@@ -375,17 +416,31 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       float mx = bs[0];
       for (int k = 1; k < n; ++k) mx = std::max(mx, bs[k]);
       const float m0 = std::max(mx, -FLT_MAX);
-      const float l0 = one_head_weights(n, m0, 0.f);
+      float g0 = 0.f;
+      const float l0 = one_head_weights(n, m0, 0.f, dst_terms1 ? &g0 : nullptr);
       const float* bw = block_w.data();
-      const __m256 r = short_row_sum(
-          dv, n, [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; },
-          [&](int64_t k) EDGEATTN_EDGE_BODY {
-            const int64_t e = e0 + k;
-            if (e + ahead < value_edge_end) prefetch_row(a.v + cols[e + ahead] * dv, dv);
-            return a.v + bj[k] * dv;
-          });
+      auto rows = [&](int64_t k) EDGEATTN_EDGE_BODY {
+        const int64_t e = e0 + k;
+        if (e + ahead < value_edge_end) prefetch_row(a.v + cols[e + ahead] * dv, dv);
+        return a.v + bj[k] * dv;
+      };
+      auto weight = [&](int64_t k) EDGEATTN_EDGE_BODY { return bw[k]; };
+      __m256 r, u;
+      if (dst_terms1)  // with U's sums (the kept weights times g) over the same rows
+        short_row_sums(
+            dv, n, weight, [&](int64_t k) EDGEATTN_EDGE_BODY { return block_wg1[size_t(k)]; }, rows, r, u);
+      else
+        r = short_row_sum(dv, n, weight, rows);
       const float inv = l0 > 0.f ? 1.f / l0 : 0.f;
       const __m256 o = _mm256_mul_ps(r, _mm256_set1_ps(inv));
+      if constexpr (kDstTerms1)
+        if (dst_terms1) {  // O_i and V_i = (U - (G / l) r) / l
+          const __m256 g = _mm256_set1_ps(g0 * inv);
+          const __m256 vt = _mm256_mul_ps(_mm256_sub_ps(u, _mm256_mul_ps(g, r)), _mm256_set1_ps(inv));
+          float* t = out.dst_terms + i * 2 * dv;
+          _mm256_maskstore_ps(t, short_row_mask(dv), o);
+          _mm256_maskstore_ps(t + dv, short_row_mask(dv), vt);
+        }
       set_lse(i, m0, l0);
       if (stream) {
         _mm256_maskstore_ps(acc, short_row_mask(dv), o);
@@ -417,6 +472,8 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
       if constexpr (kDstTerms)
         if (dst_terms)  // (fill() became a memset call per row)
           for (int q = 0; q < 9; ++q) store_lanes8(u_state.data() + 8 * q, Lanes8{});
+      if constexpr (kDstTerms1)
+        if (dst_terms1) std::fill(u_one.begin(), u_one.end(), 0.f);
       pattern.for_each_in_row(i, [&](int32_t j, int64_t e) EDGEATTN_EDGE_BODY {
         if constexpr (std::is_same_v<P, CsrPattern>) {
           if (e + ahead < edge_end) {
@@ -471,6 +528,16 @@ void forward_rows(const P& pattern, const S& score, const KernelArgs& a, const F
               store_lanes8(t + 64 + 8 * h, (load_lanes8(u + 8 * h) - g_h * a8) * inv);
             }
             store_row(out.dst_terms + i * 2 * width, t, 2 * width, stream_terms);
+          }
+        if constexpr (kDstTerms1)
+          if (dst_terms1) {  // O_i and V_i as the short rows' (the output's own product for O_i)
+            const float inv = l[0] > 0.f ? 1.f / l[0] : 0.f;
+            const float g0 = u_one[static_cast<size_t>(dv)] * inv;
+            float* t = out.dst_terms + i * 2 * dv;
+            for (int64_t d = 0; d < dv; ++d) {
+              t[d] = acc[d] * inv;
+              t[dv + d] = (u_one[static_cast<size_t>(d)] - g0 * acc[d]) * inv;
+            }
           }
         // acc / l per head, in place; lse = m + log(l), -inf for an empty row (l = 0).
         for (int64_t h = 0; h < heads; ++h) {
