@@ -917,16 +917,44 @@ TEST(ParallelAttention, OneHeadDestinationTermsGiveTheSameGradientsToRounding) {
             EXPECT_EQ(max_abs_diff(with.score_dst, with_one_thread.score_dst), 0.f);
             EXPECT_EQ(max_abs_diff(with.value, with_one_thread.value), 0.f);
           }
-  // Automatic: kept once the gathered source rows (1 + dv floats each) pass 16 MiB, not below.
+  // Automatic: kept where the gathered source rows (1 + dv floats each) pass 16 MiB and the edge
+  // records (8 bytes an edge) pass their budget (64 MiB here), not where either does not.
   kernels::set_edge_records(kernels::EdgeRecords::automatic);
   const AttentionConfig c{.score = Score::additive, .save_for_backward = true, .path = AttentionPath::sparse};
   EXPECT_TRUE(
       attention_forward(square, make_operands(square, c, 1, 8, 7, false, 2).inputs(), c).dst_terms.absent());
   const Graph wide = testing::uniform_graph(300, 600000, 3000, 9);  // 600k sources, 19 MB of rows
-  EXPECT_FALSE(
-      attention_forward(wide, make_operands(wide, c, 1, 8, 7, false, 2).inputs(), c).dst_terms.absent());
-  EXPECT_TRUE(attention_forward(wide, make_operands(wide, c, 1, 8, 7, true, 2).inputs(), c)
-                  .dst_terms.absent());  // an edge bias
+  EXPECT_TRUE(attention_forward(wide, make_operands(wide, c, 1, 8, 7, false, 2).inputs(), c)
+                  .dst_terms.absent());  // the records fit
+  // 100k rows of 90 edges over the same 600k sources: 72 MB of records.
+  const int64_t rows = 100000, per_row = 90, sources = 600000, stride = sources / per_row;
+  std::vector<int64_t> row_ptr(rows + 1);
+  std::vector<int32_t> col_idx(static_cast<size_t>(rows * per_row));
+  for (int64_t i = 0; i < rows; ++i) {
+    row_ptr[size_t(i) + 1] = (i + 1) * per_row;
+    for (int64_t k = 0; k < per_row; ++k)  // ascending within the row
+      col_idx[size_t(i * per_row + k)] = static_cast<int32_t>(k * stride + i % stride);
+  }
+  const Graph many_edges = Graph::from_csr(rows, sources, std::move(row_ptr), std::move(col_idx));
+  kernels::KernelArgs a;
+  a.heads = 1;
+  a.dv = 7;
+  a.score.kind = kernels::EdgeScore::additive;
+  a.norm = Normalization::softmax;
+  EXPECT_TRUE(kernels::parallel_dst_terms_apply(many_edges, a));
+  a.dv = 8;  // the records' budget (the value and output rows held, 22 MB) still below 72 MB
+  EXPECT_TRUE(kernels::parallel_dst_terms_apply(many_edges, a));
+  a.score.slope = -0.1f;  // g would not follow from the score's sign
+  EXPECT_FALSE(kernels::parallel_dst_terms_apply(many_edges, a));
+  a.score.slope = 0.2f;
+  a.heads = 2;
+  EXPECT_FALSE(kernels::parallel_dst_terms_apply(many_edges, a));
+  a.heads = 1;
+  a.norm = Normalization::relu;
+  EXPECT_FALSE(kernels::parallel_dst_terms_apply(many_edges, a));
+  // The forward keeps them there.
+  const Operands big = make_operands(many_edges, c, 1, 8, 7, false, 2);
+  EXPECT_FALSE(attention_forward(many_edges, big.inputs(), c).dst_terms.absent());
 }
 
 TEST(ParallelAttention, ConcurrentGemmPathsGiveIdenticalResultsOnEveryCall) {

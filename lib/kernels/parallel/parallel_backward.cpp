@@ -39,11 +39,15 @@ void set_edge_records(EdgeRecords mode) { detail::g_edge_records = mode; }
 constexpr int64_t kDstTermsMinBytes = int64_t{16} << 20;
 
 // One head (GAT's output layer): the terms, 2 dv floats a destination, are never larger than the
-// output and value rows the backward holds, so they need no budget of their own; they pay where
-// the recomputing destination pass would gather the rows from beyond the cache. There its score,
-// exp, dropout hash and dot per edge cost more than the forward's second sum over the rows it has
-// just read. Measured on 2 threads, 2-core Xeon (family 6 model 207): the 1M-node / 10M-edge R-MAT
-// epoch's output layer (8 classes), see bench/RESULTS.md.
+// output and value rows the backward holds, so they need no budget of their own. They are kept
+// where the edge records are not (over their budget: both passes recompute every edge), and the
+// recomputing destination pass would gather the rows from beyond the cache: there its score, exp,
+// dropout hash and two dots an edge cost more than the forward's second sum over the rows it has
+// just read. Where the records fit, the destination pass's per-edge work feeds them and the source
+// pass reads them instead of recomputing; terms would trade that for 2 dv floats a node (47
+// classes over 2.45M nodes: 0.9 GB against the records' 0.5 GB). Measured on 2 threads, 2-core
+// Xeon (family 6 model 207): the 1M-node / 10M-edge R-MAT epoch's output layer (8 classes), see
+// bench/RESULTS.md.
 bool parallel_dst_terms_apply(const Pattern& p, const KernelArgs& a) {
   const Graph* g = std::get_if<Graph>(&p);
   if (g == nullptr || a.score.kind != EdgeScore::additive || a.norm != Normalization::softmax) return false;
@@ -52,8 +56,9 @@ bool parallel_dst_terms_apply(const Pattern& p, const KernelArgs& a) {
   // set_edge_records: never turns the terms off with the records, always forces both (tests).
   if (detail::g_edge_records != EdgeRecords::automatic) return detail::g_edge_records == EdgeRecords::always;
   if (gathered_bytes(g->num_src(), a.heads + a.heads * a.dv) < kDstTermsMinBytes) return false;
-  return !eight ||
-         detail::edge_records_apply<CsrPattern, AdditiveScore<8>>(CsrPattern(*g), a, a.dv, /*softmax=*/true);
+  const bool records =
+      detail::edge_records_apply<CsrPattern, AdditiveScore<8>>(CsrPattern(*g), a, a.dv, /*softmax=*/true);
+  return eight ? records : !records;
 }
 
 bool parallel_backward_writes_each_dv_once(const Pattern& p, const KernelArgs& a) {
