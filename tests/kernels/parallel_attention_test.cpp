@@ -775,6 +775,19 @@ TEST(ParallelAttention, EdgeRecordsGiveTheRecomputedGradientsBitForBit) {
         }
 }
 
+// The forward with or without its destination terms (checking it kept them when asked), then the
+// backward, at a thread count.
+std::pair<AttentionResult, AttentionGrads> forward_backward_saving(const Graph& g, const Operands& o,
+                                                                   AttentionConfig c, bool save,
+                                                                   int threads) {
+  ThreadLimit limit(threads);
+  c.save_for_backward = save;
+  AttentionResult r = attention_forward(g, o.inputs(), c);
+  EXPECT_EQ(r.dst_terms.absent(), !save);
+  AttentionGrads d = attention_backward(g, o.inputs(), c, r, o.grad_out);
+  return {std::move(r), std::move(d)};
+}
+
 // The forward's destination terms (AttentionConfig::save_for_backward, AttentionResult::dst_terms):
 // kept for GAT's 8 x 8 additive softmax over explicit graphs only; with them the backward's
 // destination pass reads O_i and V_i instead of the row's edges. With concatenated heads the
@@ -797,14 +810,7 @@ TEST(ParallelAttention, DestinationTermsGiveTheSameGradientsToRounding) {
                           .seed = 7,
                           .path = AttentionPath::sparse};
         const Operands o = make_operands(*g, c, 8, 8, 8, false, 13);
-        auto run = [&](bool save, int threads) {
-          ThreadLimit limit(threads);
-          c.save_for_backward = save;
-          AttentionResult r = attention_forward(*g, o.inputs(), c);
-          EXPECT_EQ(r.dst_terms.absent(), !save);
-          AttentionGrads d = attention_backward(*g, o.inputs(), c, r, o.grad_out);
-          return std::make_pair(std::move(r), std::move(d));
-        };
+        auto run = [&](bool save, int threads) { return forward_backward_saving(*g, o, c, save, threads); };
         kernels::set_edge_records(kernels::EdgeRecords::never);  // the recomputing source pass
         const auto [r0, without] = run(false, 2);
         kernels::set_edge_records(kernels::EdgeRecords::always);  // the terms on a graph this small
@@ -878,12 +884,7 @@ TEST(ParallelAttention, OneHeadDestinationTermsGiveTheSameGradientsToRounding) {
             if (ramp)
               for (int64_t j = 0; j < num_src(*g); ++j) o.score_src.data()[j] = 0.02f * static_cast<float>(j);
             auto run = [&](bool save, int threads) {
-              ThreadLimit limit(threads);
-              c.save_for_backward = save;
-              AttentionResult r = attention_forward(*g, o.inputs(), c);
-              EXPECT_EQ(r.dst_terms.absent(), !save);
-              AttentionGrads d = attention_backward(*g, o.inputs(), c, r, o.grad_out);
-              return std::make_pair(std::move(r), std::move(d));
+              return forward_backward_saving(*g, o, c, save, threads);
             };
             kernels::set_edge_records(kernels::EdgeRecords::never);  // the recomputing passes
             const auto [r0, without] = run(false, 2);
