@@ -123,8 +123,8 @@ void set_edge_records(EdgeRecords mode);
 /// is the cheaper one), with 8 heads of 8 (GAT's hidden layers; only where the edge records would
 /// fit their budget: the terms replace them, parallel_backward_impl.hpp) or one head of any width
 /// (GAT's output layer: 2 dv floats a row; only where the records would not fit, and both passes
-/// would recompute every edge).
-/// set_edge_records(never) turns them off, always turns them on wherever the shape allows (tests).
+/// would recompute every edge). set_edge_records(never) turns them off, always turns them on
+/// wherever the shape allows (tests).
 bool parallel_dst_terms_apply(const Pattern& p, const KernelArgs& a);
 /// True when parallel_backward writes every element of grads.dv exactly once (no zero-fill
 /// needed), in the task that reads v_j for the last time, after every other read of v: then dv

@@ -861,9 +861,9 @@ TEST(ParallelAttention, DestinationTermsGiveTheSameGradientsToRounding) {
 // gathered source rows exceed the cache. Rows of up to 32 edges and 8 features take the short-row
 // loop, longer or wider ones the blocked one (the power-law graph's hubs, dv = 12); source terms
 // rising with the source's id (a ramp to 40) make a long row's later blocks raise its shift,
-// rescaling U and G with l and acc, and leave a peaked softmax. The output
-// is unchanged bit for bit, and so are the source-side gradients with concatenated heads; d
-// score_dst agrees to rounding; one thread gives the two-thread bits.
+// rescaling U and G with l and acc, and leave a peaked softmax. The output is unchanged bit for
+// bit, and so are the source-side gradients with concatenated heads; d score_dst agrees to
+// rounding; one thread gives the two-thread bits.
 TEST(ParallelAttention, OneHeadDestinationTermsGiveTheSameGradientsToRounding) {
   const RestoreEdgeRecords restore;
   const Graph square = testing::power_law_graph(2000, 30000, 8);

@@ -183,10 +183,9 @@ struct AttentionResult {
   /// graph whose gathered source rows exceed the cache, with 8 heads of 8 (GAT's hidden layers;
   /// within the memory the backward's per-edge records would take) or one head (the output layer;
   /// where those records would exceed it), no edge bias or per-edge term: [num_dst, 2, H, Dv], per
-  /// destination its per-head
-  /// output O_i and V_i = sum_j alpha_ij g_ij keep_ij v_j - (sum_j alpha_ij g_ij) O_i, g the
-  /// LeakyReLU's slope at the edge's score. The backward then gets d score_dst_i = <dO_i, V_i> per
-  /// head without a sweep over the edges. Empty otherwise.
+  /// destination its per-head output O_i and V_i = sum_j alpha_ij g_ij keep_ij v_j -
+  /// (sum_j alpha_ij g_ij) O_i, g the LeakyReLU's slope at the edge's score. The backward then
+  /// gets d score_dst_i = <dO_i, V_i> per head without a sweep over the edges. Empty otherwise.
   Tensor dst_terms;
   AttentionPath path = AttentionPath::sparse;  ///< the path that ran
   /// The pattern the forward ran on as the caller gave it: describe(pattern), and for a graph a
