@@ -803,6 +803,7 @@ def main(argv: list[str] | None = None) -> int:
     probe_lib = {"old": "pyg", "torch2": "pyg2", "dgl2": "dgl2"}
     envs_used = [e for e in envs_used if not (ROOT / "build/peers" / ENV_ERROR.get(probe_lib[e], "-")).exists()]
     needed = {j.meta["input_name"] for j in todo} | ({probe.name} if envs_used else set())
+    write_errors: dict[str, str] = {}  # input name -> why writing it failed, for its runs' records
     for spec in [probe, *(x for x in specs if x.name != probe.name)]:
         if spec.name in needed:
             path = Matrix(s, coretype).path(spec)
@@ -813,6 +814,8 @@ def main(argv: list[str] | None = None) -> int:
                 rec.update(key=f"write-inputs|{spec.name}|{stamp}", group="inputs", library="edgeattn",
                            workload="write-inputs", input_name=spec.name, time=stamp)
                 raw.append(rec)
+                if rec.get("status", "ok") != "ok":
+                    write_errors[spec.name] = " ".join(str(rec.get("message", "")).split())[-600:]
 
     policy = {e: pick_wait_policy(s, raw, coretype, Matrix(s, coretype).path(probe), mem_limit, probe_lib[e])
               for e in envs_used}
@@ -830,7 +833,9 @@ def main(argv: list[str] | None = None) -> int:
             rec: dict[str, Any] = {"status": "error", "message": f"{job.library} is not installed "
                                    f"({err_file.relative_to(ROOT)}): " + err_file.read_text()[-1500:]}
         elif not Path(job.meta["input_file"]).exists():
-            rec = {"status": "error", "message": f"input {job.meta['input_name']} was not written"}
+            why = write_errors.get(job.meta["input_name"])
+            rec = {"status": "error", "message": f"input {job.meta['input_name']} was not written"
+                   + (f": {why}" if why else "")}
         else:
             rec = run_json(job.command, job.timeout_s, env, mem_limit)
         if job.library == "pyg2" and job.workload == "minibatch" and rec.get("status") == "unsupported":

@@ -54,10 +54,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     t0 = time.perf_counter()
-    sys.path.insert(0, str(ROOT / "build/release/python"))
+    module_dir = ROOT / "build/release/python"
+    sys.path.insert(0, str(module_dir))
     import numpy as np
 
-    import edgeattn
+    try:
+        import edgeattn
+    except ImportError as e:  # the module is built only on request (EDGEATTN_PYTHON=ON)
+        print(f"sbm_input.py: cannot import edgeattn's Python module from {module_dir} ({e}); build it "
+              "first: scripts/test_python.sh (builds it and runs its tests), or cmake --preset release "
+              "-DEDGEATTN_PYTHON=ON && cmake --build build/release --target edgeattn_python", file=sys.stderr)
+        return 2
 
     train_per_class = max(1, int(round(a.train_fraction * a.nodes / a.classes)))
     num_val = int(round(a.val_fraction * a.nodes))
