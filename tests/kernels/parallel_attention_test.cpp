@@ -789,12 +789,13 @@ std::pair<AttentionResult, AttentionGrads> forward_backward_saving(const Graph& 
 }
 
 // The forward's destination terms (AttentionConfig::save_for_backward, AttentionResult::dst_terms):
-// kept for GAT's 8 x 8 additive softmax over explicit graphs only; with them the backward's
-// destination pass reads O_i and V_i instead of the row's edges. With concatenated heads the
-// source-side gradients are the recomputing pass's bit for bit (averaged heads: to rounding, as
-// D_i = <dO_i, O_i> replaces the sum over the row); d score_dst, now <dO_i, V_i> instead of a sum
-// over the edges, agrees to float rounding. On a square and on a bipartite graph (rows with no edges
-// included), with and without dropout, concatenated or averaged heads, and for one and two threads.
+// kept for GAT's 8 x 8 additive softmax (and one head: the next test) over explicit graphs only;
+// with them the backward's destination pass reads O_i and V_i instead of the row's edges. With
+// concatenated heads the source-side gradients are the recomputing pass's bit for bit (averaged
+// heads: to rounding, as D_i = <dO_i, O_i> replaces the sum over the row); d score_dst, now
+// <dO_i, V_i> instead of a sum over the edges, agrees to float rounding. On a square and on a
+// bipartite graph (rows with no edges included), with and without dropout, concatenated or
+// averaged heads, and for one and two threads.
 TEST(ParallelAttention, DestinationTermsGiveTheSameGradientsToRounding) {
   const RestoreEdgeRecords restore;
   const Graph square = testing::power_law_graph(2000, 30000, 8);
