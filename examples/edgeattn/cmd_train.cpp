@@ -1054,9 +1054,15 @@ int run_train(std::span<const std::string> argv) {
       throw UsageError("--batch-size needs a conv model (gat, gatv2, transformer), not graph_transformer");
     sampling.fanouts = args.given("fanout") ? parse_fanouts(args.str("fanout"))
                                             : std::vector<int64_t>(static_cast<size_t>(cfg.layers), 10);
-    if (static_cast<int64_t>(sampling.fanouts.size()) != cfg.layers)
-      throw UsageError("--fanout gives " + std::to_string(sampling.fanouts.size()) + " values for --layers " +
-                       std::to_string(cfg.layers) + ": one per layer");
+    if (const auto given = static_cast<int64_t>(sampling.fanouts.size()); given != cfg.layers) {
+      std::string example;  // the user's first fanout, once per layer
+      for (int64_t l = 0; l < cfg.layers; ++l)
+        example += (l ? "," : "") + std::to_string(sampling.fanouts[0]);
+      throw UsageError("--fanout gives " + std::to_string(given) + (given == 1 ? " value" : " values") +
+                       " for a model of " + std::to_string(cfg.layers) + " layers (--layers " +
+                       std::to_string(cfg.layers) + (args.given("layers") ? "" : ", the default") +
+                       "): give one per layer, e.g. --fanout " + example);
+    }
   }
 
   std::vector<double> test_acc, val_acc, sec_per_epoch, epochs;
