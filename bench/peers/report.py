@@ -10,7 +10,9 @@ replaced otherwise; the file is written atomically). It holds the machine (CPU, 
 FMA peak measured in the same run), each library's version, per-workload tables of time, peak
 memory and the ratio peer/edgeattn (> 1: edgeattn is faster), the issue's targets computed from the
 numbers, every workload where edgeattn loses, the failed runs, and two plots (PNG, next to the
-raw file): the dense-vs-sparse crossover and time vs edges. For each key the latest record counts.
+raw file): the dense-vs-sparse crossover and time vs edges. For each key the latest record counts,
+except in the rounds table: for configurations measured with `run_suite.py --rounds N`, each ratio
+round by round (a peer's run against edgeattn's run of the same round), with its median and range.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
@@ -658,6 +661,81 @@ def minibatch_section(cm: list[Config]) -> list[str]:
     return out
 
 
+# Per measure of a group: (record field or None for the later epochs, the measure's name, its unit).
+ROUND_MEASURES = {"train": (("seconds_per_epoch", "s / epoch", "s"), (None, "s / epoch after the first", "s")),
+                  "minibatch": (("seconds_per_epoch", "s / epoch", "s"),)}
+KERNEL_MEASURES = (("forward_ms", "forward", "ms"), ("forward_backward_ms", "forward + backward", "ms"))
+
+
+def round_value(r: Record, field: str | None) -> float | None:
+    """A measure of one ok record: the field, or (None) the mean of the epochs after the first."""
+    if r.get("status") != "ok":
+        return None
+    v = later_epochs(r) if field is None else r.get(field)
+    return float(v) if v else None
+
+
+def round_series(records: list[Record]) -> dict[tuple[str, str, str, tuple[str, ...]], dict[str, dict[int, Record]]]:
+    """The records of --rounds invocations: (suite_run, group, input, params) -> library column ->
+    round -> record. Keys are library|workload|input|params|T (run_suite.py's Job.key)."""
+    out: dict[tuple[str, str, str, tuple[str, ...]], dict[str, dict[int, Record]]] = defaultdict(lambda: defaultdict(dict))
+    for r in records:
+        if (r.get("rounds") or 1) <= 1 or "round" not in r or r.get("group") not in SUITE_GROUPS:
+            continue
+        parts = r["key"].split("|")
+        out[(r.get("suite_run", ""), r["group"], parts[2], tuple(parts[3:-1]))][lib_key(r)][int(r["round"])] = r
+    return out
+
+
+def round_rows(series: dict[str, dict[int, Record]], group: str) -> list[tuple[str, str, str, list[float | None]]]:
+    """(peer column, edgeattn column, measure, ratio per round) for one configuration: every peer
+    against every edgeattn column (its default and each option), paired within a round."""
+    rounds = sorted({n for by_round in series.values() for n in by_round})
+    measures = ROUND_MEASURES.get(group, KERNEL_MEASURES)
+    rows = []
+    for ea in sorted((c for c in series if c.startswith("edgeattn")), key=lambda c: (c != "edgeattn", c)):
+        for peer in sorted(c for c in series if not c.startswith("edgeattn")):
+            for field, name, _unit in measures:
+                qs = []
+                for n in rounds:
+                    a, b = series[peer].get(n), series[ea].get(n)
+                    va = round_value(a, field) if a else None
+                    vb = round_value(b, field) if b else None
+                    qs.append(va / vb if va and vb else None)
+                if any(q is not None for q in qs):
+                    rows.append((peer, ea, name, qs))
+    return rows
+
+
+def rounds_section(records: list[Record]) -> list[str]:
+    """The ratios of --rounds invocations round by round, with median and range: the latest
+    invocation of each configuration (group, input, parameters)."""
+    series = round_series(records)
+    if not series:
+        return []
+    latest_run: dict[tuple[str, str, tuple[str, ...]], str] = {}
+    for run, group, name, params in series:
+        k = (group, name, params)
+        latest_run[k] = max(latest_run.get(k, ""), run)
+    out = ["### Ratios round by round", "",
+           "Runs of `run_suite.py --rounds N`: every job ran N times, round-robin, so that the libraries' runs "
+           "interleave in time. Each ratio is a peer's run over edgeattn's run of the same round (above 1 "
+           "edgeattn is faster); the median and the range are over the rounds. Data: "
+           f"{suite_commands(r for r in records if r.get('rounds', 1) > 1)}.", ""]
+    out += ["| group | input | parameters | peer | against | measure | per round | median | range |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (group, name, params), run in sorted(latest_run.items(), key=lambda kv: (SUITE_GROUPS.index(kv[0][0]), kv[0])):
+        by_lib = series[(run, group, name, params)]
+        for peer, ea, measure, qs in round_rows(by_lib, group):
+            got = [q for q in qs if q is not None]
+            per = ", ".join(f"{q:.2f}" if q is not None else "—" for q in qs)
+            peer_recs = list(by_lib[peer].values())
+            out.append(f"| {group} | {name} | {' '.join(params)} | {label(peer, peer_recs)} | {label(ea)} | {measure} | "
+                       f"{per} | **{statistics.median(got):.2f}** | {min(got):.2f}–{max(got):.2f} |")
+    out.append("")
+    return out
+
+
 def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
     records, latest = load(raw)
     ck, cd = configs(latest, "kernel"), configs(latest, "dense")
@@ -784,6 +862,7 @@ def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
                     "; ".join(f"`{x}`" for x in newer) + ". Each run's own command is its record's `command`.", ""]
     if cm:
         out += minibatch_section(cm)
+    out += rounds_section(records)
     bad = [r for r in latest.values() if r.get("status", "ok") != "ok" and r.get("group") in
            ("kernel", "dense", "layer", "train", "sdpa", "minibatch", "inputs")]
     if bad:

@@ -25,6 +25,14 @@ mode: into bench/results/peers/quick.md, so development numbers stay out of benc
 
 Resumable: a run whose key (library, workload, input, sizes, threads) is already in the raw file
 is skipped unless --rerun. Failures, timeouts and out-of-memory runs are records, not crashes.
+
+Rounds: on a shared host one library's run can fall in a slow minute and the next library's in a
+fast one, so a single run of each can misstate their ratio by more than the effect measured.
+`--rounds N` runs the selected jobs N times, round-robin (every job once, then every job again),
+so that the runs of the libraries interleave in time; each record carries its round, and the
+report gives every ratio round by round with the median and the range:
+
+    build/peers-venv/bin/python bench/peers/run_suite.py --only train,minibatch --libraries edgeattn,dgl2 --rounds 3
 """
 from __future__ import annotations
 
@@ -120,10 +128,12 @@ class Settings:
     quiet_wait_min: float = 20.0
     argv: tuple[str, ...] = ()
     rerun_after: str = ""
+    rounds: int = 1
 
     def stale(self, rec: dict[str, Any] | None) -> bool:
-        """True when a job must run: no record, --rerun, or --rerun-after covers its latest record."""
-        if rec is None or self.rerun:
+        """True when a job must run: no record, --rerun, --rounds above 1, or --rerun-after covers its latest
+        record."""
+        if rec is None or self.rerun or self.rounds > 1:
             return True
         return bool(self.rerun_after) and (rec.get("time", "") >= self.rerun_after or bool(rec.get("busy_machine")))
 
@@ -164,6 +174,10 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     p.add_argument("--rerun-after", default="",
                    help="measure again runs whose latest record is from this UTC time on (ISO, e.g. "
                         "2026-11-25T14:55:00Z: runs disturbed by a compiler), or marked busy_machine")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="run the selected jobs this many times, round-robin, so that each library's runs "
+                        "interleave with the others'; the report gives each ratio per round, its median and range "
+                        "(default 1; with more, every job runs, as with --rerun)")
     p.add_argument("--dry-run", action="store_true", help="list the runs and the time estimate, run nothing")
     p.add_argument("--timeout-scale", type=float, default=1.0, help="multiply every run's timeout")
     p.add_argument("--max-peer-edges", type=float, default=5e7,
@@ -178,6 +192,8 @@ def parse_args(argv: list[str] | None = None) -> Settings:
         p.error(f"--only: unknown group(s) {bad}; expected {GROUPS}")
     raw = a.raw or ROOT / "bench/results/peers" / ("raw-quick.jsonl" if a.quick else "raw.jsonl")
     results = a.results or (raw.parent / "quick.md" if a.quick else ROOT / "bench/RESULTS.md")
+    if a.rounds < 1:
+        p.error(f"--rounds is {a.rounds}, expected at least 1")
     libs = tuple(x for x in a.libraries.split(",") if x)
     bad = [x for x in libs if x not in ALL_LIBRARIES.split(",")]
     if bad:
@@ -185,7 +201,7 @@ def parse_args(argv: list[str] | None = None) -> Settings:
     return Settings(a.quick, a.threads, groups, a.edgeattn, a.python, a.python_torch2, a.python_dgl2, a.inputs_dir,
                     raw, results, a.rerun, a.dry_run, a.timeout_scale, a.mem_limit_gb, libs, int(a.max_peer_edges),
                     a.targets, a.quiet_load, a.quiet_wait, tuple(argv if argv is not None else sys.argv[1:]),
-                    a.rerun_after)
+                    a.rerun_after, a.rounds)
 
 
 # The runs behind the issue's targets (report.py's target_lines reads exactly these).
@@ -741,6 +757,12 @@ def wait_for_quiet(threshold: float, minutes: float) -> tuple[bool, float, float
     return load < threshold, load, time.monotonic() - t0
 
 
+def round_robin(jobs: list[Job], rounds: int) -> list[tuple[int, Job]]:
+    """(round, job) in run order: every job once per round, rounds 1..N in turn, so that each
+    library's runs interleave with the others' instead of following one another."""
+    return [(rnd, job) for rnd in range(1, rounds + 1) for job in jobs]
+
+
 def main(argv: list[str] | None = None) -> int:
     s = parse_args(argv)
     avail = 0.0
@@ -756,8 +778,9 @@ def main(argv: list[str] | None = None) -> int:
         for j in jobs:
             print(f"{j.key}  ~{j.estimate_s:.1f}s (timeout {j.timeout_s:.0f}s)")
         todo = [j for j in jobs if s.stale(raw.latest(j.key))]
-        print(f"{len(jobs)} runs, {len(todo)} to do, {len(specs)} inputs; "
-              f"estimate {sum(j.estimate_s for j in todo) / 60:.0f} min plus writing the inputs")
+        print(f"{len(jobs)} runs, {len(todo)} to do{f' in each of {s.rounds} rounds' if s.rounds > 1 else ''}, "
+              f"{len(specs)} inputs; estimate {s.rounds * sum(j.estimate_s for j in todo) / 60:.0f} min plus writing "
+              f"the inputs")
         return 0
 
     if not s.edgeattn.exists():
@@ -793,7 +816,8 @@ def main(argv: list[str] | None = None) -> int:
     coretype = pick_coretype(s, raw, mem_limit) if old_peers else "auto"
     specs, jobs = Matrix(s, coretype).jobs()
     todo = [j for j in jobs if s.stale(raw.latest(j.key))]
-    log(f"{len(jobs)} runs, {len(todo)} to do; estimate {sum(j.estimate_s for j in todo) / 60:.0f} min "
+    log(f"{len(jobs)} runs, {len(todo)} to do{f' in each of {s.rounds} rounds' if s.rounds > 1 else ''}; "
+        f"estimate {s.rounds * sum(j.estimate_s for j in todo) / 60:.0f} min "
         f"plus writing {len(specs)} inputs (mem limit per run {mem_limit / 2**30:.1f} GiB)")
 
     # The OpenMP wait policy, chosen per environment on the probe input (PyG's kernel where the
@@ -822,7 +846,8 @@ def main(argv: list[str] | None = None) -> int:
     # The budget left of --quiet-wait after the initial wait; the per-run threshold is the same load
     # figure (cores busy), taken between runs while the suite sleeps, so its own runs do not count.
     gate = QuietGate(not s.quick and s.quiet_wait_min > 0, s.quiet_load, max(0.0, s.quiet_wait_min - waited / 60))
-    for i, job in enumerate(todo, 1):
+    schedule = round_robin(todo, s.rounds)
+    for i, (rnd, job) in enumerate(schedule, 1):
         job_quiet, others, _ = gate.wait()
         venv = job.meta.get("venv")
         wait_policy = policy.get(venv, "default") if venv else "default"
@@ -849,9 +874,11 @@ def main(argv: list[str] | None = None) -> int:
                    quick=s.quick, load_avg_1m_before=load, runnable_before=runnable,
                    other_busy_cores_before=others, busy_machine=not (quiet and job_quiet),
                    suite_command=suite_command.strip())
+        if s.rounds > 1:  # which invocation and round: report.py's per-round ratios
+            rec.update(suite_run=stamp, round=rnd, rounds=s.rounds)
         raw.append(rec)
         t = rec.get("forward_ms", rec.get("seconds_per_epoch"))
-        log(f"[{i}/{len(todo)}] {job.key}: {rec['status']} {t if t is not None else ''} "
+        log(f"[{i}/{len(schedule)}] {job.key}: {rec['status']} {t if t is not None else ''} "
             f"{(rec.get('message') or '')[:120]}")
 
     report = [sys.executable, str(ROOT / "bench/peers/report.py"), "--raw", str(s.raw), "--results", str(s.results),
