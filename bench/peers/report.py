@@ -761,6 +761,11 @@ def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
             "600–800 MB in the PyTorch 2 environments, and the loaded input). All libraries read the same `.npz` "
             "written by `edgeattn bench write-inputs` (the minibatch group's by `bench/peers/sbm_input.py`). PyTorch dense attention masks with -inf off the graph and materialises [H, N, N].", ""]
     out += machine_section(records, latest, ROOT / "build/peers/dgl_error.txt")
+    rounds = sorted({int(r["rounds"]) for r in latest.values() if (r.get("rounds") or 1) > 1})
+    if rounds:
+        out += [f"Some of the latest records come from `run_suite.py --rounds` invocations ({', '.join(map(str, rounds))} "
+                "rounds): the tables below show each job's last round; \"Ratios round by round\" at the end gives "
+                "every round's ratio with the median and range.", ""]
     out += target_lines(latest, ck, cd, ct)
 
     dense_keys = {(c.input_name, c.params) for c in cd}

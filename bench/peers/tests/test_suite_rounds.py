@@ -100,3 +100,4 @@ def test_the_report_section_holds_the_rounds_table(tmp_path):
     raw.write_text("".join(json.dumps(r) + "\n" for r in recs))
     text = report.build_section(raw, tmp_path, "", tmp_path / "report.md")
     assert "### Ratios round by round" in text and "| 8.00, 8.00, 8.00 | **8.00** | 8.00–8.00 |" in text
+    assert "come from `run_suite.py --rounds` invocations (3 rounds): the tables below show each job's last round" in text
