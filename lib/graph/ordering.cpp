@@ -7,10 +7,14 @@
 
 #include <algorithm>
 #include <boost/graph/cuthill_mckee_ordering.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <deque>
+#include <iomanip>
 #include <new>
 #include <numeric>
+#include <sstream>
+#include <string>
 
 #include "edgeattn/core/error.hpp"
 #include "edgeattn/core/parallel.hpp"
@@ -122,25 +126,69 @@ std::vector<int64_t> amd_ordering(const Graph& graph) {
   return invert_permutation(old_of_new);
 }
 
-std::vector<int64_t> degree_ordering(const Graph& graph) {
-  require_square(graph, "degree_ordering");
+std::vector<int64_t> total_degrees(const Graph& graph) {
+  require_square(graph, "total_degrees");
   const int64_t n = graph.num_dst();
   const auto& t = graph.transpose();
   std::vector<int64_t> degree(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    const auto row = graph.row(i);
-    const auto [lo, hi] = std::equal_range(row.begin(), row.end(), static_cast<int32_t>(i));
-    const int64_t loops = hi - lo;
-    degree[static_cast<size_t>(i)] =
-        static_cast<int64_t>(row.size()) - loops +
-        (t.col_ptr[static_cast<size_t>(i) + 1] - t.col_ptr[static_cast<size_t>(i)]) - loops;
-  }
-  std::vector<int64_t> old_of_new(static_cast<size_t>(n));
+  parallel_for(0, n, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const auto row = graph.row(i);
+      const auto [lo, hi] = std::equal_range(row.begin(), row.end(), static_cast<int32_t>(i));
+      const int64_t loops = hi - lo;
+      degree[static_cast<size_t>(i)] =
+          static_cast<int64_t>(row.size()) - loops +
+          (t.col_ptr[static_cast<size_t>(i) + 1] - t.col_ptr[static_cast<size_t>(i)]) - loops;
+    }
+  });
+  return degree;
+}
+
+std::vector<int64_t> degree_ordering(const Graph& graph) {
+  require_square(graph, "degree_ordering");
+  const std::vector<int64_t> degree = total_degrees(graph);
+  std::vector<int64_t> old_of_new(degree.size());
   std::iota(old_of_new.begin(), old_of_new.end(), 0);
   std::stable_sort(old_of_new.begin(), old_of_new.end(), [&](int64_t a, int64_t b) {
     return degree[static_cast<size_t>(a)] > degree[static_cast<size_t>(b)];
   });
   return invert_permutation(old_of_new);
+}
+
+int32_t degree_group(int64_t degree, double mean_degree) {
+  // Groups by thresholds mean/2, mean, 2 mean, 4 mean, ...: group g >= 1 holds degrees in
+  // [mean 2^(g-2), mean 2^(g-1)), group 0 those below mean / 2 (and every node when mean is 0).
+  if (!(mean_degree > 0.0)) return 0;
+  int32_t g = 0;
+  for (double t = mean_degree / 2; static_cast<double>(degree) >= t && g < 62; t *= 2) ++g;
+  return g;
+}
+
+std::vector<int64_t> degree_group_ordering(const Graph& graph) {
+  require_square(graph, "degree_group_ordering");
+  const std::vector<int64_t> degree = total_degrees(graph);
+  const auto n = static_cast<int64_t>(degree.size());
+  int64_t total = 0;
+  for (const int64_t d : degree) total += d;
+  const double mean = n > 0 ? static_cast<double>(total) / static_cast<double>(n) : 0.0;
+  // A counting sort by group, highest group first, stable: ids ascending within a group.
+  std::vector<int64_t> start(64, 0);
+  std::vector<int32_t> group(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v) {
+    const int32_t g = degree_group(degree[static_cast<size_t>(v)], mean);
+    group[static_cast<size_t>(v)] = g;
+    ++start[static_cast<size_t>(63 - g)];  // slot 63 - g: the highest group counts first
+  }
+  int64_t sum = 0;
+  for (int64_t& s : start) {
+    const int64_t c = s;
+    s = sum;
+    sum += c;
+  }
+  std::vector<int64_t> new_of_old(static_cast<size_t>(n));
+  for (int64_t v = 0; v < n; ++v)
+    new_of_old[static_cast<size_t>(v)] = start[static_cast<size_t>(63 - group[static_cast<size_t>(v)])]++;
+  return new_of_old;
 }
 
 std::vector<int64_t> partition_ordering(const Graph& graph, int64_t part_size) {
@@ -194,6 +242,60 @@ Locality locality(const Graph& graph) {
   }
   out.mean_edge_distance = static_cast<double>(total) / static_cast<double>(graph.num_edges());
   return out;
+}
+
+namespace {
+
+// x with 3 significant digits.
+std::string format_number(double x) {
+  std::ostringstream os;
+  os << std::setprecision(3) << x;
+  return os.str();
+}
+
+}  // namespace
+
+OrderingAdvice advise_ordering(const Graph& graph, int64_t row_bytes) {
+  if (row_bytes < 1) raise<InvalidArgument>("advise_ordering: row_bytes is ", row_bytes, ", expected >= 1");
+  OrderingAdvice a;
+  const int64_t n = graph.num_dst();
+  a.gathered_bytes = static_cast<double>(graph.num_src()) * static_cast<double>(row_bytes);
+  const auto mb = [](double bytes) { return format_number(bytes / (1 << 20)) + " MiB"; };
+  if (n != graph.num_src()) {
+    a.reason = "a bipartite graph (" + std::to_string(n) + " x " + std::to_string(graph.num_src()) +
+               ") has no one numbering to change";
+    return a;
+  }
+  if (a.gathered_bytes <= kReorderCacheBytes) {
+    a.reason = "the gathered rows (" + mb(a.gathered_bytes) + ") fit in a last-level cache (" +
+               mb(kReorderCacheBytes) + ") in any order";
+    return a;
+  }
+  std::vector<int64_t> degree = total_degrees(graph);
+  int64_t total = 0;
+  for (const int64_t d : degree) total += d;
+  const auto mid = degree.begin() + n / 2;
+  std::nth_element(degree.begin(), mid, degree.end());
+  const double mean = static_cast<double>(total) / static_cast<double>(n);
+  // A median of 0 (most nodes isolated) with edges elsewhere is as skewed as it gets.
+  a.skew = *mid > 0 ? mean / static_cast<double>(*mid) : (total > 0 ? HUGE_VAL : 1.0);
+  a.spread = graph.num_edges() > 0 ? locality(graph).mean_edge_distance / static_cast<double>(n) : 0.0;
+  const std::string skew = "mean / median degree " + format_number(a.skew);
+  const std::string spread = "mean edge span " + format_number(a.spread) + " of the nodes";
+  if (!(a.skew > kReorderSkew)) {
+    a.reason = "degrees are not skewed (" + skew + ", at most " + format_number(kReorderSkew) +
+               "): no hubs to pack together";
+    return a;
+  }
+  if (a.spread < kReorderSpread) {
+    a.reason = "the numbering is already local (" + spread + ", below " + format_number(kReorderSpread) +
+               "): renumbering could lose it";
+    return a;
+  }
+  a.reorder = true;
+  a.reason = "skewed degrees (" + skew + ") in a numbering without locality (" + spread +
+             "), gathered rows of " + mb(a.gathered_bytes);
+  return a;
 }
 
 int64_t bandwidth(const Graph& graph) { return locality(graph).bandwidth; }

@@ -6,6 +6,7 @@
 #include <boost/graph/cuthill_mckee_ordering.hpp>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "edgeattn/core/error.hpp"
@@ -163,6 +164,119 @@ TEST(AmdOrdering, ReturnsAPermutationAndEliminatesAStarsHubLate) {
 TEST(DegreeOrdering, PutsHighDegreeNodesFirstAndBreaksTiesById) {
   // four_node_graph, loops excluded: total degrees 2, 4, 2, 2.
   EXPECT_EQ(degree_ordering(testing::four_node_graph()), (I64{1, 0, 2, 3}));
+}
+
+// Each node's degree counted edge by edge: in + out, self-loops ignored.
+I64 degrees_edge_by_edge(const Graph& g) {
+  I64 degree(static_cast<size_t>(g.num_dst()), 0);
+  for (int64_t i = 0; i < g.num_dst(); ++i)
+    for (const int32_t j : g.row(i))
+      if (j != i) {
+        ++degree[static_cast<size_t>(i)];
+        ++degree[static_cast<size_t>(j)];
+      }
+  return degree;
+}
+
+// The degree-based grouping written out: group g >= 1 holds degrees in [mean 2^(g-2), mean
+// 2^(g-1)), group 0 those below mean / 2; highest group first, ids ascending within a group.
+I64 degree_groups_reference(const Graph& g) {
+  const I64 degree = degrees_edge_by_edge(g);
+  const double mean = static_cast<double>(std::accumulate(degree.begin(), degree.end(), int64_t{0})) /
+                      static_cast<double>(degree.size());
+  const auto group = [&](int64_t d) {
+    int level = 0;
+    if (mean > 0)
+      for (double t = mean / 2; static_cast<double>(d) >= t; t *= 2) ++level;
+    return level;
+  };
+  I64 old_of_new(degree.size());
+  std::iota(old_of_new.begin(), old_of_new.end(), 0);
+  std::stable_sort(old_of_new.begin(), old_of_new.end(), [&](int64_t a, int64_t b) {
+    return group(degree[static_cast<size_t>(a)]) > group(degree[static_cast<size_t>(b)]);
+  });
+  return invert_permutation(old_of_new);
+}
+
+TEST(DegreeGroupOrdering, GroupsByPowersOfTwoOfTheMeanKeepingInputOrderWithinAGroup) {
+  const Graph g = testing::power_law_graph(3000, 30000, 6);
+  EXPECT_EQ(total_degrees(g), degrees_edge_by_edge(g));
+  const I64 order = degree_group_ordering(g);
+  EXPECT_NO_THROW(check_permutation(order, g.num_dst()));
+  EXPECT_EQ(order, degree_groups_reference(g));
+  // Hubs first: the new first node has the largest degree's group, and the numbering is not the
+  // full sort (nodes of a group keep their input order).
+  const I64 degree = total_degrees(g);
+  const int64_t first = std::find(order.begin(), order.end(), 0) - order.begin();
+  EXPECT_GE(2 * degree[static_cast<size_t>(first)], *std::max_element(degree.begin(), degree.end()));
+  EXPECT_NE(order, degree_ordering(g));
+  // The hand-computed case: degrees 2, 4, 2, 2 (mean 2.5): node 1 alone in the top group.
+  EXPECT_EQ(degree_group_ordering(testing::four_node_graph()), (I64{1, 0, 2, 3}));
+  EXPECT_TRUE(degree_group_ordering(Graph()).empty());
+  EXPECT_EQ(degree_group_ordering(Graph::from_csr(3, 3, {0, 0, 0, 0}, {})), (I64{0, 1, 2}));  // no edges
+  testing::expect_throw_naming<GraphError>(
+      [&] {
+        degree_group_ordering(Graph::from_csr(1, 2, {0, 1}, {1}));
+      },
+      {"degree_group_ordering", "square"});
+}
+
+// `hubs` stars of `leaves` leaves each, numbered star by star (the hub, then its leaves), the hubs
+// linked in a path; both directions. Skewed degrees (leaves 1, hubs leaves + 2; mean / median
+// about 2) in a numbering where every edge is short.
+Graph caterpillar(int64_t hubs, int64_t leaves) {
+  const int64_t n = hubs * (leaves + 1);
+  I64 src, dst;
+  for (int64_t h = 0; h < hubs; ++h) {
+    const int64_t hub = h * (leaves + 1);
+    for (int64_t l = 1; l <= leaves; ++l) {
+      src.push_back(hub);
+      dst.push_back(hub + l);
+    }
+    if (h + 1 < hubs) {
+      src.push_back(hub);
+      dst.push_back(hub + leaves + 1);
+    }
+  }
+  return build_graph(n, n, src, dst, {.symmetrize = true});
+}
+
+TEST(AdviseOrdering, RenumbersSkewedGraphsWithoutLocalityWhoseRowsExceedTheCache) {
+  const Graph local = caterpillar(100, 100);  // 10,100 nodes
+  const Graph g = permute(local, random_permutation(local.num_dst(), 9)).graph;
+  const auto row_bytes = static_cast<int64_t>(2 * kReorderCacheBytes / 10100);  // 64 MiB of rows
+  const OrderingAdvice yes = advise_ordering(g, row_bytes);
+  EXPECT_TRUE(yes.reorder) << yes.reason;
+  EXPECT_GT(yes.skew, kReorderSkew);
+  EXPECT_GE(yes.spread, kReorderSpread);
+  EXPECT_DOUBLE_EQ(yes.gathered_bytes, 10100.0 * static_cast<double>(row_bytes));
+  EXPECT_DOUBLE_EQ(yes.spread, mean_edge_distance(g) / 10100.0);
+  EXPECT_NE(yes.reason.find("skewed degrees"), std::string::npos) << yes.reason;
+  // The same graph with rows that fit in cache: any order serves.
+  const OrderingAdvice cached = advise_ordering(g, 256);
+  EXPECT_FALSE(cached.reorder);
+  EXPECT_NE(cached.reason.find("fit in a last-level cache"), std::string::npos) << cached.reason;
+  // In its own star-by-star numbering every edge is short: renumbering could only lose that.
+  const OrderingAdvice near = advise_ordering(local, row_bytes);
+  EXPECT_DOUBLE_EQ(near.skew, yes.skew);
+  EXPECT_FALSE(near.reorder);
+  EXPECT_LT(near.spread, kReorderSpread);
+  EXPECT_NE(near.reason.find("already local"), std::string::npos) << near.reason;
+  testing::expect_throw_naming<InvalidArgument>([&] { advise_ordering(g, 0); }, {"row_bytes", "0"});
+}
+
+TEST(AdviseOrdering, DeclinesRegularAndBipartiteGraphs) {
+  // A shuffled grid: degrees 2 to 4, median 4, so not skewed; its numbering has no locality.
+  const Graph regular = permute(grid(60), random_permutation(3600, 4)).graph;
+  const OrderingAdvice flat = advise_ordering(regular, int64_t{1} << 20);
+  EXPECT_FALSE(flat.reorder);
+  EXPECT_LE(flat.skew, kReorderSkew);
+  EXPECT_GE(flat.spread, kReorderSpread);
+  EXPECT_NE(flat.reason.find("not skewed"), std::string::npos) << flat.reason;
+  const OrderingAdvice bip = advise_ordering(Graph::from_csr(1, 2, {0, 1}, {1}), int64_t{1} << 30);
+  EXPECT_FALSE(bip.reorder);
+  EXPECT_NE(bip.reason.find("bipartite"), std::string::npos) << bip.reason;
+  EXPECT_FALSE(advise_ordering(Graph(), 4).reorder);
 }
 
 // `communities` groups of `size` nodes, each node with 8 random neighbours in its group and one

@@ -1379,6 +1379,36 @@ NB_MODULE(_edgeattn, m) {
     ordering("degree_ordering", &degree_ordering,
              "Nodes by decreasing total degree (in + out, self-loops ignored), ties by id: int64 [N] "
              "new_of_old, hubs first. Raises GraphError unless square.");
+    ordering(
+        "degree_group_ordering", &degree_group_ordering,
+        "Degree-based grouping (Faldu et al., IISWC 2019): nodes by degree group (powers of two of the "
+        "mean total degree), highest first, ids ascending within a group: int64 [N] new_of_old. Packs the "
+        "hubs together as degree_ordering does while a group keeps its input order. What `edgeattn train "
+        "--reorder dbg` (and auto, where advise_ordering says so) trains on. Raises GraphError unless "
+        "square.");
+    m.def(
+        "advise_ordering",
+        [](const Graph& g, int64_t row_bytes) {
+          OrderingAdvice a;
+          {
+            GilRelease release;
+            a = advise_ordering(g, row_bytes);
+          }
+          nb::dict d;
+          d["reorder"] = a.reorder;
+          d["reason"] = a.reason;
+          d["gathered_bytes"] = a.gathered_bytes;
+          d["skew"] = a.skew;
+          d["spread"] = a.spread;
+          return d;
+        },
+        "graph"_a, "row_bytes"_a,
+        "Whether renumbering by degree_group_ordering should speed up attention over this graph when each "
+        "node's gathered row takes row_bytes (heads x channels x 4): {'reorder': bool, 'reason': str, "
+        "'gathered_bytes', 'skew' (mean / median degree), 'spread' (mean |i - j| / N)}. True when the rows "
+        "exceed 32 MiB, skew > 1.3 and spread >= 1/6 (skew-aware selective reordering, Balaji & Lucia, "
+        "IISWC 2018), what `edgeattn train --reorder auto` follows. Raises InvalidArgument when "
+        "row_bytes < 1.");
     m.def(
         "partition_ordering",
         [](const Graph& g, int64_t part_size) {

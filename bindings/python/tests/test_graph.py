@@ -216,6 +216,37 @@ def test_orderings_renumber_for_locality():
     assert ea.degree_ordering(star)[5] == 0
 
 
+def test_degree_groups_and_the_reordering_advice():
+    # Stars of 100 leaves numbered star by star, hubs in a path: skewed degrees, every edge short.
+    hubs, leaves = 100, 100
+    hub = np.arange(hubs) * (leaves + 1)
+    src = np.concatenate([np.repeat(hub, leaves), hub[:-1]])
+    dst = np.concatenate([(hub[:, None] + np.arange(1, leaves + 1)).ravel(), hub[1:]])
+    n = hubs * (leaves + 1)
+    ei = np.stack([np.concatenate([src, dst]), np.concatenate([dst, src])])
+    local = ea.Graph.from_edge_index(ei, num_nodes=n)
+    order = ea.degree_group_ordering(local)
+    assert order.dtype == np.int64 and sorted(order.tolist()) == list(range(n))
+    # hubs first, in their input order; then the leaves, in theirs
+    np.testing.assert_array_equal(order[hub], np.arange(hubs))
+    leaf = np.setdiff1d(np.arange(n), hub)
+    np.testing.assert_array_equal(order[leaf], np.arange(hubs, n))
+    rows = (64 << 20) // n  # about 64 MiB of gathered rows
+    advice = ea.advise_ordering(local, row_bytes=rows)
+    assert advice["reorder"] is False and "already local" in advice["reason"]
+    assert advice["skew"] > 1.3 and advice["spread"] < 1 / 6
+    shuffled = local.permute(np.random.default_rng(3).permutation(n))
+    advice = ea.advise_ordering(shuffled, rows)
+    assert advice["reorder"] is True and "skewed degrees" in advice["reason"]
+    assert advice["gathered_bytes"] == n * rows
+    assert ea.advise_ordering(shuffled, 256)["reorder"] is False  # rows that fit in cache
+    with pytest.raises(ea.InvalidArgument, match="row_bytes"):
+        ea.advise_ordering(local, 0)
+    bipartite = ea.Graph.from_csr(np.array([0, 1]), np.array([1]), num_src=2)
+    with pytest.raises(ea.GraphError, match="degree_group_ordering.*square"):
+        ea.degree_group_ordering(bipartite)
+
+
 def test_orderings_and_permute_reject_bad_input():
     bipartite = ea.Graph.from_csr(np.array([0, 1]), np.array([1]), num_src=2)
     with pytest.raises(ea.GraphError, match="rcm_ordering.*square"):

@@ -376,6 +376,16 @@ def degree_ordering(graph: Graph) -> object:
     Nodes by decreasing total degree (in + out, self-loops ignored), ties by id: int64 [N] new_of_old, hubs first. Raises GraphError unless square.
     """
 
+def degree_group_ordering(graph: Graph) -> object:
+    """
+    Degree-based grouping (Faldu et al., IISWC 2019): nodes by degree group (powers of two of the mean total degree), highest first, ids ascending within a group: int64 [N] new_of_old. Packs the hubs together as degree_ordering does while a group keeps its input order. What `edgeattn train --reorder dbg` (and auto, where advise_ordering says so) trains on. Raises GraphError unless square.
+    """
+
+def advise_ordering(graph: Graph, row_bytes: int) -> dict:
+    """
+    Whether renumbering by degree_group_ordering should speed up attention over this graph when each node's gathered row takes row_bytes (heads x channels x 4): {'reorder': bool, 'reason': str, 'gathered_bytes', 'skew' (mean / median degree), 'spread' (mean |i - j| / N)}. True when the rows exceed 32 MiB, skew > 1.3 and spread >= 1/6 (skew-aware selective reordering, Balaji & Lucia, IISWC 2018), what `edgeattn train --reorder auto` follows. Raises InvalidArgument when row_bytes < 1.
+    """
+
 def partition_ordering(graph: Graph, part_size: int = 4096) -> object:
     """
     Nodes grouped by METIS part (ceil(N / part_size) edge-cut parts; ascending ids within a part): int64 [N] new_of_old, a graph's communities as id ranges (mini-batch training keeps them: its blocks number new sources by ascending id). Raises GraphError unless square, InvalidArgument without METIS or for part_size < 1.
