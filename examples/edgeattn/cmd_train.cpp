@@ -235,8 +235,8 @@ data::Features mapped_features_arg(const std::string& spec, int64_t num_nodes) {
 
 // Throws UsageError unless `order` is an ordering --reorder knows (and this build can run).
 void check_reorder(const std::string& order) {
-  if (order != "degree" && order != "rcm" && order != "amd" && order != "metis")
-    throw UsageError("--reorder is '" + order + "': expected none, degree, rcm, amd or metis");
+  if (order != "degree" && order != "dbg" && order != "rcm" && order != "amd" && order != "metis")
+    throw UsageError("--reorder is '" + order + "': expected auto, none, degree, dbg, rcm, amd or metis");
   if (order == "metis" && !metis_available())
     throw UsageError(
         "--reorder metis needs METIS: this edgeattn was built without it (install libmetis-dev "
@@ -248,6 +248,7 @@ void check_reorder(const std::string& order) {
 std::vector<int64_t> locality_ordering(const std::string& order, const Graph& graph) {
   check_reorder(order);
   return order == "degree" ? degree_ordering(graph)
+         : order == "dbg"  ? degree_group_ordering(graph)
          : order == "rcm"  ? rcm_ordering(graph)
          : order == "amd"  ? amd_ordering(graph)
                            : partition_ordering(graph);
@@ -486,10 +487,35 @@ std::vector<int64_t> parse_fanouts(const std::string& text) {
   return std::move(*fanouts);
 }
 
+// What --reorder decided: the ordering training uses ("none" or one check_reorder knows) and, for
+// auto, why.
+struct ReorderChoice {
+  std::string order;
+  std::string reason;  // auto only: advise_ordering's reason, or why it was not asked
+};
+
+// --reorder auto (the default): degree-based grouping where advise_ordering (graph/ordering.hpp)
+// expects it to pay: a large graph with skewed degrees in a numbering without locality. Never
+// where renumbering is not possible or would copy features read in place (--mmap-features,
+// --features), nor for --task graph; any other value is taken as given.
+ReorderChoice resolve_reorder(const std::string& option, const data::Dataset& ds, const nn::ModelConfig& cfg,
+                              const std::string& task) {
+  if (option != "auto") return {option, ""};
+  if (task == "graph") return {"none", "graph classification trains on many small graphs"};
+  if (ds.features.is_mapped())
+    return {"none", "the features are read in place (" + ds.features.mapped_from() +
+                        "): renumbering their rows would copy them into memory"};
+  // The rows the first layer's attention gathers: heads x channels floats per node.
+  const int64_t row_bytes =
+      std::max<int64_t>(1, cfg.heads * cfg.hidden * static_cast<int64_t>(sizeof(float)));
+  const OrderingAdvice advice = advise_ordering(ds.graph, row_bytes);
+  return {advice.reorder ? "dbg" : "none", advice.reason};
+}
+
 // --reorder: renumbers ds's nodes by a locality ordering (graph/ordering.hpp) and returns
 // old_of_new (empty for "none"), so that what is written per node or edge can name the dataset's
 // own ids. Numbering hubs or neighbourhoods together makes the kernels' gathers of source and
-// destination rows hit cache more often on large graphs.
+// destination rows hit cache more often on large graphs. `order` is resolved (not auto).
 std::vector<int64_t> reorder_for_locality(const std::string& order, data::Dataset& ds) {
   if (order == "none") return {};
   check_reorder(order);
@@ -510,7 +536,8 @@ namespace {
 // bit for bit. Values are the parsed ones (--lr 5e-3 is --lr 0.005); --epochs may grow, and the
 // threads, output files and checkpoint interval do not change the result.
 std::vector<std::pair<std::string, std::string>> run_options(const Args& args, const nn::ModelConfig& cfg,
-                                                             const train::TrainConfig& tc) {
+                                                             const train::TrainConfig& tc,
+                                                             const std::string& reorder) {
   const auto real = [](float v) {  // the shortest text that reads back as the same float: 0.005
     char buf[32];
     const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
@@ -534,7 +561,7 @@ std::vector<std::pair<std::string, std::string>> run_options(const Args& args, c
       {"adamw", flag("adamw")},
       {"patience", std::to_string(tc.patience)},
       {"eval-every", std::to_string(tc.eval_every)},
-      {"reorder", args.str("reorder")},
+      {"reorder", reorder.empty() ? std::string("none") : reorder},  // as resolved: auto's choice
       {"features", args.str("features")},
       {"batch-size", std::to_string(batch_size)},
       {"fanout", fanout},
@@ -551,9 +578,10 @@ std::vector<std::pair<std::string, std::string>> run_options(const Args& args, c
   return r;
 }
 
-std::string run_record(const Args& args, const nn::ModelConfig& cfg, const train::TrainConfig& tc) {
+std::string run_record(const Args& args, const nn::ModelConfig& cfg, const train::TrainConfig& tc,
+                       const std::string& reorder) {
   std::string out;
-  for (const auto& [k, v] : run_options(args, cfg, tc)) {
+  for (const auto& [k, v] : run_options(args, cfg, tc, reorder)) {
     if (!out.empty()) out += ',';
     out += k + ":" + percent_encode(v);
   }
@@ -595,7 +623,7 @@ std::string run_differences(const std::string& saved, const std::string& now) {
 void checkpointing(const Args& args, nn::Model& model, ModelFileMeta meta, bool write,
                    std::optional<train::LoadedTrainingState>& resumed, train::TrainConfig& tc,
                    int ranks = 0) {
-  meta.run = run_record(args, model.config(), tc);
+  meta.run = run_record(args, model.config(), tc, meta.reorder);
   // --distributed: the rank count too (mpirun -np), which decides the partition and the order of
   // the gradient sums; a checkpoint resumed under another count would end as neither run.
   if (ranks > 0) meta.run += ",np:" + std::to_string(ranks);
@@ -782,9 +810,10 @@ int train_distributed(const Args& args, nn::ModelConfig cfg, train::TrainConfig 
 #endif
 }
 
-// What a model file records of --reorder: the ordering, empty for none.
-std::string reorder_record(const Args& args) {
-  return args.str("reorder") == "none" ? "" : args.str("reorder");
+// What a model file records of --reorder: the ordering training used (auto's choice), empty for
+// none.
+std::string reorder_record(const ReorderChoice& reorder) {
+  return reorder.order == "none" ? "" : reorder.order;
 }
 
 // What a model file records of --features: empty when not given, or when it names the dataset
@@ -831,12 +860,14 @@ int run_train(std::span<const std::string> argv) {
       .option("pe-dim", "K", "8", "columns of the positional encoding")
       .flag("residual", "residual connections (gat, gatv2)")
       .flag("no-normalize", "do not row-normalise the features")
-      .option("reorder", "ORDER", "none",
-              "renumber the nodes before training, for locality (graph/ordering.hpp): none, degree (hubs "
-              "first), rcm, amd or metis (METIS parts of ~4096 nodes as id ranges: communities together, "
-              "which mini-batches keep with --source-order ascending). The same model and metrics; dropout "
-              "draws differ (they are keyed by node "
-              "id), and --attention-out still names the dataset's own ids")
+      .option("reorder", "ORDER", "auto",
+              "renumber the nodes before training, for locality (graph/ordering.hpp): auto (dbg where "
+              "advise_ordering expects it to pay: gathered rows beyond 32 MiB, skewed degrees, a numbering "
+              "without locality; else none), none, degree (hubs first), dbg (degree groups, input order "
+              "within a group), rcm, amd or metis (METIS parts of ~4096 nodes as id ranges: communities "
+              "together, which mini-batches keep with --source-order ascending). The same model and "
+              "metrics; dropout draws differ (they are keyed by node id), and --attention-out still names "
+              "the dataset's own ids")
       .flag("mmap-features",
             "read the dense features of an .npz --dataset (a stored float32 attr_matrix) in place, "
             "memory-mapped, instead of into memory: for features larger than RAM, with --batch-size. "
@@ -1015,7 +1046,14 @@ int run_train(std::span<const std::string> argv) {
     // it along), so that `edgeattn eval --split random:...` draws the very same nodes.
     add_split_spec(ds, args.str("split"));
   }
-  const std::vector<int64_t> old_of_new = reorder_for_locality(args.str("reorder"), ds);
+  const auto reorder_start = std::chrono::steady_clock::now();
+  const ReorderChoice reorder = resolve_reorder(args.str("reorder"), ds, cfg, task);
+  const std::vector<int64_t> old_of_new = reorder_for_locality(reorder.order, ds);
+  const double reorder_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - reorder_start).count();
+  if (!reorder.reason.empty() && reorder.order != "none" && !args.flag_set("quiet"))
+    std::cerr << "edgeattn train: --reorder auto: renumbering the nodes by degree groups (dbg): "
+              << reorder.reason << "; --reorder none keeps the file's numbering\n";
   if (normalize && ds.features.cols() > 0) data::normalize_features(ds.features);
   cfg.in_channels = ds.features.cols();
   cfg.num_classes = ds.num_classes();
@@ -1083,7 +1121,7 @@ int run_train(std::span<const std::string> argv) {
                                 .format = ds.format,
                                 .split = args.str("split"),
                                 .features = features_record(args),
-                                .reorder = reorder_record(args)},
+                                .reorder = reorder_record(reorder)},
                   true, resumed, tc);
     nn::PreparedGraph prepared = prepare_graph_of(model, ds);
     const Graph& g = prepared.graph;
@@ -1142,7 +1180,7 @@ int run_train(std::span<const std::string> argv) {
                              .format = ds.format,
                              .split = args.str("split"),
                              .features = features_record(args),
-                             .reorder = reorder_record(args)};
+                             .reorder = reorder_record(reorder)};
     train::save_parameters(args.str("save"), last_model->parameters(), meta.serialize());
   }
   if (args.given("attention-out")) {
@@ -1211,6 +1249,9 @@ int run_train(std::span<const std::string> argv) {
     for (const train::EpochStats& s : last.history) epoch_seconds.push_back(s.train_seconds);
     j.raw_field("epoch_seconds", json_real_array(epoch_seconds));
     j.field("load_seconds", load_seconds);
+    j.field("reorder", reorder.order);
+    if (!reorder.reason.empty()) j.field("reorder_reason", reorder.reason);
+    j.field("reorder_seconds", reorder_seconds);
     j.field("parameters", last_model->num_parameters());
     j.field("library", "edgeattn").field("version", tool_version()).field("input", args.str("dataset"));
     if (tc.profile) {
