@@ -34,6 +34,7 @@ KERNEL_LIBS = ("edgeattn", "edgeattn-dense", "edgeattn-pattern", "graphblas", "t
 # Column keys: the record's library, plus "-sdpa" for PyTorch's scaled_dot_product_attention runs.
 LABELS = {"edgeattn": "edgeattn", "edgeattn-dense": "edgeattn dense path", "edgeattn-pattern": "edgeattn (implicit pattern)",
           "edgeattn-degree": "edgeattn, --reorder degree", "edgeattn-metis": "edgeattn, --reorder metis",
+          "edgeattn-none": "edgeattn, --reorder none",
           "graphblas": "GraphBLAS", "torch": "PyTorch dense", "pyg": "PyG", "dgl": "DGL",
           "torch-sdpa": "PyTorch SDPA", "torch2": "PyTorch dense", "torch2-sdpa": "PyTorch SDPA", "pyg2": "PyG",
           "dgl2": "DGL"}
@@ -41,7 +42,7 @@ PEER_LIBS = ("graphblas", "torch", "pyg", "dgl", "torch2", "pyg2", "dgl2")
 SUITE_GROUPS = ("kernel", "dense", "layer", "train", "sdpa", "minibatch")
 
 COLORS = {"edgeattn": "tab:blue", "edgeattn-dense": "tab:orange", "edgeattn-pattern": "tab:green",
-          "edgeattn-degree": "tab:blue", "edgeattn-metis": "tab:blue",
+          "edgeattn-degree": "tab:blue", "edgeattn-metis": "tab:blue", "edgeattn-none": "tab:blue",
           "torch": "tab:red", "graphblas": "tab:purple", "pyg": "tab:brown", "dgl": "tab:pink",
           "torch2-sdpa": "tab:olive", "pyg2": "tab:gray", "dgl2": "tab:cyan"}
 
@@ -69,9 +70,25 @@ def record_version(r: dict[str, Any]) -> str | None:
     return str(r["version"]) if r.get("version") else None
 
 
+def input_order_run(c: Any) -> dict[str, Any] | None:
+    """The configuration's edgeattn run in the input's own numbering: its `--reorder none` run, else the
+    default's where --reorder auto kept the numbering (records from before auto have no "reorder")."""
+    none = c.by_lib.get("edgeattn-none")
+    if none and none.get("status") == "ok":
+        return none
+    base = c.base
+    if base and base.get("status") == "ok" and base.get("reorder") in (None, "none"):
+        return base
+    return None
+
+
 def label(lib: str, records: Iterable[dict[str, Any]] = ()) -> str:
     """A column's name with the version(s) its records ran with, e.g. 'PyG 2.8.1 (torch 2.15.0)'."""
     base = LABELS.get(lib, lib)
+    if lib == "edgeattn":  # the default --reorder auto: name what it chose where it renumbered
+        chosen = sorted({str(r["reorder"]) for r in records
+                         if lib_key(r) == lib and r.get("reorder") not in (None, "none")})
+        return f"{base} (--reorder auto: {' / '.join(chosen)})" if chosen else base
     if lib.startswith("edgeattn") or lib == "graphblas":
         return base
     versions = sorted({v for r in records if lib_key(r) == lib and (v := record_version(r))})
@@ -827,7 +844,7 @@ def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
                 "| peak MB | test accuracy |",
                 "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
         for c in ct:
-            for lib in ("edgeattn", "edgeattn-degree", "pyg", "dgl", "pyg2", "dgl2"):
+            for lib in ("edgeattn", "edgeattn-none", "edgeattn-degree", "pyg", "dgl", "pyg2", "dgl2"):
                 r = c.by_lib.get(lib)
                 if not r:
                     continue
@@ -844,13 +861,34 @@ def build_section(raw: Path, plot_dir: Path, suffix: str, results: Path) -> str:
                            f"{f'{q_later:.2f}' if q_later else ''} | {r.get('peak_rss_mb', 0):.0f} | "
                            f"{f'{acc:.3f}' if acc is not None else ''} |")
         out.append("")
+        for c in ct:  # the default's renumbering, against the input's own order
+            base, own_order = c.base, input_order_run(c)
+            if not base or base.get("status") != "ok" or base.get("reorder") in (None, "none") or not own_order:
+                continue
+            own = ratio(base, own_order, "seconds_per_epoch")
+            peers = [(lib, ratio(c.by_lib.get(lib), own_order, "seconds_per_epoch"))
+                     for lib in ("pyg", "dgl", "pyg2", "dgl2")]
+            later, own_later = later_epochs(base), later_epochs(own_order)
+            out.append(f"{c.input_name}: the default `--reorder auto` renumbered the nodes by degree groups "
+                       f"({base['reorder']}: {base.get('reorder_reason', 'advise_ordering')}) in "
+                       f"{base.get('reorder_seconds', float('nan')):.2f} s before the first epoch (not in the "
+                       f"epoch times, as no library's graph construction is); its epoch took "
+                       f"{base['seconds_per_epoch']:.4g} s"
+                       + (f", {own:.2f}× the time with `--reorder none` ({own_order['seconds_per_epoch']:.4g} s)"
+                          if own else "")
+                       + (f" (epochs after the first: {later:.4g} s, {later / own_later:.2f}×)"
+                          if later and own_later else "")
+                       + "".join(f"; {label(lib, [c.by_lib[lib]])} / `--reorder none` {q:.2f}×" for lib, q in peers if q)
+                       + ".")
+            out.append("")
         for c in ct:  # the peers against the renumbered run too
             deg = c.by_lib.get("edgeattn-degree")
+            own_order = input_order_run(c)
             if not deg or deg.get("status") != "ok":
                 continue
-            own = ratio(deg, c.base, "seconds_per_epoch")
+            own = ratio(deg, own_order, "seconds_per_epoch") if own_order else None
             peers = [(lib, ratio(c.by_lib.get(lib), deg, "seconds_per_epoch")) for lib in ("pyg", "dgl", "pyg2", "dgl2")]
-            later, base_later = later_epochs(deg), later_epochs(c.base)
+            later, base_later = later_epochs(deg), (later_epochs(own_order) if own_order else None)
             out.append(f"{c.input_name}: with `--reorder degree` (nodes renumbered hubs first before training) "
                        f"edgeattn's epoch took {deg['seconds_per_epoch']:.4g} s"
                        + (f", {own:.2f}× the time in the input's own order" if own else "")

@@ -514,6 +514,13 @@ class Matrix:
                 jobs.append(self.job("train", "edgeattn", "train", spec, parts, self.ea(
                     "train", "--dataset", str(self.path(spec)), "--epochs", str(epochs), "--patience", "0",
                     "--json", "--quiet"), input_load_s(spec) + per_epoch["edgeattn"] * epochs, epochs=epochs))
+                # The default renumbers where advise_ordering expects it to pay (--reorder auto): the
+                # input's own numbering as well, on inputs beyond Cora's size.
+                if spec.graph != "cora":
+                    jobs.append(self.job("train", "edgeattn-none", "train", spec, parts, self.ea(
+                        "train", "--dataset", str(self.path(spec)), "--epochs", str(epochs), "--patience", "0",
+                        "--reorder", "none", "--json", "--quiet"),
+                        input_load_s(spec) + per_epoch["edgeattn"] * epochs, epochs=epochs, reorder="none"))
                 # The same training with the nodes renumbered hubs first (edgeattn train --reorder):
                 # a user's option, reported beside the dataset's own order, not instead of it.
                 jobs.append(self.job("train", "edgeattn-degree", "train", spec, parts, self.ea(

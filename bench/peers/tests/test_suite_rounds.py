@@ -101,3 +101,24 @@ def test_the_report_section_holds_the_rounds_table(tmp_path):
     text = report.build_section(raw, tmp_path, "", tmp_path / "report.md")
     assert "### Ratios round by round" in text and "| 8.00, 8.00, 8.00 | **8.00** | 8.00–8.00 |" in text
     assert "come from `run_suite.py --rounds` invocations (3 rounds): the tables below show each job's last round" in text
+
+
+def test_the_report_names_the_defaults_renumbering_and_compares_it_with_the_input_order(tmp_path):
+    auto = dict(record("edgeattn", 1, [2.0, 1.8], rounds=1), reorder="dbg", reorder_seconds=0.61,
+                reorder_reason="skewed degrees (mean / median degree 19.4)")
+    none = dict(record("edgeattn-none", 1, [2.4, 2.0], rounds=1), reorder="none")
+    dgl = record("dgl2", 1, [16.0, 15.2], rounds=1)
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps(r) + "\n" for r in (auto, none, dgl)))
+    text = report.build_section(raw, tmp_path, "", tmp_path / "report.md")
+    assert "| edgeattn (--reorder auto: dbg) | 1.9 |" in text  # the default's row names its choice
+    assert "| edgeattn, --reorder none | 2.2 |" in text
+    assert ("the default `--reorder auto` renumbered the nodes by degree groups (dbg: skewed degrees (mean / "
+            "median degree 19.4)) in 0.61 s before the first epoch") in text
+    assert "0.86× the time with `--reorder none` (2.2 s) (epochs after the first: 1.8 s, 0.90×)" in text
+    assert "/ `--reorder none` 7.09×" in text
+    assert "| 8.21 |" in text  # DGL against the default in the table
+    # Records from before --reorder auto (no "reorder" field) are the input's order: no such line.
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("".join(json.dumps(r) + "\n" for r in (record("edgeattn", 1, [2.0, 1.8], rounds=1), dgl)))
+    assert "renumbered the nodes" not in report.build_section(plain, tmp_path, "", tmp_path / "plain.md")
