@@ -7,10 +7,9 @@
 //   packed_gemm/weight_grad/<packed|blas>        dW = dy^T x
 //
 // Counters: GFLOPps and fma_fraction (2 * rows * 100 * 64 flops a call) against the measured FMA
-// peak. Written to weigh the packed weight gradient's slab length (kTransposeSlab in
-// packed_gemm.cpp: 32 rows instead of 256 moved it by less than this host's run-to-run spread)
-// and the packed paths against BLAS at this shape (bench/RESULTS.md, 2026-12-07, forty-first
-// session). Run: build/release/bench/kernels_packed_gemm_bench --benchmark_repetitions=5
+// peak. Written to weigh the packed weight gradient against BLAS at this shape: it had trailed
+// BLAS by 10-20% until its broadcast operand was packed per slab (bench/RESULTS.md, 2026-12-07,
+// forty-first session). Run: build/release/bench/kernels_packed_gemm_bench --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -162,6 +162,9 @@ TransposeAccumulator::TransposeAccumulator(int64_t m, int64_t n) : m_(m), n_(n) 
   padded_cols_ = padded_width(tile_, cols_);
   sum_.assign(static_cast<size_t>(rows_ * padded_cols_), 0.f);
   if (padded_cols_ != cols_) pad_.assign(static_cast<size_t>(kTransposeSlab * padded_cols_), 0.f);
+  with_tile(tile_, [&]<int MR, int NV>() {
+    q_pack_.assign(static_cast<size_t>((rows_ + MR - 1) / MR * MR * kTransposeSlab), 0.f);
+  });
 }
 
 void TransposeAccumulator::reset() { std::fill(sum_.begin(), sum_.end(), 0.f); }
@@ -184,10 +187,33 @@ void TransposeAccumulator::add(int64_t k, const float* a, int64_t lda, const flo
         rows = pad_.data();
         lds = padded_cols_;
       }
-      // S(i, j) += sum over the slab's rows r of Q(r, i) Pn(r, j): the microkernel's A(i, r) is
-      // q[r * ldq + i] (row stride 1, column stride ldq), its B rows the slab's panel rows.
-      flash::gemm_tile<P, true, MR, NV>(rows_, padded_cols_, len, qs, 1, ldq, rows, lds, nr, sum_.data(),
-                                        padded_cols_);
+      // S(i, j) += sum over the slab's rows r of Q(r, i) Pn(r, j). Read in place, the
+      // microkernel's A(i, r) = q[r * ldq + i] would take one cache line a row for a strip's MR
+      // values; the slab of Q is packed first as MR-row strips, [strip][r][MR] (zeros past
+      // rows_), so a strip's values are contiguous. The same values in the same order: the same
+      // bits.
+      const int64_t strips = (rows_ + MR - 1) / MR;
+      float* packed = q_pack_.data();
+      for (int64_t r = 0; r < len; ++r) {
+        const float* src = qs + r * ldq;
+        for (int64_t s = 0; s < strips; ++s) {
+          float* dst = packed + (s * len + r) * MR;
+          const int64_t n = std::min<int64_t>(MR, rows_ - s * MR);
+          for (int64_t x = 0; x < n; ++x) dst[x] = src[s * MR + x];
+          for (int64_t x = n; x < MR; ++x) dst[x] = 0.f;
+        }
+      }
+      static constexpr auto kTail = flash::micro_table<P, true, NV>(std::make_index_sequence<MR>());
+      for (int64_t j = 0; j < padded_cols_; j += nr)
+        for (int64_t s = 0; s < strips; ++s) {
+          const int64_t i = s * MR, m = std::min<int64_t>(MR, rows_ - i);
+          const float* a = packed + s * len * MR;
+          float* c = sum_.data() + i * padded_cols_ + j;
+          if (m == MR)
+            flash::micro<P, MR, true, NV>(len, a, 1, MR, rows + j, lds, c, padded_cols_);
+          else
+            kTail[static_cast<size_t>(m - 1)](len, a, 1, MR, rows + j, lds, c, padded_cols_);
+        }
     });
   }
 }
