@@ -85,7 +85,7 @@ class TransposeAccumulator {
   PanelTile tile_ = PanelTile::policy;  // the tile for the panel operand's side
   int64_t padded_cols_;                 // cols_ rounded up to whole panels
   std::vector<float> sum_;              // [rows_, padded_cols_]
-  std::vector<float> pad_;  // a slab of the panel operand, padded (when cols_ is not whole panels)
+  std::vector<float> pad_;     // a slab of the panel operand, padded (when cols_ is not whole panels)
   std::vector<float> q_pack_;  // a slab of the broadcast operand as MR-row strips
 };
 
