@@ -329,10 +329,15 @@ class DroppedRows {
             reinterpret_cast<const char*>(xd + d_.rows[static_cast<size_t>(r + kRowsAhead)] * in_);
         for (int64_t l = 0; l < lines; ++l) edgeattn::detail::prefetch_read<3>(ahead + 64 * l);
       }
-      std::copy_n(xd + d_.rows[static_cast<size_t>(r)] * in_, in_, dst + (r - r0) * in_);
+      const float* src = xd + d_.rows[static_cast<size_t>(r)] * in_;
+      // Masked as it is copied (the selection's position r * in_ onwards: the draws of a mask
+      // over the whole block, the same values), rather than copied and then masked in place: one
+      // pass over the block instead of two.
+      if (keep_all_)
+        std::copy_n(src, in_, dst + (r - r0) * in_);
+      else
+        dropout_span(mask_, r * in_, in_, src, dst + (r - r0) * in_);
     }
-    // The block's positions are contiguous in the selection: one mask over them, as for x's own.
-    if (!keep_all_) mask(dst, r0, r1, dst);
     return dst;
   }
   /// dst = the mask (times scale) of rows [r0, r1) applied to src, both holding just those rows
