@@ -9,7 +9,8 @@
 // Counters: GFLOPps and fma_fraction (2 * rows * 100 * 64 flops a call) against the measured FMA
 // peak. Written to weigh the packed weight gradient against BLAS at this shape: it had trailed
 // BLAS by 10-20% until its broadcast operand was packed per slab (bench/RESULTS.md, 2026-12-07,
-// forty-first session). Run: build/release/bench/kernels_packed_gemm_bench --benchmark_repetitions=5
+// forty-first session), and its panel operand is prefetched as that pack runs (forty-second).
+// Run: build/release/bench/kernels_packed_gemm_bench --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

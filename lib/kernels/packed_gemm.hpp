@@ -52,9 +52,10 @@ class PackedRight {
 /// a weight gradient dW [out, in] = dy^T x over a chunk of rows, fed slab by slab (a dropped
 /// slab of x built in a buffer just before, say). The same microkernel as PackedRight, with the
 /// slab's rows as its inner index: one operand is read as NR-wide row panels in place (padded
-/// through a copy only when neither width is whole panels), the other broadcast column by
-/// column, and the sum stays in a padded block that fits in L2 (m, n <= 512). BLAS would repack
-/// both operands on every slab.
+/// through a copy only when neither width is whole panels; prefetched a slab at a time while
+/// the other is packed), the other broadcast column by column, packed per slab as MR-row
+/// strips, and the sum stays in a padded block that fits in L2 (m, n <= 512). BLAS would
+/// repack both operands on every slab.
 ///
 ///   TransposeAccumulator acc(out, in);
 ///   for (each slab of rows) acc.add(rows, dy + r0 * out, out, x_slab, in);   // C += dy^T x
