@@ -72,6 +72,13 @@ int64_t padded_work(int64_t rows, int64_t cols) {
   return flash::round_up_panel<P>(cols) * ((rows + P::kRows - 1) / P::kRows * P::kRows);
 }
 
+// Asks for the n floats of a row read from memory, into L1: every line, and the last one when
+// the row starts mid-line.
+void prefetch_row_lines(const float* row, int64_t n) {
+  for (int64_t x = 0; x < n; x += 16) detail::prefetch_read<3>(row + x);
+  detail::prefetch_read<3>(row + n - 1);
+}
+
 // c [rows, NR-padded width] (+)= a [rows, k] times the packed panels, strips of MR rows outside and
 // panels inside: a strip of A (MR x k) stays in L1 across panels. The strip kPrefetchRows ahead is
 // prefetched: A streams from memory (a layer's input, 100-512 floats a row) while the panels stay
@@ -86,11 +93,7 @@ void multiply_strips(int64_t rows, int64_t k, int64_t padded_n, const float* pan
     const int64_t mr = std::min<int64_t>(MR, rows - i);
     if (const int64_t ahead = i + kPrefetchRows; ahead < rows) {
       const int64_t strip_rows = std::min<int64_t>(MR, rows - ahead);
-      for (int64_t r = 0; r < strip_rows; ++r) {
-        const float* row = a + (ahead + r) * lda;
-        for (int64_t kk = 0; kk < k; kk += 16) detail::prefetch_read<3>(row + kk);
-        detail::prefetch_read<3>(row + k - 1);  // the last line, when the row starts mid-line
-      }
+      for (int64_t r = 0; r < strip_rows; ++r) prefetch_row_lines(a + (ahead + r) * lda, k);
     }
     for (int64_t j = 0; j < padded_n; j += NR) {
       const float* panel = panels + j * k;
@@ -201,14 +204,9 @@ void TransposeAccumulator::add(int64_t k, const float* a, int64_t lda, const flo
       // and the pack's whole-strip copies; kernels_packed_gemm_bench).
       const int64_t strips = (rows_ + MR - 1) / MR, full_strips = rows_ / MR;
       float* packed = q_pack_.data();
-      const int64_t panel_lines = (cols_ * int64_t{sizeof(float)} + 63) / 64;
       for (int64_t r = 0; r < len; ++r) {
         const float* src = qs + r * ldq;
-        if (pad_.empty()) {
-          const float* prow = ps + r * ldp;
-          for (int64_t l = 0; l < panel_lines; ++l) detail::prefetch_read<3>(prow + 16 * l);
-          detail::prefetch_read<3>(prow + cols_ - 1);  // the last line, when the row starts mid-line
-        }
+        if (pad_.empty()) prefetch_row_lines(ps + r * ldp, cols_);
         for (int64_t s = 0; s < full_strips; ++s)  // a copy of MR floats: a few vector moves
           std::memcpy(packed + (s * len + r) * MR, src + s * MR, MR * sizeof(float));
         if (full_strips < strips) {

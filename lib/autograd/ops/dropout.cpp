@@ -341,14 +341,12 @@ class DroppedRows {
     return dst;
   }
   /// dst = the mask (times scale) of rows [r0, r1) applied to src, both holding just those rows
-  /// (dst may be src).
+  /// (dst does not overlap src).
   void mask(const float* src, int64_t r0, int64_t r1, float* dst) const {
     if (read_)
       dropout_rows_from_bits(*read_, mask_.scale, r0, r1, in_, src, dst);
     else if (record_)
       dropout_rows_recording(mask_, r0, r1, in_, src, dst, *record_);
-    else if (src == dst)
-      dropout_span_in_place(mask_, r0 * in_, (r1 - r0) * in_, dst);
     else
       dropout_span(mask_, r0 * in_, (r1 - r0) * in_, src, dst);
   }
