@@ -11,13 +11,15 @@
 //   - the same on explicit graphs, whose rows run masked within their hulls (uniform at 5% and
 //     20%, power law with isolated rows, two bands far apart, bipartite);
 //   - bit-identical results for 1, 2 and 3 threads on every path, and each subset of the
-//     gradients (the backward's row pass, column pass, and fused pass with dQ partials).
+//     gradients (the backward's row pass, column pass, and fused pass with dQ partials);
+//   - `automatic` gives the widest compiled path's bits.
 #include "kernels/parallel/flash_microkernel.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -430,9 +432,11 @@ TEST(TiledDispatch, GraphsRunTiledWhenTheirRowsAreLongAndTheirHullsFullEnough) {
   EXPECT_FALSE(tiled_applies(testing::uniform_graph(100, 100000, 100 * 100, 3), a, false));
 }
 
+// The named paths only: `automatic` is one of them (the widest), checked bit for bit against it
+// below rather than run through every case again (under ASan its runs took ~140 s of CI).
 std::vector<SimdPath> compiled_paths() {
   std::vector<SimdPath> paths;
-  for (SimdPath p : {SimdPath::automatic, SimdPath::portable, SimdPath::avx2, SimdPath::avx512})
+  for (SimdPath p : {SimdPath::portable, SimdPath::avx2, SimdPath::avx512})
     if (simd_path_available(p)) paths.push_back(p);
   return paths;
 }
@@ -454,6 +458,26 @@ TEST(TiledPath, UnavailablePathsAreRejectedAndAutomaticIsTheWidest) {
       Operands r = make_run(c, false, 1);
       EXPECT_THROW(forward_backward(c, r, Normalization::softmax, 0.f, false, p), InvalidArgument);
     }
+}
+
+TEST(TiledPath, AutomaticGivesTheWidestPathsBits) {
+  const SimdPath widest = simd_path_available(SimdPath::avx512) ? SimdPath::avx512
+                          : simd_path_available(SimdPath::avx2) ? SimdPath::avx2
+                                                                : SimdPath::portable;
+  // A causal case (dQ from partials) and a masked graph, with bias and dropout.
+  for (const Case& c : {cases()[4], cases()[11]}) {
+    SCOPED_TRACE(c.name);
+    Operands automatic = make_run(c, true, 13), named = make_run(c, true, 13);
+    forward_backward(c, automatic, Normalization::softmax, 0.2f, false, SimdPath::automatic);
+    forward_backward(c, named, Normalization::softmax, 0.2f, false, widest);
+    // Bits, not differences: an isolated row's lse is -inf on both.
+    for (auto field : {&Operands::out, &Operands::lse, &Operands::dq, &Operands::dk, &Operands::dv,
+                       &Operands::dbias}) {
+      const Tensor &a = automatic.*field, &b = named.*field;
+      ASSERT_EQ(a.numel(), b.numel());
+      EXPECT_EQ(std::memcmp(a.data(), b.data(), static_cast<size_t>(a.numel()) * sizeof(float)), 0);
+    }
+  }
 }
 
 }  // namespace
