@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,8 +73,8 @@ TEST(Dropout, MaskDependsOnTheSeedButNotOnTheThreadCount) {
   EXPECT_NE(values(tape.value(dropout(tape, tape.constant(x), 0.5f, 10))), runs[0]);
 }
 
-// Four consecutive elements share a hash: every element still gets its own draw, for any shape
-// and thread count. (Spans starting inside a group of four, as the fused epilogue's rows of odd
+// Two consecutive elements share a hash: every element still gets its own draw, for any shape
+// and thread count. (Spans starting inside a hash's pair, as the fused epilogue's rows of odd
 // width do, are covered by GraphAttentionEpilogue.EqualsAddBiasThenEluDropout.)
 TEST(Dropout, EveryElementGetsItsOwnDrawWhereverASpanStarts) {
   for (const Shape& shape : {Shape{1, 1}, Shape{3, 5}, Shape{4099, 37}}) {
@@ -95,6 +96,45 @@ TEST(Dropout, EveryElementGetsItsOwnDrawWhereverASpanStarts) {
         EXPECT_NEAR(static_cast<double>(kept), 0.7 * static_cast<double>(y.numel()), 900.0);
       }
     }
+  }
+}
+
+// The two 16-bit halves of one hash, and neighbouring hashes, decide independently: over 2^20
+// elements at p = 0.5 each pair of neighbours (within a hash, across two) is kept together a
+// quarter of the time, and so are elements 2^16 apart.
+TEST(Dropout, NeighbouringDecisionsAreIndependent) {
+  constexpr int64_t n = int64_t{1} << 20;
+  std::vector<uint8_t> keep(static_cast<size_t>(n));
+  detail::dense_keep_decisions(2024, 0.5f, 0, n, keep.data());
+  for (const int64_t lag : {int64_t{1}, int64_t{2}, int64_t{1} << 16}) {
+    for (const int64_t parity : {int64_t{0}, int64_t{1}}) {  // lag 1: within a hash, then across
+      int64_t both = 0, pairs = 0;
+      for (int64_t i = parity; i + lag < n; i += 2) {
+        both += keep[static_cast<size_t>(i)] & keep[static_cast<size_t>(i + lag)];
+        ++pairs;
+      }
+      // Bernoulli(1/4) over ~2^19 pairs: sd ~0.0006
+      EXPECT_NEAR(static_cast<double>(both) / static_cast<double>(pairs), 0.25, 0.004)
+          << "lag " << lag << ", parity " << parity;
+    }
+  }
+}
+
+// The counter is kept per segment of 2^32 hashes (2^33 elements), each under a key of its own: a
+// block of draws that crosses a segment's end draws each element as dropout_keeps_element does.
+TEST(Dropout, DrawsAcrossACounterSegmentEndAreEachElementsOwn) {
+  const int64_t end = int64_t{1} << 33;  // the first segment's last element is end - 1
+  for (const int64_t begin : {end - 7, end - 600, end - 1024}) {
+    const int64_t n = 1100;
+    std::vector<uint8_t> keep(static_cast<size_t>(n));
+    detail::dense_keep_decisions(11, 0.4f, begin, n, keep.data());
+    int64_t kept = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      ASSERT_EQ(keep[static_cast<size_t>(k)] != 0, dropout_keeps_element(11, begin + k, 0.4f))
+          << "element " << begin + k;
+      kept += keep[static_cast<size_t>(k)];
+    }
+    EXPECT_NEAR(static_cast<double>(kept), 0.6 * n, 80.0);  // sd ~16
   }
 }
 

@@ -1,5 +1,5 @@
-// Dropout masks from a counter-based hash (the SplitMix64 finaliser, core/rng.hpp's mix64): a
-// 16-bit draw per dense element keyed by its flat index, four per 64-bit hash, or per sparse entry
+// Dropout masks from counter-based hashes: a 16-bit draw per dense element keyed by its flat
+// index, two per 32-bit hash (MurmurHash3's finaliser under a SplitMix64 key), or per sparse entry
 // keyed by (row, column). The dense backward draws the same mask again instead of storing it.
 #include "edgeattn/autograd/ops/dropout.hpp"
 
@@ -35,28 +35,42 @@ void check_p(const char* op, float p) {
   if (!(p >= 0.f && p < 1.f)) raise<InvalidArgument>(op, ": p is ", p, ", expected in [0, 1)");
 }
 
-// Feature masks are large (every element of every hidden layer, every step), so they use the
-// SplitMix64 finaliser on a (seed, stream, counter) key: a few multiply-xorshifts per hash,
-// vectorisable, and as counter-based as Philox (a pure function of its inputs; the generator of
-// Java's SplittableRandom and of xoshiro's seeding; core/rng.hpp's mix64). One hash gives the
-// 16-bit draws of four consecutive dense elements, the resolution of the attention dropout's
-// per-head draws (core/rng.hpp's dropout_keep): drawing a hash per element made the mask most of
-// the cost of dropping a large input (the sampled blocks' features: 24M elements, drawn in the
-// forward and again in the backward of every step). Sparse entries are keyed by (row, column):
-// a SplitMix64 mix per row, then a 32-bit finaliser per entry (core/rng.hpp's sparse_entry_draw),
-// whose multiplies vectorise where 64-bit ones do not (kernels/spmm.cpp's packing draws 8 lanes
-// at a time with it).
+// Feature masks are large (every element of every hidden layer, every step), so a dense mask is
+// drawn with a 32-bit hash that vectorises on AVX2 (whose lanes multiply 32-bit integers in one
+// instruction, 64-bit ones in three plus shifts): MurmurHash3's finaliser (fmix32, a bijection
+// with full avalanche; core/rng.hpp's sparse_entry_draw_in_row, which sparse masks use) of a
+// counter under the site's key. One hash gives the 16-bit draws of two consecutive elements, the
+// resolution of the attention dropout's per-head draws (core/rng.hpp's dropout_keep). The key is
+// a SplitMix64 mix of (seed, stream, segment), a segment being 2^32 pairs of elements, so the
+// counter never wraps. A mix64 per four elements (three multiplies a 64-bit lane on AVX2) made
+// the masks 12% of a sampled step's samples (the first layer's input, 24M elements drawn in the
+// forward and again in the backward, and the hidden layers' outputs). Sparse entries are keyed
+// by (row, column): a SplitMix64 mix per row, then the same 32-bit finaliser per entry
+// (core/rng.hpp's sparse_entry_draw), which kernels/spmm.cpp's packing draws 8 lanes at a time.
 
 inline uint64_t stream_key(uint64_t seed, uint32_t stream) { return mix64(seed ^ (uint64_t{stream} << 32)); }
 
-constexpr uint64_t kCounterStep = 0x9e3779b97f4a7c15ULL;
+constexpr uint64_t kSegmentStep = 0x9e3779b97f4a7c15ULL;
 
-// The hash of group g: the draws of dense elements [4g, 4g + 4), element 4g + l in bits
-// [16 l, 16 l + 16).
-inline uint64_t group_hash(uint64_t key, uint64_t group) { return mix64(key + group * kCounterStep); }
+// The key of pairs [2^32 s, 2^32 (s + 1)) of a site keyed `key`.
+inline uint64_t segment_key(uint64_t key, uint64_t segment) { return mix64(key + segment * kSegmentStep); }
+
+// The hash of pair q (within its segment, whose key is k): the draws of dense elements
+// [2q, 2q + 2), element 2q + l in bits [16 l, 16 l + 16).
+inline uint32_t pair_hash(uint64_t k, uint32_t q) {
+  uint32_t h = (static_cast<uint32_t>(k) ^ q) + static_cast<uint32_t>(k >> 32);
+  h ^= h >> 16;
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
 
 inline uint32_t dense_draw(uint64_t key, uint64_t position) {
-  return static_cast<uint32_t>(group_hash(key, position >> 2) >> (16 * (position & 3))) & 0xffffu;
+  const uint64_t pair = position >> 1;
+  const uint32_t h = pair_hash(segment_key(key, pair >> 32), static_cast<uint32_t>(pair));
+  return (h >> (16 * (position & 1))) & 0xffffu;
 }
 
 // The dense mask of one dropout site (kept: draw >= dropout_threshold16(p), core/rng.hpp): draws
@@ -68,26 +82,36 @@ struct DenseMask {
   float scale;
 
   // draws[k] for k in [0, n), n <= kDraws: the draw of position begin + k. `buffer` holds
-  // kDraws + 4 draws; the result points into it.
+  // kDraws + 2 draws; the result points into it.
   const uint16_t* draw(uint64_t begin, int64_t n, uint16_t* buffer) const {
-    const uint64_t g0 = begin >> 2;
-    const int64_t groups = static_cast<int64_t>(((begin + static_cast<uint64_t>(n) + 3) >> 2) - g0);
-    alignas(64) uint64_t hashes[kDraws / 4 + 1];
+    const uint64_t q0 = begin >> 1;
+    const int64_t pairs = static_cast<int64_t>(((begin + static_cast<uint64_t>(n) + 1) >> 1) - q0);
+    alignas(64) uint32_t hashes[kDraws / 2 + 1];
+    const uint64_t segment = q0 >> 32;
+    if (segment == (q0 + static_cast<uint64_t>(pairs) - 1) >> 32) {  // one segment (all but ~never)
+      const uint64_t k = segment_key(key, segment);
+      const auto base = static_cast<uint32_t>(q0);
 #pragma omp simd
-    for (int64_t g = 0; g < groups; ++g) hashes[g] = group_hash(key, g0 + static_cast<uint64_t>(g));
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(buffer, hashes, static_cast<size_t>(groups) * sizeof(uint64_t));
+      for (int64_t g = 0; g < pairs; ++g) hashes[g] = pair_hash(k, base + static_cast<uint32_t>(g));
     } else {
-      for (int64_t g = 0; g < groups; ++g)
-        for (int l = 0; l < 4; ++l) buffer[4 * g + l] = static_cast<uint16_t>(hashes[g] >> (16 * l));
+      for (int64_t g = 0; g < pairs; ++g) {
+        const uint64_t q = q0 + static_cast<uint64_t>(g);
+        hashes[g] = pair_hash(segment_key(key, q >> 32), static_cast<uint32_t>(q));
+      }
     }
-    return buffer + (begin & 3);
+    if constexpr (std::endian::native == std::endian::little) {
+      std::memcpy(buffer, hashes, static_cast<size_t>(pairs) * sizeof(uint32_t));
+    } else {
+      for (int64_t g = 0; g < pairs; ++g)
+        for (int l = 0; l < 2; ++l) buffer[2 * g + l] = static_cast<uint16_t>(hashes[g] >> (16 * l));
+    }
+    return buffer + (begin & 1);
   }
 
   // f(offset, m, draws) over [begin, begin + n) in blocks: draws[k] is position begin + offset + k's.
   template <class F>
   void for_each_block(uint64_t begin, int64_t n, F&& f) const {
-    alignas(64) uint16_t buffer[kDraws + 4];
+    alignas(64) uint16_t buffer[kDraws + 2];
     for (int64_t offset = 0; offset < n; offset += kDraws) {
       const int64_t m = std::min(kDraws, n - offset);
       f(offset, m, draw(begin + static_cast<uint64_t>(offset), m, buffer));
@@ -214,6 +238,13 @@ void sparse_dropout_row(uint64_t key, int64_t row, int64_t n, uint32_t threshold
 }
 
 }  // namespace
+
+void detail::dense_keep_decisions(uint64_t seed, float p, int64_t begin, int64_t n, uint8_t* keep) {
+  const DenseMask mask = dense_mask(seed, p);
+  mask.for_each_block(static_cast<uint64_t>(begin), n, [&](int64_t o, int64_t m, const uint16_t* draws) {
+    for (int64_t i = 0; i < m; ++i) keep[o + i] = static_cast<uint8_t>(draws[i] >= mask.threshold);
+  });
+}
 
 bool dropout_keeps_element(uint64_t seed, int64_t index, float p) {
   return p <= 0.f ||

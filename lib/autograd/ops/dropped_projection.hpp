@@ -28,7 +28,7 @@ namespace edgeattn::autograd::detail {
 /// The keep decisions of one dropped input, a bit per element of x~ (1: kept): row r's element c
 /// is bit c % 32 of words[r * words_per_row + c / 32], each row starting a word of its own so that
 /// tasks writing different rows never share one. N * ceil(in / 32) words: 16 MB for 1M rows of
-/// 128 features, where drawing the mask costs a 64-bit hash per 4 elements each time (the first
+/// 128 features, where drawing the mask costs a 32-bit hash per 2 elements each time (the first
 /// GAT layer's input dropout was drawn three times a step: its projection, the backward's
 /// reprojection and its weight gradient).
 struct KeepBits {
@@ -67,5 +67,9 @@ void dropped_transpose_products(const DroppedInput& in, std::span<const Transpos
 /// dx [N, in] (every element written) = mask * scale * (dy w), dy [N, out], w [out, in]. Not for a
 /// row selection (InvalidArgument): its x is a constant.
 void dropped_input_grad(const DroppedInput& in, const float* dy, const Tensor& w, Tensor& dx);
+
+/// keep[k] = 1 if the dense mask of (seed, p) keeps element begin + k, else 0, for k < n, drawn in
+/// blocks as the ops draw it (for tests: autograd::dropout_keeps_element draws one element alone).
+void dense_keep_decisions(uint64_t seed, float p, int64_t begin, int64_t n, uint8_t* keep);
 
 }  // namespace edgeattn::autograd::detail

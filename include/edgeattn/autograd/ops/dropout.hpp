@@ -1,9 +1,9 @@
-// Inverted dropout with counter-based masks (core/rng.hpp's mix64 over a (seed, position) counter).
+// Inverted dropout with counter-based masks (a hash of a (seed, position) counter).
 //
 // Each element is kept with probability 1 - p and survivors are scaled by 1 / (1 - p), so the
 // expected value is unchanged and evaluation needs no rescaling. Decisions are 16-bit draws (p is
-// rounded up to a multiple of 2^-16, as the attention dropout's), four consecutive dense elements
-// per 64-bit hash. The keep decision is a pure
+// rounded up to a multiple of 2^-16, as the attention dropout's), two consecutive dense elements
+// per 32-bit hash. The keep decision is a pure
 // function of (seed, element): dense tensors key it by the flat element index, sparse matrices by
 // (row, column), so masks are deterministic, independent of the thread count, and the sparse
 // mask does not depend on how the matrix is stored. Use a different seed per step and per site.
