@@ -42,9 +42,11 @@ void check_p(const char* op, float p) {
 // counter under the site's key. One hash gives the 16-bit draws of two consecutive elements, the
 // resolution of the attention dropout's per-head draws (core/rng.hpp's dropout_keep). The key is
 // a SplitMix64 mix of (seed, stream, segment), a segment being 2^32 pairs of elements, so the
-// counter never wraps. A mix64 per four elements (three multiplies a 64-bit lane on AVX2) made
-// the masks 12% of a sampled step's samples (the first layer's input, 24M elements drawn in the
-// forward and again in the backward, and the hidden layers' outputs). Sparse entries are keyed
+// counter never wraps. The masks are 11-12% of a sampled step's samples (the first layer's input,
+// 24M elements drawn in the forward and again in the backward, and the hidden layers' outputs),
+// most of them on the loads of the masked rows; a SplitMix64 mix per four elements (three
+// multiplies a 64-bit lane on AVX2) took 9% more of them than this hash (bench/RESULTS.md,
+// forty-fourth session). Sparse entries are keyed
 // by (row, column): a SplitMix64 mix per row, then the same 32-bit finaliser per entry
 // (core/rng.hpp's sparse_entry_draw), which kernels/spmm.cpp's packing draws 8 lanes at a time.
 
