@@ -52,13 +52,13 @@ void check_p(const char* op, float p) {
 
 inline uint64_t stream_key(uint64_t seed, uint32_t stream) { return mix64(seed ^ (uint64_t{stream} << 32)); }
 
-constexpr uint64_t kSegmentStep = 0x9e3779b97f4a7c15ULL;
-
-// The key of pairs [2^32 s, 2^32 (s + 1)) of a site keyed `key`.
-inline uint64_t segment_key(uint64_t key, uint64_t segment) { return mix64(key + segment * kSegmentStep); }
-
-// The hash of pair q (within its segment, whose key is k): the draws of dense elements
-// [2q, 2q + 2), element 2q + l in bits [16 l, 16 l + 16).
+// The key of pairs [2^32 s, 2^32 (s + 1)) of a site keyed `key`, and the hash of pair q within
+// it: the draws of dense elements [2q, 2q + 2), element 2q + l in bits [16 l, 16 l + 16). The
+// sparse masks' two steps (core/rng.hpp), the segment as the row and the pair as the column:
+// sparse_row_key, and all 32 bits of sparse_entry_draw_in_row's hash (which keeps the top 16).
+inline uint64_t segment_key(uint64_t key, uint64_t segment) {
+  return sparse_row_key(key, static_cast<int64_t>(segment));
+}
 inline uint32_t pair_hash(uint64_t k, uint32_t q) {
   uint32_t h = (static_cast<uint32_t>(k) ^ q) + static_cast<uint32_t>(k >> 32);
   h ^= h >> 16;
@@ -82,6 +82,7 @@ struct DenseMask {
   uint64_t key;
   uint32_t threshold;
   float scale;
+  uint64_t first_segment_key = segment_key(key, 0);  // every tensor's segment, short of 2^33 elements
 
   // draws[k] for k in [0, n), n <= kDraws: the draw of position begin + k. `buffer` holds
   // kDraws + 2 draws; the result points into it.
@@ -91,7 +92,7 @@ struct DenseMask {
     alignas(64) uint32_t hashes[kDraws / 2 + 1];
     const uint64_t segment = q0 >> 32;
     if (segment == (q0 + static_cast<uint64_t>(pairs) - 1) >> 32) {  // one segment (all but ~never)
-      const uint64_t k = segment_key(key, segment);
+      const uint64_t k = segment == 0 ? first_segment_key : segment_key(key, segment);
       const auto base = static_cast<uint32_t>(q0);
 #pragma omp simd
       for (int64_t g = 0; g < pairs; ++g) hashes[g] = pair_hash(k, base + static_cast<uint32_t>(g));
